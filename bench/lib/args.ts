@@ -1,0 +1,67 @@
+import { parseArgs } from 'node:util';
+import type { BenchOptions } from './run-context';
+
+export interface BenchArgs {
+  /** Benchmarks named on the command line (none: all of them). */
+  names: string[];
+  options: BenchOptions;
+  /** Where to write the results; full runs default to bench/RESULTS.md. */
+  out?: string;
+  help: boolean;
+  list: boolean;
+}
+
+export const FULL_SOAK_TURNS = 10_000;
+export const DEFAULT_SOAK_TURNS = 6_000;
+export const DEFAULT_REPETITIONS = 5;
+export const DEFAULT_TURN_SECONDS = 8;
+
+export const USAGE = `usage: npm run bench -- [name ...] [options]
+  (no name)              every benchmark, then bench/RESULTS.md; must stay under 10 minutes on 2 cores
+  name ...               only these (a case brings its baselines); results are printed, written only with --out
+options:
+  --repeat N             repetitions of each benchmark (default ${DEFAULT_REPETITIONS}; the soak runs once)
+  --profile              start the service processes with --cpu-prof; profiles go to bench/profiles/
+  --soak-turns N         turns of the soak (default ${DEFAULT_SOAK_TURNS})
+  --full-soak            the issue's full soak: ${FULL_SOAK_TURNS} turns (takes longer than the 10-minute budget)
+  --turn-seconds N       seconds of load per repetition of turn-throughput (default ${DEFAULT_TURN_SECONDS}; the issue says 30)
+  --turn-concurrency N   turns in flight at once in turn-throughput (default 16)
+  --out FILE             write the markdown there
+  --list                 list the benchmarks`;
+
+export function parseBenchArgs(argv: string[]): BenchArgs {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      repeat: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      'soak-turns': { type: 'string' },
+      'full-soak': { type: 'boolean', default: false },
+      'turn-seconds': { type: 'string' },
+      'turn-concurrency': { type: 'string' },
+      out: { type: 'string' },
+      list: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const positive = (name: string, raw: string | undefined, fallback: number) => {
+    if (raw === undefined) return fallback;
+    const parsed = Number(raw);
+    if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+    return parsed;
+  };
+  return {
+    names: positionals,
+    options: {
+      repetitions: positive('repeat', values.repeat, DEFAULT_REPETITIONS),
+      profile: values.profile ?? false,
+      soakTurns: values['full-soak'] ? FULL_SOAK_TURNS : positive('soak-turns', values['soak-turns'], DEFAULT_SOAK_TURNS),
+      turnSeconds: positive('turn-seconds', values['turn-seconds'], DEFAULT_TURN_SECONDS),
+      turnConcurrency: positive('turn-concurrency', values['turn-concurrency'], 16),
+    },
+    ...(values.out ? { out: values.out } : {}),
+    help: values.help ?? false,
+    list: values.list ?? false,
+  };
+}

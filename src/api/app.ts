@@ -1,0 +1,111 @@
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticator';
+import type { WsTickets } from '../auth/ws-tickets';
+import { AppError } from '../errors/app-error';
+import type { Metrics } from '../metrics/metrics';
+import type { ConversationsRepository } from '../store/conversations-repository';
+import type { MessagesRepository } from '../store/messages-repository';
+import type { TurnsRepository } from '../store/turns-repository';
+import type { TurnService } from '../turns/turn-service';
+import { adminRouter, type AdminRouterDeps } from './admin-router';
+import { conversationsRouter } from './conversations-router';
+import { errorHandler, notFoundHandler } from './error-handler';
+import { healthRouter } from './health-router';
+import { principalOf, requireUser } from './require-user';
+import { findUnstorableValue } from './storable-json';
+import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
+import type { TurnEventStreamer } from './turn-event-stream';
+import { toolsRouter, type ToolsRouterDeps } from './tools-router';
+import { turnsRouter, type TurnsRouterDeps } from './turns-router';
+
+export interface ApiDeps {
+  logger: Logger;
+  metrics: Metrics;
+  maxBodyBytes: number;
+  adminToken: string | undefined;
+  authenticator: Authenticator;
+  rateLimiter: UserRateLimiter;
+  tickets: WsTickets;
+  users: AdminRouterDeps['users'];
+  conversations: ConversationsRepository;
+  messages: MessagesRepository;
+  turns: TurnsRepository;
+  toolCalls: TurnsRouterDeps['toolCalls'];
+  tools: ToolsRouterDeps['tools'];
+  userAllowedTools: ToolsRouterDeps['userAllowedTools'];
+  answerClientTool: TurnsRouterDeps['answerClientTool'];
+  inflight: TurnsRouterDeps['inflight'];
+  turnService: TurnService;
+  eventStream: TurnEventStreamer;
+  latestSeq(conversationId: string): Promise<number>;
+  checkReady(): Promise<{ redis: boolean; database: boolean }>;
+}
+
+/** The HTTP API as an express app; the caller owns the server (and the websocket gateway on it). */
+export function createApiApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(countRequests(deps.metrics));
+  app.use(healthRouter({ checkReady: deps.checkReady, registry: deps.metrics.registry }));
+  app.use(requireJsonBody);
+  app.use(express.json({ limit: deps.maxBodyBytes, strict: false }));
+  app.use(refuseUnstorableInput);
+  app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users }));
+  app.use('/v1', requireUser(deps.authenticator), limitUserRate(deps.rateLimiter));
+  app.post('/v1/ws-tickets', async (_req, res) => {
+    res.status(201).json(await deps.tickets.issue(principalOf(res)));
+  });
+  app.use(
+    '/v1/conversations',
+    conversationsRouter({
+      conversations: deps.conversations,
+      messages: deps.messages,
+      turnService: deps.turnService,
+      usableTools: { tools: deps.tools, userAllowedTools: deps.userAllowedTools },
+      latestSeq: deps.latestSeq,
+    }),
+  );
+  app.use(
+    '/v1/turns',
+    turnsRouter({
+      turns: deps.turns,
+      toolCalls: deps.toolCalls,
+      turnService: deps.turnService,
+      eventStream: deps.eventStream,
+      answerClientTool: deps.answerClientTool,
+      inflight: deps.inflight,
+    }),
+  );
+  app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools }));
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return app;
+}
+
+/** A body in anything but JSON is a 415, not a confusing validation error about a missing field. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    throw new AppError('unsupported_media_type', 'request bodies must be JSON (Content-Type: application/json)');
+  }
+  next();
+};
+
+/** What PostgreSQL would refuse (a NUL, a lone surrogate, absurd nesting) is the client's 400, not our 500. */
+const refuseUnstorableInput: RequestHandler = (req, _res, next) => {
+  const problem = findUnstorableValue(req.body) ?? findUnstorableValue(req.query);
+  if (problem) throw new AppError('invalid_request', `invalid request: ${problem.field}: ${problem.message}`, [problem]);
+  next();
+};
+
+function countRequests(metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    res.on('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  };
+}

@@ -1,0 +1,81 @@
+import { Router } from 'express';
+import { AppError, notFound } from '../errors/app-error';
+import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
+import type { MessagesRepository } from '../store/messages-repository';
+import type { TurnService } from '../turns/turn-service';
+import { userIdOf } from './require-user';
+import { createConversationSchema, createTurnSchema, listConversationsSchema } from './request-schemas';
+import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
+import { parseInput, parseRouteId } from './validate';
+
+export interface ConversationsRouterDeps {
+  conversations: ConversationsRepository;
+  messages: MessagesRepository;
+  turnService: TurnService;
+  /** To refuse `tools` lists naming tools the user may not use. */
+  usableTools: UsableToolsDeps;
+  /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
+  latestSeq(conversationId: string): Promise<number>;
+}
+
+export function conversationsRouter(deps: ConversationsRouterDeps): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const body = parseInput(createConversationSchema, req.body);
+    await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
+    const conversation = await deps.conversations.create({ userId: userIdOf(res), ...body });
+    res.status(201).json(conversation);
+  });
+
+  router.get('/', async (req, res) => {
+    const query = parseInput(listConversationsSchema, req.query);
+    const page = await deps.conversations.list(userIdOf(res), {
+      limit: query.limit,
+      ...(query.cursor ? { cursor: decodeCursor(query.cursor) } : {}),
+      ...(query.externalId ? { externalId: query.externalId } : {}),
+    });
+    res.json({ data: page.data, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null });
+  });
+
+  router.get('/:id', async (req, res) => {
+    const conversation = await deps.conversations.get(userIdOf(res), parseRouteId(req.params.id, 'conversation'));
+    if (!conversation) throw notFound('conversation');
+    const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id), deps.latestSeq(conversation.id)]);
+    res.json({ ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
+  });
+
+  router.post('/:id/turns', async (req, res) => {
+    const conversationId = parseRouteId(req.params.id, 'conversation');
+    const body = parseInput(createTurnSchema, req.body);
+    await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
+    const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
+      content: body.content,
+      onBusy: body.onBusy,
+      ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),
+      options: {
+        ...(body.model ? { model: body.model } : {}),
+        ...(body.tools ? { tools: body.tools } : {}),
+        ...(body.toolChoice ? { toolChoice: body.toolChoice } : {}),
+        ...(body.maxSteps ? { maxSteps: body.maxSteps } : {}),
+      },
+    });
+    res.status(created ? 202 : 200).json({ turnId: turn.id, status: turn.status });
+  });
+
+  return router;
+}
+
+function encodeCursor(cursor: ConversationCursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+function decodeCursor(text: string): ConversationCursor {
+  try {
+    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<ConversationCursor>;
+    if (typeof value.before === 'string' && /^\d{1,18}$/.test(value.before)) return { before: value.before };
+  } catch {
+    // fall through to the error below
+  }
+  throw new AppError('invalid_request', 'invalid cursor', [{ field: 'cursor', message: 'not a cursor from this API' }]);
+}

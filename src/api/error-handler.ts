@@ -1,0 +1,57 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { AppError, type AppErrorCode } from '../errors/app-error';
+import { isBackendUnavailable } from '../errors/backend-unavailable';
+
+const STATUS: Record<AppErrorCode, number> = {
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  invalid_json: 400,
+  invalid_request: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  conversation_busy: 409,
+  idempotency_conflict: 409,
+  rate_limited: 429,
+  unavailable: 503,
+  tool_failed: 502,
+  internal: 500,
+};
+
+/** The one place where errors become HTTP answers: `{error: {code, message, details?}}`. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (thrown, _req, res, _next) => {
+    const error = toAppError(thrown);
+    if (error.code === 'internal') logger.error({ err: thrown }, 'request failed');
+    if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
+    res.status(STATUS[error.code]).json({
+      error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) },
+    });
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new AppError('not_found', `no route for ${req.method} ${req.path}`));
+};
+
+function toAppError(thrown: unknown): AppError {
+  if (thrown instanceof AppError) return thrown;
+  // body-parser's errors carry a `type`; map them rather than leak a 500 or a stack trace.
+  const type = (thrown as { type?: string } | null)?.type;
+  if (type === 'entity.too.large') return new AppError('payload_too_large', 'the request body is too large');
+  if (type === 'entity.parse.failed') return new AppError('invalid_json', 'the request body is not valid JSON');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return new AppError('unsupported_media_type', 'unsupported body encoding');
+  }
+  if (isBackendUnavailable(thrown)) return new AppError('unavailable', 'a backing service is unavailable; try again shortly', undefined, 5);
+  // Other request errors of body-parser and the router (a body that does not decompress, a
+  // path with a broken %-escape) are http-errors with a 4xx status: the client's, not ours.
+  if (isClientHttpError(thrown)) return new AppError('invalid_request', `the request could not be read: ${thrown.message}`);
+  return new AppError('internal', 'internal error');
+}
+
+function isClientHttpError(thrown: unknown): thrown is Error {
+  const status = (thrown as { status?: unknown } | null)?.status;
+  return thrown instanceof Error && typeof status === 'number' && status >= 400 && status < 500;
+}

@@ -1,0 +1,106 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { AppError, notFound } from '../errors/app-error';
+import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
+import type { AnswerOutcome, ClientAnswer } from '../turns/client-tool-answers';
+import type { InflightSnapshot } from '../turns/inflight-state';
+import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
+import type { TurnService } from '../turns/turn-service';
+import { userIdOf } from './require-user';
+import type { TurnEventStreamer } from './turn-event-stream';
+import { parseInput, parseRouteId } from './validate';
+
+export interface TurnsRouterDeps {
+  turns: TurnsRepository;
+  toolCalls: ToolCallsRepository;
+  turnService: TurnService;
+  eventStream: TurnEventStreamer;
+  answerClientTool(input: { userId: string; turnId: string; toolCallId: string; answer: ClientAnswer }): Promise<AnswerOutcome>;
+  /** The running step's partial tool calls; null when unknown (none, or Redis is unreachable). */
+  inflight(turnId: string): Promise<InflightSnapshot | null>;
+}
+
+const toolErrorSchema = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
+export const clientToolAnswerSchema = z.union([
+  z.object({ toolCallId: z.string().min(1).max(200), result: z.unknown() }).strict(),
+  z.object({ toolCallId: z.string().min(1).max(200), error: toolErrorSchema }).strict(),
+]);
+
+export function turnsRouter(deps: TurnsRouterDeps): Router {
+  const router = Router();
+
+  router.get('/:id', async (req, res) => {
+    const turn = await deps.turns.getForUser(userIdOf(res), parseRouteId(req.params.id, 'turn'));
+    if (!turn) throw notFound('turn');
+    // A finished turn has no calls in flight: its view comes from PostgreSQL alone.
+    const [toolCalls, inflight] = await Promise.all([
+      deps.toolCalls.listForTurn(turn.id),
+      isTerminal(turn.status) ? null : deps.inflight(turn.id),
+    ]);
+    res.json({
+      ...turnView(turn),
+      toolCalls: toolCalls.map((call) => ({
+        toolCallId: call.toolCallId,
+        step: call.step,
+        toolName: call.name,
+        kind: call.kind,
+        args: call.args,
+        argumentsText: call.argumentsText,
+        status: call.status,
+        attempts: call.attempts,
+        ...(call.status === 'succeeded' ? { result: call.result } : {}),
+        ...(call.error ? { error: call.error } : {}),
+        durationMs: durationMs(call),
+      })),
+      partialToolCalls: inflight && inflight.step === turn.step + 1 ? inflight.toolCalls : [],
+    });
+  });
+
+  router.post('/:id/tool-results', async (req, res) => {
+    const turnId = parseRouteId(req.params.id, 'turn');
+    const body = parseInput(clientToolAnswerSchema, req.body);
+    const answer = 'error' in body ? { error: body.error } : { result: body.result };
+    const outcome = await deps.answerClientTool({ userId: userIdOf(res), turnId, toolCallId: body.toolCallId, answer });
+    switch (outcome.kind) {
+      case 'not_found':
+        throw notFound('tool call');
+      case 'not_client_tool':
+        throw new AppError('invalid_request', 'this call is not a client tool call', [{ field: 'toolCallId', message: 'not a client tool call' }]);
+      case 'accepted':
+      case 'ignored':
+        res.json({ accepted: outcome.kind === 'accepted', ...(outcome.kind === 'ignored' ? { reason: 'already_answered' } : {}) });
+    }
+  });
+
+  router.post('/:id/cancel', async (req, res) => {
+    const turn = await deps.turnService.cancel(userIdOf(res), parseRouteId(req.params.id, 'turn'));
+    res.json(turnView(turn));
+  });
+
+  router.get('/:id/events', async (req, res) => {
+    const turn = await deps.turns.getForUser(userIdOf(res), parseRouteId(req.params.id, 'turn'));
+    if (!turn) throw notFound('turn');
+    await deps.eventStream.stream(turn, req, res);
+  });
+
+  return router;
+}
+
+export function turnView(turn: Turn) {
+  return {
+    id: turn.id,
+    conversationId: turn.conversationId,
+    status: turn.status,
+    attempt: turn.attempt,
+    // Why a turn shows `queued` again: provider failures retried so far, and the latest.
+    providerRetries: turn.providerRetries,
+    lastError: turn.lastError,
+    step: turn.step,
+    steps: turn.steps,
+    finishReason: turn.finishReason,
+    error: turn.error,
+    usage: turn.usage,
+    options: turn.options,
+    timings: { createdAt: turn.createdAt, startedAt: turn.startedAt, finishedAt: turn.finishedAt },
+  };
+}

@@ -1,0 +1,31 @@
+import { AppError } from '../errors/app-error';
+import type { ToolDescriptor, ToolRegistry } from '../tools/tool';
+
+export interface UsableToolsDeps {
+  tools: Pick<ToolRegistry, 'list'>;
+  /** null: the user may use every tool; otherwise only these (set by an admin). */
+  userAllowedTools(userId: string): Promise<string[] | null>;
+}
+
+/** The tools a user may see, invoke and have offered to the model. */
+export async function usableTools(deps: UsableToolsDeps, userId: string): Promise<ToolDescriptor[]> {
+  const allowed = await deps.userAllowedTools(userId);
+  return deps.tools.list().filter((tool) => !allowed || allowed.includes(tool.name));
+}
+
+/**
+ * A `tools` list on a conversation or a turn may name only tools the user may use: any other
+ * name is a 400, the same whether the tool does not exist or is not this user's to use.
+ */
+export async function assertUsableToolNames(deps: UsableToolsDeps, userId: string, requested: string[] | undefined): Promise<void> {
+  if (!requested || requested.length === 0) return;
+  const usable = new Set((await usableTools(deps, userId)).map((tool) => tool.name));
+  const unknown = requested.filter((name) => !usable.has(name));
+  if (unknown.length > 0) {
+    throw new AppError(
+      'invalid_request',
+      `unknown tools: ${unknown.join(', ')}`,
+      unknown.map((name) => ({ field: 'tools', message: `unknown tool "${name}"` })),
+    );
+  }
+}

@@ -1,0 +1,36 @@
+import type { RequestHandler } from 'express';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppError } from '../errors/app-error';
+import { userIdOf } from './require-user';
+
+export interface UserRateLimiter {
+  consume(userId: string): Promise<unknown>;
+}
+
+/**
+ * Requests per user per minute, counted in Redis so that every API process shares the count.
+ * While Redis is down, each process counts on its own rather than refusing everyone.
+ */
+export function createUserRateLimiter(options: { redis: Redis; prefix: string; perMinute: number }): UserRateLimiter {
+  const limits = { points: options.perMinute, duration: 60 };
+  return new RateLimiterRedis({
+    storeClient: options.redis,
+    keyPrefix: `${options.prefix}:rate`,
+    ...limits,
+    insuranceLimiter: new RateLimiterMemory(limits),
+  });
+}
+
+/** 429 `rate_limited` with `Retry-After` once a user is over the rate. */
+export function limitUserRate(limiter: UserRateLimiter): RequestHandler {
+  return async (_req, res, next) => {
+    try {
+      await limiter.consume(userIdOf(res));
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      throw new AppError('rate_limited', 'too many requests; slow down', undefined, Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+    }
+    next();
+  };
+}

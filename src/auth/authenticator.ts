@@ -1,0 +1,38 @@
+import type { IncomingMessage } from 'node:http';
+import type { Principal } from './principal';
+import type { WsTickets } from './ws-tickets';
+
+
+export interface ApiKeyLookup {
+  findUserByApiKey(key: string): Promise<Principal | null>;
+  /** False once the key is revoked. */
+  isKeyActive(keyId: string): Promise<boolean>;
+}
+
+/** Turns credentials into a principal; shared by the HTTP API and the websocket handshake. */
+export class Authenticator {
+  constructor(
+    private readonly users: ApiKeyLookup,
+    private readonly tickets: WsTickets,
+  ) {}
+
+  async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
+    const key = bearerToken(header);
+    if (!key) return null;
+    return this.users.findUserByApiKey(key);
+  }
+
+  /** A websocket handshake: `Authorization: Bearer` or `?ticket=` (void once its key is revoked). */
+  async fromUpgradeRequest(req: IncomingMessage): Promise<Principal | null> {
+    if (req.headers.authorization) return this.fromAuthorizationHeader(req.headers.authorization);
+    const ticket = new URL(req.url ?? '/', 'http://localhost').searchParams.get('ticket');
+    const principal = ticket ? await this.tickets.redeem(ticket) : null;
+    return principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null;
+  }
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,129 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const url = z.string().url();
+const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), url.optional());
+
+/**
+ * Every setting of Switchyard. This module is the only reader of `process.env`; the rest of
+ * the code gets a frozen {@link Config} passed in.
+ */
+export const configSchema = z
+  .object({
+    PORT: port.default(3000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATABASE_URL: optionalUrl,
+    /** PostgreSQL schema holding Switchyard's tables; tests give each run its own. */
+    DATABASE_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _')
+      .default('public'),
+    REDIS_URL: optionalUrl,
+    /** Prefix of every Redis key and BullMQ queue; lets several deployments or tests share one Redis. */
+    REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('switchyard'),
+    LLM_BASE_URL: optionalUrl,
+    LLM_API_KEY: z.string().optional(),
+    LLM_MODEL: z.string().min(1).default('scripted'),
+    TOOLS_DIR: z.string().default('./tools'),
+    ADMIN_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+    ALLOWED_ORIGINS: z.string().optional(),
+    DATA_DIR: z.string().default('./.switchyard'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+    /** The largest websocket frame a client may send; a larger one closes the connection with 1009 (API.md). */
+    WS_MAX_FRAME_BYTES: positiveInt.default(64 * 1024),
+    /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
+    WS_MAX_BUFFERED_BYTES: positiveInt.default(4 * 1024 * 1024),
+    WS_HEARTBEAT_MS: positiveInt.default(30_000),
+    /** Events kept per conversation in the Redis replay log. */
+    EVENT_LOG_MAX_LENGTH: positiveInt.default(10_000),
+    /** Seconds a conversation's replay log is kept after its last event. */
+    EVENT_LOG_TTL_SECONDS: positiveInt.default(24 * 3600),
+    /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
+    WORKER_CONCURRENCY: positiveInt.default(50),
+    /** BullMQ lock: a worker that stops renewing it for this long loses its job. */
+    LOCK_DURATION_MS: positiveInt.default(10_000),
+    /** How often BullMQ looks for jobs whose lock expired. */
+    STALLED_INTERVAL_MS: positiveInt.default(5_000),
+    /** A provider stream with no chunk for this long is aborted and retried. */
+    PROVIDER_IDLE_TIMEOUT_MS: positiveInt.default(60_000),
+    /** Times a turn's job may be taken back from a worker that stopped renewing its lock before the turn fails as `stalled`. */
+    MAX_STALLED_COUNT: positiveInt.default(2),
+    DEFAULT_MAX_STEPS: positiveInt.default(8),
+    /** Tool calls run per step; the model's calls past it get an error result. */
+    MAX_TOOL_CALLS_PER_STEP: positiveInt.default(32),
+    /** Provider failures (429, 5xx, broken streams) retried per turn before it fails with `retries_exhausted`. */
+    PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).default(5),
+    /** First retry delay; doubled each retry (with jitter) up to PROVIDER_RETRY_MAX_MS, or the provider's Retry-After if longer. */
+    PROVIDER_RETRY_BASE_MS: positiveInt.default(500),
+    PROVIDER_RETRY_MAX_MS: positiveInt.default(30_000),
+    /** The longest provider `Retry-After` a turn waits out (without holding a worker); a longer one fails the turn. */
+    PROVIDER_MAX_RETRY_AFTER_MS: positiveInt.default(15 * 60_000),
+    /** Unfinished turns (queued, running, waiting) one user may have; more answer 429. */
+    MAX_ACTIVE_TURNS_PER_USER: positiveInt.default(1000),
+    /** Authenticated API requests one user may make per minute; more answer 429 with Retry-After. */
+    RATE_LIMIT_PER_MINUTE: positiveInt.default(1200),
+    /** How often workers look in PostgreSQL for unfinished turns without a job (after a Redis loss). */
+    RECONCILE_INTERVAL_MS: positiveInt.default(15_000),
+    /** PostgreSQL connections per process. */
+    DATABASE_POOL_SIZE: positiveInt.default(20),
+    /**
+     * A PostgreSQL query with no answer for this long fails (503 in the API, a retried job in a
+     * worker) and its connection is dropped: a hung server or a network that drops packets
+     * must not hold requests forever. Every query of Switchyard is short.
+     */
+    DATABASE_QUERY_TIMEOUT_MS: positiveInt.default(10_000),
+    /**
+     * A command on the fail-fast Redis connection (the API's enqueues, rate limits and
+     * tickets) with no answer for this long fails, so a hung Redis answers 503 rather than
+     * hanging. Workers' connections wait outages out and have no such limit.
+     */
+    REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(3_000),
+    SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+    WS_TICKET_TTL_SECONDS: positiveInt.default(60),
+  })
+  .transform((env) => ({
+    ...env,
+    DATA_DIR: path.resolve(env.DATA_DIR),
+    TOOLS_DIR: path.resolve(env.TOOLS_DIR),
+    ALLOWED_ORIGINS: env.ALLOWED_ORIGINS
+      ? env.ALLOWED_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)
+      : [],
+  }));
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+export class ConfigError extends Error {
+  readonly code = 'invalid_config';
+}
+
+/** Parses an environment; the error message is one line naming the variable and the problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, string> = {}): Config {
+  const parsed = configSchema.safeParse({ ...pickDefined(env), ...overrides });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = issue.path.join('.') || 'environment';
+    throw new ConfigError(`invalid configuration: ${name}: ${issue.message}`);
+  }
+  return Object.freeze(parsed.data);
+}
+
+function pickDefined(env: NodeJS.ProcessEnv): Record<string, string> {
+  const keys = Object.keys(configSchema.in.shape);
+  const picked: Record<string, string> = {};
+  for (const key of keys) {
+    const value = env[key];
+    if (value !== undefined) picked[key] = value;
+  }
+  return picked;
+}
+
+/**
+ * The environment that `${VAR}` references in http tool headers may read. Kept here so that
+ * this module stays the only reader of `process.env`.
+ */
+export function toolHeaderEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
+  return { ...env };
+}

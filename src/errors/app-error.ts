@@ -1,0 +1,39 @@
+/**
+ * An expected failure with a stable code. The HTTP and websocket layers map codes to
+ * statuses and frames in one place each (api/error-handler.ts, gateway/frames.ts).
+ */
+export type AppErrorCode =
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'invalid_json'
+  | 'invalid_request'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'conversation_busy'
+  | 'idempotency_conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'tool_failed'
+  | 'internal';
+
+export class AppError extends Error {
+  constructor(
+    readonly code: AppErrorCode,
+    message: string,
+    readonly details?: unknown,
+    /** Seconds, for 429 and 503. */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+
+/** Normalises anything thrown into an Error (graphile-worker's coerceError). */
+export function coerceError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  return new Error(typeof thrown === 'string' ? thrown : JSON.stringify(thrown));
+}

@@ -1,0 +1,178 @@
+import type { LoggedEvent } from '../store/event-log';
+import type { LiveListener } from '../store/live-events';
+import { checkCursor, type CursorCheck } from './cursor';
+
+export interface SubscriptionSources {
+  eventLog: {
+    read(conversationId: string, afterSeq: number, count?: number): Promise<{ events: LoggedEvent[] }>;
+    window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }>;
+  };
+  liveEvents: { listen(conversationId: string, listener: LiveListener): Promise<() => void> };
+  /** Called when pub/sub reconnected: whatever it lost must be read from the log. */
+  onReconnect?(listener: () => void): () => void;
+}
+
+export interface ConversationSubscription {
+  /** The latest seq when the subscription was made (the `subscribed` frame's `seq`). */
+  latestSeq: number;
+  /** Starts delivery: the replay, then live events. Call after announcing the subscription. */
+  start(): void;
+  dispose(): void;
+}
+
+export type SubscribeOutcome = { ok: true; subscription: ConversationSubscription } | Extract<CursorCheck, { ok: false }>;
+
+/**
+ * Redis came back without its data: the log numbers events again from PostgreSQL's copy of
+ * the last seq, so seqs this subscriber was given now name other events. Resuming by seq
+ * cannot repair that; the client reloads the conversation and subscribes with its `lastSeq`.
+ */
+export class EventLogRestartedError extends Error {
+  readonly code = 'event_log_restarted';
+
+  constructor(
+    message: string,
+    /** The oldest seq the restarted log keeps (the `cursor_expired` answer's `oldestSeq`). */
+    readonly oldestSeq: number,
+  ) {
+    super(message);
+  }
+}
+
+const PAGE = 500;
+
+/**
+ * Replay-then-live with no gap and no duplicate. The live listener is registered first; the
+ * log is then read up to the present; from there each published event is a hint, delivered
+ * only when it is exactly the next seq, and anything else sends us back to the log. Events
+ * that arrive while the log is being read are never lost, because the log has them.
+ */
+export async function subscribeToConversation(
+  sources: SubscriptionSources,
+  input: {
+    conversationId: string;
+    after: number | undefined;
+    deliver(json: string, seq: number): void;
+    onError(error: Error): void;
+  },
+): Promise<SubscribeOutcome> {
+  const { conversationId } = input;
+  let next = 0;
+  let highestHint = 0;
+  let started = false;
+  let reading = false;
+  let disposed = false;
+  /** The last event delivered, to recognise it in the log after Redis reconnected. */
+  let lastDelivered: string | undefined;
+  let reconnected = false;
+
+  const deliver = (json: string, seq: number) => {
+    input.deliver(json, seq);
+    lastDelivered = json;
+    next = seq + 1;
+  };
+
+  const readToPresent = async (): Promise<void> => {
+    for (;;) {
+      const { events } = await sources.eventLog.read(conversationId, next - 1, PAGE);
+      if (disposed) return;
+      for (const event of events) {
+        if (event.seq < next) continue;
+        if (event.seq > next) throw new Error(`the replay log lost events ${next}..${event.seq - 1} (trimmed while being read)`);
+        deliver(event.json, event.seq);
+      }
+      if (events.length === PAGE) continue;
+      if (highestHint < next) return;
+      if (events.length === 0) throw new Error(`event ${next} was announced but is not in the replay log`);
+    }
+  };
+
+  // After a reconnect the log must still hold, at the last seq delivered here, the very event
+  // delivered. A Redis that restarted empty holds another event there, or none yet; without
+  // this check the subscriber would silently skip the new events up to its old seq and then
+  // receive the rest as if they followed what it has.
+  const checkContinuity = async (): Promise<void> => {
+    const seen = next - 1;
+    if (seen < 1) return;
+    if (lastDelivered === undefined) {
+      const { latestSeq } = await sources.eventLog.window(conversationId);
+      if (latestSeq >= seen) return;
+    } else {
+      const [kept] = (await sources.eventLog.read(conversationId, seen - 1, 1)).events;
+      if (kept?.seq === seen && kept.json === lastDelivered) return;
+    }
+    const window = await sources.eventLog.window(conversationId);
+    throw new EventLogRestartedError(
+      `the event log of conversation ${conversationId} restarted below seq ${seen} (Redis lost its data): reload the conversation and subscribe with its lastSeq`,
+      window.oldestSeq ?? window.latestSeq + 1,
+    );
+  };
+
+  const catchUp = async (): Promise<void> => {
+    if (reading || disposed || !started) return;
+    reading = true;
+    try {
+      do {
+        if (reconnected) {
+          reconnected = false;
+          await checkContinuity();
+        }
+        await readToPresent();
+      } while (reconnected && !disposed);
+    } catch (error) {
+      if (!disposed) input.onError(error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      reading = false;
+    }
+  };
+
+  const onLive: LiveListener = (json, seq) => {
+    if (disposed) return;
+    if (!started || reading) {
+      highestHint = Math.max(highestHint, seq);
+      return;
+    }
+    if (seq === next) {
+      deliver(json, seq);
+    } else if (seq > next) {
+      highestHint = Math.max(highestHint, seq);
+      void catchUp();
+    }
+  };
+
+  const stopListening = await sources.liveEvents.listen(conversationId, onLive);
+  const stopReconnect = sources.onReconnect?.(() => {
+    reconnected = true;
+    void catchUp();
+  });
+  const dispose = () => {
+    disposed = true;
+    stopListening();
+    stopReconnect?.();
+  };
+  try {
+    const window = await sources.eventLog.window(conversationId);
+    const cursor = checkCursor({ after: input.after, ...window });
+    if (!cursor.ok) {
+      dispose();
+      return cursor;
+    }
+    next = cursor.after + 1;
+    highestHint = Math.max(highestHint, window.latestSeq);
+    return {
+      ok: true,
+      subscription: {
+        latestSeq: window.latestSeq,
+        start() {
+          if (started) return;
+          started = true;
+          void catchUp();
+        },
+        dispose,
+      },
+    };
+  } catch (error) {
+    dispose();
+    throw error;
+  }
+}

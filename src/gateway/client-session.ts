@@ -1,0 +1,180 @@
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import { EventLogRestartedError, type ConversationSubscription, type SubscribeOutcome } from '../events/conversation-subscription';
+import { FrameRateLimiter } from './frame-rate-limiter';
+import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
+
+export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };
+
+/** What a session needs from the rest of the service; the gateway binds these. */
+export interface SessionServices {
+  /** Whether the conversation exists and is this user's. */
+  ownsConversation(userId: string, conversationId: string): Promise<boolean>;
+  subscribe(input: {
+    conversationId: string;
+    after: number | undefined;
+    deliver(json: string, seq: number): void;
+    onError(error: Error): void;
+  }): Promise<SubscribeOutcome>;
+  answerToolCall(userId: string, frame: ToolResultFrame): Promise<ToolResultOutcome>;
+  /** Sends an event frame, encoded once for every client of this gateway. */
+  sendEvent(socket: WebSocket, eventJson: string): void;
+  logger: Logger;
+}
+
+export interface SessionLimits {
+  /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
+  maxBufferedBytes: number;
+  maxSubscriptions: number;
+  framesPerSecond: number;
+  frameBurst: number;
+}
+
+/** Close codes the gateway uses. */
+export const CLOSE = {
+  slowConsumer: 1013,
+  policyViolation: 1008,
+  serviceRestart: 1012,
+} as const;
+
+/**
+ * One websocket connection: its user, its subscriptions, and its frames handled one at a time
+ * in arrival order (so that `subscribe` then `unsubscribe` cannot overtake each other).
+ */
+export class ClientSession {
+  alive = true;
+  private readonly subscriptions = new Map<string, ConversationSubscription>();
+  private readonly limiter: FrameRateLimiter;
+  private queue: Promise<void> = Promise.resolve();
+  private closing = false;
+  private rateLimitedAt = 0;
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly userId: string,
+    private readonly services: SessionServices,
+    private readonly limits: SessionLimits,
+  ) {
+    this.limiter = new FrameRateLimiter(limits.framesPerSecond, limits.frameBurst);
+    socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    socket.on('pong', () => (this.alive = true));
+    socket.on('close', () => this.dispose());
+    socket.on('error', (error) => services.logger.debug({ err: error }, 'websocket error'));
+  }
+
+  get subscriptionCount(): number {
+    return this.subscriptions.size;
+  }
+
+  /** Sends a frame unless the client is too far behind, in which case it is disconnected. */
+  send(frame: ServerFrame | string): void {
+    if (this.closing || this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) return this.disconnectSlowConsumer();
+    this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.dispose();
+    this.socket.close(code, reason);
+    // A peer that does not read never sees the close frame: drop it shortly after.
+    setTimeout(() => this.socket.terminate(), 1000).unref();
+  }
+
+  private disconnectSlowConsumer(): void {
+    this.services.logger.info({ userId: this.userId }, 'websocket client too slow, disconnected');
+    this.close(CLOSE.slowConsumer, 'too slow: reconnect and subscribe with after = your last seq');
+  }
+
+  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (!this.limiter.take()) {
+      // One error a second at most: answering every frame of a flood would be a flood too.
+      const now = Date.now();
+      if (now - this.rateLimitedAt >= 1000) {
+        this.rateLimitedAt = now;
+        this.send({ type: 'error', code: 'rate_limited', message: 'too many frames; slow down' });
+      }
+      return;
+    }
+    const text = isBinary ? null : data.toString();
+    const parsed = text === null ? ({ ok: false, code: 'bad_frame', message: 'frames must be JSON text, not binary' } as const) : parseClientFrame(text);
+    if (!parsed.ok) return this.send({ type: 'error', code: parsed.code, message: parsed.message });
+    this.queue = this.queue.then(() => this.handle(parsed.frame)).catch((error: unknown) => {
+      this.services.logger.error({ err: error }, 'websocket frame failed');
+      this.send({ type: 'error', code: 'internal', message: 'the frame could not be handled; try again' });
+    });
+  }
+
+  private async handle(frame: ClientFrame): Promise<void> {
+    switch (frame.type) {
+      case 'ping':
+        return this.send({ type: 'pong' });
+      case 'subscribe':
+        return this.subscribe(frame.conversationId, frame.after);
+      case 'unsubscribe':
+        this.subscriptions.get(frame.conversationId)?.dispose();
+        this.subscriptions.delete(frame.conversationId);
+        return this.send({ type: 'unsubscribed', conversationId: frame.conversationId });
+      case 'tool-result': {
+        const outcome = await this.services.answerToolCall(this.userId, frame);
+        if (!outcome.ok) return this.send({ type: 'error', code: outcome.code, message: outcome.message });
+        return this.send({ type: 'tool-result-ack', turnId: frame.turnId, toolCallId: frame.toolCallId, accepted: outcome.accepted });
+      }
+    }
+  }
+
+  private async subscribe(conversationId: string, after: number | undefined): Promise<void> {
+    if (!(await this.services.ownsConversation(this.userId, conversationId))) {
+      return this.send({ type: 'error', code: 'not_found', message: 'no such conversation', conversationId });
+    }
+    // A repeated subscribe restarts from its new `after`.
+    this.subscriptions.get(conversationId)?.dispose();
+    this.subscriptions.delete(conversationId);
+    if (this.subscriptions.size >= this.limits.maxSubscriptions) {
+      return this.send({
+        type: 'error',
+        code: 'too_many_subscriptions',
+        message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`,
+        conversationId,
+      });
+    }
+    const outcome = await this.services.subscribe({
+      conversationId,
+      after,
+      deliver: (json) => {
+        if (this.closing) return;
+        if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) return this.disconnectSlowConsumer();
+        this.services.sendEvent(this.socket, json);
+      },
+      onError: (error) => {
+        this.services.logger.warn({ err: error, conversationId }, 'subscription failed');
+        this.subscriptions.get(conversationId)?.dispose();
+        this.subscriptions.delete(conversationId);
+        // A log that restarted cannot be resumed by seq: the client reloads, as for an expired cursor.
+        if (error instanceof EventLogRestartedError) {
+          return this.send({ type: 'error', code: 'cursor_expired', message: error.message, conversationId, oldestSeq: error.oldestSeq });
+        }
+        this.send({ type: 'error', code: 'internal', message: 'the subscription broke; subscribe again with after', conversationId });
+      },
+    });
+    if (!outcome.ok) {
+      return this.send({
+        type: 'error',
+        code: outcome.code,
+        message: outcome.message,
+        conversationId,
+        ...(outcome.code === 'cursor_expired' ? { oldestSeq: outcome.oldestSeq } : {}),
+      });
+    }
+    if (this.closing) return outcome.subscription.dispose();
+    this.subscriptions.set(conversationId, outcome.subscription);
+    this.send({ type: 'subscribed', conversationId, seq: outcome.subscription.latestSeq });
+    outcome.subscription.start();
+  }
+
+  private dispose(): void {
+    for (const subscription of this.subscriptions.values()) subscription.dispose();
+    this.subscriptions.clear();
+  }
+}

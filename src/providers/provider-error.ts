@@ -1,0 +1,54 @@
+/**
+ * Why a completion failed, decided once here so the turn engine only asks `retryable`.
+ * - rate_limited / server / connection / idle_timeout / truncated / stream_error: worth another attempt;
+ * - rejected: the provider will not accept this request (400, 401, 403, 404, 422, context length);
+ * - aborted: we aborted it ourselves (cancel, shutdown, lost lock).
+ */
+export type ProviderErrorKind =
+  | 'rate_limited'
+  | 'server'
+  | 'connection'
+  | 'idle_timeout'
+  | 'truncated'
+  | 'stream_error'
+  | 'rejected'
+  | 'aborted';
+
+export class ProviderError extends Error {
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly status?: number,
+    /** From the provider's `Retry-After`, when it sent one. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+
+  get retryable(): boolean {
+    return this.kind !== 'rejected' && this.kind !== 'aborted';
+  }
+}
+
+const RETRYABLE_STATUSES = new Set([408, 409, 425, 429]);
+
+/** Maps an HTTP status from the provider to an error kind. */
+export function kindForStatus(status: number): ProviderErrorKind {
+  if (status === 429) return 'rate_limited';
+  if (status >= 500 || RETRYABLE_STATUSES.has(status)) return 'server';
+  return 'rejected';
+}
+
+/** `Retry-After` is either seconds or an HTTP date; anything else is ignored. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  // A number is seconds (a negative one is nonsense, not a date in year -3).
+  if (/^\s*-?\d+(\.\d+)?\s*$/.test(value)) {
+    const seconds = Number(value);
+    return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+  }
+  const date = Date.parse(value);
+  if (Number.isFinite(date)) return Math.max(0, date - now);
+  return undefined;
+}

@@ -1,0 +1,81 @@
+import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import { TURN_QUEUE, TURN_JOB_OPTIONS } from './turn-queue';
+
+export const TOOL_QUEUE = 'tools';
+
+/** Job data is ids only; arguments and results live in PostgreSQL. */
+export const toolJobSchema = z.discriminatedUnion('kind', [
+  /** Executes one server-run tool call of a turn. */
+  z.object({ kind: z.literal('run-tool'), turnId: z.string(), toolCallId: z.string() }),
+  /** Settles a client tool call that was never answered. */
+  z.object({ kind: z.literal('client-timeout'), turnId: z.string(), toolCallId: z.string() }),
+]);
+export type ToolJobData = z.infer<typeof toolJobSchema>;
+
+/** BullMQ job ids may not contain ':'; provider call ids are not ours to trust, positions are. */
+export const toolJobId = (turnId: string, step: number, position: number) => `tool-${turnId}-s${step}-${position}`;
+export const clientTimeoutJobId = (turnId: string, step: number, position: number) => `tool-timeout-${turnId}-s${step}-${position}`;
+/** The continuation that runs when a step's tool jobs have all settled (the flow's parent). */
+export const continuationJobId = (turnId: string, step: number) => `turn-${turnId}-s${step}`;
+
+
+
+export interface ServerToolJob {
+  toolCallId: string;
+  position: number;
+  /** Extra attempts after the first. */
+  retries: number;
+}
+
+export function createToolQueue(connection: ConnectionOptions, prefix: string): Queue {
+  return new Queue(TOOL_QUEUE, { connection, prefix });
+}
+
+/**
+ * Fans a step's server-run tool calls out as a BullMQ flow: one child job per call, and the
+ * turn's continuation as the parent, which BullMQ starts once every child has finished.
+ * `ignoreDependencyOnFailure`: a child that failed for good must not hold the parent forever
+ * (the child stores its error result itself before it fails).
+ */
+export async function fanOutToolCalls(
+  flows: FlowProducer,
+  input: { turnId: string; step: number; calls: ServerToolJob[] },
+): Promise<void> {
+  await flows.add({
+    name: 'continue-turn',
+    queueName: TURN_QUEUE,
+    data: { turnId: input.turnId },
+    opts: { ...TURN_JOB_OPTIONS, jobId: continuationJobId(input.turnId, input.step) },
+    children: input.calls.map((call) => ({
+      name: 'run-tool',
+      queueName: TOOL_QUEUE,
+      data: { kind: 'run-tool', turnId: input.turnId, toolCallId: call.toolCallId } satisfies ToolJobData,
+      opts: toolJobOptions(input.turnId, input.step, call),
+    })),
+  });
+}
+
+function toolJobOptions(turnId: string, step: number, call: ServerToolJob): JobsOptions {
+  return {
+    jobId: toolJobId(turnId, step, call.position),
+    attempts: call.retries + 1,
+    backoff: { type: 'exponential', delay: 500 },
+    ignoreDependencyOnFailure: true,
+    removeOnComplete: true,
+    removeOnFail: { age: 7 * 24 * 3600 },
+  };
+}
+
+export async function scheduleClientTimeout(
+  queue: Queue,
+  input: { turnId: string; step: number; position: number; toolCallId: string; timeoutMs: number },
+): Promise<void> {
+  const data: ToolJobData = { kind: 'client-timeout', turnId: input.turnId, toolCallId: input.toolCallId };
+  await queue.add('client-timeout', data, {
+    jobId: clientTimeoutJobId(input.turnId, input.step, input.position),
+    delay: input.timeoutMs,
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600 },
+  });
+}

@@ -1,0 +1,22 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface DevKeyUsers {
+  findUserByApiKey(key: string): Promise<{ userId: string } | null>;
+  createUserWithKey(name: string): Promise<{ id: string; apiKey: string }>;
+}
+
+/**
+ * The dev user of `npm start`: made on first start, its key stored hashed like any other and
+ * kept in DATA_DIR/dev-api-key (mode 0600) so later starts print the same key.
+ */
+export async function ensureDevApiKey(users: DevKeyUsers, dataDir: string): Promise<{ apiKey: string; created: boolean }> {
+  const file = path.join(dataDir, 'dev-api-key');
+  const saved = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  if (saved && (await users.findUserByApiKey(saved))) return { apiKey: saved, created: false };
+  const user = await users.createUserWithKey('dev');
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, `${user.apiKey}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  return { apiKey: user.apiKey, created: true };
+}

@@ -1,0 +1,165 @@
+import type { ChildProcess } from 'node:child_process';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { FlowProducer, type Queue } from 'bullmq';
+import { toolHeaderEnvironment, type Config } from '../config/config';
+import { createMetrics, type Metrics } from '../metrics/metrics';
+import { createToolQueue } from '../queue/tool-queue';
+import { createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
+import { ConversationsRepository } from '../store/conversations-repository';
+import type { Db } from '../store/db';
+import { EventLog } from '../store/event-log';
+import { MessagesRepository } from '../store/messages-repository';
+import { migrate } from '../store/migrate';
+import { openDb } from '../store/open-db';
+import { ToolCallsRepository } from '../store/tool-calls-repository';
+import { TurnsRepository } from '../store/turns-repository';
+import { loadToolRegistry } from '../tools/tool-registry';
+import type { ToolRegistry } from '../tools/tool';
+import { UsersRepository } from '../store/users-repository';
+import { assertNoEviction, connectRedis, ensureRedis, whenReady } from './redis-connection';
+
+/**
+ * Everything a Switchyard process shares, made once and passed down. Nothing below this
+ * reaches for a global: tests build several of these side by side with their own prefixes.
+ */
+export interface Resources {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  db: Db;
+  redisUrl: string;
+  /** Commands; fails fast when Redis is down (the API answers 503). */
+  redis: Redis;
+  users: UsersRepository;
+  conversations: ConversationsRepository;
+  messages: MessagesRepository;
+  turns: TurnsRepository;
+  toolCalls: ToolCallsRepository;
+  tools: ToolRegistry;
+  eventLog: EventLog;
+  turnQueue: Queue;
+  toolQueue: Queue;
+  flows: FlowProducer;
+  /** Enqueues a turn's start, prioritised fairly among its user's other turns. */
+  enqueueTurn(turn: { id: string; userId: string; retryAt?: string | null }): Promise<void>;
+  enqueueResume(turnId: string, step: number): Promise<void>;
+  /** Closes what was opened here, in reverse order. */
+  close(): Promise<void>;
+}
+
+export async function createResources(config: Config, logger: Logger): Promise<Resources> {
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const db = await openDb({
+      databaseUrl: config.DATABASE_URL,
+      schema: config.DATABASE_SCHEMA,
+      dataDir: config.DATA_DIR,
+      poolSize: config.DATABASE_POOL_SIZE,
+      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+      onError: (error) => logger.warn({ err: error }, 'database connection error'),
+    });
+    closers.push(() => db.close());
+    await migrate(db);
+
+    const embedded = await ensureRedis(config.REDIS_URL, config.DATA_DIR);
+    if (embedded.child) closers.push(() => stopChild(embedded.child!));
+    const redis = connectRedis(embedded.url, 'command', config.REDIS_COMMAND_TIMEOUT_MS);
+    reportConnection(redis, logger);
+    closers.push(() => redis.quit().catch(() => redis.disconnect()));
+    await whenReady(redis);
+    await assertNoEviction(redis);
+
+    // Producers share the fail-fast connection: while Redis is down an enqueue fails at once
+    // (the API answers 503; the turn is in PostgreSQL and the reconciler enqueues it later)
+    // instead of waiting in an offline queue. Workers' blocking connections wait outages out.
+    const turnQueue = createTurnQueue(redis, config.REDIS_PREFIX);
+    closers.push(() => turnQueue.close());
+    const toolQueue = createToolQueue(redis, config.REDIS_PREFIX);
+    closers.push(() => toolQueue.close());
+    const flows = new FlowProducer({ connection: redis, prefix: config.REDIS_PREFIX });
+    closers.push(() => flows.close());
+    // They relay every error of the shared connection, already logged above; without a
+    // listener BullMQ prints each reconnection attempt to stderr.
+    const ignore = () => undefined;
+    turnQueue.on('error', ignore);
+    toolQueue.on('error', ignore);
+    flows.on('error', ignore);
+
+    // Every process loads the tool files itself (the same TOOLS_DIR everywhere); each
+    // therefore runs its own MCP servers.
+    const tools = await loadToolRegistry({ toolsDir: config.TOOLS_DIR, env: toolHeaderEnvironment(), logger });
+    closers.push(() => tools.close());
+
+    // Appends wait out a Redis blip rather than failing the step; they are pipelined, so the
+    // connection's offline queue keeps their order.
+    const eventConnection = connectRedis(embedded.url, 'blocking');
+    eventConnection.on('error', () => undefined);
+    closers.push(() => eventConnection.quit().catch(() => eventConnection.disconnect()));
+    const conversations = new ConversationsRepository(db);
+    const turns = new TurnsRepository(db);
+    const eventLog = new EventLog({
+      redis: eventConnection,
+      failFastRedis: redis,
+      prefix: config.REDIS_PREFIX,
+      maxLength: config.EVENT_LOG_MAX_LENGTH,
+      ttlSeconds: config.EVENT_LOG_TTL_SECONDS,
+      seqFloor: async (conversationId) => (await conversations.getById(conversationId))?.lastSeq ?? 0,
+    });
+
+    const metrics = createMetrics();
+    metrics.watchQueues([turnQueue, toolQueue]);
+    return {
+      config,
+      logger,
+      metrics,
+      db,
+      redisUrl: embedded.url,
+      redis,
+      users: new UsersRepository(db),
+      conversations,
+      messages: new MessagesRepository(db),
+      turns,
+      toolCalls: new ToolCallsRepository(db),
+      tools,
+      eventLog,
+      turnQueue,
+      toolQueue,
+      flows,
+      enqueueTurn: async (turn) => {
+        const delayMs = turn.retryAt ? Date.parse(turn.retryAt) - Date.now() : 0;
+        await enqueueTurn(turnQueue, turn.id, fairPriority(await turns.countActiveForUser(turn.userId)), delayMs);
+      },
+      enqueueResume: (turnId, step) => enqueueResume(turnQueue, turnId, step),
+      close: () => closeAll(closers),
+    };
+  } catch (error) {
+    await closeAll(closers);
+    throw error;
+  }
+}
+
+/** Logs the loss of the connection and, once, its return (operators and tests wait for it). */
+function reportConnection(redis: Redis, logger: Logger): void {
+  let lost = false;
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  redis.on('close', () => {
+    lost = true;
+  });
+  redis.on('ready', () => {
+    if (lost) logger.info('redis connection restored');
+    lost = false;
+  });
+}
+
+async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,58 @@
+import { ConfigError } from '../config/config';
+import { RedisUnavailableError } from './redis-connection';
+
+/** What a process gets past its jobs' grace period to hand them back and close its connections. */
+export const CLOSE_MARGIN_MS = 5_000;
+
+export interface RunningMain {
+  close(): Promise<void>;
+  /**
+   * Past this long after the signal the process exits (code 1) even if `close` has not
+   * finished: BullMQ's close and Redis connections with an offline queue wait for Redis
+   * with no limit, so an outage would otherwise keep a stopping process alive for good.
+   * Jobs it still held come back to other workers through the stall checker, as after a crash.
+   */
+  closeTimeoutMs?: number;
+}
+
+/**
+ * Runs an entry point: a configuration or environment problem ends the process with one
+ * line (no stack trace); SIGTERM and SIGINT call the returned `close` once, then exit.
+ */
+export function runMain(main: () => Promise<RunningMain>): void {
+  let closing = false;
+  main()
+    .then((running) => {
+      const stop = (signal: NodeJS.Signals) => {
+        if (closing) return;
+        closing = true;
+        process.stderr.write(`switchyard: ${signal}, shutting down\n`);
+        if (running.closeTimeoutMs !== undefined) {
+          const limit = running.closeTimeoutMs;
+          setTimeout(() => {
+            process.stderr.write(`switchyard: not closed within ${limit} ms (is Redis or PostgreSQL unreachable?); exiting anyway\n`);
+            process.exit(1);
+          }, limit).unref();
+        }
+        running
+          .close()
+          .then(() => process.exit(0))
+          .catch((error: unknown) => {
+            process.stderr.write(`switchyard: error while shutting down: ${String(error)}\n`);
+            process.exit(1);
+          });
+      };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    })
+    .catch((error: unknown) => {
+      const expected = error instanceof ConfigError || error instanceof RedisUnavailableError || error instanceof StartupError;
+      process.stderr.write(`switchyard: ${expected ? (error as Error).message : String((error as Error)?.stack ?? error)}\n`);
+      process.exit(1);
+    });
+}
+
+/** A reason not to start that the operator can fix; printed as one line. */
+export class StartupError extends Error {
+  readonly code = 'startup';
+}

@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { text } from 'node:stream/consumers';
+import type { ArrivalCounter } from './arrival-counter';
+import { chooseStep } from './choose-step';
+import { sendCompletion, streamCompletion } from './deliver-completion';
+import { SCENARIO_HEADER } from './find-scenario';
+import { sendError } from './http-responses';
+import { estimatePromptTokens } from './message-text';
+import { invalidRequest } from './openai-error';
+import { planReply } from './plan-reply';
+import type { RequestLog } from './request-log';
+import { validateChatRequest } from './validate-chat-request';
+
+export interface ChatCompletionsContext {
+  log: RequestLog;
+  arrivals: ArrivalCounter;
+  /** Pause per token of answers made without a scenario. */
+  defaultTokenDelayMs: number;
+}
+
+/** `POST /v1/chat/completions`: parse, record, validate, pick the step, then answer it. */
+export async function handleChatCompletions(req: IncomingMessage, res: ServerResponse, context: ChatCompletionsContext): Promise<void> {
+  const closed = new AbortController();
+  res.once('close', () => closed.abort());
+
+  const raw = await text(req);
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return sendError(res, invalidRequest('We could not parse the JSON body of your request. The API expects a JSON payload.'));
+  }
+  context.log.record({ method: req.method ?? 'POST', path: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() });
+
+  const validation = validateChatRequest(body);
+  if (!validation.ok) return sendError(res, validation.error);
+  const { request } = validation;
+
+  const header = req.headers[SCENARIO_HEADER];
+  const choice = chooseStep({
+    request,
+    scenarioHeader: Array.isArray(header) ? header[0] : header,
+    countArrival: (messages) => context.arrivals.next(messages),
+    defaultTokenDelayMs: context.defaultTokenDelayMs,
+  });
+  if (!choice.ok) return sendError(res, choice.error);
+  const reply = planReply(choice.step, request);
+  if (reply.kind === 'error') return sendError(res, reply.error);
+
+  const delivery = {
+    plan: reply.plan,
+    meta: {
+      id: `chatcmpl-${randomUUID()}`,
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      includeUsage: request.stream_options?.include_usage === true,
+    },
+    promptTokens: estimatePromptTokens(request.messages),
+    signal: closed.signal,
+  };
+  await (request.stream ? streamCompletion(res, delivery) : sendCompletion(res, delivery));
+}

@@ -1,0 +1,54 @@
+import type { ChatMessage } from './chat-request-schema';
+import { messageText } from './message-text';
+import { invalidRequest, type OpenAiError } from './openai-error';
+import { parseScenario, type Scenario } from './scenario-schema';
+
+export const SCENARIO_HEADER = 'x-scripted-scenario';
+
+const MARKER = /\[\[scripted\s/;
+
+export type ScenarioLookup =
+  | { kind: 'none' }
+  /** `anchorIndex`: the user message whose answer is `steps[0]` (-1 when there is no user message). */
+  | { kind: 'found'; scenario: Scenario; anchorIndex: number }
+  | { kind: 'invalid'; error: OpenAiError };
+
+/**
+ * Finds the scenario of a request: the `x-scripted-scenario` header, else the last user
+ * message containing `[[scripted <json>]]`. A scenario that is there but broken is an error
+ * rather than "no scenario", so that a typo fails the test that made it.
+ */
+export function findScenario(header: string | undefined, messages: readonly ChatMessage[]): ScenarioLookup {
+  const lastUser = messages.map((message) => message.role).lastIndexOf('user');
+  if (header !== undefined) return fromJson(header, lastUser, `the ${SCENARIO_HEADER} header`, SCENARIO_HEADER);
+
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role !== 'user') continue;
+    const text = messageText(message);
+    const marker = MARKER.exec(text);
+    if (!marker) continue;
+    const start = marker.index + marker[0].length;
+    const end = text.lastIndexOf(']]');
+    const where = `messages[${index}]`;
+    if (end < start) return invalid(`The [[scripted …]] in ${where} has no closing "]]".`, `${where}.content`);
+    return fromJson(text.slice(start, end), index, where, `${where}.content`);
+  }
+  return { kind: 'none' };
+}
+
+function fromJson(json: string, anchorIndex: number, where: string, param: string): ScenarioLookup {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    return invalid(`The scripted scenario in ${where} is not valid JSON: ${(error as Error).message}`, param);
+  }
+  const parsed = parseScenario(value);
+  if (!parsed.ok) return invalid(`The scripted scenario in ${where} is invalid: ${parsed.message}`, param);
+  return { kind: 'found', scenario: parsed.scenario, anchorIndex };
+}
+
+function invalid(message: string, param: string): ScenarioLookup {
+  return { kind: 'invalid', error: invalidRequest(message, param, 'invalid_scenario') };
+}

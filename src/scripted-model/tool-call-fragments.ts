@@ -1,0 +1,53 @@
+import { splitArguments } from './split-arguments';
+
+/** A call as answered: `arguments` is the exact text sent. */
+export interface PlannedCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One entry of a chunk's `delta.tool_calls`, in OpenAI's wire format. */
+export interface ToolCallFragment {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
+}
+
+export interface FragmentOptions {
+  /** Characters of arguments per fragment. Default 7. */
+  argumentChunkChars?: number;
+  /** Explicit offsets into the arguments text; win over `argumentChunkChars`. */
+  splitArgumentsAt?: readonly number[];
+  /** Alternate the fragments of parallel calls round-robin. Default false. */
+  interleave?: boolean;
+  /** `openai` (default): the first fragment has empty arguments; `vllm`: it carries the first piece. */
+  fragmentStyle?: 'openai' | 'vllm';
+  /** Leave every fragment without an id. Default false. */
+  omitIds?: boolean;
+}
+
+/**
+ * The fragments a provider streams for parallel calls. Providers differ in where names, ids
+ * and the first arguments appear and in how calls interleave; a client must cope with all.
+ */
+export function fragmentToolCalls(calls: readonly PlannedCall[], options: FragmentOptions = {}): ToolCallFragment[] {
+  const perCall = calls.map((call, index) => fragmentsOf(call, index, options));
+  if (!options.interleave) return perCall.flat();
+  const longest = Math.max(0, ...perCall.map((fragments) => fragments.length));
+  return Array.from({ length: longest }, (_, round) => perCall.flatMap((fragments) => fragments.slice(round, round + 1))).flat();
+}
+
+function fragmentsOf(call: PlannedCall, index: number, options: FragmentOptions): ToolCallFragment[] {
+  const pieces = splitArguments(call.arguments, { every: options.argumentChunkChars ?? 7, at: options.splitArgumentsAt });
+  const carriesFirstPiece = options.fragmentStyle === 'vllm';
+  const first: ToolCallFragment = {
+    index,
+    ...(options.omitIds ? {} : { id: call.id }),
+    type: 'function',
+    function: { name: call.name, arguments: carriesFirstPiece ? (pieces[0] ?? '') : '' },
+  };
+  const rest = carriesFirstPiece ? pieces.slice(1) : pieces;
+  return [first, ...rest.map((piece) => ({ index, function: { arguments: piece } }))];
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from './db';
+
+export interface Conversation {
+  id: string;
+  userId: string;
+  externalId: string | null;
+  title: string | null;
+  system: string | null;
+  model: string | null;
+  tools: string[] | null;
+  metadata: Record<string, unknown> | null;
+  lastSeq: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewConversation {
+  userId: string;
+  externalId?: string;
+  title?: string;
+  system?: string;
+  model?: string;
+  tools?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+interface ConversationRow {
+  id: string;
+  user_id: string;
+  external_id: string | null;
+  title: string | null;
+  system: string | null;
+  model: string | null;
+  tools: string[] | null;
+  metadata: Record<string, unknown> | null;
+  last_seq: number | string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'id, user_id, external_id, title, system, model, tools, metadata, last_seq, created_at, updated_at';
+
+export class ConversationsRepository {
+  constructor(
+    private readonly db: Queryable,
+    private readonly generateId: () => string = () => `conv_${randomUUID()}`,
+  ) {}
+
+  async create(input: NewConversation): Promise<Conversation> {
+    const { rows } = await this.db.query<ConversationRow>(
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      [
+        this.generateId(),
+        input.userId,
+        input.externalId ?? null,
+        input.title ?? null,
+        input.system ?? null,
+        input.model ?? null,
+        input.tools === undefined ? null : JSON.stringify(input.tools),
+        input.metadata === undefined ? null : JSON.stringify(input.metadata),
+      ],
+    );
+    return toConversation(rows[0]!);
+  }
+
+  /** Scoped to its owner: someone else's conversation is indistinguishable from a missing one. */
+  async get(userId: string, id: string, db: Queryable = this.db, lock = false): Promise<Conversation | null> {
+    const { rows } = await db.query<ConversationRow>(
+      `SELECT ${COLUMNS} FROM conversations WHERE id = $1 AND user_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [id, userId],
+    );
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  async getById(id: string, db: Queryable = this.db): Promise<Conversation | null> {
+    const { rows } = await db.query<ConversationRow>(`SELECT ${COLUMNS} FROM conversations WHERE id = $1`, [id]);
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  /** Newest first, keyset-paginated on the creation ordinal, so pages stay stable while new ones arrive. */
+  async list(
+    userId: string,
+    options: { limit: number; cursor?: ConversationCursor; externalId?: string },
+  ): Promise<{ data: Conversation[]; nextCursor: ConversationCursor | null }> {
+    const params: unknown[] = [userId];
+    let where = 'user_id = $1';
+    if (options.externalId !== undefined) {
+      params.push(options.externalId);
+      where += ` AND external_id = $${params.length}`;
+    }
+    if (options.cursor) {
+      params.push(options.cursor.before);
+      where += ` AND ordinal < $${params.length}`;
+    }
+    params.push(options.limit + 1);
+    const { rows } = await this.db.query<ConversationRow & { ordinal: string | number }>(
+      `SELECT ${COLUMNS}, ordinal FROM conversations WHERE ${where} ORDER BY ordinal DESC LIMIT $${params.length}`,
+      params,
+    );
+    const pageRows = rows.slice(0, options.limit);
+    const last = pageRows[pageRows.length - 1];
+    const nextCursor = rows.length > options.limit && last ? { before: String(last.ordinal) } : null;
+    return { data: pageRows.map(toConversation), nextCursor };
+  }
+
+  /** Keeps PostgreSQL's copy of the latest seq; never moves it back. */
+  async raiseLastSeq(id: string, seq: number, db: Queryable = this.db): Promise<void> {
+    await db.query('UPDATE conversations SET last_seq = GREATEST(last_seq, $2), updated_at = now() WHERE id = $1', [id, seq]);
+  }
+}
+
+/** Where the next page starts: before this creation ordinal (a decimal string; it is a bigint). */
+export interface ConversationCursor {
+  before: string;
+}
+
+function toConversation(row: ConversationRow): Conversation {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    externalId: row.external_id,
+    title: row.title,
+    system: row.system,
+    model: row.model,
+    tools: row.tools,
+    metadata: row.metadata,
+    lastSeq: Number(row.last_seq),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { isBackendUnavailable } from '../errors/backend-unavailable';
+import type { EventBody } from '../events/event';
+
+export interface EventLogOptions {
+  /** Appends and subscription reads: a connection that waits out a Redis blip. */
+  redis: Redis;
+  /**
+   * A connection that fails at once while Redis is down, for {@link EventLog.latestSeq}, which
+   * answers HTTP requests (default: `redis`).
+   */
+  failFastRedis?: Redis;
+  prefix: string;
+  /** Events kept per conversation (approximately: trimming works on whole stream nodes). */
+  maxLength: number;
+  /** Seconds a conversation's log and counter live after its last event. */
+  ttlSeconds: number;
+  /** The conversation's last seq as PostgreSQL keeps it: where a lost counter restarts. */
+  seqFloor(conversationId: string): Promise<number>;
+}
+
+export interface LoggedEvent {
+  seq: number;
+  /** The event as JSON text, `seq` first; sent to clients as it is, never re-encoded. */
+  json: string;
+}
+
+const APPEND_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'append-events-4.lua'), 'utf8');
+const READ_PAGE = 500;
+/**
+ * Batch ids a conversation remembers. A resent batch is one of the last few appended to its
+ * conversation (only the producers writing to it at that moment can have one in flight).
+ */
+const BATCHES_KEPT = 64;
+
+type ScriptedRedis = Redis & {
+  appendEvents(seqKey: string, streamKey: string, attemptKey: string, batchesKey: string, ...args: (string | number)[]): Promise<number>;
+};
+
+/** Events emitted by a worker carry its attempt; a later attempt's events fence them off. */
+export interface AttemptFence {
+  turnId: string;
+  attempt: number;
+}
+
+/** A later attempt of the turn has emitted events: this worker is stale and must stop. */
+export class AttemptFencedError extends Error {
+  readonly code = 'attempt_fenced';
+}
+
+/**
+ * A conversation's events in Redis: a counter that numbers them, a capped stream that replays
+ * them, and a channel that announces them to gateways. One Lua script does all three.
+ */
+export class EventLog {
+  private readonly redis: ScriptedRedis;
+  /** Batch ids: this log's own random part, then a counter. */
+  private readonly batchPrefix = randomBytes(8).toString('base64url');
+  private batchCount = 0;
+
+  constructor(private readonly options: EventLogOptions) {
+    this.redis = options.redis as unknown as ScriptedRedis;
+    // Defined once per connection; EventLogs sharing a connection share the command.
+    if (typeof (options.redis as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
+      options.redis.defineCommand('appendEvents', { numberOfKeys: 4, lua: APPEND_SCRIPT });
+    }
+  }
+
+  /** The key names share a hash tag so that a Redis Cluster keeps a conversation on one node. */
+  private seqKey(conversationId: string): string {
+    return `${this.options.prefix}:conv:{${conversationId}}:seq`;
+  }
+
+  private streamKey(conversationId: string): string {
+    return `${this.options.prefix}:conv:{${conversationId}}:events`;
+  }
+
+  private attemptKey(conversationId: string, turnId: string): string {
+    return `${this.options.prefix}:conv:{${conversationId}}:attempt:${turnId}`;
+  }
+
+  private batchesKey(conversationId: string): string {
+    return `${this.options.prefix}:conv:{${conversationId}}:batches`;
+  }
+
+  channel(conversationId: string): string {
+    return `${this.options.prefix}:conv:${conversationId}:live`;
+  }
+
+  async append(body: EventBody): Promise<number> {
+    return this.appendBatch(body.conversationId, [body]);
+  }
+
+  /**
+   * Appends events of one conversation in one round trip; returns the seq of the last one.
+   * With a fence, throws {@link AttemptFencedError} if a later attempt of the turn has begun.
+   * Exactly once: the connection resends a call whose reply a reconnect lost, and the script
+   * recognises the batch by its id if its first run was applied.
+   */
+  async appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence): Promise<number> {
+    const events = bodies.map((body) => JSON.stringify(body));
+    const batchId = `${this.batchPrefix}:${++this.batchCount}`;
+    const run = (floor: string) =>
+      this.redis.appendEvents(
+        this.seqKey(conversationId),
+        this.streamKey(conversationId),
+        fence ? this.attemptKey(conversationId, fence.turnId) : this.seqKey(conversationId),
+        this.batchesKey(conversationId),
+        this.channel(conversationId),
+        this.options.maxLength,
+        this.options.ttlSeconds,
+        floor,
+        fence ? fence.attempt : '',
+        batchId,
+        BATCHES_KEPT,
+        ...events,
+      );
+    let seq = await run('');
+    if (seq === -1) seq = await run(String(await this.options.seqFloor(conversationId)));
+    if (seq === -2) throw new AttemptFencedError(`attempt ${fence?.attempt} of turn ${fence?.turnId} was superseded`);
+    return seq;
+  }
+
+  /** Events with seq > `afterSeq`, oldest first, at most `count`. */
+  async read(conversationId: string, afterSeq: number, count = READ_PAGE): Promise<{ events: LoggedEvent[] }> {
+    const entries = (await this.redis.xrange(this.streamKey(conversationId), `${afterSeq + 1}-0`, '+', 'COUNT', count)) as [
+      string,
+      string[],
+    ][];
+    return { events: entries.map(([id, fields]) => ({ seq: Number.parseInt(id, 10), json: fields[1]! })) };
+  }
+
+  /** What the log can replay: the oldest seq it keeps (null when it keeps none) and the latest seq. */
+  async window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }> {
+    const [oldest, counter] = await Promise.all([
+      this.redis.xrange(this.streamKey(conversationId), '-', '+', 'COUNT', 1) as Promise<[string, string[]][]>,
+      this.redis.get(this.seqKey(conversationId)),
+    ]);
+    const oldestSeq = oldest[0] ? Number.parseInt(oldest[0][0], 10) : null;
+    return { oldestSeq, latestSeq: await this.counterOrFloor(conversationId, counter) };
+  }
+
+  /**
+   * The latest seq, for HTTP answers. While Redis is unreachable it is PostgreSQL's copy (which
+   * lags at most by the events of a turn in flight) rather than a request that hangs or fails:
+   * a conversation is readable from PostgreSQL alone.
+   */
+  async latestSeq(conversationId: string): Promise<number> {
+    let counter: string | null;
+    try {
+      counter = await (this.options.failFastRedis ?? this.redis).get(this.seqKey(conversationId));
+    } catch (error) {
+      if (!isBackendUnavailable(error)) throw error;
+      counter = null;
+    }
+    return this.counterOrFloor(conversationId, counter);
+  }
+
+  private async counterOrFloor(conversationId: string, counter: string | null): Promise<number> {
+    return counter === null ? this.options.seqFloor(conversationId) : Number(counter);
+  }
+}

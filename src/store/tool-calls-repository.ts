@@ -1,0 +1,163 @@
+import type { Queryable } from './db';
+import { toStorableJson } from './storable-text';
+
+export type ToolCallStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const SETTLED_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+export interface ToolCallRecord {
+  turnId: string;
+  toolCallId: string;
+  conversationId: string;
+  step: number;
+  position: number;
+  name: string;
+  kind: string | null;
+  argumentsText: string;
+  args: unknown;
+  status: ToolCallStatus;
+  attempts: number;
+  result: unknown;
+  error: { code: string; message: string; [key: string]: unknown } | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export type NewToolCall = Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'conversationId' | 'step' | 'position' | 'name' | 'kind' | 'argumentsText' | 'args'> &
+  /** A call rejected before running (invalid arguments) is stored already settled. */
+  ({ status: 'pending' } | { status: 'failed' | 'cancelled'; error: { code: string; message: string } });
+
+interface ToolCallRow {
+  turn_id: string;
+  tool_call_id: string;
+  conversation_id: string;
+  step: number;
+  position: number;
+  name: string;
+  kind: string | null;
+  arguments_text: string;
+  args: unknown;
+  status: ToolCallStatus;
+  attempts: number;
+  result: unknown;
+  error: ToolCallRecord['error'];
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+const UNSETTLED = `('pending', 'running')`;
+
+export class ToolCallsRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Idempotent: a step committed twice (a retried commit) keeps its first rows. */
+  async insertMany(calls: NewToolCall[], db: Queryable = this.db): Promise<void> {
+    for (const call of calls) {
+      await db.query(
+        `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, finished_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10 = 'pending' THEN NULL ELSE clock_timestamp() END)
+         ON CONFLICT (turn_id, tool_call_id) DO NOTHING`,
+        [
+          call.turnId,
+          call.toolCallId,
+          call.conversationId,
+          call.step,
+          call.position,
+          call.name,
+          call.kind,
+          call.argumentsText,
+          call.args === undefined ? null : JSON.stringify(call.args),
+          call.status,
+          'error' in call ? JSON.stringify(call.error) : null,
+        ],
+      );
+    }
+  }
+
+  async get(turnId: string, toolCallId: string, db: Queryable = this.db): Promise<ToolCallRecord | null> {
+    const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2', [turnId, toolCallId]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async listForTurn(turnId: string, db: Queryable = this.db): Promise<ToolCallRecord[]> {
+    const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = $1 ORDER BY step, position', [turnId]);
+    return rows.map(toRecord);
+  }
+
+  async listForStep(turnId: string, step: number, db: Queryable = this.db): Promise<ToolCallRecord[]> {
+    const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = $1 AND step = $2 ORDER BY position', [
+      turnId,
+      step,
+    ]);
+    return rows.map(toRecord);
+  }
+
+  /** Counts an execution attempt. Null when the call is settled: it must not run again. */
+  async markRunning(turnId: string, toolCallId: string): Promise<ToolCallRecord | null> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, clock_timestamp())
+       WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
+      [turnId, toolCallId],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Stores the outcome unless one is stored already: the first answer wins. */
+  async settle(
+    turnId: string,
+    toolCallId: string,
+    outcome: { status: 'succeeded'; result: unknown } | { status: 'failed' | 'cancelled'; error: { code: string; message: string } },
+    db: Queryable = this.db,
+  ): Promise<ToolCallRecord | null> {
+    const { rows } = await db.query<ToolCallRow>(
+      `UPDATE tool_calls SET status = $3, result = $4, error = $5, finished_at = clock_timestamp()
+       WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
+      [
+        turnId,
+        toolCallId,
+        outcome.status,
+        // A tool may answer with text PostgreSQL refuses (a NUL): stored with U+FFFD instead.
+        outcome.status === 'succeeded' ? JSON.stringify(toStorableJson(outcome.result ?? null)) : null,
+        outcome.status === 'succeeded' ? null : JSON.stringify(toStorableJson(outcome.error)),
+      ],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Settles every unsettled call of a turn as cancelled (cancel, interrupt, max steps). */
+  async cancelUnsettled(turnId: string, error: { code: string; message: string }, db: Queryable = this.db): Promise<ToolCallRecord[]> {
+    const { rows } = await db.query<ToolCallRow>(
+      `UPDATE tool_calls SET status = 'cancelled', error = $2, finished_at = clock_timestamp()
+       WHERE turn_id = $1 AND status IN ${UNSETTLED} RETURNING *`,
+      [turnId, JSON.stringify(error)],
+    );
+    return rows.map(toRecord);
+  }
+}
+
+export function durationMs(call: ToolCallRecord): number {
+  if (!call.startedAt || !call.finishedAt) return 0;
+  return Math.max(0, Date.parse(call.finishedAt) - Date.parse(call.startedAt));
+}
+
+function toRecord(row: ToolCallRow): ToolCallRecord {
+  return {
+    turnId: row.turn_id,
+    toolCallId: row.tool_call_id,
+    conversationId: row.conversation_id,
+    step: row.step,
+    position: row.position,
+    name: row.name,
+    kind: row.kind,
+    argumentsText: row.arguments_text,
+    args: row.args,
+    status: row.status,
+    attempts: row.attempts,
+    result: row.result,
+    error: row.error,
+    createdAt: row.created_at.toISOString(),
+    startedAt: row.started_at?.toISOString() ?? null,
+    finishedAt: row.finished_at?.toISOString() ?? null,
+  };
+}

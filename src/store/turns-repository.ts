@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import type { Usage } from '../events/event';
+import type { ToolChoice } from '../providers/model-provider';
+import type { Queryable } from './db';
+
+export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
+export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_tools'];
+export const isTerminal = (status: TurnStatus) => !ACTIVE_TURN_STATUSES.includes(status);
+
+export interface TurnOptions {
+  model?: string;
+  tools?: string[];
+  toolChoice?: ToolChoice;
+  maxSteps?: number;
+}
+
+export interface StepRecord {
+  step: number;
+  finishReason: string;
+  usage: Usage;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export interface Turn {
+  id: string;
+  conversationId: string;
+  userId: string;
+  status: TurnStatus;
+  input: unknown;
+  options: TurnOptions;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  attempt: number;
+  /** Provider failures retried so far; bounded by the retry policy. */
+  providerRetries: number;
+  /** The provider failure behind the latest retry. */
+  lastError: { code: string; message: string; at: string } | null;
+  /** When a turn waiting out a provider failure may be tried again (null: at once). */
+  retryAt: string | null;
+  step: number;
+  finishReason: string | null;
+  error: { code: string; message: string } | null;
+  usage: Usage;
+  steps: StepRecord[];
+  awaiting: 'tools' | 'clients' | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+interface TurnRow {
+  id: string;
+  conversation_id: string;
+  user_id: string;
+  status: TurnStatus;
+  input: unknown;
+  options: TurnOptions;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  attempt: number;
+  provider_retries: number;
+  last_error: Turn['lastError'];
+  retry_at: Date | null;
+  step: number;
+  finish_reason: string | null;
+  error: Turn['error'];
+  usage: Usage;
+  steps: StepRecord[];
+  awaiting: Turn['awaiting'];
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+const ACTIVE_SQL = `('queued', 'running', 'waiting_tools')`;
+
+/**
+ * Turn rows. Writes made by a worker are fenced by the attempt number they started with: a
+ * stale worker (its lock lost, another worker now on the turn) matches no row and stops.
+ */
+export class TurnsRepository {
+  constructor(
+    private readonly db: Queryable,
+    private readonly generateId: () => string = () => `turn_${randomUUID()}`,
+  ) {}
+
+  async insert(
+    input: {
+      conversationId: string;
+      userId: string;
+      input: unknown;
+      options: TurnOptions;
+      idempotencyKey?: string;
+      requestHash: string;
+    },
+    db: Queryable = this.db,
+  ): Promise<Turn> {
+    const { rows } = await db.query<TurnRow>(
+      `INSERT INTO turns (id, conversation_id, user_id, status, input, options, idempotency_key, request_hash)
+       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7) RETURNING *`,
+      [
+        this.generateId(),
+        input.conversationId,
+        input.userId,
+        JSON.stringify(input.input),
+        JSON.stringify(input.options),
+        input.idempotencyKey ?? null,
+        input.requestHash,
+      ],
+    );
+    return toTurn(rows[0]!);
+  }
+
+  async get(id: string, db: Queryable = this.db): Promise<Turn | null> {
+    const { rows } = await db.query<TurnRow>('SELECT * FROM turns WHERE id = $1', [id]);
+    return rows[0] ? toTurn(rows[0]) : null;
+  }
+
+  async getForUser(userId: string, id: string): Promise<Turn | null> {
+    const { rows } = await this.db.query<TurnRow>('SELECT * FROM turns WHERE id = $1 AND user_id = $2', [id, userId]);
+    return rows[0] ? toTurn(rows[0]) : null;
+  }
+
+  async findByIdempotencyKey(conversationId: string, key: string, db: Queryable = this.db): Promise<Turn | null> {
+    const { rows } = await db.query<TurnRow>('SELECT * FROM turns WHERE conversation_id = $1 AND idempotency_key = $2', [
+      conversationId,
+      key,
+    ]);
+    return rows[0] ? toTurn(rows[0]) : null;
+  }
+
+  /** Unfinished turns of a conversation, oldest first: the first one is the one that may run. */
+  async activeTurns(conversationId: string, db: Queryable = this.db): Promise<Turn[]> {
+    const { rows } = await db.query<TurnRow>(
+      `SELECT * FROM turns WHERE conversation_id = $1 AND status IN ${ACTIVE_SQL} ORDER BY ordinal`,
+      [conversationId],
+    );
+    return rows.map(toTurn);
+  }
+
+  /**
+   * Takes the turn for this worker. A turn that was `waiting_tools` continues its attempt;
+   * one that was `queued` (new, or waiting out a provider retry) or `running` (its worker
+   * died) starts a new attempt. The returned attempt fences every later write of this worker.
+   */
+  async beginAttempt(id: string, db: Queryable = this.db): Promise<{ turn: Turn; restarted: boolean; previousStatus: TurnStatus } | null> {
+    const { rows } = await db.query<TurnRow & { restarted: boolean; previous_status: TurnStatus }>(
+      `UPDATE turns SET
+         attempt = CASE WHEN status = 'waiting_tools' THEN attempt ELSE attempt + 1 END,
+         status = 'running', awaiting = NULL, started_at = COALESCE(started_at, clock_timestamp())
+       FROM (SELECT status AS previous_status FROM turns WHERE id = $1 FOR UPDATE) previous
+       WHERE id = $1 AND status IN ${ACTIVE_SQL}
+       RETURNING turns.*, previous.previous_status, previous.previous_status <> 'waiting_tools' AS restarted`,
+      [id],
+    );
+    const row = rows[0];
+    return row ? { turn: toTurn(row), restarted: row.restarted, previousStatus: row.previous_status } : null;
+  }
+
+  /** Parks the turn while its tools run or its client tools are unanswered. */
+  async setWaiting(id: string, attempt: number, awaiting: 'tools' | 'clients', db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(
+      `UPDATE turns SET status = 'waiting_tools', awaiting = $3
+       WHERE id = $1 AND attempt = $2 AND status IN ('running', 'waiting_tools') RETURNING id`,
+      [id, attempt, awaiting],
+    );
+    return rows.length > 0;
+  }
+
+  /** A fenced no-op write: true while this attempt still owns the running turn. */
+  async holds(id: string, attempt: number, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(`SELECT id FROM turns WHERE id = $1 AND attempt = $2 AND status = 'running' FOR UPDATE`, [id, attempt]);
+    return rows.length > 0;
+  }
+
+  /** Records a finished step and the turn's running totals. False when the attempt was fenced off. */
+  async commitStep(id: string, attempt: number, record: StepRecord, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(
+      `UPDATE turns SET step = $3, steps = steps || $4::jsonb,
+         usage = jsonb_build_object(
+           'promptTokens', (usage->>'promptTokens')::int + $5::int,
+           'completionTokens', (usage->>'completionTokens')::int + $6::int,
+           'totalTokens', (usage->>'totalTokens')::int + $7::int)
+       WHERE id = $1 AND attempt = $2 AND status = 'running' AND step = $3 - 1 RETURNING id`,
+      [
+        id,
+        attempt,
+        record.step,
+        JSON.stringify([record]),
+        record.usage.promptTokens,
+        record.usage.completionTokens,
+        record.usage.totalTokens,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Puts the turn back to `queued` to wait out a provider failure, counting the retry. The
+   * count lives here, not in the job, so that a job Redis lost and the reconciler re-created
+   * cannot retry without bound.
+   */
+  async scheduleRetry(
+    id: string,
+    attempt: number,
+    error: { code: string; message: string },
+    delayMs: number,
+    db: Queryable = this.db,
+  ): Promise<boolean> {
+    const { rows } = await db.query(
+      `UPDATE turns SET status = 'queued', provider_retries = provider_retries + 1,
+         retry_at = clock_timestamp() + make_interval(secs => $5::double precision / 1000),
+         last_error = jsonb_build_object('code', $3::text, 'message', $4::text, 'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+       WHERE id = $1 AND attempt = $2 AND status = 'running' RETURNING id`,
+      [id, attempt, error.code, error.message, delayMs],
+    );
+    return rows.length > 0;
+  }
+
+  /** Ends the turn. `attempt` null ends it whoever runs it (cancel from the API). */
+  async finish(
+    id: string,
+    attempt: number | null,
+    outcome: { status: 'completed' | 'failed' | 'cancelled'; finishReason?: string; error?: { code: string; message: string } },
+    db: Queryable = this.db,
+  ): Promise<Turn | null> {
+    const { rows } = await db.query<TurnRow>(
+      `UPDATE turns SET status = $3, finish_reason = $4, error = $5, finished_at = clock_timestamp()
+       WHERE id = $1 AND ($2::int IS NULL OR attempt = $2::int) AND status IN ${ACTIVE_SQL} RETURNING *`,
+      [id, attempt, outcome.status, outcome.finishReason ?? null, outcome.error ? JSON.stringify(outcome.error) : null],
+    );
+    return rows[0] ? toTurn(rows[0]) : null;
+  }
+
+  /**
+   * For the reconciler: unfinished turns that are first in their conversation (the ones that
+   * should have a job now), oldest first, a page at a time after `afterOrdinal`.
+   */
+  async runnable(afterOrdinal: string, limit: number, db: Queryable = this.db): Promise<{ turns: Turn[]; lastOrdinal: string | null }> {
+    const { rows } = await db.query<TurnRow & { ordinal: string | number }>(
+      `SELECT t.* FROM turns t
+       WHERE t.status IN ${ACTIVE_SQL} AND t.ordinal > $1
+         AND NOT EXISTS (SELECT 1 FROM turns e WHERE e.conversation_id = t.conversation_id
+                           AND e.status IN ${ACTIVE_SQL} AND e.ordinal < t.ordinal)
+       ORDER BY t.ordinal LIMIT $2`,
+      [afterOrdinal, limit],
+    );
+    const last = rows[rows.length - 1];
+    return { turns: rows.map(toTurn), lastOrdinal: last ? String(last.ordinal) : null };
+  }
+
+  async countActiveForUser(userId: string, db: Queryable = this.db): Promise<number> {
+    const { rows } = await db.query<{ count: string | number }>(
+      `SELECT count(*) AS count FROM turns WHERE user_id = $1 AND status IN ${ACTIVE_SQL}`,
+      [userId],
+    );
+    return Number(rows[0]?.count ?? 0);
+  }
+}
+
+function toTurn(row: TurnRow): Turn {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    userId: row.user_id,
+    status: row.status,
+    input: row.input,
+    options: row.options,
+    idempotencyKey: row.idempotency_key,
+    requestHash: row.request_hash,
+    attempt: row.attempt,
+    providerRetries: row.provider_retries,
+    lastError: row.last_error,
+    retryAt: row.retry_at?.toISOString() ?? null,
+    step: row.step,
+    finishReason: row.finish_reason,
+    error: row.error,
+    usage: row.usage,
+    steps: row.steps,
+    awaiting: row.awaiting,
+    createdAt: row.created_at.toISOString(),
+    startedAt: row.started_at?.toISOString() ?? null,
+    finishedAt: row.finished_at?.toISOString() ?? null,
+  };
+}

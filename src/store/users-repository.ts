@@ -1,0 +1,125 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Queryable } from './db';
+
+export interface User {
+  id: string;
+  name: string;
+  /** null: every tool; otherwise the only tools this user's turns may offer. */
+  allowedTools: string[] | null;
+  createdAt: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  userId: string;
+  /** The key's first characters, so an operator can tell keys apart. */
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+interface UserRow {
+  id: string;
+  name: string;
+  allowed_tools: string[] | null;
+  created_at: Date;
+}
+
+const KEY_PREFIX = 'sy_';
+
+/**
+ * API keys are 32 random bytes, so a plain SHA-256 is enough to store them (a slow hash guards
+ * low-entropy passwords, not these); lookups go by the hash, never by comparing plaintext.
+ * Nothing is cached: a revoked key stops working on the next request.
+ */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export class UsersRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async createUserWithKey(name: string, allowedTools: string[] | null = null): Promise<{ id: string; name: string; keyId: string; apiKey: string }> {
+    const id = `user_${randomUUID()}`;
+    await this.db.query('INSERT INTO users (id, name, allowed_tools) VALUES ($1, $2, $3)', [
+      id,
+      name,
+      allowedTools === null ? null : JSON.stringify(allowedTools),
+    ]);
+    const key = await this.createApiKey(id);
+    return { id, name, keyId: key.id, apiKey: key.apiKey };
+  }
+
+  /** The plaintext key is returned this once; only its hash is stored. */
+  async createApiKey(userId: string): Promise<{ id: string; userId: string; apiKey: string }> {
+    const apiKey = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const id = `key_${randomUUID()}`;
+    await this.db.query('INSERT INTO api_keys (id, user_id, key_hash, prefix) VALUES ($1, $2, $3, $4)', [
+      id,
+      userId,
+      hashApiKey(apiKey),
+      apiKey.slice(0, KEY_PREFIX.length + 6),
+    ]);
+    return { id, userId, apiKey };
+  }
+
+  async findUserByApiKey(key: string): Promise<{ userId: string; keyId: string } | null> {
+    if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
+    const { rows } = await this.db.query<{ id: string; user_id: string }>(
+      'SELECT id, user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+      [hashApiKey(key)],
+    );
+    return rows[0] ? { userId: rows[0].user_id, keyId: rows[0].id } : null;
+  }
+
+  async isKeyActive(keyId: string): Promise<boolean> {
+    const { rows } = await this.db.query('SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL', [keyId]);
+    return rows.length > 0;
+  }
+
+  async revokeApiKey(keyId: string): Promise<boolean> {
+    const { rows } = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id', [keyId]);
+    return rows.length > 0;
+  }
+
+  async getUser(id: string): Promise<User | null> {
+    const { rows } = await this.db.query<UserRow>('SELECT id, name, allowed_tools, created_at FROM users WHERE id = $1', [id]);
+    return rows[0] ? toUser(rows[0]) : null;
+  }
+
+  async listUsers(): Promise<User[]> {
+    const { rows } = await this.db.query<UserRow>('SELECT id, name, allowed_tools, created_at FROM users ORDER BY created_at, id');
+    return rows.map(toUser);
+  }
+
+  async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
+    const { rows } = await this.db.query<{ id: string; user_id: string; prefix: string; created_at: Date; revoked_at: Date | null }>(
+      'SELECT id, user_id, prefix, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY created_at, id',
+      [userId],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      userId: row.user_id,
+      prefix: row.prefix,
+      createdAt: row.created_at.toISOString(),
+      revokedAt: row.revoked_at?.toISOString() ?? null,
+    }));
+  }
+
+  /** null lifts the limit; a list limits the user's turns to those tools. */
+  async setAllowedTools(userId: string, allowedTools: string[] | null): Promise<boolean> {
+    const { rows } = await this.db.query('UPDATE users SET allowed_tools = $2 WHERE id = $1 RETURNING id', [
+      userId,
+      allowedTools === null ? null : JSON.stringify(allowedTools),
+    ]);
+    return rows.length > 0;
+  }
+
+  async allowedTools(userId: string): Promise<string[] | null> {
+    return (await this.getUser(userId))?.allowedTools ?? null;
+  }
+}
+
+function toUser(row: UserRow): User {
+  return { id: row.id, name: row.name, allowedTools: row.allowed_tools, createdAt: row.created_at.toISOString() };
+}

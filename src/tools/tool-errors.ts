@@ -1,0 +1,47 @@
+/**
+ * The two ways tools fail outside the outcome union: a configuration that cannot be loaded
+ * (the service refuses to start) and an expected failure thrown by a builtin's `run`.
+ */
+
+/**
+ * A tools directory, a tool file or an MCP server that cannot be loaded. The message names the
+ * file (or server) and the field, and is meant to be printed as is.
+ */
+export class ToolLoadError extends Error {
+  readonly code = 'tool_config';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolLoadError';
+  }
+}
+
+/**
+ * An expected failure of a tool (`division_by_zero`, `invalid_time_zone`): reported with its
+ * code and not retried unless it says so. Anything else a builtin throws counts as a retryable
+ * `internal` failure.
+ */
+export class ToolExecutionError extends Error {
+  readonly retryable: boolean;
+
+  constructor(
+    readonly code: string,
+    message: string,
+    options: { retryable?: boolean } = {},
+  ) {
+    super(message);
+    this.name = 'ToolExecutionError';
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/**
+ * The message of anything thrown. Duck-typed rather than `instanceof Error`: errors from
+ * Node's own fetch (undici) come from another realm under jest and in some embedders.
+ */
+export function errorMessage(error: unknown): string {
+  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+    return (error as { message: string }).message;
+  }
+  return String(error);
+}

@@ -1,0 +1,124 @@
+import pino, { type Logger } from 'pino';
+import { builtinToExecutable, type BuiltinTool } from './builtin/builtin-tool';
+import { defaultBuiltinTools } from './builtin/default-builtins';
+import { startDeadline } from './deadline';
+import type { ExecutableTool } from './executable-tool';
+import type { HttpToolOptions } from './http/http-tool';
+import { loadToolFiles } from './http/load-tool-files';
+import { loadMcpTools } from './mcp/load-mcp-tools';
+import type { ToolCallContext, ToolError, ToolOutcome, ToolRegistry } from './tool';
+import { errorMessage, ToolLoadError } from './tool-errors';
+
+export interface LoadToolRegistryOptions {
+  /** Folder of http/client tool files (`*.json`) and `mcp.json`; a missing folder holds no tools. */
+  toolsDir: string;
+  /** For `${VAR}` in http tool headers and MCP env/headers, and PATH for stdio MCP servers. Passed in; this module never reads process.env. */
+  env: Record<string, string | undefined>;
+  /** Default: a silent logger. */
+  logger?: Logger;
+  /** Default: the shipped ones (`calculator`, `current_time`, `random_number`). */
+  builtins?: BuiltinTool[];
+  /** Per attempt of an MCP tool call, and the limit for starting an MCP server. Default 30000. */
+  mcpTimeoutMs?: number;
+  /** For tests: the http tools' fetch and response cap. */
+  http?: HttpToolOptions;
+}
+
+const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+
+/**
+ * Loads every kind into one registry: builtins, the tool files, then the MCP servers (last, so
+ * that a bad file fails before any server is spawned). Throws `ToolLoadError` with one message
+ * naming the file or server at fault; the service refuses to start rather than run without tools.
+ */
+export async function loadToolRegistry(options: LoadToolRegistryOptions): Promise<ToolRegistry> {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const builtins = (options.builtins ?? defaultBuiltinTools()).map((tool) => {
+    try {
+      return builtinToExecutable(tool);
+    } catch (error) {
+      throw new ToolLoadError(`builtin tool "${tool.name}": its schema is not valid JSON Schema: ${errorMessage(error)}`);
+    }
+  });
+  const fileTools = await loadToolFiles({ toolsDir: options.toolsDir, env: options.env, http: options.http });
+  const mcp = await loadMcpTools({ toolsDir: options.toolsDir, env: options.env, logger, timeoutMs: options.mcpTimeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
+  try {
+    return createToolRegistry([...builtins, ...fileTools, ...mcp.tools], { logger, close: mcp.close });
+  } catch (error) {
+    await mcp.close();
+    throw error;
+  }
+}
+
+/**
+ * The registry over loaded tools. Adds what every kind shares: unique names, argument checks,
+ * one deadline per attempt, and an outcome for every attempt, whatever the tool did.
+ */
+export function createToolRegistry(tools: ExecutableTool[], options: { logger: Logger; close(): Promise<void> }): ToolRegistry {
+  const byName = new Map<string, ExecutableTool>();
+  for (const tool of tools) {
+    const existing = byName.get(tool.descriptor.name);
+    if (existing) throw new ToolLoadError(`tool "${tool.descriptor.name}" is declared twice: by ${existing.source} and by ${tool.source}`);
+    byName.set(tool.descriptor.name, tool);
+  }
+  const descriptors = [...byName.values()].map((tool) => tool.descriptor).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let closed = false;
+
+  return {
+    list: () => descriptors.map((descriptor) => ({ ...descriptor })),
+    get: (name) => {
+      const descriptor = byName.get(name)?.descriptor;
+      return descriptor && { ...descriptor };
+    },
+    checkArguments(name, argumentsText) {
+      const tool = byName.get(name);
+      if (!tool) return { ok: false, error: { code: 'invalid_arguments', message: `unknown tool "${name}"` } };
+      return tool.checker.checkText(argumentsText);
+    },
+    async execute(name, args, ctx) {
+      const tool = byName.get(name);
+      if (!tool) return failure({ code: 'unknown_tool', message: `unknown tool "${name}"`, retryable: false });
+      if (tool.descriptor.kind === 'client') {
+        return failure({ code: 'client_tool', message: `"${name}" is a client tool: a subscribed client runs it`, retryable: false });
+      }
+      if (closed) return failure({ code: 'unavailable', message: 'the tool registry is shut down', retryable: true });
+      // Checked again: stored arguments may predate a change of the tool's schema.
+      const checked = tool.checker.check(args);
+      if (!checked.ok) return failure({ ...checked.error, retryable: false });
+      return runAttempt(tool, checked.args, ctx, options.logger);
+    },
+    async close() {
+      closed = true;
+      await options.close();
+    },
+  };
+}
+
+/** One attempt under its deadline. A tool that ignores its signal still gets its answer on time. */
+async function runAttempt(tool: ExecutableTool, args: unknown, ctx: ToolCallContext, logger: Logger): Promise<ToolOutcome> {
+  const { timeoutMs } = tool.descriptor;
+  const timedOut = failure({ code: 'timeout', message: `no result within ${timeoutMs} ms`, retryable: true });
+  const cancelled = failure({ code: 'cancelled', message: 'the call was cancelled', retryable: false });
+  const deadline = startDeadline(timeoutMs, ctx.signal);
+  try {
+    // Started inside a promise chain, so that a tool that throws synchronously is caught too.
+    const attempt = Promise.resolve()
+      .then(() => tool.execute(args, { ...ctx, signal: deadline.signal }))
+      .catch((error: unknown): ToolOutcome => {
+        logger.warn({ tool: tool.descriptor.name, err: error }, 'tool threw');
+        return failure({ code: 'internal', message: errorMessage(error), retryable: true });
+      });
+    const outcome = await Promise.race([attempt, deadline.expired.then((reason) => (reason === 'timeout' ? timedOut : cancelled))]);
+    if (outcome.ok) return outcome;
+    // Whatever the tool made of its aborted signal (a network error, an abort), the deadline knows why it fired.
+    if (deadline.timedOut()) return timedOut;
+    if (deadline.cancelled()) return cancelled;
+    return outcome;
+  } finally {
+    deadline.dispose();
+  }
+}
+
+function failure(error: ToolError): ToolOutcome {
+  return { ok: false, error };
+}

@@ -1,0 +1,52 @@
+import type { JobState } from 'bullmq';
+import { isBackendUnavailableMessage } from '../errors/backend-unavailable';
+
+export type ObservedJobState = JobState | 'unknown';
+
+export interface ObservedJob {
+  id: string;
+  state: ObservedJobState;
+  failedReason?: string;
+}
+
+export type ReconcileAction =
+  | { kind: 'none' }
+  /** No job will ever run this turn: enqueue its start (a deterministic id, so never twice). */
+  | { kind: 'enqueue' }
+  /** Its job failed for good but the turn was never ended (the database was down then). */
+  | { kind: 'fail'; error: { code: 'stalled' | 'internal'; message: string } }
+  /** Its job used up its attempts while PostgreSQL or Redis was away: run that job again. */
+  | { kind: 'retry'; jobId: string };
+
+const LIVE: ReadonlySet<ObservedJobState> = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+/**
+ * What the reconciler does with an unfinished turn that is first in its conversation, given
+ * the state of every job that could move it on: its start, its step's continuation, its
+ * client-answer resume, and the timeouts of its unanswered client tools. Pure.
+ */
+export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'clients' | null }, jobs: {
+  turnJobs: ObservedJob[];
+  clientTimeouts: ObservedJob[];
+}): ReconcileAction {
+  if (jobs.turnJobs.some((job) => LIVE.has(job.state))) return { kind: 'none' };
+  const failed = jobs.turnJobs.find((job) => job.state === 'failed');
+  if (failed) {
+    // An outage longer than the job's backoff is no fault of the turn's; the reconciler only
+    // runs while PostgreSQL answers, so the outage is over now.
+    if (isBackendUnavailableMessage(failed.failedReason)) return { kind: 'retry', jobId: failed.id };
+    const stalled = /stalled/i.test(failed.failedReason ?? '');
+    return {
+      kind: 'fail',
+      error: stalled
+        ? { code: 'stalled', message: 'the workers running this turn stopped too many times' }
+        : { code: 'internal', message: `the turn's job failed: ${failed.failedReason ?? 'unknown reason'}` },
+    };
+  }
+  // Parked for client answers: nothing runs until an answer or a timeout arrives, so it is
+  // only stuck if a timeout job is gone (then a run re-arms them).
+  if (turn.status === 'waiting_tools' && turn.awaiting === 'clients') {
+    return jobs.clientTimeouts.every((job) => LIVE.has(job.state)) ? { kind: 'none' } : { kind: 'enqueue' };
+  }
+  return { kind: 'enqueue' };
+}

@@ -1,0 +1,78 @@
+import type { Usage } from '../events/event';
+import type { AssistantToolCall, CompletionRequest, ModelProvider } from '../providers/model-provider';
+import { ProviderError } from '../providers/provider-error';
+import { ToolCallAssembler } from './tool-call-assembler';
+import type { TurnEvents } from './turn-events';
+
+export interface StepOutput {
+  text: string;
+  reasoning: string;
+  toolCalls: AssistantToolCall[];
+  finishReason: string;
+  usage: Usage;
+}
+
+export type StepStreamResult =
+  | { ok: true; output: StepOutput }
+  /** `outputSent`: clients saw part of this step, so a retry must announce `attempt-discarded`. */
+  | { ok: false; error: ProviderError; outputSent: boolean };
+
+export interface StreamStepOptions {
+  provider: ModelProvider;
+  request: CompletionRequest;
+  events: TurnEvents;
+  signal: AbortSignal;
+  generateToolCallId: (index: number) => string;
+  /** Ids of the turn's earlier tool calls: a provider id among them is replaced by a generated one. */
+  takenToolCallIds?: Iterable<string>;
+  /**
+   * Called on every piece of output; with the in-flight tool-call buffers when a tool-call
+   * fragment arrived (throttling is the callee's).
+   */
+  onOutput?: (toolCalls?: ReturnType<ToolCallAssembler['snapshot']>) => void;
+}
+
+/** Streams one completion, relaying its output as events and assembling the step's message. */
+export async function streamStep(options: StreamStepOptions): Promise<StepStreamResult> {
+  const { events } = options;
+  const assembler = new ToolCallAssembler(options.generateToolCallId, options.takenToolCallIds);
+  let text = '';
+  let reasoning = '';
+  let outputSent = false;
+  try {
+    for await (const chunk of options.provider.stream(options.request, options.signal)) {
+      switch (chunk.type) {
+        case 'text':
+          text += chunk.delta;
+          outputSent = true;
+          options.onOutput?.();
+          events.emit({ type: 'text-delta', delta: chunk.delta });
+          break;
+        case 'reasoning':
+          reasoning += chunk.delta;
+          outputSent = true;
+          options.onOutput?.();
+          events.emit({ type: 'reasoning-delta', delta: chunk.delta });
+          break;
+        case 'tool-call-fragment':
+          for (const out of assembler.push(chunk)) {
+            outputSent = true;
+            if (out.type === 'start') events.emit({ type: 'tool-call-start', toolCallId: out.toolCallId, toolName: out.toolName });
+            else events.emit({ type: 'tool-call-delta', toolCallId: out.toolCallId, argsTextDelta: out.argsTextDelta });
+          }
+          options.onOutput?.(assembler.snapshot());
+          break;
+        case 'finish':
+          return {
+            ok: true,
+            output: { text, reasoning, toolCalls: assembler.calls(), finishReason: chunk.finishReason, usage: chunk.usage },
+          };
+      }
+    }
+    return { ok: false, error: new ProviderError('truncated', 'the provider stream ended without finishing'), outputSent };
+  } catch (error) {
+    const providerError =
+      error instanceof ProviderError ? error : new ProviderError('stream_error', error instanceof Error ? error.message : String(error));
+    return { ok: false, error: providerError, outputSent };
+  }
+}

@@ -1,0 +1,178 @@
+import type { FlowProducer, Queue } from 'bullmq';
+import { fanOutToolCalls, scheduleClientTimeout } from '../queue/tool-queue';
+import type { Db, Queryable } from '../store/db';
+import type { MessagesRepository } from '../store/messages-repository';
+import {
+  durationMs,
+  SETTLED_TOOL_CALL_STATUSES,
+  type NewToolCall,
+  type ToolCallRecord,
+  type ToolCallsRepository,
+} from '../store/tool-calls-repository';
+import type { TurnsRepository } from '../store/turns-repository';
+import type { ToolRegistry } from '../tools/tool';
+import { toolMessageContent } from './tool-messages';
+import type { TurnEvents } from './turn-events';
+
+export interface ToolPhaseDeps {
+  db: Db;
+  turns: TurnsRepository;
+  messages: MessagesRepository;
+  toolCalls: ToolCallsRepository;
+  tools: ToolRegistry;
+  flows: FlowProducer;
+  toolQueue: Queue;
+}
+
+/** What the runner does after looking at a step's tool calls. */
+export type ToolPhaseOutcome = 'proceed' | 'wait' | 'fenced';
+
+const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
+
+/**
+ * Right after a step with tool calls is committed: announce the calls, settle the invalid
+ * ones, ask clients for client tools, and fan the server-run ones out as a flow whose parent
+ * continues the turn. 'proceed' when nothing is left to wait for.
+ */
+export async function startToolPhase(
+  deps: ToolPhaseDeps,
+  context: { turnId: string; attempt: number; step: number; events: TurnEvents },
+  calls: NewToolCall[],
+): Promise<ToolPhaseOutcome> {
+  const { events } = context;
+  events.emit({
+    type: 'tool_processing_start',
+    toolCalls: calls.map((call) => ({ toolCallId: call.toolCallId, toolName: call.name, args: call.args ?? null })),
+  });
+  for (const call of calls) {
+    if (call.status !== 'pending') events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: call.error, attempts: 0, durationMs: 0 });
+  }
+  const pending = calls.filter((call) => call.status === 'pending');
+  const server = pending.filter((call) => call.kind !== 'client');
+  const client = pending.filter((call) => call.kind === 'client');
+  if (pending.length === 0) return 'proceed';
+
+  // Parked before the fan-out, so a continuation that starts at once finds the turn waiting.
+  if (!(await deps.turns.setWaiting(context.turnId, context.attempt, server.length > 0 ? 'tools' : 'clients'))) return 'fenced';
+  for (const call of client) {
+    events.emit({ type: 'tool-call-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args });
+    await scheduleClientTimeout(deps.toolQueue, {
+      turnId: context.turnId,
+      step: context.step,
+      position: call.position,
+      toolCallId: call.toolCallId,
+      timeoutMs: deps.tools.get(call.name)?.timeoutMs ?? 300_000,
+    });
+  }
+  if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: client.map((call) => call.toolCallId) });
+  await events.flush();
+  if (server.length > 0) {
+    await fanOutToolCalls(deps.flows, {
+      turnId: context.turnId,
+      step: context.step,
+      calls: server.map((call) => ({
+        toolCallId: call.toolCallId,
+        position: call.position,
+        retries: deps.tools.get(call.name)?.retries ?? 0,
+      })),
+    });
+  }
+  return 'wait';
+}
+
+/**
+ * A turn taken up after its last committed step asked for tools (the flow's parent, a client's
+ * last answer, or a restart after a crash). Completes the tool phase when every call is settled.
+ */
+export async function resumeToolPhase(
+  deps: ToolPhaseDeps,
+  context: { turnId: string; attempt: number; step: number; events: TurnEvents; isContinuation: boolean },
+): Promise<ToolPhaseOutcome> {
+  const calls = await deps.toolCalls.listForStep(context.turnId, context.step);
+  if (calls.length === 0 || (await deps.messages.hasToolMessages(context.turnId, context.step))) return 'proceed';
+
+  const unsettledServer = calls.filter((call) => !isSettled(call) && call.kind !== 'client');
+  if (unsettledServer.length > 0) {
+    if (!context.isContinuation) {
+      // The worker died between committing the step and fanning out: fan out again (the job
+      // ids are the same, so calls already out are not duplicated).
+      if (!(await deps.turns.setWaiting(context.turnId, context.attempt, 'tools'))) return 'fenced';
+      await fanOutToolCalls(deps.flows, {
+        turnId: context.turnId,
+        step: context.step,
+        calls: unsettledServer.map((call) => ({ toolCallId: call.toolCallId, position: call.position, retries: deps.tools.get(call.name)?.retries ?? 0 })),
+      });
+      return 'wait';
+    }
+    // The flow ran its parent, so these jobs ended without storing a result (their workers
+    // kept dying): settle them as failed rather than wait forever.
+    for (const call of unsettledServer) {
+      const settled = await deps.toolCalls.settle(call.turnId, call.toolCallId, {
+        status: 'failed',
+        error: { code: 'tool_lost', message: 'the tool job ended without a result' },
+      });
+      if (settled) context.events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: settled.error!, attempts: settled.attempts, durationMs: durationMs(settled) });
+    }
+  }
+
+  if (calls.some((call) => !isSettled(call) && call.kind === 'client')) {
+    const parked = await parkForClients(deps, context, calls[0]!.conversationId);
+    if (parked === 'fenced') return 'fenced';
+    if (parked.length > 0) {
+      context.events.emit({ type: 'turn-waiting', toolCallIds: parked });
+      await context.events.flush();
+      return 'wait';
+    }
+  }
+  return completeToolPhase(deps, context);
+}
+
+/**
+ * Parks the turn for its unanswered client calls; returns their ids, or none when every call
+ * has its answer by now. Under the conversation's row lock, the lock under which an answer
+ * decides whether to resume the turn (client-tool-answers.ts): either the answer finds the
+ * turn parked and resumes it, or this read sees the answer and the turn goes on here. Parking
+ * on a read taken before the lock would leave a turn waiting for an answer it already has.
+ */
+async function parkForClients(
+  deps: ToolPhaseDeps,
+  context: { turnId: string; attempt: number; step: number },
+  conversationId: string,
+): Promise<string[] | 'fenced'> {
+  return deps.db.transaction(async (tx) => {
+    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
+    const unanswered = (await deps.toolCalls.listForStep(context.turnId, context.step, tx)).filter((call) => !isSettled(call));
+    if (unanswered.length === 0) return [];
+    if (!(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients', tx))) return 'fenced';
+    return unanswered.map((call) => call.toolCallId);
+  });
+}
+
+/** Writes one tool message per call, in the assistant's order, then announces the phase's end. */
+async function completeToolPhase(
+  deps: ToolPhaseDeps,
+  context: { turnId: string; attempt: number; step: number; events: TurnEvents },
+): Promise<ToolPhaseOutcome> {
+  const calls = await deps.toolCalls.listForStep(context.turnId, context.step);
+  const written = await deps.db.transaction(async (tx) => {
+    if (!(await deps.turns.holds(context.turnId, context.attempt, tx))) return false;
+    await writeToolMessages(deps, calls, tx);
+    return true;
+  });
+  if (!written) return 'fenced';
+  context.events.emit({
+    type: 'tool_processing_complete',
+    results: calls.length,
+    failed: calls.filter((call) => call.status !== 'succeeded').length,
+  });
+  return 'proceed';
+}
+
+export async function writeToolMessages(deps: Pick<ToolPhaseDeps, 'messages'>, calls: ToolCallRecord[], tx: Queryable): Promise<void> {
+  for (const call of calls) {
+    await deps.messages.insertToolMessage(
+      { conversationId: call.conversationId, turnId: call.turnId, step: call.step, toolCallId: call.toolCallId, content: toolMessageContent(call) },
+      tx,
+    );
+  }
+}

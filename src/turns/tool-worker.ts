@@ -1,0 +1,72 @@
+import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { TOOL_QUEUE, toolJobSchema } from '../queue/tool-queue';
+import { runToolJob, ToolJobAbortedError, type ToolJobDeps } from './tool-job-runner';
+import type { TurnCancellations } from './turn-cancellations';
+
+export interface ToolWorkerOptions {
+  connection: ConnectionOptions;
+  prefix: string;
+  concurrency: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** Lock losses a job survives before it fails as stalled. */
+  maxStalledCount: number;
+  /** This process's cancel signals: the jobs of a cancelled turn are aborted. */
+  cancellations: TurnCancellations;
+  deps: ToolJobDeps;
+  logger: Logger;
+}
+
+const CANCELLED = 'turn cancelled';
+
+/** Runs tool jobs: each call of a step is its own job, so they run in parallel and retry alone. */
+export async function startToolWorker(options: ToolWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
+  const worker = new Worker(
+    TOOL_QUEUE,
+    async (job: Job, token?: string, signal?: AbortSignal) => {
+      const parsed = toolJobSchema.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`);
+      const abortSignal = signal ?? new AbortController().signal;
+      const { turnId } = parsed.data;
+      const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
+      try {
+        await runToolJob(options.deps, parsed.data, {
+          signal: abortSignal,
+          isLastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+        });
+      } catch (error) {
+        if (!(error instanceof ToolJobAbortedError)) throw error;
+        // Cancelled with its turn: the cancel has settled the call, the job is done.
+        if (abortSignal.reason === CANCELLED) return;
+        // Shutdown: handed back at once, without spending an attempt, to run again elsewhere
+        // with the same Idempotency-Key.
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      } finally {
+        release();
+      }
+    },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount,
+    },
+  );
+  worker.on('failed', (job, error) => options.logger.debug({ jobId: job?.id, err: error }, 'tool job attempt failed'));
+  worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
+  await worker.waitUntilReady();
+  return {
+    async close(graceMs: number) {
+      const timer = setTimeout(() => worker.cancelAllJobs('shutdown'), graceMs);
+      try {
+        await worker.close();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

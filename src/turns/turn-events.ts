@@ -1,0 +1,96 @@
+import type { EventBody, EventPayload } from '../events/event';
+import type { AttemptFence } from '../store/event-log';
+
+export interface EventAppender {
+  /**
+   * Appends events of one conversation in order; resolves with the seq of the last one. With a
+   * fence, rejects with `AttemptFencedError` once a later attempt of the turn has begun.
+   */
+  appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence): Promise<number>;
+}
+
+/** A worker's events carry its attempt; `onFenced` is told when a later attempt took over. */
+export interface EventFence {
+  attempt: number;
+  onFenced?(): void;
+}
+
+/** A merged delta stays below this, so no single event grows without bound. */
+const MAX_MERGED_DELTA = 16 * 1024;
+
+/**
+ * Emits the events of one turn without awaiting each write. One batch is in flight at a time:
+ * the first event goes out at once, and whatever is emitted while a batch is on its way goes
+ * in the next one, with consecutive deltas of the same kind merged. Under light load every
+ * token is its own event; under heavy load a round trip carries many tokens (never one Redis
+ * write per token). `flush()` is awaited only where order against PostgreSQL matters
+ * (commits come before their announcements).
+ */
+export class TurnEvents {
+  private queue: EventBody[] = [];
+  private inFlight: Promise<void> | null = null;
+  private failure: Error | undefined;
+  private latestSeq = 0;
+
+  constructor(
+    private readonly log: EventAppender,
+    readonly conversationId: string,
+    readonly turnId: string,
+    private readonly fence?: EventFence,
+  ) {}
+
+  emit(payload: EventPayload): void {
+    const body = { ...payload, conversationId: this.conversationId, turnId: this.turnId } as EventBody;
+    const last = this.queue[this.queue.length - 1];
+    if (!(last && mergeInto(last, body))) this.queue.push(body);
+    if (!this.inFlight) this.sendQueued();
+  }
+
+  /** Waits for every emitted event to be in the log; returns the latest seq. */
+  async flush(): Promise<number> {
+    while (this.inFlight) await this.inFlight;
+    if (this.failure) {
+      const failure = this.failure;
+      this.failure = undefined;
+      throw failure;
+    }
+    return this.latestSeq;
+  }
+
+  private sendQueued(): void {
+    const batch = this.queue;
+    this.queue = [];
+    const fence = this.fence && { turnId: this.turnId, attempt: this.fence.attempt };
+    this.inFlight = this.log.appendBatch(this.conversationId, batch, fence).then(
+      (seq) => {
+        this.latestSeq = Math.max(this.latestSeq, seq);
+        this.next();
+      },
+      (error: unknown) => {
+        if ((error as { code?: string }).code === 'attempt_fenced') this.fence?.onFenced?.();
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
+        this.next();
+      },
+    );
+  }
+
+  private next(): void {
+    this.inFlight = null;
+    if (this.queue.length > 0) this.sendQueued();
+  }
+}
+
+/** Appends `next` to `last` when both are deltas of the same stream; true when merged. */
+function mergeInto(last: EventBody, next: EventBody): boolean {
+  if ((last.type === 'text-delta' && next.type === 'text-delta') || (last.type === 'reasoning-delta' && next.type === 'reasoning-delta')) {
+    if (last.delta.length + next.delta.length > MAX_MERGED_DELTA) return false;
+    last.delta += next.delta;
+    return true;
+  }
+  if (last.type === 'tool-call-delta' && next.type === 'tool-call-delta' && last.toolCallId === next.toolCallId) {
+    if (last.argsTextDelta.length + next.argsTextDelta.length > MAX_MERGED_DELTA) return false;
+    last.argsTextDelta += next.argsTextDelta;
+    return true;
+  }
+  return false;
+}

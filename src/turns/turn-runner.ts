@@ -1,0 +1,283 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Usage } from '../events/event';
+import type { Metrics } from '../metrics/metrics';
+import type { ModelProvider } from '../providers/model-provider';
+import type { ConversationsRepository } from '../store/conversations-repository';
+import { AttemptFencedError } from '../store/event-log';
+import { isTerminal, type Turn } from '../store/turns-repository';
+import { buildMessages } from './build-messages';
+import { InflightState } from './inflight-state';
+import { offeredToolNames } from './offered-tools';
+import { prepareToolCalls } from './prepare-tool-calls';
+import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
+import { streamStep, type StepOutput } from './stream-step';
+import { resumeToolPhase, startToolPhase, type ToolPhaseDeps } from './tool-phase';
+import { endTurn, type TurnEndingDeps } from './turn-ending';
+import { TurnEvents } from './turn-events';
+
+export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
+  conversations: ConversationsRepository;
+  provider: ModelProvider;
+  /** For in-flight step state (tool-call buffers, the output mark). */
+  redis: Redis;
+  redisPrefix: string;
+  /** The tools a user may use (null: all). */
+  userAllowedTools(userId: string): Promise<string[] | null>;
+  logger: Logger;
+  metrics: Pick<Metrics, 'turnsStarted' | 'turnsFinished' | 'providerErrors' | 'turnDuration' | 'timeToFirstToken'>;
+  defaults: { model: string; maxSteps: number };
+  retryPolicy: RetryPolicy;
+  limits: { maxToolCallsPerStep: number };
+  now?: () => Date;
+}
+
+export interface TurnJob {
+  turnId: string;
+  /** The job is a step's continuation (its tool jobs have finished), not the turn's start. */
+  isContinuation: boolean;
+}
+
+/** What the queue layer must do with the job after a run. */
+export type TurnRunOutcome =
+  | { kind: 'done' }
+  /** Wait out a provider failure: the job goes back to the queue, delayed. */
+  | { kind: 'delay'; delayMs: number }
+  /** The turn is not this job's to run now (finished, or not first in line). */
+  | { kind: 'skipped'; reason: string }
+  /**
+   * The run stopped midway: its writes were refused (`fenced`: a later attempt owns the turn,
+   * as when this worker lost its job while it was stopped, or the turn was ended from outside),
+   * or the job's signal aborted it (cancel, shutdown, lost lock).
+   */
+  | { kind: 'stopped'; reason: 'fenced' | 'aborted' };
+
+const FENCED: TurnRunOutcome = { kind: 'stopped', reason: 'fenced' };
+const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
+
+/**
+ * Runs a turn from where PostgreSQL says it is: finishes the tool phase of its last committed
+ * step if there is one, then one completion per step, each committed before it is announced,
+ * until the model stops, tools must run, or `maxSteps` is reached. Every write of this run is
+ * fenced by its attempt: once another worker has begun a later attempt, this one stops.
+ */
+export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
+  const now = deps.now ?? (() => new Date());
+  const existing = await deps.turns.get(job.turnId);
+  if (!existing || isTerminal(existing.status)) return { kind: 'skipped', reason: 'turn is not active' };
+  // A later turn of the conversation is started by the end of the one before it.
+  const [first] = await deps.turns.activeTurns(existing.conversationId);
+  if (first && first.id !== existing.id) return { kind: 'skipped', reason: 'an earlier turn of the conversation is active' };
+  const conversation = await deps.conversations.getById(existing.conversationId);
+  if (!conversation) return { kind: 'skipped', reason: 'conversation deleted' };
+
+  const begun = await deps.turns.beginAttempt(existing.id);
+  if (!begun) return { kind: 'skipped', reason: 'turn ended meanwhile' };
+  const { turn, restarted, previousStatus } = begun;
+  const attempt = turn.attempt;
+  const fenced = new AbortController();
+  const signal = AbortSignal.any([jobSignal, fenced.signal]);
+  const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id, { attempt, onFenced: () => fenced.abort() });
+  const inflight = new InflightState(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id));
+  if (restarted) {
+    deps.metrics.turnsStarted.inc();
+    await deps.messages.insertUserMessage(turn.conversationId, turn.id, turn.input);
+    const previous = await InflightState.read(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id));
+    events.emit({ type: 'turn-start', attempt });
+    // The last attempt streamed part of a step that was never committed: clients drop it. A
+    // worker that died mid-step without a marker (Redis lost it) may have sent output too.
+    if (previous && previous.step === turn.step + 1) {
+      events.emit({ type: 'attempt-discarded', attempt: previous.attempt, step: previous.step });
+    } else if (!previous && previousStatus === 'running' && attempt > 1) {
+      events.emit({ type: 'attempt-discarded', attempt: attempt - 1, step: turn.step + 1 });
+    }
+  }
+
+  const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
+  const maxSteps = turn.options.maxSteps ?? deps.defaults.maxSteps;
+  const offered = new Set(
+    offeredToolNames({
+      turnTools: turn.options.tools,
+      conversationTools: conversation.tools,
+      userAllowedTools: await deps.userAllowedTools(turn.userId),
+      available: deps.tools.list().map((tool) => tool.name),
+    }),
+  );
+  const toolDefinitions = deps.tools.list().filter((tool) => offered.has(tool.name));
+  let usage: Usage = turn.usage;
+
+  if (turn.step > 0) {
+    const lastStep = turn.steps[turn.steps.length - 1];
+    const phase = await resumeToolPhase(deps, { turnId: turn.id, attempt, step: turn.step, events, isContinuation: job.isContinuation });
+    if (phase === 'fenced') return done(events, FENCED);
+    if (phase === 'wait') return done(events);
+    const hadTools = (await deps.toolCalls.listForStep(turn.id, turn.step)).length > 0;
+    // The worker died after committing a final step but before ending the turn.
+    if (!hadTools) return finish(deps, turn, attempt, events, lastStep?.finishReason ?? 'stop', usage);
+    if (turn.step >= maxSteps) return finish(deps, turn, attempt, events, 'max_steps', usage);
+  }
+
+  for (let step = turn.step + 1; step <= maxSteps; step++) {
+    const startedAt = now();
+    events.emit({ type: 'step-start', step });
+    const history = await deps.messages.list(turn.conversationId);
+    let firstOutput = true;
+    const result = await streamStep({
+      provider: deps.provider,
+      request: {
+        model,
+        messages: buildMessages(conversation.system, history),
+        ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
+        ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
+      },
+      events,
+      signal,
+      generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
+      takenToolCallIds: (await deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId),
+      onOutput: (toolCalls) => {
+        if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
+        if (firstOutput || toolCalls) inflight.update({ attempt, step, toolCalls: toolCalls ?? [] });
+        firstOutput = false;
+      },
+    });
+
+    if (!result.ok) {
+      if (signal.aborted) return stop(deps, turn.id, inflight, events, fenced.signal.aborted ? FENCED : ABORTED);
+      deps.metrics.providerErrors.inc({ kind: result.error.kind });
+      const decision = decideProviderRetry(result.error, turn.providerRetries, deps.retryPolicy);
+      if (decision.kind === 'abandon') return stop(deps, turn.id, inflight, events, ABORTED);
+      // What a client showed of this broken step is dropped, whether the turn retries or fails.
+      if (decision.kind === 'fail') {
+        if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
+        await endTurn(deps, turn, attempt, { status: 'failed', error: { code: decision.code, message: decision.message } }, events);
+        return { kind: 'done' };
+      }
+      // Committed before it is announced: a client that reads the turn on `provider-retry` sees it queued.
+      const error = { code: result.error.kind, message: result.error.message };
+      if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, decision.delayMs))) return done(events, FENCED);
+      if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
+      events.emit({ type: 'provider-retry', attempt, retryInMs: decision.delayMs, reason: result.error.message });
+      const outcome = await done(events, { kind: 'delay', delayMs: decision.delayMs });
+      // Cleared only once announced: a worker dying before that leaves the marker to the next attempt.
+      if (outcome.kind === 'delay') await inflight.clear();
+      return outcome;
+    }
+
+    const output = result.output;
+    const calls = prepareToolCalls({
+      calls: output.toolCalls,
+      offered,
+      registry: deps.tools,
+      maxCalls: deps.limits.maxToolCallsPerStep,
+      turnId: turn.id,
+      conversationId: turn.conversationId,
+      step,
+    });
+    for (const call of calls) {
+      events.emit(
+        call.status === 'pending'
+          ? { type: 'tool-call-end', toolCallId: call.toolCallId, args: call.args }
+          : { type: 'tool-call-end', toolCallId: call.toolCallId, args: null, error: call.error },
+      );
+    }
+    // PostgreSQL keeps the latest seq clients may have seen, so that a Redis that loses its data
+    // mid-turn restarts the numbering above it.
+    const seenSeq = await events.flush().catch((error: unknown) => {
+      if (error instanceof AttemptFencedError) return null;
+      throw error;
+    });
+    if (seenSeq === null) return stop(deps, turn.id, inflight, events, FENCED);
+    const committed = await commitStep(deps, turn, attempt, step, output, calls, startedAt, now(), seenSeq);
+    if (!committed) return stop(deps, turn.id, inflight, events, FENCED);
+    await inflight.clear();
+    usage = addUsage(usage, output.usage);
+    events.emit({ type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage });
+
+    if (calls.length === 0) return finish(deps, turn, attempt, events, output.finishReason, usage);
+    if (step >= maxSteps) return finish(deps, turn, attempt, events, 'max_steps', usage);
+    const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events }, calls);
+    if (phase === 'fenced') return done(events, FENCED);
+    if (phase === 'wait') return done(events);
+    const completed = await resumeToolPhase(deps, { turnId: turn.id, attempt, step, events, isContinuation: true });
+    if (completed !== 'proceed') return done(events, completed === 'fenced' ? FENCED : { kind: 'done' });
+  }
+  return finish(deps, turn, attempt, events, 'max_steps', usage);
+}
+
+/**
+ * Ends a run stopped in the middle of a step. Its in-flight mark stays when the turn goes on
+ * elsewhere (the next attempt announces `attempt-discarded` from it), and goes with a turn that
+ * ended meanwhile (cancelled, interrupted): its stream may have written the mark after the end.
+ */
+async function stop(
+  deps: TurnRunnerDeps,
+  turnId: string,
+  inflight: InflightState,
+  events: TurnEvents,
+  outcome: TurnRunOutcome,
+): Promise<TurnRunOutcome> {
+  const turn = await deps.turns.get(turnId);
+  if (!turn || isTerminal(turn.status)) await inflight.clear();
+  return done(events, outcome);
+}
+
+/** Waits for this run's events to be logged; a stale worker's refused events end its run quietly. */
+async function done(events: TurnEvents, outcome: TurnRunOutcome = { kind: 'done' }): Promise<TurnRunOutcome> {
+  try {
+    await events.flush();
+  } catch (error) {
+    if (error instanceof AttemptFencedError) return FENCED;
+    throw error;
+  }
+  return outcome;
+}
+
+async function finish(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  attempt: number,
+  events: TurnEvents,
+  finishReason: string,
+  usage: Usage,
+): Promise<TurnRunOutcome> {
+  await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events);
+  return { kind: 'done' };
+}
+
+/** The step's assistant message, its tool calls, the turn's step record and the seq floor, in one transaction. */
+async function commitStep(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  attempt: number,
+  step: number,
+  output: StepOutput,
+  calls: ReturnType<typeof prepareToolCalls>,
+  startedAt: Date,
+  finishedAt: Date,
+  seenSeq: number,
+): Promise<boolean> {
+  return deps.db.transaction(async (tx) => {
+    const recorded = await deps.turns.commitStep(
+      turn.id,
+      attempt,
+      { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString() },
+      tx,
+    );
+    if (!recorded) return false;
+    await deps.messages.insertAssistantMessage(
+      { conversationId: turn.conversationId, turnId: turn.id, step, content: output.text || null, toolCalls: output.toolCalls },
+      tx,
+    );
+    await deps.toolCalls.insertMany(calls, tx);
+    await deps.conversations.raiseLastSeq(turn.conversationId, seenSeq, tx);
+    return true;
+  });
+}
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}

@@ -1,0 +1,140 @@
+import { apiClient } from '../support/http';
+import { startTestStack, type TestStack } from '../support/stack';
+import { TestWsClient } from '../support/ws-client';
+
+describe('API boundaries', () => {
+  let stack: TestStack;
+  let alice: ReturnType<typeof apiClient>;
+  let bob: ReturnType<typeof apiClient>;
+  let aliceKey: string;
+  let bobKey: string;
+  let aliceConversation: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ env: { MAX_BODY_BYTES: '10000', ADMIN_TOKEN: 'admin-token-for-tests-0123' } });
+    aliceKey = (await stack.createUser('alice')).apiKey;
+    bobKey = (await stack.createUser('bob')).apiKey;
+    alice = apiClient(stack.url, aliceKey);
+    bob = apiClient(stack.url, bobKey);
+    aliceConversation = (await alice.post('/v1/conversations', { title: 'private' })).body.id;
+  });
+  afterAll(() => stack.close());
+
+  describe('isolation between users', () => {
+    it("answers 404 to another user's conversation, exactly as to a missing one", async () => {
+      const foreign = await bob.get(`/v1/conversations/${aliceConversation}`);
+      const missing = await bob.get('/v1/conversations/conv_does_not_exist');
+      expect(foreign.status).toBe(404);
+      expect(foreign.body).toEqual({ error: { ...missing.body.error, message: foreign.body.error.message } });
+      expect(foreign.body.error.code).toBe('not_found');
+      expect((await bob.post(`/v1/conversations/${aliceConversation}/turns`, { content: 'hi' })).status).toBe(404);
+      const list = await bob.get('/v1/conversations');
+      expect(list.body.data).toEqual([]);
+    });
+
+    it("hides another user's turn and refuses to cancel it", async () => {
+      const turn = await alice.post(`/v1/conversations/${aliceConversation}/turns`, { content: 'hello' });
+      expect((await bob.get(`/v1/turns/${turn.body.turnId}`)).status).toBe(404);
+      expect((await bob.post(`/v1/turns/${turn.body.turnId}/cancel`)).status).toBe(404);
+      expect((await bob.get(`/v1/turns/${turn.body.turnId}/events`)).status).toBe(404);
+    });
+
+    it("answers not_found to a websocket subscription to another user's conversation, with no event", async () => {
+      const client = await TestWsClient.connect(stack.url, { apiKey: bobKey });
+      client.send({ type: 'subscribe', conversationId: aliceConversation, after: 0 });
+      const error = await client.waitFor((frame) => frame.type === 'error');
+      expect(error).toMatchObject({ code: 'not_found', conversationId: aliceConversation });
+      client.send({ type: 'ping' });
+      await client.waitFor((frame) => frame.type === 'pong');
+      expect(client.events()).toEqual([]);
+      client.close();
+    });
+  });
+
+  describe('authentication', () => {
+    it('answers 401 without a key or with a wrong one', async () => {
+      expect((await apiClient(stack.url).get('/v1/conversations')).status).toBe(401);
+      const wrong = await apiClient(stack.url, 'sy_not_a_real_key').get('/v1/conversations');
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.error.code).toBe('unauthorized');
+    });
+
+    it('refuses a websocket handshake without credentials with 401', async () => {
+      await expect(TestWsClient.connect(stack.url, {})).rejects.toThrow('HTTP 401');
+    });
+
+    it('accepts a ticket once', async () => {
+      const { body } = await alice.post('/v1/ws-tickets');
+      const client = await TestWsClient.connect(stack.url, { ticket: body.ticket });
+      client.close();
+      await expect(TestWsClient.connect(stack.url, { ticket: body.ticket })).rejects.toThrow('HTTP 401');
+    });
+
+    it('makes users through the admin route only with the admin token', async () => {
+      expect((await apiClient(stack.url, 'wrong-token').post('/v1/admin/users', { name: 'x' })).status).toBe(401);
+      const made = await apiClient(stack.url, 'admin-token-for-tests-0123').post('/v1/admin/users', { name: 'carol' });
+      expect(made.status).toBe(201);
+      expect(made.body).toMatchObject({ name: 'carol', apiKey: expect.stringMatching(/^sy_/) });
+      expect((await apiClient(stack.url, made.body.apiKey).get('/v1/conversations')).status).toBe(200);
+    });
+  });
+
+  describe('bad input', () => {
+    it('answers malformed JSON with invalid_json', async () => {
+      const response = await alice.request('POST', '/v1/conversations', '{"title": ');
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('invalid_json');
+    });
+
+    it('names unknown and wrongly typed fields', async () => {
+      const unknown = await alice.post('/v1/conversations', { title: 'x', colour: 'blue' });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error.code).toBe('invalid_request');
+      expect(JSON.stringify(unknown.body.error)).toContain('colour');
+      const wrongType = await alice.post(`/v1/conversations/${aliceConversation}/turns`, { content: 42 });
+      expect(wrongType.status).toBe(400);
+      expect(wrongType.body.error.details.map((d: any) => d.field)).toContain('content');
+    });
+
+    it('answers an oversized body with 413', async () => {
+      const response = await alice.post('/v1/conversations', { title: 'x'.repeat(20_000) });
+      expect(response.status).toBe(413);
+      expect(response.body.error.code).toBe('payload_too_large');
+    });
+
+    it('answers a body that is not JSON with 415', async () => {
+      const response = await alice.request('POST', '/v1/conversations', 'title=x', { 'content-type': 'application/x-www-form-urlencoded' });
+      expect(response.status).toBe(415);
+      expect(response.body.error.code).toBe('unsupported_media_type');
+    });
+
+    it('answers an unknown route with a JSON 404', async () => {
+      const response = await alice.get('/v1/nothing-here');
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe('not_found');
+    });
+
+    it('answers websocket frames that are malformed, unknown or too large', async () => {
+      const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
+      client.send('{not json');
+      expect(await client.waitFor((frame) => frame.type === 'error')).toMatchObject({ code: 'bad_frame' });
+      client.send({ type: 'launch-rockets' });
+      expect(await client.waitFor((frame) => frame.type === 'error' && frame.code !== 'bad_frame')).toMatchObject({ code: 'unknown_frame' });
+      client.send({ type: 'subscribe', conversationId: aliceConversation, after: 1_000_000 });
+      expect(await client.waitFor((frame) => frame.type === 'error' && frame.code === 'bad_cursor')).toBeTruthy();
+      client.send({ type: 'subscribe', conversationId: 'x'.repeat(200 * 1024) });
+      expect((await client.whenClosed()).code).toBe(1009);
+    });
+  });
+
+  describe('health', () => {
+    it('serves healthz, readyz and metrics without auth', async () => {
+      const anonymous = apiClient(stack.url);
+      expect((await anonymous.get('/healthz')).status).toBe(200);
+      const ready = await anonymous.get('/readyz');
+      expect(ready.body).toEqual({ status: 'ready', checks: { redis: true, database: true } });
+      const metrics = await fetch(`${stack.url}/metrics`);
+      expect(await metrics.text()).toContain('switchyard_http_requests_total');
+    });
+  });
+});

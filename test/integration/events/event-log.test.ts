@@ -1,0 +1,192 @@
+import { Redis } from 'ioredis';
+import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/events/conversation-subscription';
+import type { EventBody } from '../../../src/events/event';
+import { EventLog } from '../../../src/store/event-log';
+import { LiveEvents } from '../../../src/store/live-events';
+import { uniqueSuffix } from '../../support/ids';
+import { dropRedisPrefix, TEST_REDIS_URL } from '../../support/services';
+
+const delta = (conversationId: string, text: string): EventBody => ({ type: 'text-delta', delta: text, conversationId, turnId: 't1' });
+
+describe('the event log and replay-then-live subscriptions (real Redis)', () => {
+  const prefix = `test-${uniqueSuffix()}`;
+  const floors = new Map<string, number>();
+  let redis: Redis;
+  let subscriber: Redis;
+  let log: EventLog;
+  let live: LiveEvents;
+
+  beforeAll(() => {
+    redis = new Redis(TEST_REDIS_URL);
+    subscriber = new Redis(TEST_REDIS_URL);
+    log = new EventLog({ redis, prefix, maxLength: 1000, ttlSeconds: 60, seqFloor: async (id) => floors.get(id) ?? 0 });
+    live = new LiveEvents(subscriber, (id) => log.channel(id));
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    subscriber.disconnect();
+    await dropRedisPrefix(prefix);
+  });
+
+  const subscribe = (conversationId: string, after: number | undefined, seen: { seq: number; json: string }[]) =>
+    subscribeToConversation(
+      { eventLog: log, liveEvents: live },
+      { conversationId, after, deliver: (json, seq) => seen.push({ seq, json }), onError: (error) => { throw error; } },
+    );
+
+  it('numbers events from 1 per conversation and stores them with their seq first', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    expect(await log.append(delta(id, 'a'))).toBe(1);
+    expect(await log.appendBatch(id, [delta(id, 'b'), delta(id, 'c')])).toBe(3);
+    const { events } = await log.read(id, 1);
+    expect(events.map((e) => e.seq)).toEqual([2, 3]);
+    expect(JSON.parse(events[0]!.json)).toEqual({ seq: 2, ...delta(id, 'b') });
+    expect(events[0]!.json.startsWith('{"seq":2,')).toBe(true);
+    expect(await log.window(id)).toEqual({ oldestSeq: 1, latestSeq: 3 });
+  });
+
+  it('restarts a lost counter from the floor PostgreSQL keeps, not from 1', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    floors.set(id, 41);
+    expect(await log.latestSeq(id)).toBe(41);
+    expect(await log.append(delta(id, 'x'))).toBe(42);
+  });
+
+  it('delivers every event exactly once, in order, while events are appended during the replay', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    for (let i = 0; i < 700; i++) await log.append(delta(id, `early ${i}`));
+    const seen: { seq: number; json: string }[] = [];
+    const outcome = (await subscribe(id, 100, seen)) as Extract<SubscribeOutcome, { ok: true }>;
+    expect(outcome.ok).toBe(true);
+    expect(outcome.subscription.latestSeq).toBe(700);
+    // Appends race the replay: some land before the reads reach them, some after.
+    const appending = (async () => {
+      for (let i = 0; i < 300; i++) await log.appendBatch(id, [delta(id, `late ${i}`)]);
+    })();
+    outcome.subscription.start();
+    await appending;
+    await waitUntil(() => seen.length >= 900);
+    expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: 900 }, (_, i) => 101 + i));
+    outcome.subscription.dispose();
+  });
+
+  it('fills a gap that pub/sub left from the log', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const seen: { seq: number; json: string }[] = [];
+    const outcome = (await subscribe(id, 0, seen)) as Extract<SubscribeOutcome, { ok: true }>;
+    outcome.subscription.start();
+    // Written straight into the stream, as if its publish had been lost on the way.
+    await redis.xadd(`${prefix}:conv:{${id}}:events`, '1-0', 'e', JSON.stringify({ seq: 1, ...delta(id, 'lost') }));
+    await redis.set(`${prefix}:conv:{${id}}:seq`, 1);
+    await log.append(delta(id, 'next'));
+    await waitUntil(() => seen.length >= 2);
+    expect(seen.map((e) => e.seq)).toEqual([1, 2]);
+    outcome.subscription.dispose();
+  });
+
+  it('applies a batch once when the connection sends it again after a reconnect lost the reply', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    // ioredis resends unanswered commands after a reconnect (autoResendUnfulfilledCommands):
+    // the very same call, batch id included, reaches the script a second time.
+    const calls: unknown[][] = [];
+    const recording = Object.create(redis) as Redis & { appendEvents(...args: unknown[]): Promise<number> };
+    recording.appendEvents = (...args: unknown[]) => {
+      calls.push(args);
+      return (redis as unknown as { appendEvents(...args: unknown[]): Promise<number> }).appendEvents(...args);
+    };
+    const resending = new EventLog({ redis: recording, prefix, maxLength: 1000, ttlSeconds: 60, seqFloor: async () => 0 });
+    expect(await resending.appendBatch(id, [delta(id, 'a'), delta(id, 'b')])).toBe(2);
+    const resend = (recording as unknown as { appendEvents(...args: unknown[]): Promise<number> }).appendEvents;
+    expect(await resend(...calls[0]!)).toBe(2);
+    expect(await resending.append(delta(id, 'c'))).toBe(3);
+    expect(await resend(...calls[0]!)).toBe(2);
+    expect((await log.read(id, 0)).events.map((event) => JSON.parse(event.json).delta)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('answers the latest seq from PostgreSQL at once while Redis is unreachable', async () => {
+    const unreachable = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+    unreachable.on('error', () => undefined);
+    const id = `c-${uniqueSuffix()}`;
+    floors.set(id, 17);
+    const failFast = new EventLog({ redis, failFastRedis: unreachable, prefix, maxLength: 1000, ttlSeconds: 60, seqFloor: async (conversationId) => floors.get(conversationId) ?? 0 });
+    expect(await failFast.latestSeq(id)).toBe(17);
+    unreachable.disconnect();
+  });
+
+  describe('after pub/sub reconnected', () => {
+    const reconnectable = () => {
+      const listeners = new Set<() => void>();
+      return {
+        onReconnect: (listener: () => void) => {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+        reconnect: () => listeners.forEach((listener) => listener()),
+      };
+    };
+    const subscribeWith = async (id: string, pubsub: ReturnType<typeof reconnectable>, seen: number[], errors: Error[]) => {
+      const outcome = await subscribeToConversation(
+        { eventLog: log, liveEvents: live, onReconnect: pubsub.onReconnect },
+        { conversationId: id, after: 0, deliver: (_json, seq) => seen.push(seq), onError: (error) => errors.push(error) },
+      );
+      if (!outcome.ok) throw new Error(outcome.message);
+      outcome.subscription.start();
+      return outcome.subscription;
+    };
+
+    it('reads what pub/sub lost from the log when the log kept its events', async () => {
+      const id = `c-${uniqueSuffix()}`;
+      const pubsub = reconnectable();
+      const seen: number[] = [];
+      const errors: Error[] = [];
+      const subscription = await subscribeWith(id, pubsub, seen, errors);
+      await log.appendBatch(id, [delta(id, 'a'), delta(id, 'b')]);
+      await waitUntil(() => seen.length === 2);
+      // Appended while pub/sub was away: in the log, never announced.
+      await redis.xadd(`${prefix}:conv:{${id}}:events`, '3-0', 'e', JSON.stringify({ seq: 3, ...delta(id, 'missed') }));
+      await redis.set(`${prefix}:conv:{${id}}:seq`, 3);
+      pubsub.reconnect();
+      await waitUntil(() => seen.length === 3);
+      expect(seen).toEqual([1, 2, 3]);
+      expect(errors).toEqual([]);
+      subscription.dispose();
+    });
+
+    it('tells the subscriber when Redis came back without the log, instead of skipping and gluing', async () => {
+      const id = `c-${uniqueSuffix()}`;
+      const pubsub = reconnectable();
+      const seen: number[] = [];
+      const errors: Error[] = [];
+      const subscription = await subscribeWith(id, pubsub, seen, errors);
+      for (const text of ['a', 'b', 'c']) await log.append(delta(id, text));
+      await waitUntil(() => seen.length === 3);
+      // Redis lost the conversation's keys; the counter restarts from PostgreSQL's last_seq (1).
+      floors.set(id, 1);
+      await redis.del(`${prefix}:conv:{${id}}:events`, `${prefix}:conv:{${id}}:seq`);
+      for (const text of ['x', 'y', 'z']) await log.append(delta(id, text));
+      pubsub.reconnect();
+      await waitUntil(() => errors.length > 0);
+      expect(errors[0]).toBeInstanceOf(EventLogRestartedError);
+      expect(seen).toEqual([1, 2, 3]);
+      subscription.dispose();
+    });
+  });
+
+  it('refuses cursors beyond the latest seq or older than the log keeps', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const trimmed = new EventLog({ redis, prefix, maxLength: 1, ttlSeconds: 60, seqFloor: async () => 0 });
+    for (let i = 0; i < 300; i++) await trimmed.append(delta(id, String(i)));
+    expect(await subscribe(id, 301, [])).toMatchObject({ ok: false, code: 'bad_cursor' });
+    const expired = await subscribe(id, 0, []);
+    expect(expired).toMatchObject({ ok: false, code: 'cursor_expired' });
+    expect((expired as { oldestSeq: number }).oldestSeq).toBeGreaterThan(1);
+  });
+});
+
+async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}

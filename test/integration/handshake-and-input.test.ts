@@ -1,0 +1,224 @@
+import { gzipSync } from 'node:zlib';
+import { apiClient } from '../support/http';
+import { rawHandshake } from '../support/raw-websocket';
+import { startTestStack, type TestStack } from '../support/stack';
+import { TestWsClient } from '../support/ws-client';
+
+const ALLOWED_ORIGIN = 'https://app.example.test';
+const TWO_MB = 2 * 1024 * 1024;
+
+/**
+ * RELIABILITY.md case 21 (credentials and Origin, refused before the upgrade) and case 25 (bad
+ * input is a JSON 400/413/415, never a 500), on the default MAX_BODY_BYTES.
+ */
+describe('websocket handshakes and bad input', () => {
+  let stack: TestStack;
+  let aliceKey: string;
+  let alice: ReturnType<typeof apiClient>;
+  let conversationId: string;
+  let turnId: string;
+  const clients: TestWsClient[] = [];
+
+  beforeAll(async () => {
+    stack = await startTestStack({ env: { WS_TICKET_TTL_SECONDS: '1', ALLOWED_ORIGINS: `${ALLOWED_ORIGIN}, https://other.example.test` } });
+    aliceKey = (await stack.createUser('alice')).apiKey;
+    alice = apiClient(stack.url, aliceKey);
+    conversationId = (await alice.post('/v1/conversations', {})).body.id;
+    turnId = (await alice.post(`/v1/conversations/${conversationId}/turns`, { content: 'hello [[scripted {"text": "hi"}]]' })).body.turnId;
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await stack.close();
+  });
+
+  const ticket = async (): Promise<string> => (await alice.post('/v1/ws-tickets')).body.ticket;
+  const ticketKey = (value: string) => `${stack.config.REDIS_PREFIX}:ws-ticket:${value}`;
+  const expectRefused = async (handshake: ReturnType<typeof rawHandshake>, status: number, code: string) => {
+    const answer = await handshake;
+    expect([answer.status, JSON.parse(answer.body).error.code]).toEqual([status, code]);
+    expect(answer.headers['content-type']).toBe('application/json');
+    expect(answer.headers.upgrade).toBeUndefined();
+    answer.socket.destroy();
+  };
+
+  describe('credentials (case 21)', () => {
+    it('refuses a missing, wrong or forged credential with 401 before the upgrade', async () => {
+      await expectRefused(rawHandshake(stack.url), 401, 'unauthorized');
+      await expectRefused(rawHandshake(stack.url, { headers: { authorization: 'Bearer sy_not-a-real-key-at-all' } }), 401, 'unauthorized');
+      await expectRefused(rawHandshake(stack.url, { headers: { authorization: `Basic ${aliceKey}` } }), 401, 'unauthorized');
+      // Well-formed but never issued, then malformed ones.
+      const forged = `wst_${Buffer.alloc(24, 7).toString('base64url')}`;
+      expect((await ticket()).length).toBe(forged.length);
+      for (const bad of [forged, 'wst_short', `${forged}x`, encodeURIComponent(aliceKey)]) {
+        await expectRefused(rawHandshake(stack.url, { path: `/v1/ws?ticket=${bad}` }), 401, 'unauthorized');
+      }
+      // The same answers through a client library, and a good key still gets in.
+      await expect(TestWsClient.connect(stack.url, { ticket: forged })).rejects.toThrow('HTTP 401');
+      const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
+      clients.push(client);
+    });
+
+    it('lets a ticket in once: a reused one is 401', async () => {
+      const once = await ticket();
+      const client = await TestWsClient.connect(stack.url, { ticket: once });
+      clients.push(client);
+      client.send({ type: 'subscribe', conversationId });
+      expect(await client.waitFor((frame) => frame.type === 'subscribed')).toMatchObject({ conversationId });
+      await expectRefused(rawHandshake(stack.url, { path: `/v1/ws?ticket=${once}` }), 401, 'unauthorized');
+    });
+
+    it('refuses an expired ticket with 401', async () => {
+      const issued = await alice.post('/v1/ws-tickets');
+      expect(issued.body.expiresInSeconds).toBe(1);
+      const key = ticketKey(issued.body.ticket);
+      const ttl = await stack.resources.redis.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(1000);
+      // Expiry emits nothing to wait for: poll Redis, bounded by twice the TTL.
+      const deadline = Date.now() + 2000;
+      while ((await stack.resources.redis.exists(key)) === 1) {
+        if (Date.now() > deadline) throw new Error('the ticket did not expire');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await expectRefused(rawHandshake(stack.url, { path: `/v1/ws?ticket=${issued.body.ticket}` }), 401, 'unauthorized');
+    });
+
+    it('refuses a foreign Origin with 403 without spending the ticket, and lets a listed Origin in', async () => {
+      const kept = await ticket();
+      for (const origin of ['https://evil.example.test', 'null', `http://${new URL(stack.url).host}`, `${ALLOWED_ORIGIN}.evil.test`]) {
+        await expectRefused(rawHandshake(stack.url, { path: `/v1/ws?ticket=${kept}`, headers: { origin } }), 403, 'forbidden');
+        await expectRefused(rawHandshake(stack.url, { headers: { origin, authorization: `Bearer ${aliceKey}` } }), 403, 'forbidden');
+      }
+      expect(await stack.resources.redis.exists(ticketKey(kept))).toBe(1);
+      const listed = await rawHandshake(stack.url, { path: `/v1/ws?ticket=${kept}`, headers: { origin: ALLOWED_ORIGIN } });
+      expect(listed.status).toBe(101);
+      listed.socket.destroy();
+      const other = await rawHandshake(stack.url, { headers: { origin: 'https://other.example.test', authorization: `Bearer ${aliceKey}` } });
+      expect(other.status).toBe(101);
+      other.socket.destroy();
+      // An allowed Origin does not excuse missing credentials.
+      await expectRefused(rawHandshake(stack.url, { headers: { origin: ALLOWED_ORIGIN } }), 401, 'unauthorized');
+    });
+  });
+
+  describe('bad input (case 25)', () => {
+    const expectJsonError = (answer: { status: number; body: any; headers: Headers }, status: number, code: string) => {
+      expect([answer.status, answer.body?.error?.code]).toEqual([status, code]);
+      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    };
+    const writeRoutes = () => [
+      '/v1/conversations',
+      `/v1/conversations/${conversationId}/turns`,
+      `/v1/turns/${turnId}/tool-results`,
+      '/v1/ws-tickets',
+    ];
+
+    it('answers a 2 MB body with 413 on every write route, also chunked or compressed', async () => {
+      expect(stack.config.MAX_BODY_BYTES).toBe(1024 * 1024);
+      const big = JSON.stringify({ content: 'x'.repeat(TWO_MB) });
+      for (const path of writeRoutes()) {
+        expectJsonError(await alice.request('POST', path, big), 413, 'payload_too_large');
+        // No Content-Length: the limit holds while the body streams in.
+        const chunked = await fetch(`${stack.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json' },
+          body: new Blob([big]).stream(),
+          duplex: 'half',
+        } as RequestInit);
+        expect([chunked.status, ((await chunked.json()) as any).error.code]).toEqual([413, 'payload_too_large']);
+        // 2 KB on the wire, 2 MB once inflated.
+        const bomb = await fetch(`${stack.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          body: gzipSync(big),
+        });
+        expect([bomb.status, ((await bomb.json()) as any).error.code]).toEqual([413, 'payload_too_large']);
+      }
+    });
+
+    it('answers malformed JSON with 400 and a body that is not JSON with 415 on every write route', async () => {
+      for (const path of writeRoutes()) {
+        expectJsonError(await alice.request('POST', path, '{"content": "unfinished'), 400, 'invalid_json');
+        expectJsonError(await alice.request('POST', path, 'content=hi', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+        expectJsonError(await alice.request('POST', path, '{"content": "hi"}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+      }
+    });
+
+    it('answers what the database could not store, or a body that does not decode, with a 4xx naming the problem', async () => {
+      const turns = `/v1/conversations/${conversationId}/turns`;
+      const cases: [string, string, unknown, Record<string, string>?][] = [
+        ['POST', '/v1/conversations', { title: 'a\u0000b' }],
+        ['POST', '/v1/conversations', { metadata: { ['key\u0000']: 1 } }],
+        ['POST', '/v1/conversations', { metadata: { note: 'lone \ud800 surrogate' } }],
+        ['POST', '/v1/conversations', `{"metadata": ${'{"a": '.repeat(50_000)}1${'}'.repeat(50_000)}}`],
+        ['POST', turns, { content: 'hi', idempotencyKey: 'k\u0000' }],
+        ['POST', turns, { content: [{ type: 'text', text: '\udc00' }] }],
+        ['POST', `/v1/turns/${turnId}/tool-results`, { toolCallId: 'call_0', result: { text: '\u0000' } }],
+        ['GET', '/v1/conversations?externalId=%00', undefined],
+      ];
+      for (const [method, path, body] of cases) {
+        const answer = await alice.request(method, path, body);
+        expectJsonError(answer, 400, 'invalid_request');
+        expect(answer.body.error.details).toEqual([expect.objectContaining({ field: expect.any(String), message: expect.any(String) })]);
+      }
+      expect((await alice.request('POST', '/v1/conversations', { title: 'a\u0000b' })).body.error.details[0].field).toBe('title');
+
+      // A body that claims a compression it does not have, and a charset nobody decodes.
+      for (const encoding of ['gzip', 'br', 'deflate']) {
+        expectJsonError(await alice.request('POST', turns, '{"content": "hi"}', { 'content-encoding': encoding }), 400, 'invalid_request');
+      }
+      expectJsonError(await alice.request('POST', turns, '{"content": "hi"}', { 'content-encoding': 'snappy' }), 415, 'unsupported_media_type');
+      expectJsonError(await alice.request('POST', turns, '{"content": "hi"}', { 'content-type': 'application/json; charset=klingon' }), 415, 'unsupported_media_type');
+      // Ids that this API never hands out are simply not found, whatever they contain.
+      expectJsonError(await alice.get('/v1/conversations/%E0%A4%A'), 400, 'invalid_request');
+      for (const id of ['%00', 'x'.repeat(5000), 'conv_%F0%9F%92%A9', "conv_'%3B"]) {
+        expectJsonError(await alice.get(`/v1/conversations/${id}`), 404, 'not_found');
+        expectJsonError(await alice.get(`/v1/turns/${id}`), 404, 'not_found');
+      }
+      // None of it hurt: the API still works, and never answered a 500.
+      expect((await alice.post('/v1/conversations', { title: 'fine' })).status).toBe(201);
+      const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+      expect(metrics).not.toMatch(/switchyard_http_requests_total\{[^}]*status="5\d\d"/);
+    });
+
+    // PostgreSQL refuses a NUL: the model's text reaches clients and the database with U+FFFD.
+    it("stores a NUL in the model's text instead of failing the step over and over", async () => {
+      const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
+      clients.push(client);
+      const conversation = (await alice.post('/v1/conversations', {})).body.id as string;
+      client.send({ type: 'subscribe', conversationId: conversation });
+      await client.waitFor((frame) => frame.type === 'subscribed');
+      // The scenario's JSON escape becomes a real NUL in the model's stream.
+      const posted = await alice.post(`/v1/conversations/${conversation}/turns`, { content: '[[scripted {"text": "a\\u0000b"}]]' });
+      const turn = posted.body.turnId as string;
+      const outcome = await client.waitFor(
+        ({ type, event }) =>
+          type === 'event' && event.turnId === turn && (['turn-finish', 'turn-error'].includes(event.type) || (event.type === 'turn-start' && event.attempt > 1)),
+      );
+      await alice.post(`/v1/turns/${turn}/cancel`);
+      expect(outcome.event).toMatchObject({ type: 'turn-finish' });
+      const streamed = client.events().filter((event) => event.turnId === turn && event.type === 'text-delta').map((event) => event.delta).join('');
+      const stored = (await alice.get(`/v1/conversations/${conversation}`)).body.messages.at(-1).content;
+      expect(streamed).toBe('a\uFFFDb');
+      expect(stored).toBe(streamed);
+    });
+
+    it('closes a 2 MB websocket frame with 1009, answers an unstorable frame with bad_frame, and keeps serving', async () => {
+      const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
+      clients.push(client);
+      client.send({ type: 'tool-result', turnId, toolCallId: 'call_0', result: 'nul \u0000 inside' });
+      expect(await client.waitFor((frame) => frame.type === 'error')).toMatchObject({ code: 'bad_frame', message: expect.stringContaining('result') });
+      client.send({ type: 'ping' });
+      await client.waitFor((frame) => frame.type === 'pong');
+
+      // The peer may still be writing when the server closes: its write error is expected.
+      client.socket.on('error', () => undefined);
+      client.send({ type: 'subscribe', conversationId: 'x'.repeat(TWO_MB) });
+      expect((await client.whenClosed()).code).toBe(1009);
+      const next = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
+      clients.push(next);
+      next.send({ type: 'subscribe', conversationId });
+      expect(await next.waitFor((frame) => frame.type === 'subscribed')).toMatchObject({ conversationId });
+    });
+  });
+});

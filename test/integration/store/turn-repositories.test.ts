@@ -1,0 +1,107 @@
+import { ConversationsRepository } from '../../../src/store/conversations-repository';
+import type { Db } from '../../../src/store/db';
+import { MessagesRepository } from '../../../src/store/messages-repository';
+import { ToolCallsRepository } from '../../../src/store/tool-calls-repository';
+import { TurnsRepository } from '../../../src/store/turns-repository';
+import { UsersRepository } from '../../../src/store/users-repository';
+import { createTestDatabase } from '../../support/database';
+
+const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3 };
+
+describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind) => {
+  let db: Db;
+  let drop: () => Promise<void>;
+  let conversations: ConversationsRepository;
+  let turns: TurnsRepository;
+  let messages: MessagesRepository;
+  let toolCalls: ToolCallsRepository;
+  let userId: string;
+
+  beforeAll(async () => {
+    ({ db, drop } = await createTestDatabase(kind));
+    conversations = new ConversationsRepository(db);
+    turns = new TurnsRepository(db);
+    messages = new MessagesRepository(db);
+    toolCalls = new ToolCallsRepository(db);
+    userId = (await new UsersRepository(db).createUserWithKey('owner')).id;
+  });
+  afterAll(() => drop());
+
+  const newTurn = async (conversationId: string, idempotencyKey?: string) =>
+    turns.insert({ conversationId, userId, input: 'hi', options: {}, requestHash: 'h', ...(idempotencyKey ? { idempotencyKey } : {}) });
+
+  it('pages conversations newest first without skipping or repeating', async () => {
+    const other = (await new UsersRepository(db).createUserWithKey('pager')).id;
+    const made = [];
+    for (let i = 0; i < 7; i++) made.push(await conversations.create({ userId: other, title: `c${i}` }));
+    const seen: string[] = [];
+    let cursor;
+    do {
+      const page: Awaited<ReturnType<ConversationsRepository['list']>> = await conversations.list(other, { limit: 3, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.data.map((c) => c.title!));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(made.map((c) => c.title).reverse());
+    expect(await conversations.get(userId, made[0]!.id)).toBeNull();
+  });
+
+  it('keeps one turn per idempotency key of a conversation', async () => {
+    const conversation = await conversations.create({ userId });
+    await newTurn(conversation.id, 'k');
+    await expect(newTurn(conversation.id, 'k')).rejects.toThrow();
+    expect((await turns.findByIdempotencyKey(conversation.id, 'k'))?.conversationId).toBe(conversation.id);
+  });
+
+  it('starts attempts, continues a waiting turn in the same attempt, and fences stale writers', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    const first = await turns.beginAttempt(turn.id);
+    expect(first).toMatchObject({ restarted: true, turn: { attempt: 1, status: 'running' } });
+    expect(await turns.setWaiting(turn.id, 1, 'tools')).toBe(true);
+    expect(await turns.beginAttempt(turn.id)).toMatchObject({ restarted: false, turn: { attempt: 1, awaiting: null } });
+    // A crash: the next worker takes over with attempt 2; the first one's writes no longer land.
+    expect(await turns.beginAttempt(turn.id)).toMatchObject({ restarted: true, turn: { attempt: 2 } });
+    const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
+    expect(await turns.commitStep(turn.id, 1, record)).toBe(false);
+    expect(await turns.commitStep(turn.id, 2, record)).toBe(true);
+    expect(await turns.commitStep(turn.id, 2, record)).toBe(false);
+    const ended = await turns.finish(turn.id, 2, { status: 'completed', finishReason: 'stop' });
+    expect(ended).toMatchObject({ status: 'completed', step: 1, usage, steps: [record] });
+    expect(await turns.finish(turn.id, null, { status: 'cancelled', finishReason: 'cancelled' })).toBeNull();
+  });
+
+  it('writes each message once and lists them in order', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    await messages.insertUserMessage(conversation.id, turn.id, [{ type: 'text', text: 'hi' }]);
+    await messages.insertUserMessage(conversation.id, turn.id, 'ignored duplicate');
+    const call = { id: 'call_0', type: 'function' as const, function: { name: 'calculator', arguments: '{"expression":"1+1"}' } };
+    expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [call] })).toBe(true);
+    expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: 'again' })).toBe(false);
+    await messages.insertToolMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0', content: '2' });
+    await messages.insertToolMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0', content: 'dup' });
+    expect(await messages.list(conversation.id)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }], turnId: turn.id },
+      { role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
+      { role: 'tool', content: '2', toolCallId: 'call_0', turnId: turn.id },
+    ]);
+  });
+
+  it('stores a tool call result once: the first settle wins', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    const base = { turnId: turn.id, conversationId: conversation.id, step: 1, name: 'calculator', kind: 'builtin', argumentsText: '{}', args: {} };
+    await toolCalls.insertMany([
+      { ...base, toolCallId: 'a', position: 0, status: 'pending' },
+      { ...base, toolCallId: 'b', position: 1, status: 'failed', error: { code: 'invalid_arguments', message: 'bad' } },
+    ]);
+    expect(await toolCalls.markRunning(turn.id, 'a')).toMatchObject({ status: 'running', attempts: 1 });
+    expect(await toolCalls.settle(turn.id, 'a', { status: 'succeeded', result: { value: 2 } })).toMatchObject({ status: 'succeeded' });
+    expect(await toolCalls.settle(turn.id, 'a', { status: 'failed', error: { code: 'late', message: 'late' } })).toBeNull();
+    expect(await toolCalls.markRunning(turn.id, 'a')).toBeNull();
+    expect((await toolCalls.listForStep(turn.id, 1)).map((call) => [call.toolCallId, call.status])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'failed'],
+    ]);
+  });
+});

@@ -1,0 +1,86 @@
+import { apiClient } from '../../support/http';
+import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
+
+/** Which tools the model is offered: the turn's list, else the conversation's, else all. */
+describe('tool selection', () => {
+  let harness: ToolTurnHarness;
+  const ALL = ['calculator', 'confirm', 'current_time', 'random_number'];
+
+  beforeAll(async () => {
+    harness = await startToolTurnHarness({
+      toolFiles: { 'client.json': { kind: 'client', name: 'confirm', description: 'Asks the user' } },
+    });
+  });
+  afterAll(() => harness.close());
+
+  /** The names of the tools (and the tool_choice) the scripted model received for a turn. */
+  async function offered(options: { conversation?: Record<string, unknown>; body?: Record<string, unknown> }) {
+    const run = await harness.runTurn({ text: 'ok' }, options);
+    expect(run.events.at(-1).type).toBe('turn-finish');
+    const [request] = harness.providerRequests(run.marker);
+    return { names: request.tools?.map((tool: any) => tool.function.name) ?? null, toolChoice: request.tool_choice };
+  }
+
+  it('offers every tool when neither the turn nor the conversation says, with their schemas', async () => {
+    const run = await harness.runTurn({ text: 'ok' });
+    const [request] = harness.providerRequests(run.marker);
+    expect(request.tools.map((tool: any) => tool.function.name)).toEqual(ALL);
+    expect(request.tools.find((tool: any) => tool.function.name === 'calculator')).toEqual({
+      type: 'function',
+      function: { name: 'calculator', description: expect.any(String), parameters: expect.objectContaining({ type: 'object' }) },
+    });
+    expect(request).not.toHaveProperty('tool_choice');
+  });
+
+  it("limits the tools to the conversation's list, and the turn's list wins over it", async () => {
+    expect((await offered({ conversation: { tools: ['calculator', 'confirm'] } })).names).toEqual(['calculator', 'confirm']);
+    expect((await offered({ conversation: { tools: ['calculator'] }, body: { tools: ['current_time'] } })).names).toEqual(['current_time']);
+  });
+
+  it('offers no tools at all for [] (on the turn or the conversation)', async () => {
+    expect((await offered({ body: { tools: [] } })).names).toBeNull();
+    expect((await offered({ conversation: { tools: [] } })).names).toBeNull();
+    expect((await offered({ conversation: { tools: [] }, body: { tools: ['random_number'] } })).names).toEqual(['random_number']);
+  });
+
+  it('refuses an unknown tool name on a turn with 400', async () => {
+    const conversationId = await harness.newConversation();
+    const turn = await harness.api.post(`/v1/conversations/${conversationId}/turns`, { content: 'hi', tools: ['calculator', 'no_such_tool'] });
+    expect(turn.status).toBe(400);
+    expect(turn.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'tools', message: expect.stringContaining('no_such_tool') }] });
+  });
+
+  it('refuses an unknown tool name on a conversation with 400', async () => {
+    const conversation = await harness.api.post('/v1/conversations', { tools: ['no_such_tool'] });
+    expect(conversation.status).toBe(400);
+    expect(conversation.body.error.code).toBe('invalid_request');
+    expect(JSON.stringify(conversation.body.error)).toContain('no_such_tool');
+  });
+
+  it("offers, lists and invokes only the tools an admin allowed a user", async () => {
+    const limited = await harness.stack.resources.users.createUserWithKey('limited', ['calculator', 'confirm']);
+    const api = apiClient(harness.stack.url, limited.apiKey);
+    expect((await api.get('/v1/tools')).body.tools.map((tool: any) => tool.name)).toEqual(['calculator', 'confirm']);
+    expect((await api.post('/v1/tools/current_time/invoke', { params: {} })).status).toBe(404);
+    // A tool the user may not use is as unknown to them as one that does not exist.
+    expect((await api.post('/v1/conversations', { tools: ['current_time'] })).status).toBe(400);
+    expect((await api.post('/v1/tools/calculator/invoke', { params: { expression: '2*3' } })).body.result).toMatchObject({ result: 6 });
+
+    const conversationId = (await api.post('/v1/conversations', {})).body.id;
+    const marker = 'limited-user-turn';
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} ${scripted({ text: 'ok' })}` });
+    expect(posted.status).toBe(202);
+    const request = await harness.stack.scripted.waitForRequest((each) => JSON.stringify((each.body as any).messages).includes(marker));
+    expect((request.body as any).tools.map((tool: any) => tool.function.name)).toEqual(['calculator', 'confirm']);
+    // The turn's event stream ends with the turn.
+    const events = await fetch(`${harness.stack.url}/v1/turns/${posted.body.turnId}/events`, { headers: { authorization: `Bearer ${limited.apiKey}` } });
+    expect(await events.text()).toContain('event: turn-finish');
+  });
+
+  it('passes toolChoice through in its OpenAI forms', async () => {
+    const named = { type: 'function', function: { name: 'calculator' } };
+    expect(await offered({ body: { toolChoice: named } })).toEqual({ names: ALL, toolChoice: named });
+    expect((await offered({ body: { toolChoice: 'none' } })).toolChoice).toBe('none');
+    expect((await offered({ body: { toolChoice: 'required', tools: ['current_time'] } })).toolChoice).toBe('required');
+  });
+});

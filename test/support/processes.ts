@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/**
+ * `node --import tsx <entry>`, not the tsx CLI: the CLI runs the program in a child process of
+ * its own, so a SIGKILL sent to it would leave the real worker running.
+ */
+function spawnEntry(entry: string, env: Record<string, string>) {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** The port it serves (API and gateway, or a worker's /healthz and /metrics). */
+  port: number;
+  url: string;
+  /** Everything it wrote so far (its structured logs are on stdout). */
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  /** Sends a signal and waits for the exit (SIGTERM by default). */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Sends a signal without waiting (SIGSTOP, SIGCONT). */
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves with the first JSON log line (already written or future) that matches; rejects after `timeoutMs` (default 20000). */
+  waitForLog(predicate: (entry: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+}
+
+export interface SpawnOptions {
+  /** Default `info` (the "started" line the start-up waits for is logged at info). */
+  logLevel?: 'info' | 'debug' | 'trace';
+}
+
+/**
+ * Starts `npm run api` / `npm run worker` as a real child process and waits for its
+ * "started" log line, which carries the port it bound (PORT=0).
+ */
+export function spawnService(kind: 'api' | 'worker', env: Record<string, string>, options: SpawnOptions = {}): Promise<ServiceProcess> {
+  const child = spawnEntry(`workers/${kind}.ts`, { ...env, PORT: '0', LOG_LEVEL: options.logLevel ?? 'info' });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const entries: Record<string, any>[] = [];
+  let logWaiters: { predicate: (entry: Record<string, any>) => boolean; resolve: (entry: Record<string, any>) => void }[] = [];
+  const waitForLog = (predicate: (entry: Record<string, any>) => boolean, timeoutMs = 20_000) => {
+    const seen = entries.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise<Record<string, any>>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${kind}: no matching log line within ${timeoutMs} ms`)), timeoutMs);
+      logWaiters.push({
+        predicate,
+        resolve: (entry) => {
+          clearTimeout(timer);
+          resolve(entry);
+        },
+      });
+    });
+  };
+  return new Promise((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      let entry: { msg?: string; url?: string; port?: number };
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return;
+      }
+      entries.push(entry);
+      logWaiters = logWaiters.filter((waiter) => {
+        if (!waiter.predicate(entry)) return true;
+        waiter.resolve(entry);
+        return false;
+      });
+      if (entry.msg !== `${kind} started`) return;
+      const port = entry.port ?? Number(new URL(entry.url!).port);
+      resolve({
+        child,
+        port,
+        url: `http://127.0.0.1:${port}`,
+        stdout: () => stdout,
+        stderr: () => stderr,
+        exited,
+        kill(signal = 'SIGTERM') {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          return exited;
+        },
+        signal(signal) {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        },
+        waitForLog,
+      });
+    });
+    exited.then((code) => reject(new Error(`${kind} exited with ${code} before starting: ${stderr}`)));
+  });
+}
+
+/** Runs an entry point to its end; for tests of start-up failures. */
+export function runToExit(entry: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawnEntry(entry, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr, stdout })));
+}

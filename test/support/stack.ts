@@ -1,0 +1,96 @@
+import { loadConfig, type Config } from '../../src/config/config';
+import { createLogger } from '../../src/logging/logger';
+import { createResources, type Resources } from '../../src/runtime/resources';
+import { startApi, type RunningApi } from '../../src/runtime/start-api';
+import { startWorker, type RunningWorker } from '../../src/runtime/start-worker';
+import { startScriptedModel, type ScriptedModel } from '../../src/scripted-model/scripted-model-server';
+import { uniqueSuffix } from './ids';
+import { dropRedisPrefix, dropSchema, TEST_POSTGRES_URL, TEST_REDIS_URL } from './services';
+
+
+export interface TestStack {
+  config: Config;
+  resources: Resources;
+  api: RunningApi;
+  url: string;
+  scripted: ScriptedModel;
+  /** The in-process workers running now, oldest first. */
+  workers: RunningWorker[];
+  /** Starts one more in-process worker on the stack's resources. */
+  addWorker(): Promise<RunningWorker>;
+  /** Stops a worker as a SIGTERM would (its jobs get SHUTDOWN_GRACE_MS, then are handed back). */
+  stopWorker(worker: RunningWorker): Promise<void>;
+  /** A user of this stack with its API key. */
+  createUser(name?: string): Promise<{ id: string; apiKey: string }>;
+  /** Environment for child processes that join this stack (same Redis prefix, schema, model). */
+  childEnv(extra?: Record<string, string>): Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface TestStackOptions {
+  /** In-process workers (0 for tests that run workers as child processes). */
+  workers?: number;
+  database?: 'postgres' | 'pglite';
+  env?: Record<string, string>;
+  scripted?: ScriptedModel;
+}
+
+/**
+ * A whole Switchyard in this process: API + gateway + workers on real Redis (own key prefix)
+ * and real PostgreSQL (own schema) or PGlite, talking to the scripted model over HTTP.
+ */
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  const suffix = uniqueSuffix();
+  const scripted = options.scripted ?? (await startScriptedModel());
+  const env: Record<string, string> = {
+    PORT: '0',
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: `test-${suffix}`,
+    DATABASE_SCHEMA: `t_${suffix}`,
+    LLM_BASE_URL: scripted.url,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOCK_DURATION_MS: '4000',
+    STALLED_INTERVAL_MS: '1000',
+    ...(options.database === 'pglite' ? {} : { DATABASE_URL: TEST_POSTGRES_URL }),
+    ...options.env,
+  };
+  const config = loadConfig({}, env);
+  const logger = createLogger(config.LOG_LEVEL);
+  const resources = await createResources(config, logger);
+  const workers: RunningWorker[] = [];
+  for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await startWorker(resources, { withHealthServer: false }));
+  const api = await startApi(resources);
+
+  return {
+    config,
+    resources,
+    api,
+    url: api.url,
+    scripted,
+    workers,
+    async addWorker() {
+      const worker = await startWorker(resources, { withHealthServer: false });
+      workers.push(worker);
+      return worker;
+    },
+    async stopWorker(worker) {
+      workers.splice(workers.indexOf(worker), 1);
+      await worker.close();
+    },
+    async createUser(name = 'user') {
+      const user = await resources.users.createUserWithKey(name);
+      return { id: user.id, apiKey: user.apiKey };
+    },
+    childEnv(extra = {}) {
+      return { ...env, ...(config.DATABASE_URL ? { DATABASE_URL: config.DATABASE_URL } : {}), ...extra };
+    },
+    async close() {
+      await api.close();
+      for (const worker of workers) await worker.close();
+      await resources.close();
+      if (!options.scripted) await scripted.close();
+      await dropRedisPrefix(config.REDIS_PREFIX);
+      if (config.DATABASE_URL) await dropSchema(config.DATABASE_SCHEMA);
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { FrameRateLimiter } from '../../../src/gateway/frame-rate-limiter';
+import { eventFrame, parseClientFrame } from '../../../src/gateway/frames';
+import { isOriginAllowed } from '../../../src/gateway/origin-policy';
+
+describe('parseClientFrame', () => {
+  it('accepts the frames of the contract', () => {
+    expect(parseClientFrame('{"type":"subscribe","conversationId":"c","after":3}')).toEqual({
+      ok: true,
+      frame: { type: 'subscribe', conversationId: 'c', after: 3 },
+    });
+    expect(parseClientFrame('{"type":"ping"}')).toEqual({ ok: true, frame: { type: 'ping' } });
+    expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","result":{"a":1}}')).toMatchObject({ ok: true });
+    expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","error":{"code":"e","message":"m"}}')).toMatchObject({ ok: true });
+  });
+
+  it('names what is wrong with a bad frame', () => {
+    expect(parseClientFrame('not json')).toMatchObject({ ok: false, code: 'bad_frame' });
+    expect(parseClientFrame('{"type":"dance"}')).toMatchObject({ ok: false, code: 'unknown_frame' });
+    expect(parseClientFrame('[1,2]')).toMatchObject({ ok: false, code: 'unknown_frame' });
+    expect(parseClientFrame('{"type":"subscribe"}')).toMatchObject({ ok: false, code: 'bad_frame', message: expect.stringContaining('conversationId') });
+    expect(parseClientFrame('{"type":"subscribe","conversationId":"c","after":-1}')).toMatchObject({ ok: false, code: 'bad_frame' });
+    expect(parseClientFrame('{"type":"ping","extra":true}')).toMatchObject({ ok: false, code: 'bad_frame' });
+    expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","error":"no"}')).toMatchObject({ ok: false, code: 'bad_frame' });
+  });
+
+  it('refuses what the database could not store as a bad frame', () => {
+    expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","result":{"text":"\\\\u0000 is just text"}}')).toMatchObject({ ok: true });
+    expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","result":{"text":"\\u0000"}}')).toEqual({
+      ok: false,
+      code: 'bad_frame',
+      message: expect.stringContaining('result.text'),
+    });
+    expect(parseClientFrame('{"type":"subscribe","conversationId":"\ud800"}')).toMatchObject({ ok: false, code: 'bad_frame' });
+  });
+
+  it('wraps an event without re-encoding it', () => {
+    const json = '{"seq":1,"type":"text-delta","delta":"é\\u0000"}';
+    expect(JSON.parse(eventFrame(json))).toEqual({ type: 'event', event: JSON.parse(json) });
+  });
+});
+
+describe('isOriginAllowed', () => {
+  it('lets in clients that send no Origin (not a browser)', () => {
+    expect(isOriginAllowed(undefined, 'api:3000', [])).toBe(true);
+  });
+
+  it('allows only the API origin itself without an allow-list', () => {
+    expect(isOriginAllowed('http://api:3000', 'api:3000', [])).toBe(true);
+    expect(isOriginAllowed('https://evil.example', 'api:3000', [])).toBe(false);
+    expect(isOriginAllowed('null', 'api:3000', [])).toBe(false);
+  });
+
+  it('allows exactly the listed origins', () => {
+    expect(isOriginAllowed('https://app.example', 'api:3000', ['https://app.example'])).toBe(true);
+    expect(isOriginAllowed('https://app.example.evil', 'api:3000', ['https://app.example'])).toBe(false);
+    expect(isOriginAllowed('https://anything', 'api:3000', ['*'])).toBe(true);
+  });
+});
+
+describe('FrameRateLimiter', () => {
+  it('allows a burst, then the sustained rate', () => {
+    let now = 0;
+    const limiter = new FrameRateLimiter(10, 3, () => now);
+    expect([limiter.take(), limiter.take(), limiter.take(), limiter.take()]).toEqual([true, true, true, false]);
+    now += 100;
+    expect([limiter.take(), limiter.take()]).toEqual([true, false]);
+    now += 10_000;
+    expect([limiter.take(), limiter.take(), limiter.take(), limiter.take()]).toEqual([true, true, true, false]);
+  });
+});

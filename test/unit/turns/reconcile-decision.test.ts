@@ -1,0 +1,41 @@
+import { decideReconcile, type ObservedJob } from '../../../src/turns/reconcile-decision';
+
+const job = (state: ObservedJob['state'], failedReason?: string): ObservedJob => ({ id: 'j', state, ...(failedReason ? { failedReason } : {}) });
+const running = { status: 'running', awaiting: null } as const;
+
+describe('decideReconcile', () => {
+  it('leaves a turn alone while any of its jobs is alive', () => {
+    for (const state of ['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'] as const) {
+      expect(decideReconcile(running, { turnJobs: [job('unknown'), job(state)], clientTimeouts: [] })).toEqual({ kind: 'none' });
+    }
+  });
+
+  it('enqueues a turn that no job will move on (Redis lost it, or it was never enqueued)', () => {
+    expect(decideReconcile(running, { turnJobs: [job('unknown'), job('unknown')], clientTimeouts: [] })).toEqual({ kind: 'enqueue' });
+    expect(decideReconcile({ status: 'queued', awaiting: null }, { turnJobs: [job('completed')], clientTimeouts: [] })).toEqual({ kind: 'enqueue' });
+    expect(decideReconcile({ status: 'waiting_tools', awaiting: 'tools' }, { turnJobs: [job('unknown')], clientTimeouts: [] })).toEqual({ kind: 'enqueue' });
+  });
+
+  it('ends a turn whose job failed for good, as stalled when the workers kept dying', () => {
+    expect(decideReconcile(running, { turnJobs: [job('failed', 'job stalled more than allowable limit')], clientTimeouts: [] })).toMatchObject({
+      kind: 'fail',
+      error: { code: 'stalled' },
+    });
+    expect(decideReconcile(running, { turnJobs: [job('failed', 'boom')], clientTimeouts: [] })).toMatchObject({ kind: 'fail', error: { code: 'internal' } });
+  });
+
+  it('runs a job again that used up its attempts while PostgreSQL or Redis was away', () => {
+    for (const reason of ['Connection terminated unexpectedly', 'timeout exceeded when trying to connect', 'connect ECONNREFUSED 127.0.0.1:5432']) {
+      expect(decideReconcile(running, { turnJobs: [job('unknown'), { id: 'turn-x-s1', state: 'failed', failedReason: reason }], clientTimeouts: [] })).toEqual({
+        kind: 'retry',
+        jobId: 'turn-x-s1',
+      });
+    }
+  });
+
+  it('leaves a turn waiting for client answers alone while their timeouts are armed, and re-arms lost ones', () => {
+    const waiting = { status: 'waiting_tools', awaiting: 'clients' } as const;
+    expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('delayed'), job('delayed')] })).toEqual({ kind: 'none' });
+    expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('delayed'), job('unknown')] })).toEqual({ kind: 'enqueue' });
+  });
+});

@@ -1,0 +1,47 @@
+import { loadConfig } from '../src/config/config';
+import { createLogger } from '../src/logging/logger';
+import { ensureDevApiKey } from '../src/runtime/dev-api-key';
+import { createResources } from '../src/runtime/resources';
+import { CLOSE_MARGIN_MS, runMain } from '../src/runtime/run-main';
+import { startApi } from '../src/runtime/start-api';
+import { startWorker } from '../src/runtime/start-worker';
+import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
+
+/** `npm start`: API, gateway and workers in one process, on the embedded defaults. */
+runMain(async () => {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+  const scripted = config.LLM_BASE_URL ? undefined : await startScriptedModel();
+  const resources = await createResources(config, logger);
+  const worker = await startWorker(resources, { withHealthServer: false, ...(scripted ? { providerUrl: scripted.url } : {}) });
+  const api = await startApi(resources);
+  const { apiKey, created } = await ensureDevApiKey(resources.users, config.DATA_DIR);
+  process.stdout.write(banner({ url: api.url, apiKey, created, model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL! }));
+  return {
+    closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
+    async close() {
+      await api.close();
+      await worker.close();
+      await resources.close();
+      await scripted?.close();
+    },
+  };
+});
+
+function banner(input: { url: string; apiKey: string; created: boolean; model: string }): string {
+  const ws = input.url.replace(/^http/, 'ws');
+  return `
+Switchyard is running at ${input.url}  (model: ${input.model})
+Dev API key${input.created ? ' (new; kept in DATA_DIR/dev-api-key)' : ''}: ${input.apiKey}
+
+Try it (bash):
+  export SY_KEY=${input.apiKey}
+  CONV=$(curl -s ${input.url}/v1/conversations -H "Authorization: Bearer $SY_KEY" -H 'Content-Type: application/json' -d '{"title":"hello"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).id')
+  TURN=$(curl -s ${input.url}/v1/conversations/$CONV/turns -H "Authorization: Bearer $SY_KEY" -H 'Content-Type: application/json' -d '{"content":"Hello there"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).turnId')
+  curl -sN ${input.url}/v1/turns/$TURN/events -H "Authorization: Bearer $SY_KEY"     # the turn's events (SSE)
+  curl -s ${input.url}/v1/conversations/$CONV -H "Authorization: Bearer $SY_KEY"     # the stored messages
+
+Watch a conversation over the websocket (${ws}/v1/ws), in another terminal:
+  npm run cli -- watch $CONV --url ${input.url} --key $SY_KEY
+`;
+}
