@@ -44,6 +44,8 @@ export interface Turn {
   usage: Usage;
   steps: StepRecord[];
   awaiting: 'tools' | 'clients' | null;
+  /** While running: the id of the queue job that runs it. */
+  runningJob: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -68,6 +70,7 @@ interface TurnRow {
   usage: Usage;
   steps: StepRecord[];
   awaiting: Turn['awaiting'];
+  running_job: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -140,22 +143,35 @@ export class TurnsRepository {
   }
 
   /**
-   * Takes the turn for this worker. A turn that was `waiting_tools` continues its attempt;
-   * one that was `queued` (new, or waiting out a provider retry) or `running` (its worker
-   * died) starts a new attempt. The returned attempt fences every later write of this worker.
+   * Takes the turn for the queue job `jobId`. A turn that was `waiting_tools` continues its
+   * attempt; one that was `queued` (new, or waiting out a provider retry) or `running` under
+   * this same job (its worker died and the job came back as stalled) starts a new attempt. A
+   * turn running under another job is not taken: two jobs of one turn (a redelivered start and
+   * its flow's continuation) would otherwise run it side by side. The returned attempt fences
+   * every later write of this worker.
    */
-  async beginAttempt(id: string, db: Queryable = this.db): Promise<{ turn: Turn; restarted: boolean; previousStatus: TurnStatus } | null> {
-    const { rows } = await db.query<TurnRow & { restarted: boolean; previous_status: TurnStatus }>(
+  async beginAttempt(
+    id: string,
+    jobId: string,
+    db: Queryable = this.db,
+  ): Promise<{ turn: Turn; restarted: boolean; previous: Pick<Turn, 'status' | 'awaiting'> } | null> {
+    const { rows } = await db.query<TurnRow & { restarted: boolean; previous_status: TurnStatus; previous_awaiting: Turn['awaiting'] }>(
       `UPDATE turns SET
          attempt = CASE WHEN status = 'waiting_tools' THEN attempt ELSE attempt + 1 END,
-         status = 'running', awaiting = NULL, started_at = COALESCE(started_at, clock_timestamp())
-       FROM (SELECT status AS previous_status FROM turns WHERE id = $1 FOR UPDATE) previous
+         status = 'running', awaiting = NULL, running_job = $2, started_at = COALESCE(started_at, clock_timestamp())
+       FROM (SELECT status AS previous_status, awaiting AS previous_awaiting FROM turns WHERE id = $1 FOR UPDATE) previous
        WHERE id = $1 AND status IN ${ACTIVE_SQL}
-       RETURNING turns.*, previous.previous_status, previous.previous_status <> 'waiting_tools' AS restarted`,
-      [id],
+         AND NOT (status = 'running' AND running_job IS DISTINCT FROM $2 AND running_job IS NOT NULL)
+       RETURNING turns.*, previous.previous_status, previous.previous_awaiting, previous.previous_status <> 'waiting_tools' AS restarted`,
+      [id, jobId],
     );
     const row = rows[0];
-    return row ? { turn: toTurn(row), restarted: row.restarted, previousStatus: row.previous_status } : null;
+    return row ? { turn: toTurn(row), restarted: row.restarted, previous: { status: row.previous_status, awaiting: row.previous_awaiting } } : null;
+  }
+
+  /** The reconciler found no job left that runs the turn: the next job may take it. */
+  async releaseRunningJob(id: string, jobId: string | null, db: Queryable = this.db): Promise<void> {
+    await db.query(`UPDATE turns SET running_job = NULL WHERE id = $1 AND status = 'running' AND running_job IS NOT DISTINCT FROM $2`, [id, jobId]);
   }
 
   /** Parks the turn while its tools run or its client tools are unanswered. */
@@ -279,6 +295,7 @@ function toTurn(row: TurnRow): Turn {
     usage: row.usage,
     steps: row.steps,
     awaiting: row.awaiting,
+    runningJob: row.running_job,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

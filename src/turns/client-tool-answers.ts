@@ -1,6 +1,7 @@
 import type { Db } from '../store/db';
 import { SETTLED_TOOL_CALL_STATUSES, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
+import { toolResultEvent } from './tool-messages';
 import { TurnEvents, type EventAppender } from './turn-events';
 
 export interface ClientToolAnswerDeps {
@@ -42,13 +43,7 @@ export async function answerClientToolCall(
   );
   if (!settled) return { kind: 'ignored' };
   const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id);
-  events.emit({
-    type: 'tool-result',
-    toolCallId: settled.toolCallId,
-    ...(settled.status === 'succeeded' ? { result: settled.result } : { error: settled.error! }),
-    attempts: input.attempts ?? 1,
-    durationMs: Math.max(0, Date.now() - Date.parse(settled.createdAt)),
-  });
+  events.emit(toolResultEvent(settled, { attempts: input.attempts ?? 1, durationMs: Math.max(0, Date.now() - Date.parse(settled.createdAt)) }));
   await events.flush();
 
   // Under the conversation's lock, against the runner parking the turn at the same moment.

@@ -1,9 +1,10 @@
 import type { Metrics } from '../metrics/metrics';
 import type { ToolJobData } from '../queue/tool-queue';
-import { durationMs, type ToolCallRecord, type ToolCallsRepository } from '../store/tool-calls-repository';
+import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';
+import { toolResultEvent } from './tool-messages';
 import { TurnEvents, type EventAppender } from './turn-events';
 
 export interface ToolJobDeps extends ClientToolAnswerDeps {
@@ -87,12 +88,6 @@ async function announceAgainIfUnseen(deps: ToolJobDeps, data: ToolJobData): Prom
 
 async function announceResult(deps: ToolJobDeps, settled: ToolCallRecord): Promise<void> {
   const events = new TurnEvents(deps.eventLog, settled.conversationId, settled.turnId);
-  events.emit({
-    type: 'tool-result',
-    toolCallId: settled.toolCallId,
-    ...(settled.status === 'succeeded' ? { result: settled.result } : { error: settled.error! }),
-    attempts: settled.attempts,
-    durationMs: durationMs(settled),
-  });
+  events.emit(toolResultEvent(settled));
   await events.flush();
 }

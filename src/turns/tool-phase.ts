@@ -3,7 +3,6 @@ import { fanOutToolCalls, scheduleClientTimeout } from '../queue/tool-queue';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import {
-  durationMs,
   SETTLED_TOOL_CALL_STATUSES,
   type NewToolCall,
   type ToolCallRecord,
@@ -11,7 +10,7 @@ import {
 } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
-import { toolMessageContent } from './tool-messages';
+import { toolMessageContent, toolResultEvent } from './tool-messages';
 import type { TurnEvents } from './turn-events';
 
 export interface ToolPhaseDeps {
@@ -83,13 +82,21 @@ export async function startToolPhase(
 /**
  * A turn taken up after its last committed step asked for tools (the flow's parent, a client's
  * last answer, or a restart after a crash). Completes the tool phase when every call is settled.
+ * `tookOverToolPhase`: the turn was waiting for its tool jobs and this is not their flow's
+ * parent (the job that started the phase was redelivered, or the reconciler re-enqueued it).
+ * A tool worker may then have died between storing a result and announcing it, and the phase
+ * may complete before that job is redelivered: the settled results are announced again (a
+ * client keys results by toolCallId, so one seen twice is harmless; one never seen is not).
  */
 export async function resumeToolPhase(
   deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; step: number; events: TurnEvents; isContinuation: boolean },
+  context: { turnId: string; attempt: number; step: number; events: TurnEvents; isContinuation: boolean; tookOverToolPhase?: boolean },
 ): Promise<ToolPhaseOutcome> {
   const calls = await deps.toolCalls.listForStep(context.turnId, context.step);
   if (calls.length === 0 || (await deps.messages.hasToolMessages(context.turnId, context.step))) return 'proceed';
+  if (context.tookOverToolPhase) {
+    for (const call of calls) if (call.kind !== 'client' && call.attempts > 0 && isSettled(call)) context.events.emit(toolResultEvent(call));
+  }
 
   const unsettledServer = calls.filter((call) => !isSettled(call) && call.kind !== 'client');
   if (unsettledServer.length > 0) {
@@ -111,7 +118,7 @@ export async function resumeToolPhase(
         status: 'failed',
         error: { code: 'tool_lost', message: 'the tool job ended without a result' },
       });
-      if (settled) context.events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: settled.error!, attempts: settled.attempts, durationMs: durationMs(settled) });
+      if (settled) context.events.emit(toolResultEvent(settled));
     }
   }
 

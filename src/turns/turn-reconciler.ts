@@ -35,6 +35,8 @@ export async function reconcileTurns(deps: ReconcilerDeps): Promise<{ checked: n
       counts.checked++;
       const action = decideReconcile(turn, await observeJobs(deps, turn));
       if (action.kind === 'enqueue') {
+        // No live job runs it: whichever job held it is gone, so the new one may take it.
+        if (turn.status === 'running') await deps.turns.releaseRunningJob(turn.id, turn.runningJob);
         await deps.enqueueTurn(turn);
         counts.enqueued++;
       } else if (action.kind === 'retry') {

@@ -34,6 +34,8 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
 
 export interface TurnJob {
   turnId: string;
+  /** The queue job's id: a turn running under another job is left to it. */
+  jobId: string;
   /** The job is a step's continuation (its tool jobs have finished), not the turn's start. */
   isContinuation: boolean;
 }
@@ -71,9 +73,9 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
   const conversation = await deps.conversations.getById(existing.conversationId);
   if (!conversation) return { kind: 'skipped', reason: 'conversation deleted' };
 
-  const begun = await deps.turns.beginAttempt(existing.id);
-  if (!begun) return { kind: 'skipped', reason: 'turn ended meanwhile' };
-  const { turn, restarted, previousStatus } = begun;
+  const begun = await deps.turns.beginAttempt(existing.id, job.jobId);
+  if (!begun) return { kind: 'skipped', reason: 'turn ended meanwhile, or another job runs it' };
+  const { turn, restarted, previous: before } = begun;
   const attempt = turn.attempt;
   const fenced = new AbortController();
   const signal = AbortSignal.any([jobSignal, fenced.signal]);
@@ -88,7 +90,7 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
     // worker that died mid-step without a marker (Redis lost it) may have sent output too.
     if (previous && previous.step === turn.step + 1) {
       events.emit({ type: 'attempt-discarded', attempt: previous.attempt, step: previous.step });
-    } else if (!previous && previousStatus === 'running' && attempt > 1) {
+    } else if (!previous && before.status === 'running' && attempt > 1) {
       events.emit({ type: 'attempt-discarded', attempt: attempt - 1, step: turn.step + 1 });
     }
   }
@@ -108,7 +110,14 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
 
   if (turn.step > 0) {
     const lastStep = turn.steps[turn.steps.length - 1];
-    const phase = await resumeToolPhase(deps, { turnId: turn.id, attempt, step: turn.step, events, isContinuation: job.isContinuation });
+    const phase = await resumeToolPhase(deps, {
+      turnId: turn.id,
+      attempt,
+      step: turn.step,
+      events,
+      isContinuation: job.isContinuation,
+      tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools' && before.awaiting === 'tools',
+    });
     if (phase === 'fenced') return done(events, FENCED);
     if (phase === 'wait') return done(events);
     const hadTools = (await deps.toolCalls.listForStep(turn.id, turn.step)).length > 0;

@@ -34,7 +34,7 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ clo
       const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
       let outcome;
       try {
-        outcome = await runTurn(deps, { turnId, isContinuation: job.name === 'continue-turn' }, abortSignal);
+        outcome = await runTurn(deps, { turnId, jobId: job.id!, isContinuation: job.name === 'continue-turn' }, abortSignal);
       } finally {
         release();
       }

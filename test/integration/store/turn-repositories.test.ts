@@ -52,15 +52,30 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect((await turns.findByIdempotencyKey(conversation.id, 'k'))?.conversationId).toBe(conversation.id);
   });
 
+  it('lets a new job take a running turn once the reconciler released it', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    await turns.beginAttempt(turn.id, 'lost-job');
+    expect(await turns.beginAttempt(turn.id, 're-enqueued')).toBeNull();
+    await turns.releaseRunningJob(turn.id, 'lost-job');
+    expect(await turns.beginAttempt(turn.id, 're-enqueued')).toMatchObject({ restarted: true, turn: { attempt: 2, runningJob: 're-enqueued' } });
+  });
+
   it('starts attempts, continues a waiting turn in the same attempt, and fences stale writers', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
-    const first = await turns.beginAttempt(turn.id);
-    expect(first).toMatchObject({ restarted: true, turn: { attempt: 1, status: 'running' } });
+    const first = await turns.beginAttempt(turn.id, 'start');
+    expect(first).toMatchObject({ restarted: true, turn: { attempt: 1, status: 'running', runningJob: 'start' } });
     expect(await turns.setWaiting(turn.id, 1, 'tools')).toBe(true);
-    expect(await turns.beginAttempt(turn.id)).toMatchObject({ restarted: false, turn: { attempt: 1, awaiting: null } });
-    // A crash: the next worker takes over with attempt 2; the first one's writes no longer land.
-    expect(await turns.beginAttempt(turn.id)).toMatchObject({ restarted: true, turn: { attempt: 2 } });
+    expect(await turns.beginAttempt(turn.id, 'continuation')).toMatchObject({
+      restarted: false,
+      previous: { status: 'waiting_tools', awaiting: 'tools' },
+      turn: { attempt: 1, awaiting: null, runningJob: 'continuation' },
+    });
+    // Another job (a redelivered start) leaves a turn that a live job runs alone.
+    expect(await turns.beginAttempt(turn.id, 'start')).toBeNull();
+    // A crash: the same job, redelivered, takes over with attempt 2; the first run's writes no longer land.
+    expect(await turns.beginAttempt(turn.id, 'continuation')).toMatchObject({ restarted: true, turn: { attempt: 2 } });
     const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
     expect(await turns.commitStep(turn.id, 1, record)).toBe(false);
     expect(await turns.commitStep(turn.id, 2, record)).toBe(true);
