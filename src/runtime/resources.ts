@@ -18,6 +18,7 @@ import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
 import { assertNoEviction, connectRedis, ensureRedis, whenReady } from './redis-connection';
+import type { TurnEndingDeps } from '../turns/turn-ending';
 
 /**
  * Everything a Switchyard process shares, made once and passed down. Nothing below this
@@ -42,7 +43,7 @@ export interface Resources {
   toolQueue: Queue;
   flows: FlowProducer;
   /** Enqueues a turn's start, prioritised fairly among its user's other turns. */
-  enqueueTurn(turn: { id: string; userId: string; retryAt?: string | null }): Promise<void>;
+  enqueueTurn: TurnEndingDeps['enqueueTurn'];
   enqueueResume(turnId: string, step: number): Promise<void>;
   /** Closes what was opened here, in reverse order. */
   close(): Promise<void>;
@@ -128,7 +129,8 @@ export async function createResources(config: Config, logger: Logger): Promise<R
       flows,
       enqueueTurn: async (turn) => {
         const delayMs = turn.retryAt ? Date.parse(turn.retryAt) - Date.now() : 0;
-        await enqueueTurn(turnQueue, turn.id, fairPriority(await turns.countActiveForUser(turn.userId)), delayMs);
+        const active = turn.activeTurnsOfUser ?? (await turns.countActiveForUser(turn.userId));
+        await enqueueTurn(turnQueue, turn.id, fairPriority(active), delayMs);
       },
       enqueueResume: (turnId, step) => enqueueResume(turnQueue, turnId, step),
       close: () => closeAll(closers),

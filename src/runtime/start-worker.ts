@@ -68,7 +68,6 @@ export async function startWorker(
     deps: {
       ...shared,
       provider,
-      userAllowedTools: (userId: string) => resources.users.allowedTools(userId),
       logger,
       defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS },
       retryPolicy: {

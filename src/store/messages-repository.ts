@@ -35,15 +35,6 @@ export class MessagesRepository {
     }));
   }
 
-  /** The turn's user message goes in when the turn starts, so queued turns keep their place. Written once. */
-  async insertUserMessage(conversationId: string, turnId: string, content: unknown, db: Queryable = this.db): Promise<void> {
-    await db.query(
-      `INSERT INTO messages (conversation_id, turn_id, step, role, content) VALUES ($1, $2, 0, 'user', $3)
-       ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING`,
-      [conversationId, turnId, JSON.stringify(content)],
-    );
-  }
-
   /** Returns false when the step's message already exists (a retried commit). */
   async insertAssistantMessage(
     input: { conversationId: string; turnId: string; step: number; content: string | null; toolCalls?: AssistantToolCall[] },

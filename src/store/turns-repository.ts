@@ -51,6 +51,26 @@ export interface Turn {
   finishedAt: string | null;
 }
 
+/** A turn taken by a job, with what its run needs from the conversation and the user. */
+export interface BegunAttempt {
+  turn: Turn;
+  /** A new attempt (not the continuation of a tool phase). */
+  restarted: boolean;
+  previous: Pick<Turn, 'status' | 'awaiting'>;
+  conversation: { system: string | null; model: string | null; tools: string[] | null };
+  /** The tools the user may use (null: all). */
+  userAllowedTools: string[] | null;
+}
+
+interface BegunRow extends TurnRow {
+  previous_status: TurnStatus;
+  previous_awaiting: Turn['awaiting'];
+  conversation_system: string | null;
+  conversation_model: string | null;
+  conversation_tools: string[] | null;
+  user_allowed_tools: string[] | null;
+}
+
 interface TurnRow {
   id: string;
   conversation_id: string;
@@ -143,30 +163,50 @@ export class TurnsRepository {
   }
 
   /**
-   * Takes the turn for the queue job `jobId`. A turn that was `waiting_tools` continues its
-   * attempt; one that was `queued` (new, or waiting out a provider retry) or `running` under
-   * this same job (its worker died and the job came back as stalled) starts a new attempt. A
-   * turn running under another job is not taken: two jobs of one turn (a redelivered start and
-   * its flow's continuation) would otherwise run it side by side. The returned attempt fences
-   * every later write of this worker.
+   * Takes the turn for the queue job `jobId`, in one statement (it runs once per job). A turn
+   * is taken only while it is unfinished and first in its conversation (a later turn is started
+   * by the end of the one before it). A turn that was `waiting_tools` continues its attempt;
+   * one that was `queued` (new, or waiting out a provider retry) or `running` under this same
+   * job (its worker died and the job came back as stalled) starts a new attempt. A turn running
+   * under another job is not taken: two jobs of one turn (a redelivered start and its flow's
+   * continuation) would otherwise run it side by side. A new attempt also records the turn's
+   * user message, once: written when the turn starts, not when it is posted, it follows the
+   * messages of the turns before it. The returned attempt fences every later write of this run.
    */
-  async beginAttempt(
-    id: string,
-    jobId: string,
-    db: Queryable = this.db,
-  ): Promise<{ turn: Turn; restarted: boolean; previous: Pick<Turn, 'status' | 'awaiting'> } | null> {
-    const { rows } = await db.query<TurnRow & { restarted: boolean; previous_status: TurnStatus; previous_awaiting: Turn['awaiting'] }>(
-      `UPDATE turns SET
-         attempt = CASE WHEN status = 'waiting_tools' THEN attempt ELSE attempt + 1 END,
-         status = 'running', awaiting = NULL, running_job = $2, started_at = COALESCE(started_at, clock_timestamp())
-       FROM (SELECT status AS previous_status, awaiting AS previous_awaiting FROM turns WHERE id = $1 FOR UPDATE) previous
-       WHERE id = $1 AND status IN ${ACTIVE_SQL}
-         AND NOT (status = 'running' AND running_job IS DISTINCT FROM $2 AND running_job IS NOT NULL)
-       RETURNING turns.*, previous.previous_status, previous.previous_awaiting, previous.previous_status <> 'waiting_tools' AS restarted`,
+  async beginAttempt(id: string, jobId: string, db: Queryable = this.db): Promise<BegunAttempt | null> {
+    const { rows } = await db.query<BegunRow>(
+      `WITH target AS (
+         SELECT t.id, t.status AS previous_status, t.awaiting AS previous_awaiting FROM turns t
+         WHERE t.id = $1 AND t.status IN ${ACTIVE_SQL}
+           AND NOT (t.status = 'running' AND t.running_job IS NOT NULL AND t.running_job <> $2)
+           AND NOT EXISTS (SELECT 1 FROM turns e WHERE e.conversation_id = t.conversation_id
+                           AND e.status IN ${ACTIVE_SQL} AND e.ordinal < t.ordinal)
+         FOR UPDATE
+       ), begun AS (
+         UPDATE turns SET
+           attempt = CASE WHEN turns.status = 'waiting_tools' THEN turns.attempt ELSE turns.attempt + 1 END,
+           status = 'running', awaiting = NULL, running_job = $2, started_at = COALESCE(turns.started_at, clock_timestamp())
+         FROM target WHERE turns.id = target.id
+         RETURNING turns.*, target.previous_status, target.previous_awaiting
+       ), user_message AS (
+         INSERT INTO messages (conversation_id, turn_id, step, role, content)
+         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools'
+         ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
+       )
+       SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
+              c.tools AS conversation_tools, u.allowed_tools AS user_allowed_tools
+       FROM begun JOIN conversations c ON c.id = begun.conversation_id JOIN users u ON u.id = begun.user_id`,
       [id, jobId],
     );
     const row = rows[0];
-    return row ? { turn: toTurn(row), restarted: row.restarted, previous: { status: row.previous_status, awaiting: row.previous_awaiting } } : null;
+    if (!row) return null;
+    return {
+      turn: toTurn(row),
+      restarted: row.previous_status !== 'waiting_tools',
+      previous: { status: row.previous_status, awaiting: row.previous_awaiting },
+      conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools },
+      userAllowedTools: row.user_allowed_tools,
+    };
   }
 
   /** The reconciler found no job left that runs the turn: the next job may take it. */

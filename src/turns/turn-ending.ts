@@ -18,8 +18,11 @@ export interface TurnEndingDeps {
   messages: MessagesRepository;
   toolCalls: ToolCallsRepository;
   eventLog: EventAppender;
-  /** Enqueues a turn's start (after its `retryAt`, when it waits out a provider failure). */
-  enqueueTurn(turn: { id: string; userId: string; retryAt?: string | null }): Promise<void>;
+  /**
+   * Enqueues a turn's start (after its `retryAt`, when it waits out a provider failure), with a
+   * priority from the user's unfinished turns (counted unless the caller knows the number).
+   */
+  enqueueTurn(turn: { id: string; userId: string; retryAt?: string | null; activeTurnsOfUser?: number }): Promise<void>;
   metrics: Pick<Metrics, 'turnsFinished' | 'turnDuration'>;
   /** For cancel signals to the workers and the turn's in-flight state. */
   redis: Redis;
@@ -40,6 +43,16 @@ export type TurnOutcome =
 const IMPOSED_END_ATTEMPT = 2 ** 31 - 1;
 
 /**
+ * The turn's last step, when the turn ends with it: committed in the transaction that ends the
+ * turn (one commit, not two, for the common turn) and announced just before the end.
+ */
+export interface FinalStep {
+  /** The step's writes; false when the attempt no longer owns the turn. */
+  write(tx: Queryable): Promise<boolean>;
+  announce(): void;
+}
+
+/**
  * Ends a turn: commits the final status (with the transcript repaired) in one transaction
  * holding the conversation's row lock, then announces it, then starts the next queued turn
  * of the conversation. `attempt` null ends it whoever runs it (cancel, a job failed for good).
@@ -51,10 +64,13 @@ export async function endTurn(
   attempt: number | null,
   outcome: TurnOutcome,
   events: TurnEvents = endingEvents(deps, turn, attempt),
+  finalStep?: FinalStep,
 ): Promise<Turn | null> {
   const latestSeq = await events.flush();
   const result = await deps.db.transaction(async (tx) => {
+    // Locked first, as admission does, so that the two never wait on each other in turn.
     await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [turn.conversationId]);
+    if (finalStep && !(await finalStep.write(tx))) return null;
     const ended = await recordTurnEnd(deps, turn.id, attempt, outcome, tx);
     if (!ended) return null;
     await deps.conversations.raiseLastSeq(turn.conversationId, latestSeq, tx);
@@ -62,6 +78,7 @@ export async function endTurn(
     return { ended, next: next ?? null };
   });
   if (!result) return null;
+  finalStep?.announce();
   await announceTurnEnd(deps, result.ended, attempt, outcome, events);
   if (result.next) await deps.enqueueTurn(result.next);
   return result.ended;
@@ -116,9 +133,11 @@ export async function announceTurnEnd(
       break;
   }
   const finalSeq = await events.flush();
-  await deps.conversations.raiseLastSeq(ended.conversationId, finalSeq);
-  // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
-  await deps.redis.del(InflightState.keyFor(deps.redisPrefix, ended.id));
+  await Promise.all([
+    deps.conversations.raiseLastSeq(ended.conversationId, finalSeq),
+    // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
+    deps.redis.del(InflightState.keyFor(deps.redisPrefix, ended.id)),
+  ]);
 }
 
 function endingEvents(deps: TurnEndingDeps, turn: Pick<Turn, 'id' | 'conversationId'>, attempt: number | null): TurnEvents {

@@ -5,7 +5,8 @@ import type { Metrics } from '../metrics/metrics';
 import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../store/event-log';
-import { isTerminal, type Turn } from '../store/turns-repository';
+import type { Queryable } from '../store/db';
+import { isTerminal, type StepRecord, type Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
 import { InflightState } from './inflight-state';
 import { offeredToolNames } from './offered-tools';
@@ -22,8 +23,6 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
   /** For in-flight step state (tool-call buffers, the output mark). */
   redis: Redis;
   redisPrefix: string;
-  /** The tools a user may use (null: all). */
-  userAllowedTools(userId: string): Promise<string[] | null>;
   logger: Logger;
   metrics: Pick<Metrics, 'turnsStarted' | 'turnsFinished' | 'providerErrors' | 'turnDuration' | 'timeToFirstToken'>;
   defaults: { model: string; maxSteps: number };
@@ -65,17 +64,9 @@ const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
  */
 export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const now = deps.now ?? (() => new Date());
-  const existing = await deps.turns.get(job.turnId);
-  if (!existing || isTerminal(existing.status)) return { kind: 'skipped', reason: 'turn is not active' };
-  // A later turn of the conversation is started by the end of the one before it.
-  const [first] = await deps.turns.activeTurns(existing.conversationId);
-  if (first && first.id !== existing.id) return { kind: 'skipped', reason: 'an earlier turn of the conversation is active' };
-  const conversation = await deps.conversations.getById(existing.conversationId);
-  if (!conversation) return { kind: 'skipped', reason: 'conversation deleted' };
-
-  const begun = await deps.turns.beginAttempt(existing.id, job.jobId);
-  if (!begun) return { kind: 'skipped', reason: 'turn ended meanwhile, or another job runs it' };
-  const { turn, restarted, previous: before } = begun;
+  const begun = await deps.turns.beginAttempt(job.turnId, job.jobId);
+  if (!begun) return { kind: 'skipped', reason: 'the turn is finished, not first in its conversation, or run by another job' };
+  const { turn, restarted, previous: before, conversation } = begun;
   const attempt = turn.attempt;
   const fenced = new AbortController();
   const signal = AbortSignal.any([jobSignal, fenced.signal]);
@@ -83,8 +74,8 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
   const inflight = new InflightState(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id));
   if (restarted) {
     deps.metrics.turnsStarted.inc();
-    await deps.messages.insertUserMessage(turn.conversationId, turn.id, turn.input);
-    const previous = await InflightState.read(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id));
+    // Only an earlier attempt leaves a marker.
+    const previous = attempt > 1 ? await InflightState.read(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id)) : null;
     events.emit({ type: 'turn-start', attempt });
     // The last attempt streamed part of a step that was never committed: clients drop it. A
     // worker that died mid-step without a marker (Redis lost it) may have sent output too.
@@ -101,7 +92,7 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
     offeredToolNames({
       turnTools: turn.options.tools,
       conversationTools: conversation.tools,
-      userAllowedTools: await deps.userAllowedTools(turn.userId),
+      userAllowedTools: begun.userAllowedTools,
       available: deps.tools.list().map((tool) => tool.name),
     }),
   );
@@ -142,7 +133,8 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
       events,
       signal,
       generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
-      takenToolCallIds: (await deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId),
+      // Tool calls are stored with their step: before the first commit there are none.
+      takenToolCallIds: turn.step === 0 ? [] : (await deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId),
       onOutput: (toolCalls) => {
         if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
         if (firstOutput || toolCalls) inflight.update({ attempt, step, toolCalls: toolCalls ?? [] });
@@ -196,14 +188,22 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
       throw error;
     });
     if (seenSeq === null) return stop(deps, turn.id, inflight, events, FENCED);
-    const committed = await commitStep(deps, turn, attempt, step, output, calls, startedAt, now(), seenSeq);
-    if (!committed) return stop(deps, turn.id, inflight, events, FENCED);
-    await inflight.clear();
+    const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: now().toISOString() };
+    const writeStep = (tx: Queryable) => commitStep(deps, turn, attempt, record, output, calls, seenSeq, tx);
+    const stepFinish = { type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage } as const;
     usage = addUsage(usage, output.usage);
-    events.emit({ type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage });
 
-    if (calls.length === 0) return finish(deps, turn, attempt, events, output.finishReason, usage);
-    if (step >= maxSteps) return finish(deps, turn, attempt, events, 'max_steps', usage);
+    const finishReason = calls.length === 0 ? output.finishReason : step >= maxSteps ? 'max_steps' : null;
+    if (finishReason !== null) {
+      const ended = await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events, {
+        write: writeStep,
+        announce: () => events.emit(stepFinish),
+      });
+      return ended ? { kind: 'done' } : stop(deps, turn.id, inflight, events, FENCED);
+    }
+    if (!(await deps.db.transaction(writeStep))) return stop(deps, turn.id, inflight, events, FENCED);
+    await inflight.clear();
+    events.emit(stepFinish);
     const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events }, calls);
     if (phase === 'fenced') return done(events, FENCED);
     if (phase === 'wait') return done(events);
@@ -253,34 +253,25 @@ async function finish(
   return { kind: 'done' };
 }
 
-/** The step's assistant message, its tool calls, the turn's step record and the seq floor, in one transaction. */
+/** The step's assistant message, its tool calls, the turn's step record and the seq floor, in the caller's transaction. */
 async function commitStep(
   deps: TurnRunnerDeps,
   turn: Turn,
   attempt: number,
-  step: number,
+  record: StepRecord,
   output: StepOutput,
   calls: ReturnType<typeof prepareToolCalls>,
-  startedAt: Date,
-  finishedAt: Date,
   seenSeq: number,
+  tx: Queryable,
 ): Promise<boolean> {
-  return deps.db.transaction(async (tx) => {
-    const recorded = await deps.turns.commitStep(
-      turn.id,
-      attempt,
-      { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString() },
-      tx,
-    );
-    if (!recorded) return false;
-    await deps.messages.insertAssistantMessage(
-      { conversationId: turn.conversationId, turnId: turn.id, step, content: output.text || null, toolCalls: output.toolCalls },
-      tx,
-    );
-    await deps.toolCalls.insertMany(calls, tx);
-    await deps.conversations.raiseLastSeq(turn.conversationId, seenSeq, tx);
-    return true;
-  });
+  if (!(await deps.turns.commitStep(turn.id, attempt, record, tx))) return false;
+  await deps.messages.insertAssistantMessage(
+    { conversationId: turn.conversationId, turnId: turn.id, step: record.step, content: output.text || null, toolCalls: output.toolCalls },
+    tx,
+  );
+  await deps.toolCalls.insertMany(calls, tx);
+  await deps.conversations.raiseLastSeq(turn.conversationId, seenSeq, tx);
+  return true;
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

@@ -35,10 +35,11 @@ export class TurnService {
         : null;
       const activeTurns = await this.deps.turns.activeTurns(conversationId, tx);
       const decision = admitTurn({ existingForKey, requestHash, activeTurns, onBusy: request.onBusy });
-      if (decision.kind !== 'create') return { decision, turn: null, interrupted: [] as Turn[] };
+      if (decision.kind !== 'create') return { decision, turn: null, interrupted: [] as Turn[], activeOfUser: 0 };
       // Counted across the user's conversations without a lock: concurrent posts may pass the
       // limit by a few, which is fine for a limit that protects capacity, not correctness.
-      if ((await this.deps.turns.countActiveForUser(userId, tx)) >= this.deps.maxActiveTurnsPerUser) {
+      const activeOfUser = await this.deps.turns.countActiveForUser(userId, tx);
+      if (activeOfUser >= this.deps.maxActiveTurnsPerUser) {
         throw new AppError('rate_limited', `at most ${this.deps.maxActiveTurnsPerUser} unfinished turns per user; wait for some to finish`, undefined, 5);
       }
       // Ended in the transaction that records the new turn: the conversation never has both
@@ -59,7 +60,7 @@ export class TurnService {
         },
         tx,
       );
-      return { decision, turn, interrupted };
+      return { decision, turn, interrupted, activeOfUser: activeOfUser + 1 - interrupted.length };
     });
 
     const { decision } = admission;
@@ -72,7 +73,7 @@ export class TurnService {
         throw new AppError('conversation_busy', 'a turn is already active on this conversation', { activeTurnId: decision.activeTurnId });
       case 'create':
         for (const ended of admission.interrupted) await announceTurnEnd(this.deps, ended, null, INTERRUPTED);
-        if (decision.enqueueNow) await this.enqueue(admission.turn!);
+        if (decision.enqueueNow) await this.enqueue({ ...admission.turn!, activeTurnsOfUser: admission.activeOfUser });
         return { turn: admission.turn!, created: true };
     }
   }
@@ -87,7 +88,7 @@ export class TurnService {
     return ended ?? (await this.deps.turns.get(turnId)) ?? turn;
   }
 
-  private async enqueue(turn: Turn): Promise<void> {
+  private async enqueue(turn: Turn & { activeTurnsOfUser: number }): Promise<void> {
     try {
       await this.deps.enqueueTurn(turn);
     } catch {

@@ -88,15 +88,16 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
   it('writes each message once and lists them in order', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
-    await messages.insertUserMessage(conversation.id, turn.id, [{ type: 'text', text: 'hi' }]);
-    await messages.insertUserMessage(conversation.id, turn.id, 'ignored duplicate');
+    // Starting the turn writes its user message; a restart (a new attempt) does not again.
+    await turns.beginAttempt(turn.id, 'job');
+    await turns.beginAttempt(turn.id, 'job');
     const call = { id: 'call_0', type: 'function' as const, function: { name: 'calculator', arguments: '{"expression":"1+1"}' } };
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [call] })).toBe(true);
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: 'again' })).toBe(false);
     await messages.insertToolMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0', content: '2' });
     await messages.insertToolMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0', content: 'dup' });
     expect(await messages.list(conversation.id)).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'hi' }], turnId: turn.id },
+      { role: 'user', content: 'hi', turnId: turn.id },
       { role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
       { role: 'tool', content: '2', toolCallId: 'call_0', turnId: turn.id },
     ]);
