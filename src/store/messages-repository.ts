@@ -59,15 +59,20 @@ export class MessagesRepository {
     return rows.length > 0;
   }
 
-  /** Written once per call, whatever retries or repairs come after. */
-  async insertToolMessage(
-    input: { conversationId: string; turnId: string; step: number; toolCallId: string; content: string },
+  /** The step's tool messages, in the order given, in one statement; a call's message is written once. */
+  async insertToolMessages(
+    messages: { conversationId: string; turnId: string; step: number; toolCallId: string; content: string }[],
     db: Queryable = this.db,
   ): Promise<void> {
+    if (messages.length === 0) return;
+    const records = messages.map((message, position) => ({ ...message, position }));
     await db.query(
-      `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_call_id) VALUES ($1, $2, $3, 'tool', $4, $5)
+      `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_call_id)
+       SELECT "conversationId", "turnId", step, 'tool', to_jsonb(content), "toolCallId"
+       FROM jsonb_to_recordset($1::jsonb) AS r("conversationId" text, "turnId" text, step int, "toolCallId" text, content text, position int)
+       ORDER BY position
        ON CONFLICT (turn_id, tool_call_id) WHERE role = 'tool' DO NOTHING`,
-      [input.conversationId, input.turnId, input.step, JSON.stringify(input.content), input.toolCallId],
+      [JSON.stringify(records)],
     );
   }
 }

@@ -51,28 +51,33 @@ const UNSETTLED = `('pending', 'running')`;
 export class ToolCallsRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Idempotent: a step committed twice (a retried commit) keeps its first rows. */
+  /** One statement for the step's calls. Idempotent: a step committed twice (a retried commit) keeps its first rows. */
   async insertMany(calls: NewToolCall[], db: Queryable = this.db): Promise<void> {
-    for (const call of calls) {
-      await db.query(
-        `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, finished_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10 = 'pending' THEN NULL ELSE clock_timestamp() END)
-         ON CONFLICT (turn_id, tool_call_id) DO NOTHING`,
-        [
-          call.turnId,
-          call.toolCallId,
-          call.conversationId,
-          call.step,
-          call.position,
-          call.name,
-          call.kind,
-          call.argumentsText,
-          call.args === undefined ? null : JSON.stringify(call.args),
-          call.status,
-          'error' in call ? JSON.stringify(call.error) : null,
-        ],
-      );
-    }
+    if (calls.length === 0) return;
+    const records = calls.map((call) => ({
+      turn_id: call.turnId,
+      tool_call_id: call.toolCallId,
+      conversation_id: call.conversationId,
+      step: call.step,
+      position: call.position,
+      name: call.name,
+      kind: call.kind,
+      arguments_text: call.argumentsText,
+      // Absent (SQL NULL) when the arguments did not parse.
+      args: call.args,
+      status: call.status,
+      error: 'error' in call ? call.error : undefined,
+    }));
+    await db.query(
+      `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, finished_at)
+       SELECT turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error,
+              CASE WHEN status = 'pending' THEN NULL ELSE clock_timestamp() END
+       FROM jsonb_to_recordset($1::jsonb) AS r(turn_id text, tool_call_id text, conversation_id text, step int, position int,
+            name text, kind text, arguments_text text, args jsonb, status text, error jsonb)
+       ORDER BY position
+       ON CONFLICT (turn_id, tool_call_id) DO NOTHING`,
+      [JSON.stringify(records)],
+    );
   }
 
   async get(turnId: string, toolCallId: string, db: Queryable = this.db): Promise<ToolCallRecord | null> {

@@ -176,10 +176,8 @@ async function completeToolPhase(
 }
 
 export async function writeToolMessages(deps: Pick<ToolPhaseDeps, 'messages'>, calls: ToolCallRecord[], tx: Queryable): Promise<void> {
-  for (const call of calls) {
-    await deps.messages.insertToolMessage(
-      { conversationId: call.conversationId, turnId: call.turnId, step: call.step, toolCallId: call.toolCallId, content: toolMessageContent(call) },
-      tx,
-    );
-  }
+  await deps.messages.insertToolMessages(
+    calls.map((call) => ({ conversationId: call.conversationId, turnId: call.turnId, step: call.step, toolCallId: call.toolCallId, content: toolMessageContent(call) })),
+    tx,
+  );
 }

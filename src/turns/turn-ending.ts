@@ -68,12 +68,12 @@ export async function endTurn(
 ): Promise<Turn | null> {
   const latestSeq = await events.flush();
   const result = await deps.db.transaction(async (tx) => {
-    // Locked first, as admission does, so that the two never wait on each other in turn.
-    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [turn.conversationId]);
+    // The conversation's row is locked first, as admission does, so that the two never wait
+    // on each other in turn; raising the seq floor is what locks it.
+    await deps.conversations.raiseLastSeq(turn.conversationId, latestSeq, tx);
     if (finalStep && !(await finalStep.write(tx))) return null;
     const ended = await recordTurnEnd(deps, turn.id, attempt, outcome, tx);
     if (!ended) return null;
-    await deps.conversations.raiseLastSeq(turn.conversationId, latestSeq, tx);
     const next = (await deps.turns.activeTurns(turn.conversationId, tx))[0];
     return { ended, next: next ?? null };
   });

@@ -189,19 +189,20 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
     });
     if (seenSeq === null) return stop(deps, turn.id, inflight, events, FENCED);
     const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: now().toISOString() };
-    const writeStep = (tx: Queryable) => commitStep(deps, turn, attempt, record, output, calls, seenSeq, tx);
+    // The turn's end raises the seq floor itself.
+    const writeStep = (tx: Queryable, raiseSeqTo: number | null) => commitStep(deps, turn, attempt, record, output, calls, raiseSeqTo, tx);
     const stepFinish = { type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage } as const;
     usage = addUsage(usage, output.usage);
 
     const finishReason = calls.length === 0 ? output.finishReason : step >= maxSteps ? 'max_steps' : null;
     if (finishReason !== null) {
       const ended = await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events, {
-        write: writeStep,
+        write: (tx) => writeStep(tx, null),
         announce: () => events.emit(stepFinish),
       });
       return ended ? { kind: 'done' } : stop(deps, turn.id, inflight, events, FENCED);
     }
-    if (!(await deps.db.transaction(writeStep))) return stop(deps, turn.id, inflight, events, FENCED);
+    if (!(await deps.db.transaction((tx) => writeStep(tx, seenSeq)))) return stop(deps, turn.id, inflight, events, FENCED);
     await inflight.clear();
     events.emit(stepFinish);
     const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events }, calls);
@@ -253,7 +254,7 @@ async function finish(
   return { kind: 'done' };
 }
 
-/** The step's assistant message, its tool calls, the turn's step record and the seq floor, in the caller's transaction. */
+/** The step's assistant message, its tool calls and the turn's step record (and the seq floor, unless the turn's end raises it), in the caller's transaction. */
 async function commitStep(
   deps: TurnRunnerDeps,
   turn: Turn,
@@ -261,7 +262,7 @@ async function commitStep(
   record: StepRecord,
   output: StepOutput,
   calls: ReturnType<typeof prepareToolCalls>,
-  seenSeq: number,
+  raiseSeqTo: number | null,
   tx: Queryable,
 ): Promise<boolean> {
   if (!(await deps.turns.commitStep(turn.id, attempt, record, tx))) return false;
@@ -270,7 +271,7 @@ async function commitStep(
     tx,
   );
   await deps.toolCalls.insertMany(calls, tx);
-  await deps.conversations.raiseLastSeq(turn.conversationId, seenSeq, tx);
+  if (raiseSeqTo !== null) await deps.conversations.raiseLastSeq(turn.conversationId, raiseSeqTo, tx);
   return true;
 }
 

@@ -94,8 +94,9 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const call = { id: 'call_0', type: 'function' as const, function: { name: 'calculator', arguments: '{"expression":"1+1"}' } };
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [call] })).toBe(true);
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: 'again' })).toBe(false);
-    await messages.insertToolMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0', content: '2' });
-    await messages.insertToolMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0', content: 'dup' });
+    const toolMessage = { conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0' };
+    await messages.insertToolMessages([{ ...toolMessage, content: '2' }]);
+    await messages.insertToolMessages([{ ...toolMessage, content: 'dup' }]);
     expect(await messages.list(conversation.id)).toEqual([
       { role: 'user', content: 'hi', turnId: turn.id },
       { role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
