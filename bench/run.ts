@@ -47,6 +47,8 @@ const BENCHMARKS: Benchmark[] = [
   soak,
 ];
 
+const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');
+
 /** The whole suite must end well inside 10 minutes; past this, the remaining benchmarks are skipped. */
 const RUN_BUDGET_MS = 9.5 * 60_000;
 
@@ -140,6 +142,7 @@ async function main(argv: string[]): Promise<number> {
     machine,
     loadAtEnd: os.loadavg().map((load) => load.toFixed(2)).join(' / '),
     reports,
+    ...(fs.existsSync(FINDINGS) ? { findings: fs.readFileSync(FINDINGS, 'utf8') } : {}),
   });
   process.stdout.write(`${markdown}\n`);
   if (out) {

@@ -104,8 +104,7 @@ export const soak: Benchmark = {
 
       report.note(
         `all-in-one with EVENT_LOG_TTL_SECONDS=${retentionSeconds}; ${concurrency} lanes in a closed loop, each turn a step with ${callsPerTurn} ` +
-          `parallel \`calculator\` calls and a follow-up; a new conversation every ${turnsPerConversation} turns per lane; ${turns} turns asked ` +
-          `(the issue's 10,000 is \`--full-soak\`; the default is sized to the 10-minute budget), memory sampled every ${sampleEveryMs / 1000} s, ` +
+          `parallel \`calculator\` calls and a follow-up; a new conversation every ${turnsPerConversation} turns per lane; ${turns} turns asked, memory sampled every ${sampleEveryMs / 1000} s, ` +
           `"after" ${retentionSeconds + 5} s after the last turn.`,
       );
       if (started < turns) report.note(`stopped after ${started} turns: the load is bounded to ${Math.round(loadSeconds)} s.`);

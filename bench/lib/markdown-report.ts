@@ -13,6 +13,8 @@ export interface RunSummary {
   loadAtEnd: string;
   /** Baselines first, then cases, in the order they ran. */
   reports: BenchmarkReport[];
+  /** bench/FINDINGS.md, placed after the targets. */
+  findings?: string;
 }
 
 /** RESULTS.md: the machine, the targets at a glance, then every benchmark's figures and notes. */
@@ -61,6 +63,8 @@ export function renderResults(run: RunSummary): string {
     }
   }
   lines.push('');
+  // Kept by hand in bench/FINDINGS.md (what profiling found, before/after figures): a run rewrites the rest.
+  if (run.findings) lines.push(run.findings.trim(), '');
 
   for (const [heading, kind] of [['Benchmarks', 'case'], ['Baselines', 'baseline']] as const) {
     lines.push(`## ${heading}`, '');
