@@ -122,7 +122,8 @@ export async function resumeToolPhase(
     }
   }
 
-  if (calls.some((call) => !isSettled(call) && call.kind === 'client')) {
+  const unansweredClients = calls.some((call) => !isSettled(call) && call.kind === 'client');
+  if (unansweredClients) {
     const parked = await parkForClients(deps, context, calls[0]!.conversationId);
     if (parked === 'fenced') return 'fenced';
     if (parked.length > 0) {
@@ -131,7 +132,9 @@ export async function resumeToolPhase(
       return 'wait';
     }
   }
-  return completeToolPhase(deps, context);
+  // Calls settled since the first read (here, or by a client's answer) are read again.
+  const settledMeanwhile = unsettledServer.length > 0 || unansweredClients;
+  return completeToolPhase(deps, context, settledMeanwhile ? await deps.toolCalls.listForStep(context.turnId, context.step) : calls);
 }
 
 /**
@@ -155,12 +158,12 @@ async function parkForClients(
   });
 }
 
-/** Writes one tool message per call, in the assistant's order, then announces the phase's end. */
+/** Writes one tool message per call (all settled), in the assistant's order, then announces the phase's end. */
 async function completeToolPhase(
   deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; step: number; events: TurnEvents },
+  context: { turnId: string; attempt: number; events: TurnEvents },
+  calls: ToolCallRecord[],
 ): Promise<ToolPhaseOutcome> {
-  const calls = await deps.toolCalls.listForStep(context.turnId, context.step);
   const written = await deps.db.transaction(async (tx) => {
     if (!(await deps.turns.holds(context.turnId, context.attempt, tx))) return false;
     await writeToolMessages(deps, calls, tx);
