@@ -67,10 +67,6 @@ CREATE TABLE turns (
   -- While waiting_tools: 'tools' (server-run tool jobs are out; their flow resumes the turn)
   -- or 'clients' (only client answers are missing; the last answer resumes it).
   awaiting        text,
-  -- While running: the queue job running it. Another job finding the turn running leaves it
-  -- alone (that job is alive, or comes back as stalled and takes a new attempt); the reconciler
-  -- clears it when no job of the turn is left.
-  running_job     text,
   finish_reason   text,
   error           jsonb,
   usage           jsonb NOT NULL DEFAULT '{"promptTokens":0,"completionTokens":0,"totalTokens":0}',

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { StartupError } from '../errors/startup-error';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -95,8 +96,8 @@ export const configSchema = z
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
 
-export class ConfigError extends Error {
-  readonly code = 'invalid_config';
+export class ConfigError extends StartupError {
+  override readonly code = 'invalid_config';
 }
 
 /** Parses an environment; the error message is one line naming the variable and the problem. */

@@ -2,11 +2,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
+import { StartupError } from '../errors/startup-error';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-export class RedisUnavailableError extends Error {
-  readonly code = 'redis_unavailable';
+export class RedisUnavailableError extends StartupError {
+  override readonly code = 'redis_unavailable';
 }
 
 /**

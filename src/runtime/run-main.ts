@@ -1,5 +1,6 @@
-import { ConfigError } from '../config/config';
-import { RedisUnavailableError } from './redis-connection';
+import { StartupError } from '../errors/startup-error';
+
+export { StartupError };
 
 /** What a process gets past its jobs' grace period to hand them back and close its connections. */
 export const CLOSE_MARGIN_MS = 5_000;
@@ -46,13 +47,7 @@ export function runMain(main: () => Promise<RunningMain>): void {
       process.on('SIGINT', stop);
     })
     .catch((error: unknown) => {
-      const expected = error instanceof ConfigError || error instanceof RedisUnavailableError || error instanceof StartupError;
-      process.stderr.write(`switchyard: ${expected ? (error as Error).message : String((error as Error)?.stack ?? error)}\n`);
+      process.stderr.write(`switchyard: ${error instanceof StartupError ? error.message : String((error as Error)?.stack ?? error)}\n`);
       process.exit(1);
     });
-}
-
-/** A reason not to start that the operator can fix; printed as one line. */
-export class StartupError extends Error {
-  readonly code = 'startup';
 }

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Pool, type PoolClient } from 'pg';
+import { DatabaseError, Pool, type PoolClient } from 'pg';
 import { coerceError } from '../errors/app-error';
+import { BackendUnavailableError } from '../errors/backend-unavailable';
+import { StartupError } from '../errors/startup-error';
 import type { Db, Transaction } from './db';
 
 export interface OpenDbOptions {
@@ -19,8 +21,8 @@ export interface OpenDbOptions {
   onError?: (error: Error) => void;
 }
 
-export class DatabaseLockedError extends Error {
-  readonly code = 'database_locked';
+export class DatabaseLockedError extends StartupError {
+  override readonly code = 'database_locked';
 }
 
 /** Opens PostgreSQL or PGlite behind the one {@link Db} interface the repositories see. */
@@ -43,14 +45,20 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
   pool.on('error', (error) => options.onError?.(error));
   return {
     kind: 'postgres',
-    query: async (sql, params) => pool.query(sql, params) as never,
+    query: async (sql, params) => pool.query(sql, params).catch(rethrowAsStoreError) as never,
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(rethrowAsStoreError);
       let broken: Error | undefined;
+      // A checked-out client has no listener of the pool's: without this, a connection that
+      // drops mid-transaction raises an unhandled 'error' (the failed query reports it too).
+      const onConnectionError = (error: Error) => {
+        broken = error;
+      };
+      client.on('error', onConnectionError);
       try {
-        await client.query('BEGIN');
+        await client.query('BEGIN').catch(rethrowAsStoreError);
         const result = await fn(clientTransaction(client));
-        await client.query('COMMIT');
+        await client.query('COMMIT').catch(rethrowAsStoreError);
         return result;
       } catch (error) {
         // A connection that cannot even roll back (it broke, or a query timed out and its
@@ -60,6 +68,7 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
         });
         throw error;
       } finally {
+        client.off('error', onConnectionError);
         client.release(broken);
       }
     },
@@ -69,11 +78,21 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
 
 function clientTransaction(client: PoolClient): Transaction {
   return {
-    query: async (sql, params) => client.query(sql, params) as never,
+    query: async (sql, params) => client.query(sql, params).catch(rethrowAsStoreError) as never,
     async exec(sql) {
-      await client.query(sql);
+      await client.query(sql).catch(rethrowAsStoreError);
     },
   };
+}
+
+/**
+ * pg reports what the server said as a DatabaseError (its SQLSTATE tells the rest); anything
+ * else it throws is its connection's trouble (it ended, timed out, never opened), said in plain
+ * errors without a code, so it is named here, where its origin is known. A TypeError is ours.
+ */
+function rethrowAsStoreError(error: unknown): never {
+  if (error instanceof DatabaseError || error instanceof TypeError) throw error;
+  throw new BackendUnavailableError('postgres', error);
 }
 
 /** Two processes starting at once must not both try to create the schema. */

@@ -1,5 +1,5 @@
 import type { JobState } from 'bullmq';
-import { isBackendUnavailableMessage } from '../errors/backend-unavailable';
+import { readJobFailure } from '../queue/job-failure';
 
 export type ObservedJobState = JobState | 'unknown';
 
@@ -34,8 +34,9 @@ export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'cli
   if (failed) {
     // An outage longer than the job's backoff is no fault of the turn's; the reconciler only
     // runs while PostgreSQL answers, so the outage is over now.
-    if (isBackendUnavailableMessage(failed.failedReason)) return { kind: 'retry', jobId: failed.id };
-    const stalled = /stalled/i.test(failed.failedReason ?? '');
+    const failure = readJobFailure(failed.failedReason);
+    if (failure === 'backend_unavailable') return { kind: 'retry', jobId: failed.id };
+    const stalled = failure === 'stalled';
     return {
       kind: 'fail',
       error: stalled

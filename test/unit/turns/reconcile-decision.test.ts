@@ -21,11 +21,11 @@ describe('decideReconcile', () => {
       kind: 'fail',
       error: { code: 'stalled' },
     });
-    expect(decideReconcile(running, { turnJobs: [job('failed', 'boom')], clientTimeouts: [] })).toMatchObject({ kind: 'fail', error: { code: 'internal' } });
+    expect(decideReconcile(running, { turnJobs: [job('failed', 'internal: boom')], clientTimeouts: [] })).toMatchObject({ kind: 'fail', error: { code: 'internal' } });
   });
 
   it('runs a job again that used up its attempts while PostgreSQL or Redis was away', () => {
-    for (const reason of ['Connection terminated unexpectedly', 'timeout exceeded when trying to connect', 'connect ECONNREFUSED 127.0.0.1:5432']) {
+    for (const reason of ['backend_unavailable: postgres is unavailable: Connection terminated unexpectedly', 'backend_unavailable: connect ECONNREFUSED 127.0.0.1:6379']) {
       expect(decideReconcile(running, { turnJobs: [job('unknown'), { id: 'turn-x-s1', state: 'failed', failedReason: reason }], clientTimeouts: [] })).toEqual({
         kind: 'retry',
         jobId: 'turn-x-s1',
