@@ -19,14 +19,16 @@ export const clientTimeoutJobId = (turnId: string, step: number, position: numbe
 /** The continuation that runs when a step's tool jobs have all settled (the flow's parent). */
 export const continuationJobId = (turnId: string, step: number) => `turn-${turnId}-s${step}`;
 
-
-
 export interface ServerToolJob {
   toolCallId: string;
   position: number;
-  /** Extra attempts after the first. */
-  retries: number;
 }
+
+/**
+ * A tool job's attempts are Switchyard's, not the tool's: spent when a store stays away longer
+ * than a runner waits (or a bug). A tool's own `retries` are counted on its call (tool-job-runner).
+ */
+const TOOL_JOB_ATTEMPTS = 5;
 
 export function createToolQueue(connection: ConnectionOptions, prefix: string): Queue {
   return new Queue(TOOL_QUEUE, { connection, prefix });
@@ -59,8 +61,8 @@ export async function fanOutToolCalls(
 function toolJobOptions(turnId: string, step: number, call: ServerToolJob): JobsOptions {
   return {
     jobId: toolJobId(turnId, step, call.position),
-    attempts: call.retries + 1,
-    backoff: { type: 'exponential', delay: 500 },
+    attempts: TOOL_JOB_ATTEMPTS,
+    backoff: { type: 'exponential', delay: 1000 },
     ignoreDependencyOnFailure: true,
     removeOnComplete: true,
     removeOnFail: { age: 7 * 24 * 3600 },

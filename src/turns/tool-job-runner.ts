@@ -1,3 +1,4 @@
+import { waitOutOutage } from '../errors/wait-out-outage';
 import type { Metrics } from '../metrics/metrics';
 import type { ToolJobData } from '../queue/tool-queue';
 import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
@@ -15,11 +16,6 @@ export interface ToolJobDeps extends ClientToolAnswerDeps {
   metrics: Pick<Metrics, 'toolCalls'>;
 }
 
-/** The job failed but has attempts left: BullMQ retries it with backoff. */
-export class RetryableToolError extends Error {
-  readonly code = 'tool_retry';
-}
-
 /**
  * The attempt was aborted: its turn was cancelled (the cancel settles the call) or its worker
  * is stopping (the job must run again elsewhere). Either way its outcome is not the call's.
@@ -29,15 +25,30 @@ export class ToolJobAbortedError extends Error {
 }
 
 /**
+ * What the worker does with the job: done, or run it again after `delayMs` (the tool failed
+ * retryably and has retries left; the job's own attempts are not spent on that).
+ */
+export type ToolJobOutcome = { kind: 'done' } | { kind: 'retry'; delayMs: number };
+
+const DONE: ToolJobOutcome = { kind: 'done' };
+
+/** Before a tool's retry n (1, 2, …): 500 ms, doubling. */
+export const toolRetryDelayMs = (retry: number) => 500 * 2 ** (retry - 1);
+
+/**
  * One attempt of a tool job. A call with a stored result is never executed again; an outcome
- * is stored before it is announced; only a retryable failure with attempts left, or an
- * aborted attempt, throws.
+ * is stored before it is announced. A tool's `retries` are for its own failures: they are
+ * counted on the call (its `attempts`), not in the job's attempts, which are left for
+ * Switchyard's own trouble; and the state writes around an execution wait out an outage of
+ * PostgreSQL rather than fail the job (a result once had is stored, never re-earned by
+ * running the tool again). Throws only when the attempt was aborted or a store stayed away.
  */
 export async function runToolJob(
   deps: ToolJobDeps,
   data: ToolJobData,
-  context: { signal: AbortSignal; isLastAttempt: boolean },
-): Promise<void> {
+  context: { signal: AbortSignal; onWait?: (error: unknown) => void },
+): Promise<ToolJobOutcome> {
+  const { signal } = context;
   if (data.kind === 'client-timeout') {
     const call = await deps.toolCalls.get(data.turnId, data.toolCallId);
     const timeoutMs = call ? deps.tools.get(call.name)?.timeoutMs : undefined;
@@ -48,30 +59,39 @@ export async function runToolJob(
       answer: { error: { code: 'timeout', message: `no client answered within ${timeoutMs ?? 'the'} ms` } },
       attempts: 0,
     });
-    return;
+    return DONE;
   }
 
-  const running = await deps.toolCalls.markRunning(data.turnId, data.toolCallId);
-  if (!running) return announceAgainIfUnseen(deps, data);
+  const running = await waitOutOutage(() => deps.toolCalls.markRunning(data.turnId, data.toolCallId), context);
+  if (!running) {
+    await announceAgainIfUnseen(deps, data);
+    return DONE;
+  }
   const outcome = await deps.tools.execute(running.name, running.args, {
     turnId: data.turnId,
     toolCallId: data.toolCallId,
     attempt: running.attempts,
-    signal: context.signal,
+    signal,
   });
-  if (context.signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(context.signal.reason)}`);
-  if (!outcome.ok && outcome.error.retryable && !context.isLastAttempt) {
-    throw new RetryableToolError(`${outcome.error.code}: ${outcome.error.message}`);
+  if (signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(signal.reason)}`);
+  const retries = deps.tools.get(running.name)?.retries ?? 0;
+  if (!outcome.ok && outcome.error.retryable && running.attempts <= retries) {
+    return { kind: 'retry', delayMs: toolRetryDelayMs(running.attempts) };
   }
   const { retryable: _retryable, ...error } = outcome.ok ? { retryable: false } : outcome.error;
-  const settled = await deps.toolCalls.settle(
-    data.turnId,
-    data.toolCallId,
-    outcome.ok ? { status: 'succeeded', result: outcome.result } : { status: 'failed', error: error as { code: string; message: string } },
+  const settled = await waitOutOutage(
+    () =>
+      deps.toolCalls.settle(
+        data.turnId,
+        data.toolCallId,
+        outcome.ok ? { status: 'succeeded', result: outcome.result } : { status: 'failed', error: error as { code: string; message: string } },
+      ),
+    context,
   );
-  if (!settled) return;
+  if (!settled) return DONE;
   deps.metrics.toolCalls.inc({ status: settled.status });
   await announceResult(deps, settled);
+  return DONE;
 }
 
 /**

@@ -69,11 +69,7 @@ export async function startToolPhase(
     await fanOutToolCalls(deps.flows, {
       turnId: context.turnId,
       step: context.step,
-      calls: server.map((call) => ({
-        toolCallId: call.toolCallId,
-        position: call.position,
-        retries: deps.tools.get(call.name)?.retries ?? 0,
-      })),
+      calls: server.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
     });
   }
   return 'wait';
@@ -107,7 +103,7 @@ export async function resumeToolPhase(
       await fanOutToolCalls(deps.flows, {
         turnId: context.turnId,
         step: context.step,
-        calls: unsettledServer.map((call) => ({ toolCallId: call.toolCallId, position: call.position, retries: deps.tools.get(call.name)?.retries ?? 0 })),
+        calls: unsettledServer.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
       });
       return 'wait';
     }

@@ -1,5 +1,6 @@
-import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import { jobFailure, toJobFailure } from '../queue/job-failure';
 import { TOOL_QUEUE, toolJobSchema } from '../queue/tool-queue';
 import { runToolJob, ToolJobAbortedError, type ToolJobDeps } from './tool-job-runner';
 import type { TurnCancellations } from './turn-cancellations';
@@ -24,29 +25,10 @@ const CANCELLED = 'turn cancelled';
 export async function startToolWorker(options: ToolWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
   const worker = new Worker(
     TOOL_QUEUE,
-    async (job: Job, token?: string, signal?: AbortSignal) => {
-      const parsed = toolJobSchema.safeParse(job.data);
-      if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`);
-      const abortSignal = signal ?? new AbortController().signal;
-      const { turnId } = parsed.data;
-      const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
-      try {
-        await runToolJob(options.deps, parsed.data, {
-          signal: abortSignal,
-          isLastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-        });
-      } catch (error) {
-        if (!(error instanceof ToolJobAbortedError)) throw error;
-        // Cancelled with its turn: the cancel has settled the call, the job is done.
-        if (abortSignal.reason === CANCELLED) return;
-        // Shutdown: handed back at once, without spending an attempt, to run again elsewhere
-        // with the same Idempotency-Key.
-        await job.moveToDelayed(Date.now(), token);
-        throw new DelayedError();
-      } finally {
-        release();
-      }
-    },
+    (job: Job, token?: string, signal?: AbortSignal) =>
+      processToolJob(job, token, signal).catch((error: unknown) => {
+        throw toJobFailure(error);
+      }),
     {
       connection: options.connection,
       prefix: options.prefix,
@@ -56,6 +38,34 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
       maxStalledCount: options.maxStalledCount,
     },
   );
+  async function processToolJob(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
+    const parsed = toolJobSchema.safeParse(job.data);
+    if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
+    const abortSignal = signal ?? new AbortController().signal;
+    const { turnId } = parsed.data;
+    const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
+    let outcome;
+    try {
+      outcome = await runToolJob(options.deps, parsed.data, {
+        signal: abortSignal,
+        onWait: (error) => options.logger.warn({ jobId: job.id, err: error }, 'tool job waiting for PostgreSQL or Redis'),
+      });
+    } catch (error) {
+      if (!(error instanceof ToolJobAbortedError)) throw error;
+      // Cancelled with its turn: the cancel has settled the call, the job is done.
+      if (abortSignal.reason === CANCELLED) return;
+      // Shutdown: handed back at once, without spending an attempt, to run again elsewhere
+      // with the same Idempotency-Key.
+      outcome = { kind: 'retry', delayMs: 0 } as const;
+    } finally {
+      release();
+    }
+    if (outcome.kind === 'retry') {
+      await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+      throw new DelayedError();
+    }
+  }
+
   worker.on('failed', (job, error) => options.logger.debug({ jobId: job?.id, err: error }, 'tool job attempt failed'));
   worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
   await worker.waitUntilReady();

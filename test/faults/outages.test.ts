@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { QueueEvents } from 'bullmq';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { turnJobId } from '../../src/queue/turn-queue';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
-import { TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/services';
+import { connectDirect, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { startPostgresProxy, startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { TestWsClient } from '../support/ws-client';
 
 const scripted = (scenario: unknown) => `${randomBytes(4).toString('hex')} [[scripted ${JSON.stringify(scenario)}]]`;
@@ -113,9 +113,8 @@ describe('Redis or PostgreSQL that hangs', () => {
 
   beforeAll(async () => {
     const redisTarget = new URL(TEST_REDIS_URL);
-    const postgresTarget = new URL(TEST_POSTGRES_URL);
     redisProxy = await startTcpProxy({ host: redisTarget.hostname, port: Number(redisTarget.port || 6379) });
-    postgresProxy = await startTcpProxy({ host: postgresTarget.hostname, port: Number(postgresTarget.port || 5432) });
+    postgresProxy = await startPostgresProxy(TEST_POSTGRES_URL);
     stack = await startTestStack({
       env: {
         ...FAULT_ENV,
@@ -233,12 +232,10 @@ describe('PostgreSQL down when a step commits', () => {
   const text = Array.from({ length: 60 }, (_, i) => `token${i}`).join(' ');
 
   beforeAll(async () => {
-    const target = new URL(TEST_POSTGRES_URL);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    proxy = await startPostgresProxy(TEST_POSTGRES_URL);
     stack = await startTestStack({ env: { ...FAULT_ENV, DATABASE_URL: proxy.urlFor(TEST_POSTGRES_URL) } });
     // Reads what PostgreSQL really holds while the stack cannot reach it.
-    direct = new Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${stack.config.DATABASE_SCHEMA}` });
-    await direct.connect();
+    direct = await connectDirect(stack.config.DATABASE_SCHEMA);
     queueEvents = new QueueEvents('turns', { connection: { url: stack.resources.redisUrl }, prefix: stack.config.REDIS_PREFIX });
     await queueEvents.waitUntilReady();
   });
@@ -319,12 +316,10 @@ describe('PostgreSQL away for longer than a job retries', () => {
   let direct: Client;
 
   beforeAll(async () => {
-    const target = new URL(TEST_POSTGRES_URL);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    proxy = await startPostgresProxy(TEST_POSTGRES_URL);
     stack = await startTestStack({ workers: 0, env: { ...FAULT_ENV, DATABASE_URL: proxy.urlFor(TEST_POSTGRES_URL), RECONCILE_INTERVAL_MS: '500' } });
     worker = await spawnService('worker', stack.childEnv());
-    direct = new Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${stack.config.DATABASE_SCHEMA}` });
-    await direct.connect();
+    direct = await connectDirect(stack.config.DATABASE_SCHEMA);
   }, 30_000);
   afterAll(async () => {
     proxy.restore();

@@ -28,3 +28,10 @@ export async function dropSchema(schema: string): Promise<void> {
     await client.end();
   }
 }
+
+/** A connection of its own to the real server, in `schema`: what PostgreSQL holds while a stack cannot reach it. */
+export async function connectDirect(schema: string): Promise<Client> {
+  const client = new Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  return client;
+}

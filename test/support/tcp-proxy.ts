@@ -90,3 +90,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }),
   };
 }
+
+/** A proxy in front of the test PostgreSQL server (its URL: `proxy.urlFor(TEST_POSTGRES_URL)`). */
+export function startPostgresProxy(url: string): Promise<TcpProxy> {
+  const target = new URL(url);
+  return startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+}
