@@ -68,6 +68,8 @@ export const configSchema = z
     RATE_LIMIT_PER_MINUTE: positiveInt.default(1200),
     /** How often workers look in PostgreSQL for unfinished turns without a job (after a Redis loss). */
     RECONCILE_INTERVAL_MS: positiveInt.default(15_000),
+    /** Turns one reconciler pass checks at most; the next pass goes on from there. */
+    RECONCILE_MAX_TURNS_PER_PASS: positiveInt.default(1000),
     /** PostgreSQL connections per process. */
     DATABASE_POOL_SIZE: positiveInt.default(20),
     /**

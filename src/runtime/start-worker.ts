@@ -82,7 +82,7 @@ export async function startWorker(
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
   const reconciler = startReconciler(
     { ...shared, turnQueue: resources.turnQueue, logger },
-    config.RECONCILE_INTERVAL_MS,
+    { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
   );
 
   let server: http.Server | undefined;

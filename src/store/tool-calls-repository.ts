@@ -98,6 +98,18 @@ export class ToolCallsRepository {
     return rows.map(toRecord);
   }
 
+  /** The unanswered client calls of each (turn, step), in one query. */
+  async unsettledClientCalls(steps: { turnId: string; step: number }[]): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position'>[]> {
+    if (steps.length === 0) return [];
+    const { rows } = await this.db.query<{ turn_id: string; step: number; position: number }>(
+      `SELECT c.turn_id, c.step, c.position FROM tool_calls c
+       JOIN unnest($1::text[], $2::int[]) AS s(turn_id, step) ON c.turn_id = s.turn_id AND c.step = s.step
+       WHERE c.kind = 'client' AND c.status IN ${UNSETTLED} ORDER BY c.turn_id, c.position`,
+      [steps.map((each) => each.turnId), steps.map((each) => each.step)],
+    );
+    return rows.map((row) => ({ turnId: row.turn_id, step: row.step, position: row.position }));
+  }
+
   /** Counts an execution attempt. Null when the call is settled: it must not run again. */
   async markRunning(turnId: string, toolCallId: string): Promise<ToolCallRecord | null> {
     const { rows } = await this.db.query<ToolCallRow>(

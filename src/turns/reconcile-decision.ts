@@ -1,13 +1,5 @@
-import type { JobState } from 'bullmq';
 import { readJobFailure } from '../queue/job-failure';
-
-export type ObservedJobState = JobState | 'unknown';
-
-export interface ObservedJob {
-  id: string;
-  state: ObservedJobState;
-  failedReason?: string;
-}
+import type { ObservedJob } from '../queue/job-states';
 
 export type ReconcileAction =
   | { kind: 'none' }
@@ -18,7 +10,7 @@ export type ReconcileAction =
   /** Its job used up its attempts while PostgreSQL or Redis was away: run that job again. */
   | { kind: 'retry'; jobId: string };
 
-const LIVE: ReadonlySet<ObservedJobState> = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
+const isLive = (job: ObservedJob) => job.state === 'live';
 
 /**
  * What the reconciler does with an unfinished turn that is first in its conversation, given
@@ -29,7 +21,7 @@ export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'cli
   turnJobs: ObservedJob[];
   clientTimeouts: ObservedJob[];
 }): ReconcileAction {
-  if (jobs.turnJobs.some((job) => LIVE.has(job.state))) return { kind: 'none' };
+  if (jobs.turnJobs.some(isLive)) return { kind: 'none' };
   const failed = jobs.turnJobs.find((job) => job.state === 'failed');
   if (failed) {
     // An outage longer than the job's backoff is no fault of the turn's; the reconciler only
@@ -47,7 +39,7 @@ export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'cli
   // Parked for client answers: nothing runs until an answer or a timeout arrives, so it is
   // only stuck if a timeout job is gone (then a run re-arms them).
   if (turn.status === 'waiting_tools' && turn.awaiting === 'clients') {
-    return jobs.clientTimeouts.every((job) => LIVE.has(job.state)) ? { kind: 'none' } : { kind: 'enqueue' };
+    return jobs.clientTimeouts.every(isLive) ? { kind: 'none' } : { kind: 'enqueue' };
   }
   return { kind: 'enqueue' };
 }

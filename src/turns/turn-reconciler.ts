@@ -1,11 +1,12 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { observeJobs, type ObservedJob } from '../queue/job-states';
 import { clientTimeoutJobId, continuationJobId } from '../queue/tool-queue';
 import { resumeJobId, turnJobId } from '../queue/turn-queue';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import type { Turn, TurnsRepository } from '../store/turns-repository';
-import { decideReconcile, type ObservedJob } from './reconcile-decision';
+import { decideReconcile } from './reconcile-decision';
 import { endTurn, type TurnEndingDeps } from './turn-ending';
 
 export interface ReconcilerDeps extends TurnEndingDeps {
@@ -13,27 +14,43 @@ export interface ReconcilerDeps extends TurnEndingDeps {
   toolCalls: ToolCallsRepository;
   turnQueue: Queue;
   toolQueue: Queue;
-  /** For the lock that keeps several workers from scanning at the same moment. */
+  /** Job states are read on it, and the lock that lets one worker scan at a time is kept there. */
   redis: Redis;
   redisPrefix: string;
   logger: Logger;
 }
 
+export interface ReconcileCounts {
+  checked: number;
+  enqueued: number;
+  retried: number;
+  failed: number;
+}
+
+/** Turns read from PostgreSQL, and their jobs read from Redis, per round trip. */
 const PAGE = 200;
 
 /**
  * PostgreSQL is the source of truth for which turns must run; Redis may lose jobs (a restart
- * without its data, a crash between a commit and an enqueue). One pass re-enqueues every
- * unfinished turn that is first in its conversation and has no job that would move it on.
- * Job ids are deterministic, so a pass that races a normal enqueue adds nothing twice.
+ * without its data, a crash between a commit and an enqueue). A pass re-enqueues the unfinished
+ * turns that are first in their conversation and have no job that would move them on, from
+ * `after` (a turn ordinal) on, checking at most `maxTurns`: per page of turns one query and
+ * one Redis round trip. Job ids are deterministic, so a pass that races a normal enqueue adds
+ * nothing twice. `next` is where the following pass goes on (null: it starts over).
  */
-export async function reconcileTurns(deps: ReconcilerDeps): Promise<{ checked: number; enqueued: number; retried: number; failed: number }> {
+export async function reconcileTurns(
+  deps: ReconcilerDeps,
+  options: { after?: string; maxTurns: number; shouldStop?: () => boolean },
+): Promise<ReconcileCounts & { next: string | null }> {
   const counts = { checked: 0, enqueued: 0, retried: 0, failed: 0 };
-  for (let after = '0'; ; ) {
-    const page = await deps.turns.runnable(after, PAGE);
+  let after = options.after ?? '0';
+  while (counts.checked < options.maxTurns && !options.shouldStop?.()) {
+    const limit = Math.min(PAGE, options.maxTurns - counts.checked);
+    const page = await deps.turns.runnable(after, limit);
+    const observed = await observePage(deps, page.turns);
     for (const turn of page.turns) {
       counts.checked++;
-      const action = decideReconcile(turn, await observeJobs(deps, turn));
+      const action = decideReconcile(turn, observed.get(turn.id)!);
       if (action.kind === 'enqueue') {
         // No live job runs it: whichever job held it is gone, so the new one may take it.
         if (turn.status === 'running') await deps.turns.releaseRunningJob(turn.id, turn.runningJob);
@@ -48,53 +65,92 @@ export async function reconcileTurns(deps: ReconcilerDeps): Promise<{ checked: n
         counts.failed++;
       }
     }
-    if (!page.lastOrdinal || page.turns.length < PAGE) return counts;
+    if (!page.lastOrdinal || page.turns.length < limit) return { ...counts, next: null };
     after = page.lastOrdinal;
   }
-}
-
-async function observeJobs(deps: ReconcilerDeps, turn: Turn): Promise<{ turnJobs: ObservedJob[]; clientTimeouts: ObservedJob[] }> {
-  const observe = async (queue: Queue, id: string): Promise<ObservedJob> => {
-    const state = await queue.getJobState(id);
-    if (state !== 'failed') return { id, state };
-    const job = await queue.getJob(id);
-    return { id, state, ...(job?.failedReason ? { failedReason: job.failedReason } : {}) };
-  };
-  const turnJobIds = [turnJobId(turn.id), continuationJobId(turn.id, turn.step), resumeJobId(turn.id, turn.step)];
-  const turnJobs = await Promise.all(turnJobIds.map((id) => observe(deps.turnQueue, id)));
-  if (turn.awaiting !== 'clients') return { turnJobs, clientTimeouts: [] };
-  const unanswered = (await deps.toolCalls.listForStep(turn.id, turn.step)).filter(
-    (call) => call.kind === 'client' && (call.status === 'pending' || call.status === 'running'),
-  );
-  const clientTimeouts = await Promise.all(
-    unanswered.map((call) => observe(deps.toolQueue, clientTimeoutJobId(turn.id, call.step, call.position))),
-  );
-  return { turnJobs, clientTimeouts };
+  return { ...counts, next: after };
 }
 
 /**
- * Runs a pass at start and every `intervalMs`. Several workers may run this; a short Redis
- * lock lets one of them scan per interval (a second scan would only be wasted work).
+ * Every job that could move each turn on (its start, its step's continuation, its client-answer
+ * resume, the timeouts of its unanswered client tools), for a page of turns: one query for the
+ * unanswered client calls, one Redis round trip for the jobs.
  */
-export function startReconciler(deps: ReconcilerDeps, intervalMs: number): { stop(): Promise<void> } {
+async function observePage(deps: ReconcilerDeps, turns: Turn[]): Promise<Map<string, { turnJobs: ObservedJob[]; clientTimeouts: ObservedJob[] }>> {
+  const parked = turns.filter((turn) => turn.awaiting === 'clients');
+  const unanswered = await deps.toolCalls.unsettledClientCalls(parked.map((turn) => ({ turnId: turn.id, step: turn.step })));
+  const refs: { turnId: string; kind: 'turn' | 'client'; queue: Queue; id: string }[] = turns.flatMap((turn) =>
+    [turnJobId(turn.id), continuationJobId(turn.id, turn.step), resumeJobId(turn.id, turn.step)].map((id) => ({
+      turnId: turn.id,
+      kind: 'turn' as const,
+      queue: deps.turnQueue,
+      id,
+    })),
+  );
+  for (const call of unanswered) {
+    refs.push({ turnId: call.turnId, kind: 'client', queue: deps.toolQueue, id: clientTimeoutJobId(call.turnId, call.step, call.position) });
+  }
+  const states = await observeJobs(deps.redis, refs);
+  const byTurn = new Map(turns.map((turn) => [turn.id, { turnJobs: [] as ObservedJob[], clientTimeouts: [] as ObservedJob[] }]));
+  refs.forEach((ref, index) => {
+    const jobs = byTurn.get(ref.turnId)!;
+    (ref.kind === 'turn' ? jobs.turnJobs : jobs.clientTimeouts).push(states[index]!);
+  });
+  return byTurn;
+}
+
+/** Renews the lock only while it is still this holder's (its token). */
+const RENEW_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+
+/**
+ * Runs a pass at start and every `intervalMs`. Several workers run this; a Redis lock lets one
+ * of them scan per interval, held (renewed) for as long as its pass takes, so that two passes
+ * never overlap, and left to expire after it. A pass checks at most `maxTurnsPerPass` turns and
+ * the next pass, on whichever worker, goes on from there (the cursor is kept in Redis), so a
+ * backlog of N turns is through in ceil(N / maxTurnsPerPass) intervals.
+ */
+export function startReconciler(
+  deps: ReconcilerDeps,
+  options: { intervalMs: number; maxTurnsPerPass: number; onPass?: (counts: ReconcileCounts) => void },
+): { stop(): Promise<void> } {
   const lockKey = `${deps.redisPrefix}:reconciler-lock`;
+  const cursorKey = `${deps.redisPrefix}:reconciler-cursor`;
+  const lockMs = Math.max(1000, Math.floor(options.intervalMs / 2));
+  const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const pass = async () => {
+    let renewal: NodeJS.Timeout | undefined;
     try {
-      const locked = await deps.redis.set(lockKey, String(process.pid), 'PX', Math.max(1000, Math.floor(intervalMs / 2)), 'NX');
+      const locked = await deps.redis.set(lockKey, token, 'PX', lockMs, 'NX');
       if (!locked) return;
-      const counts = await reconcileTurns(deps);
+      let lost = false;
+      renewal = setInterval(() => {
+        deps.redis.eval(RENEW_IF_HELD, 1, lockKey, token, lockMs).then(
+          (renewed) => {
+            if (renewed !== 1) lost = true;
+          },
+          () => {
+            lost = true;
+          },
+        );
+      }, lockMs / 3);
+      const after = (await deps.redis.get(cursorKey)) ?? undefined;
+      const { next, ...counts } = await reconcileTurns(deps, { after, maxTurns: options.maxTurnsPerPass, shouldStop: () => lost || stopped });
+      if (!lost) await (next ? deps.redis.set(cursorKey, next) : deps.redis.del(cursorKey));
+      options.onPass?.(counts);
       if (counts.enqueued > 0 || counts.retried > 0 || counts.failed > 0) deps.logger.info(counts, 'reconciler repaired turns');
     } catch (error) {
       deps.logger.warn({ err: error }, 'reconciler pass failed; trying again later');
+    } finally {
+      clearInterval(renewal);
     }
   };
   const tick = () => {
     if (!stopped) running = running.then(pass);
   };
   tick();
-  const timer = setInterval(tick, intervalMs);
+  const timer = setInterval(tick, options.intervalMs);
   timer.unref();
   return {
     async stop() {

@@ -1,13 +1,12 @@
-import { decideReconcile, type ObservedJob } from '../../../src/turns/reconcile-decision';
+import type { ObservedJob } from '../../../src/queue/job-states';
+import { decideReconcile } from '../../../src/turns/reconcile-decision';
 
 const job = (state: ObservedJob['state'], failedReason?: string): ObservedJob => ({ id: 'j', state, ...(failedReason ? { failedReason } : {}) });
 const running = { status: 'running', awaiting: null } as const;
 
 describe('decideReconcile', () => {
   it('leaves a turn alone while any of its jobs is alive', () => {
-    for (const state of ['active', 'waiting', 'delayed', 'prioritized', 'waiting-children'] as const) {
-      expect(decideReconcile(running, { turnJobs: [job('unknown'), job(state)], clientTimeouts: [] })).toEqual({ kind: 'none' });
-    }
+    expect(decideReconcile(running, { turnJobs: [job('unknown'), job('live')], clientTimeouts: [] })).toEqual({ kind: 'none' });
   });
 
   it('enqueues a turn that no job will move on (Redis lost it, or it was never enqueued)', () => {
@@ -35,7 +34,7 @@ describe('decideReconcile', () => {
 
   it('leaves a turn waiting for client answers alone while their timeouts are armed, and re-arms lost ones', () => {
     const waiting = { status: 'waiting_tools', awaiting: 'clients' } as const;
-    expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('delayed'), job('delayed')] })).toEqual({ kind: 'none' });
-    expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('delayed'), job('unknown')] })).toEqual({ kind: 'enqueue' });
+    expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('live'), job('live')] })).toEqual({ kind: 'none' });
+    expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('live'), job('unknown')] })).toEqual({ kind: 'enqueue' });
   });
 });
