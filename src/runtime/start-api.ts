@@ -44,6 +44,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   });
   const clientAnswerDeps = {
     db: resources.db,
+    conversations: resources.conversations,
     turns: resources.turns,
     toolCalls: resources.toolCalls,
     eventLog: resources.eventLog,

@@ -47,6 +47,14 @@ export class ConversationsRepository {
     private readonly generateId: () => string = () => `conv_${randomUUID()}`,
   ) {}
 
+  /**
+   * Takes the conversation's row lock for the rest of `tx`: what the runner parking a turn and
+   * a client answer resuming it serialise on.
+   */
+  async lock(conversationId: string, tx: Queryable): Promise<void> {
+    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
+  }
+
   async create(input: NewConversation): Promise<Conversation> {
     const { rows } = await this.db.query<ConversationRow>(
       `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata)

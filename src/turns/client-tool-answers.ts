@@ -1,3 +1,4 @@
+import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
 import { SETTLED_TOOL_CALL_STATUSES, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
@@ -6,6 +7,7 @@ import { TurnEvents, type EventAppender } from './turn-events';
 
 export interface ClientToolAnswerDeps {
   db: Db;
+  conversations: ConversationsRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
   eventLog: EventAppender;
@@ -48,7 +50,7 @@ export async function answerClientToolCall(
 
   // Under the conversation's lock, against the runner parking the turn at the same moment.
   const resume = await deps.db.transaction(async (tx) => {
-    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [turn.conversationId]);
+    await deps.conversations.lock(turn.conversationId, tx);
     const current = await deps.turns.get(turn.id, tx);
     if (current?.status !== 'waiting_tools' || current.awaiting !== 'clients') return false;
     const calls = await deps.toolCalls.listForStep(turn.id, settled.step, tx);

@@ -28,7 +28,7 @@ export class ToolJobAbortedError extends Error {
  * What the worker does with the job: done, or run it again after `delayMs` (the tool failed
  * retryably and has retries left; the job's own attempts are not spent on that).
  */
-export type ToolJobOutcome = { kind: 'done' } | { kind: 'retry'; delayMs: number };
+export type ToolJobOutcome = { kind: 'done' } | { kind: 'retry'; delayMs: number; error?: { code: string; message: string } };
 
 const DONE: ToolJobOutcome = { kind: 'done' };
 
@@ -76,7 +76,7 @@ export async function runToolJob(
   if (signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(signal.reason)}`);
   const retries = deps.tools.get(running.name)?.retries ?? 0;
   if (!outcome.ok && outcome.error.retryable && running.attempts <= retries) {
-    return { kind: 'retry', delayMs: toolRetryDelayMs(running.attempts) };
+    return { kind: 'retry', delayMs: toolRetryDelayMs(running.attempts), error: { code: outcome.error.code, message: outcome.error.message } };
   }
   const { retryable: _retryable, ...error } = outcome.ok ? { retryable: false } : outcome.error;
   const settled = await waitOutOutage(

@@ -1,5 +1,6 @@
 import type { FlowProducer, Queue } from 'bullmq';
 import { fanOutToolCalls, scheduleClientTimeout } from '../queue/tool-queue';
+import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import {
@@ -15,6 +16,7 @@ import type { TurnEvents } from './turn-events';
 
 export interface ToolPhaseDeps {
   db: Db;
+  conversations: ConversationsRepository;
   turns: TurnsRepository;
   messages: MessagesRepository;
   toolCalls: ToolCallsRepository;
@@ -146,7 +148,7 @@ async function parkForClients(
   conversationId: string,
 ): Promise<string[] | 'fenced'> {
   return deps.db.transaction(async (tx) => {
-    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
+    await deps.conversations.lock(conversationId, tx);
     const unanswered = (await deps.toolCalls.listForStep(context.turnId, context.step, tx)).filter((call) => !isSettled(call));
     if (unanswered.length === 0) return [];
     if (!(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients', tx))) return 'fenced';

@@ -61,6 +61,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
       release();
     }
     if (outcome.kind === 'retry') {
+      if (outcome.error) options.logger.debug({ jobId: job.id, err: outcome.error, retryInMs: outcome.delayMs }, 'tool failed; retrying');
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
       throw new DelayedError();
     }

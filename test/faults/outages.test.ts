@@ -98,7 +98,7 @@ describe('Redis unreachable', () => {
     expect((await api.get('/readyz')).status).toBe(200);
     const stored = (await api.get(`/v1/conversations/${conversationId}`)).body;
     expect(stored.messages.at(-1).content).toBe('recorded while Redis was away');
-    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] })).toEqual({ [turnId]: 'completed' });
     client.close();
   }, 20_000);
 });
@@ -166,7 +166,7 @@ describe('Redis or PostgreSQL that hangs', () => {
 
     redisProxy.restore();
     const turnId = await runToolTurn(apiKey, conversationId, refused.body.error.details.turnId);
-    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] })).toEqual({ [turnId]: 'completed' });
   }, 20_000);
 
   it('a hung PostgreSQL: requests answer 503 after the query timeout, not never, and work again once it answers', async () => {
@@ -187,7 +187,7 @@ describe('Redis or PostgreSQL that hangs', () => {
 
     postgresProxy.restore();
     const turnId = await runToolTurn(apiKey, conversationId);
-    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] })).toEqual({ [turnId]: 'completed' });
   }, 20_000);
 });
 
@@ -218,7 +218,7 @@ describe('the reconciler at start', () => {
     const events = await client.waitForTurnEnd(turnId);
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish', turnId });
     expect(stack.scripted.requests).toHaveLength(1);
-    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] })).toEqual({ [turnId]: 'completed' });
     client.close();
   });
 });
@@ -298,7 +298,7 @@ describe('PostgreSQL down when a step commits', () => {
     const stored = (await api.get(`/v1/conversations/${conversationId}`)).body;
     expect(stored.messages.filter((message: { role: string }) => message.role === 'assistant').map((message: { content: string }) => message.content)).toEqual([text]);
     expect((await api.get('/readyz')).status).toBe(200);
-    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [], events })).toEqual({ [turnId]: 'completed' });
     client.close();
   }, 30_000);
 });
@@ -352,7 +352,7 @@ describe('PostgreSQL away for longer than a job retries', () => {
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish' });
     const stored = (await api.get(`/v1/conversations/${conversationId}`)).body;
     expect(stored.messages.at(-1).content).toBe('survives a long outage');
-    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [], events })).toEqual({ [turnId]: 'completed' });
     client.close();
   }, 50_000);
 });

@@ -155,7 +155,7 @@ describe('provider faults', () => {
   }
 
   async function expectInvariants(expected: Record<string, string>): Promise<void> {
-    const statuses = await checkInvariants(stack.resources.db, { turnIds: Object.keys(expected) });
+    const statuses = await checkInvariants(stack.resources.db, { turnIds: Object.keys(expected), toolExecutions: [] });
     expect(statuses).toEqual(expected);
   }
 

@@ -86,7 +86,7 @@ describe('Redis comes back empty', () => {
 
     const statuses = await checkInvariants(stack.resources.db, {
       turnIds: [finished, midStream, queuedBehind, inTools].map((turn) => turn.turnId),
-      toolExecutions: tools.requests.map((request) => ({ idempotencyKey: String(request.headers['idempotency-key']), at: request.receivedAt })),
+      toolExecutions: tools.executions(),
     });
     expect(Object.values(statuses)).toEqual(['completed', 'completed', 'completed', 'completed']);
     const stored = (await api.get(`/v1/conversations/${streaming}`)).body;

@@ -158,7 +158,7 @@ describe('secrets', () => {
     expect(leaks('PostgreSQL', database)).toEqual([]);
 
     for (const turnId of [hanging, waiting]) expect((await client.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
-    const statuses = await checkInvariants(stack.resources.db, { turnIds });
+    const statuses = await checkInvariants(stack.resources.db, { turnIds, toolExecutions: tools.executions() });
     expect(Object.values(statuses)).toEqual(['completed', 'completed', 'failed', 'completed', 'cancelled', 'cancelled']);
   });
 

@@ -71,7 +71,8 @@ describe('PostgreSQL away while a tool job records its call', () => {
     expect(
       await checkInvariants(harness.stack.resources.db, {
         turnIds: [turnId],
-        toolExecutions: charges.map((request) => ({ idempotencyKey: String(request.headers['idempotency-key']), at: request.receivedAt })),
+        toolExecutions: server.executions('/charge'),
+        events,
       }),
     ).toEqual({ [turnId]: 'completed' });
   }, 40_000);

@@ -101,7 +101,7 @@ describe('websocket abuse', () => {
     expect(count(flooder, (frame) => frame.type === 'error')).toBe(1);
     expect(flooder.closed).toBeUndefined();
     expect(neighbour.frames.filter((frame) => frame.type === 'error')).toEqual([]);
-    await checkInvariants(stack.resources.db, { turnIds: [turnId] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
+    await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
   });
 
   it('drops a peer that stops answering pings within two heartbeats, releases its subscription and keeps a healthy one', async () => {
@@ -156,7 +156,7 @@ describe('websocket abuse', () => {
       if (Date.now() > deadline) throw new Error('the channel kept a subscriber');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    await checkInvariants(stack.resources.db, { turnIds: [turnId] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
+    await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
   });
 
   it('disconnects a client that stops reading with 1013; it resumes by seq with no gap and no duplicate, and the others are unaffected', async () => {
@@ -194,7 +194,7 @@ describe('websocket abuse', () => {
     expect(text.length).toBeGreaterThan(4 * 1024 * 1024);
     const conversation = await api.get(`/v1/conversations/${conversationId}`);
     expect(conversation.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: text });
-    await checkInvariants(stack.resources.db, { turnIds: [turnId] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
+    await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
   });
 });
 

@@ -81,7 +81,7 @@ describe('worker crashes', () => {
     expect(visibleStepTexts(events)).toEqual(new Map([[1, answer]]));
     expect((await assistantMessages(conversationId, turnId)).map((message) => message.content)).toEqual([answer]);
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body).toMatchObject({ status: 'completed', attempt: 2 });
-    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: [], events })).toEqual({ [turnId]: 'completed' });
   });
 
   it('runs a tool again with the same Idempotency-Key when its worker dies after the side effect, before the result (case 2)', async () => {
@@ -114,7 +114,7 @@ describe('worker crashes', () => {
     expect(turn.body.toolCalls).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 2, result: { charged: 5, receipt: 'r-2' } })]);
     await checkInvariants(harness.stack.resources.db, {
       turnIds: [turnId],
-      toolExecutions: requests().map((request) => ({ idempotencyKey: String(request.headers['idempotency-key']), at: request.receivedAt })),
+      toolExecutions: server.executions('/charge'),
     });
 
     // The history the crash left is one the provider accepts.
@@ -122,10 +122,7 @@ describe('worker crashes', () => {
     expect(next.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
   });
 
-  /** The events of the turn of the next test, for the one after it. */
-  let reusedResultEvents: any[] | undefined;
-
-  it('reuses the stored result when the worker dies after storing it, before acknowledging the job (case 2)', async () => {
+  it('reuses the stored result when the worker dies after storing it, before acknowledging the job, and announces it (case 2)', async () => {
     // The victim reaches Redis through a proxy that the tool cuts as it answers: the worker
     // stores the result in PostgreSQL, then can neither announce it nor acknowledge its job.
     const redisProxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(TEST_REDIS_URL).port) });
@@ -153,7 +150,6 @@ describe('worker crashes', () => {
       await addSurvivor();
       await victim.kill('SIGKILL');
       const events = eventsOfTurn(await client.waitForTurnEnd(turnId), turnId);
-      reusedResultEvents = events;
 
       expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
       // Redelivered to the survivor, the job found the stored result and did not run the tool.
@@ -164,25 +160,21 @@ describe('worker crashes', () => {
       expect(followUp.messages.at(-1)).toMatchObject({ role: 'tool', content: JSON.stringify({ recorded: 'once' }) });
       await checkInvariants(harness.stack.resources.db, {
         turnIds: [turnId],
-        toolExecutions: [{ idempotencyKey: String(request!.headers['idempotency-key']), at: request!.receivedAt }],
+        toolExecutions: server.executions('/record'),
+        events,
       });
+
+      // The first worker died between storing the result and announcing it: the redelivered
+      // tool job, or the redelivered start of the turn if it completes the tool phase first,
+      // announces it before the phase ends. Both may (a client keys results by toolCallId).
+      const results = eventsOfType(events, 'tool-result');
+      expect(results.length).toBeGreaterThanOrEqual(1);
+      expect(results).toEqual(results.map(() => expect.objectContaining({ result: { recorded: 'once' }, attempts: 1 })));
+      const complete = events.findIndex((event) => event.type === 'tool_processing_complete');
+      expect(events.indexOf(results.at(-1))).toBeLessThan(complete);
     } finally {
       await redisProxy.close();
     }
-  });
-
-  /**
-   * The first worker died between storing the result and announcing it: the redelivered tool
-   * job, or the redelivered start of the turn if it completes the tool phase first, announces
-   * it before the phase ends. Both may (a client keys results by toolCallId).
-   */
-  it('announces the reused result that the dead worker could not (case 2)', () => {
-    expect(reusedResultEvents).toBeDefined();
-    const results = eventsOfType(reusedResultEvents!, 'tool-result');
-    expect(results.length).toBeGreaterThanOrEqual(1);
-    expect(results).toEqual(results.map(() => expect.objectContaining({ result: { recorded: 'once' }, attempts: 1 })));
-    const complete = reusedResultEvents!.findIndex((event) => event.type === 'tool_processing_complete');
-    expect(reusedResultEvents!.indexOf(results.at(-1))).toBeLessThan(complete);
   });
 
   it('ends a turn whose workers die more often than MAX_STALLED_COUNT allows with a visible stalled error (case 3)', async () => {
@@ -206,7 +198,7 @@ describe('worker crashes', () => {
     expect(startedAttempts(events)).toEqual([1, 2]);
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body).toMatchObject({ status: 'failed', error: { code: 'stalled' } });
     expect(await assistantMessages(conversationId, turnId)).toEqual([]);
-    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'failed' });
+    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: [], events })).toEqual({ [turnId]: 'failed' });
 
     // Nothing hangs: the conversation takes its next turn at once.
     const next = await harness.runTurn({ text: 'still here' }, { conversationId });
@@ -242,6 +234,6 @@ describe('worker crashes', () => {
 
     expect((await assistantMessages(conversationId, turnId)).map((message) => message.content)).toEqual([answer]);
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body).toMatchObject({ status: 'completed', attempt: 2, steps: [expect.objectContaining({ step: 1 })] });
-    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [turnId] })).toEqual({ [turnId]: 'completed' });
+    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: [], events })).toEqual({ [turnId]: 'completed' });
   });
 });

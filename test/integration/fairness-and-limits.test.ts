@@ -88,7 +88,7 @@ describe('fairness and limits', () => {
       // Bob's ran), with most of Alice's backlog still waiting behind him.
       expect(counts.during).toBeLessThanOrEqual(6 * CONCURRENCY);
       expect(counts.unfinished).toBeGreaterThan(BACKLOG / 2);
-      await checkInvariants(stack.resources.db, { turnIds: [posted.body.turnId, aliceTurns[9]!] });
+      await checkInvariants(stack.resources.db, { turnIds: [posted.body.turnId, aliceTurns[9]!], toolExecutions: [] });
     });
   });
 
@@ -166,7 +166,7 @@ describe('fairness and limits', () => {
 
       const otherClient = await watch(stack.url, otherKey, otherConversation);
       await otherClient.waitForTurnEnd(otherTurn.body.turnId);
-      const statuses = await checkInvariants(stack.resources.db, { turnIds: [running.body.turnId, queued.body.turnId, accepted.body.turnId, otherTurn.body.turnId] });
+      const statuses = await checkInvariants(stack.resources.db, { turnIds: [running.body.turnId, queued.body.turnId, accepted.body.turnId, otherTurn.body.turnId], toolExecutions: [] });
       expect(Object.values(statuses)).toEqual(['cancelled', 'cancelled', 'completed', 'completed']);
     });
 
@@ -205,7 +205,7 @@ describe('fairness and limits', () => {
       const toolMessages = (requests[1]!.body as { messages: { role: string; content: string }[] }).messages.filter((message) => message.role === 'tool');
       expect(toolMessages).toHaveLength(4);
       expect(toolMessages.filter((message) => message.content.includes('too_many_tool_calls'))).toHaveLength(2);
-      const statuses = await checkInvariants(stack.resources.db, { turnIds: [turnId] });
+      const statuses = await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: tools.executions(), events });
       expect(statuses[turnId]).toBe('completed');
     });
   });

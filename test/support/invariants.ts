@@ -1,4 +1,5 @@
 import type { Queryable } from '../../src/store/db';
+import { visibleStepTexts } from './client-view';
 
 /** One execution of a tool as the tool itself saw it: its Idempotency-Key and when it began. */
 export interface ToolExecution {
@@ -7,14 +8,19 @@ export interface ToolExecution {
 }
 
 /**
- * The three checks every fault test ends with (RELIABILITY.md): every turn reached a final
- * state; each committed step of a turn has exactly one assistant message; and no tool call
- * whose result was stored ran again after that. Returns the turns' final statuses so a test
- * can also check that they did not all simply fail.
+ * The checks every fault test ends with (RELIABILITY.md): every turn reached a final state;
+ * each committed step of a turn has exactly one assistant message; no tool call whose result
+ * was stored ran again after that, and every stored result of an HTTP tool came from an
+ * execution the tool saw (`toolExecutions` is required: a test whose turns run no HTTP tool
+ * says so with `[]`). With `events` (all a client received for these turns, from their start):
+ * within an attempt each step finishes once, every committed step was announced finished,
+ * and what a client shows of each step (after dropping discarded attempts) is exactly the
+ * stored message, with no text of two attempts glued together.
+ * Returns the turns' final statuses so a test can also check that they did not all simply fail.
  */
 export async function checkInvariants(
   db: Queryable,
-  input: { turnIds: string[]; toolExecutions?: ToolExecution[] },
+  input: { turnIds: string[]; toolExecutions: ToolExecution[]; events?: any[] },
 ): Promise<Record<string, string>> {
   const statuses: Record<string, string> = {};
   for (const turnId of input.turnIds) {
@@ -24,25 +30,53 @@ export async function checkInvariants(
     if (!['completed', 'failed', 'cancelled'].includes(turn.status)) throw new Error(`turn ${turnId} is still ${turn.status}`);
     statuses[turnId] = turn.status;
 
-    const { rows: perStep } = await db.query<{ step: number; count: string | number }>(
-      `SELECT step, count(*) AS count FROM messages WHERE turn_id = $1 AND role = 'assistant' GROUP BY step ORDER BY step`,
+    const { rows: assistant } = await db.query<{ step: number; content: unknown }>(
+      `SELECT step, content FROM messages WHERE turn_id = $1 AND role = 'assistant' ORDER BY step, id`,
       [turnId],
     );
     const expectedSteps = Array.from({ length: turn.step }, (_, i) => i + 1);
-    const steps = perStep.map((row) => row.step);
-    if (JSON.stringify(steps) !== JSON.stringify(expectedSteps) || perStep.some((row) => Number(row.count) !== 1)) {
-      throw new Error(`turn ${turnId}: assistant messages per step ${JSON.stringify(perStep)}, expected one for each of steps ${JSON.stringify(expectedSteps)}`);
+    if (JSON.stringify(assistant.map((row) => row.step)) !== JSON.stringify(expectedSteps)) {
+      throw new Error(`turn ${turnId}: assistant messages of steps ${JSON.stringify(assistant.map((row) => row.step))}, expected one for each of steps ${JSON.stringify(expectedSteps)}`);
     }
 
-    const { rows: calls } = await db.query<{ tool_call_id: string; finished_at: Date }>(
-      `SELECT tool_call_id, finished_at FROM tool_calls WHERE turn_id = $1 AND status = 'succeeded'`,
-      [turnId],
-    );
-    for (const call of calls) {
-      const key = `${turnId}:${call.tool_call_id}`;
-      const late = (input.toolExecutions ?? []).filter((execution) => execution.idempotencyKey === key && execution.at > call.finished_at.getTime());
-      if (late.length > 0) throw new Error(`tool call ${key} ran ${late.length} time(s) after its result was stored`);
+    await checkToolExecutions(db, turnId, input.toolExecutions);
+    if (input.events) {
+      const stored = new Map(assistant.map((row) => [row.step, typeof row.content === 'string' ? row.content : '']));
+      checkEvents(turnId, input.events.filter((event) => event.turnId === turnId), stored);
     }
   }
   return statuses;
+}
+
+async function checkToolExecutions(db: Queryable, turnId: string, executions: ToolExecution[]): Promise<void> {
+  const { rows: calls } = await db.query<{ tool_call_id: string; kind: string | null; finished_at: Date }>(
+    `SELECT tool_call_id, kind, finished_at FROM tool_calls WHERE turn_id = $1 AND status = 'succeeded'`,
+    [turnId],
+  );
+  for (const call of calls) {
+    const key = `${turnId}:${call.tool_call_id}`;
+    const ofCall = executions.filter((execution) => execution.idempotencyKey === key);
+    if (call.kind === 'http' && ofCall.length === 0) throw new Error(`tool call ${key} has a stored result but no execution the tool saw`);
+    const late = ofCall.filter((execution) => execution.at > call.finished_at.getTime());
+    if (late.length > 0) throw new Error(`tool call ${key} ran ${late.length} time(s) after its result was stored`);
+  }
+}
+
+function checkEvents(turnId: string, events: any[], stored: Map<number, string>): void {
+  const finished = new Set<string>();
+  let attempt = 0;
+  for (const event of events) {
+    if (event.type === 'turn-start') attempt = event.attempt;
+    if (event.type !== 'step-finish') continue;
+    const key = `${attempt}/${event.step}`;
+    if (finished.has(key)) throw new Error(`turn ${turnId}: step ${event.step} finished twice in attempt ${attempt}`);
+    finished.add(key);
+  }
+  const visible = visibleStepTexts(events);
+  for (const [step, text] of stored) {
+    if (![...finished].some((key) => key.endsWith(`/${step}`))) throw new Error(`turn ${turnId}: committed step ${step} was never announced finished`);
+    if ((visible.get(step) ?? '') !== text) {
+      throw new Error(`turn ${turnId}: a client shows step ${step} as ${JSON.stringify(visible.get(step))}, stored ${JSON.stringify(text)}`);
+    }
+  }
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolExecution } from './invariants';
 
 /**
  * Real servers for tool tests: an HTTP endpoint that records what it receives and can be told
@@ -42,6 +43,8 @@ export interface ToolHttpServer {
   url: string;
   /** Every request, in arrival order. */
   requests: RecordedRequest[];
+  /** The requests (to `path`, or any) as the tool executions they are, for checkInvariants. */
+  executions(path?: string): ToolExecution[];
   /** The reply for a path (default for every path: 200 with `{method, path, query, body}` as JSON). */
   route(path: string, reply: ToolServerReply | ((request: RecordedRequest) => ToolServerReply)): void;
   /** The next `count` requests (any path) get `reply`, default a 500 with the text `boom`. */
@@ -114,6 +117,10 @@ export async function startToolHttpServer(): Promise<ToolHttpServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    executions: (only) =>
+      requests
+        .filter((request) => only === undefined || request.path === only)
+        .map((request) => ({ idempotencyKey: String(request.headers['idempotency-key']), at: request.receivedAt })),
     route: (routePath, reply) => void routes.set(routePath, reply),
     failNext: (count, reply = { status: 500, body: 'boom' }) => {
       for (let i = 0; i < count; i++) overrides.push(reply);

@@ -32,7 +32,7 @@ describe('client tools', () => {
     return { client, turnId, marker, request };
   }
 
-  it('takes an answer over the websocket, acknowledges a second one as ignored, and never asks a resubscribing client again', async () => {
+  it('takes an answer over the websocket; a replayed request answered again is acknowledged as ignored and runs nothing twice', async () => {
     const { client, turnId, marker, request } = await startConfirmTurn();
     await client.waitFor(isEvent('turn-waiting', turnId));
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body.status).toBe('waiting_tools');
@@ -43,24 +43,30 @@ describe('client tools', () => {
     const result = (await client.waitFor(isEvent('tool-result', turnId))).event;
     expect(result).toMatchObject({ toolCallId: request.toolCallId, result: { confirmed: true }, attempts: 1 });
 
-    // The first answer wins; a late one is acknowledged and ignored.
-    client.send({ type: 'tool-result', turnId, toolCallId: request.toolCallId, result: { confirmed: false } });
-    const second = await client.waitFor((frame) => frame.type === 'tool-result-ack' && frame !== ack);
-    expect(second).toMatchObject({ toolCallId: request.toolCallId, accepted: false });
+    // Another tab subscribes from before the request: the request is replayed to it, and it
+    // answers as any client would. The first answer won; this one is acknowledged and ignored.
+    const replaying = await harness.subscribe(request.conversationId, request.seq - 1);
+    const replayed = (await replaying.waitFor(isEvent('tool-call-request', turnId))).event;
+    expect(replayed).toMatchObject({ seq: request.seq, toolCallId: request.toolCallId });
+    replaying.send({ type: 'tool-result', turnId, toolCallId: request.toolCallId, result: { confirmed: false } });
+    expect(await replaying.waitFor((frame) => frame.type === 'tool-result-ack')).toEqual({
+      type: 'tool-result-ack',
+      turnId,
+      toolCallId: request.toolCallId,
+      accepted: false,
+    });
 
-    // A client that (re)subscribes after the answer gets the rest of the turn, and no request for the answered call.
-    const late = await harness.subscribe(request.conversationId, result.seq);
-    const events = (await late.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
-    expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
-    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => result.seq + 1 + i));
-    expect(eventsOfType(events, 'tool-call-request')).toEqual([]);
-    expect(eventsOfType(client.events(), 'tool-call-request')).toHaveLength(1);
-
-    const followUp = harness.providerRequests(marker)[1];
-    expect(followUp.messages.filter((message: any) => message.role === 'tool')).toEqual([
+    const events = (await replaying.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(eventsOfType(events, 'turn-finish')).toHaveLength(1);
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: { confirmed: true } })]);
+    // The turn went on once, with the first answer: one follow-up request, one tool message.
+    const requests = harness.providerRequests(marker);
+    expect(requests).toHaveLength(2);
+    expect(requests[1].messages.filter((message: any) => message.role === 'tool')).toEqual([
       { role: 'tool', tool_call_id: request.toolCallId, content: JSON.stringify({ confirmed: true }) },
     ]);
     const turn = await harness.api.get(`/v1/turns/${turnId}`);
+    expect(turn.body).toMatchObject({ status: 'completed' });
     expect(turn.body.toolCalls).toEqual([expect.objectContaining({ kind: 'client', status: 'succeeded', result: { confirmed: true } })]);
   });
 
