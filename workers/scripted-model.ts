@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runMain, StartupError } from '../src/runtime/run-main';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
+import { describeZodIssues } from '../src/errors/zod-issues';
 
 // Only these two: the scripted model needs none of Switchyard's configuration.
 const envSchema = z.object({
@@ -12,8 +13,7 @@ const envSchema = z.object({
 runMain(async () => {
   const env = envSchema.safeParse({ PORT: process.env.PORT, HOST: process.env.HOST });
   if (!env.success) {
-    const issue = env.error.issues[0]!;
-    throw new StartupError(`invalid ${issue.path.join('.')}: ${issue.message}`);
+    throw new StartupError(`invalid environment: ${describeZodIssues(env.error.issues)}`);
   }
   const model = await startScriptedModel({ port: env.data.PORT, host: env.data.HOST });
   const body = JSON.stringify({ model: 'scripted', stream: true, messages: [{ role: 'user', content: 'Hello there' }] });

@@ -1,4 +1,5 @@
 import { unstorableTextProblem } from '../store/storable-text';
+import { formatPath } from '../errors/zod-issues';
 
 /**
  * Values JSON can carry but PostgreSQL cannot store: a NUL character (refused in text and in
@@ -24,8 +25,8 @@ const problemOf = unstorableTextProblem;
  * itself cannot overflow on the input it guards against.
  */
 export function findUnstorableValue(value: unknown, maxDepth = MAX_JSON_DEPTH): UnstorableValue | null {
-  const pending: { value: unknown; path: string[] }[] = [{ value, path: [] }];
-  const fieldOf = (path: string[]) => path.join('.') || '(body)';
+  const pending: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
+  const fieldOf = (path: PropertyKey[]) => formatPath(path) || '(body)';
   for (let item = pending.pop(); item; item = pending.pop()) {
     if (typeof item.value === 'string') {
       const problem = problemOf(item.value);
@@ -37,7 +38,7 @@ export function findUnstorableValue(value: unknown, maxDepth = MAX_JSON_DEPTH): 
     for (const [key, child] of Object.entries(item.value)) {
       const problem = problemOf(key);
       if (problem) return { field: fieldOf(item.path), message: `a key ${problem}` };
-      pending.push({ value: child, path: [...item.path, key] });
+      pending.push({ value: child, path: [...item.path, Array.isArray(item.value) ? Number(key) : key] });
     }
   }
   return null;

@@ -1,16 +1,14 @@
 import type { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
+import { describeFieldIssue, fieldIssues } from '../errors/zod-issues';
 
 /** Parses input with a zod schema; failures become 400 `invalid_request` naming each field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const details = result.error.issues.map((issue) => ({
-    field: issue.path.join('.') || '(body)',
-    message: issue.message,
-  }));
-  const summary = details.map((detail) => `${detail.field}: ${detail.message}`).join('; ');
-  throw new AppError('invalid_request', `invalid request: ${summary}`, details);
+  const issues = fieldIssues(result.error.issues);
+  const details = issues.map((issue) => ({ field: issue.field || '(body)', message: issue.message }));
+  throw new AppError('invalid_request', `invalid request: ${issues.map(describeFieldIssue).join('; ')}`, details);
 }
 
 const ROUTE_ID = /^[A-Za-z0-9_-]{1,100}$/;

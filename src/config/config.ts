@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { StartupError } from '../errors/startup-error';
+import { describeZodIssues } from '../errors/zod-issues';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -106,9 +107,8 @@ export class ConfigError extends StartupError {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, string> = {}): Config {
   const parsed = configSchema.safeParse({ ...pickDefined(env), ...overrides });
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const name = issue.path.join('.') || 'environment';
-    throw new ConfigError(`invalid configuration: ${name}: ${issue.message}`);
+    // One line, about the first problem: the operator fixes one variable at a time.
+    throw new ConfigError(`invalid configuration: ${describeZodIssues(parsed.error.issues.slice(0, 1))}`);
   }
   return Object.freeze(parsed.data);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { findUnstorableValue } from '../api/storable-json';
+import { describeZodIssues } from '../errors/zod-issues';
 
 const id = z.string().min(1).max(200);
 const toolError = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
@@ -46,8 +47,7 @@ export function parseClientFrame(text: string): ParsedFrame {
   }
   const parsed = clientFrameSchemas[type].safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return { ok: false, code: 'bad_frame', message: `invalid ${type} frame: ${issue.path.join('.') || 'frame'}: ${issue.message}` };
+    return { ok: false, code: 'bad_frame', message: `invalid ${type} frame: ${describeZodIssues(parsed.error.issues)}` };
   }
   // What the database would refuse (a tool answer with a NUL, say) is the client's bad frame.
   const unstorable = findUnstorableValue(parsed.data);

@@ -3,6 +3,7 @@ import { compileInputSchema } from '../argument-checker';
 import type { ExecutableTool } from '../executable-tool';
 import type { ToolCallContext } from '../tool';
 import { ToolExecutionError } from '../tool-errors';
+import { describeZodIssues } from '../../errors/zod-issues';
 
 /**
  * A tool written in the project: its input as a zod schema (the JSON Schema the model sees is
@@ -49,8 +50,7 @@ export function builtinToExecutable(tool: BuiltinTool): ExecutableTool {
     async execute(args, ctx) {
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) {
-        const message = parsed.error.issues.map((issue) => (issue.path.length ? `"${issue.path.join('.')}": ${issue.message}` : issue.message)).join('; ');
-        return { ok: false, error: { code: 'invalid_arguments', message, retryable: false } };
+        return { ok: false, error: { code: 'invalid_arguments', message: describeZodIssues(parsed.error.issues), retryable: false } };
       }
       try {
         return { ok: true, result: await tool.run(parsed.data, ctx) };

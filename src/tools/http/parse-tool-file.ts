@@ -1,4 +1,4 @@
-import { describeConfigIssues, formatConfigPath } from '../config-messages';
+import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
 import { errorMessage, ToolLoadError } from '../tool-errors';
 import { fieldsToJsonSchema } from './fields-to-json-schema';
@@ -72,8 +72,8 @@ function entriesOf(document: unknown): { entry: unknown; path: PropertyKey[] }[]
 
 /** The definition, or a description of what is wrong with the entry. */
 function parseEntry(entry: unknown, path: PropertyKey[], env: Record<string, string | undefined>, source: string): FileToolDefinition | string {
-  const where = (field: string) => `"${formatConfigPath([...path, field])}"`;
-  if (!isObject(entry)) return `${path.length ? `"${formatConfigPath(path)}"` : 'the file'} must be a tool object`;
+  const where = (field: string) => `"${formatPath([...path, field])}"`;
+  if (!isObject(entry)) return `${path.length ? `"${formatPath(path)}"` : 'the file'} must be a tool object`;
   if (entry.kind !== undefined && entry.kind !== 'http' && entry.kind !== 'client') {
     return `${where('kind')} must be "http" or "client" (builtin tools are written in code; MCP tools come from mcp.json)`;
   }
@@ -81,16 +81,16 @@ function parseEntry(entry: unknown, path: PropertyKey[], env: Record<string, str
   if (entry.kind === 'client') {
     if ('url' in entry) return `${where('url')}: a client tool has no url, a subscribed client runs it`;
     const parsed = clientToolEntrySchema.safeParse(entry);
-    if (!parsed.success) return describeConfigIssues(parsed.error.issues, path);
+    if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
     const tool = parsed.data;
     return { kind: 'client', name: tool.name, description: tool.description, timeoutMs: tool.timeoutMs, inputSchema: inputSchemaOf(tool), source };
   }
 
   const parsed = httpToolEntrySchema.safeParse(entry);
-  if (!parsed.success) return describeConfigIssues(parsed.error.issues, path);
+  if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
   const tool = parsed.data;
   const headers = substituteEnvironmentInMap(tool.headers, env);
-  if (!headers.ok) return headers.problems.map((problem) => `"${formatConfigPath([...path, 'headers', problem.key])}": ${problem.message}`).join('; ');
+  if (!headers.ok) return headers.problems.map((problem) => `"${formatPath([...path, 'headers', problem.key])}": ${problem.message}`).join('; ');
   return {
     kind: 'http',
     name: tool.name,

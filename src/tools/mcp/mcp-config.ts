@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeConfigIssues, formatConfigPath } from '../config-messages';
+import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
 import { errorMessage, ToolLoadError } from '../tool-errors';
 
@@ -67,7 +67,7 @@ export function parseMcpConfig(source: string, text: string, env: Record<string,
     throw new ToolLoadError(`${source}: not valid JSON: ${errorMessage(error)}`);
   }
   const file = fileSchema.safeParse(document);
-  if (!file.success) throw new ToolLoadError(`${source}: ${describeConfigIssues(file.error.issues)}`);
+  if (!file.success) throw new ToolLoadError(`${source}: ${describeZodIssues(file.error.issues)}`);
 
   const problems: string[] = [];
   const servers: McpServerConfig[] = [];
@@ -83,7 +83,7 @@ export function parseMcpConfig(source: string, text: string, env: Record<string,
 /** The server, undefined when disabled, or what is wrong with it. */
 function parseServer(name: string, entry: unknown, env: Record<string, string | undefined>): McpServerConfig | undefined | string {
   const path = ['mcpServers', name];
-  const where = (...fields: string[]) => `"${formatConfigPath([...path, ...fields])}"`;
+  const where = (...fields: string[]) => `"${formatPath([...path, ...fields])}"`;
   if (!SERVER_NAME.test(name)) return `${where()}: a server name must be 1 to 60 letters, digits, "_" or "-" (it prefixes its tool names)`;
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return `${where()} must be an object`;
   const fields = entry as Record<string, unknown>;
@@ -95,7 +95,7 @@ function parseServer(name: string, entry: unknown, env: Record<string, string | 
 
   if ('command' in fields) {
     const parsed = stdioEntrySchema.safeParse(entry);
-    if (!parsed.success) return describeConfigIssues(parsed.error.issues, path);
+    if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
     const resolved = substituteEnvironmentInMap(parsed.data.env, env);
     if (!resolved.ok) return resolved.problems.map((problem) => `${where('env', problem.key)}: ${problem.message}`).join('; ');
     const { command, args, cwd, timeoutMs, retries } = parsed.data;
@@ -103,7 +103,7 @@ function parseServer(name: string, entry: unknown, env: Record<string, string | 
   }
 
   const parsed = httpEntrySchema.safeParse(entry);
-  if (!parsed.success) return describeConfigIssues(parsed.error.issues, path);
+  if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
   const resolved = substituteEnvironmentInMap(parsed.data.headers, env);
   if (!resolved.ok) return resolved.problems.map((problem) => `${where('headers', problem.key)}: ${problem.message}`).join('; ');
   const { url, timeoutMs, retries } = parsed.data;

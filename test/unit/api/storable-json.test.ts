@@ -11,7 +11,7 @@ describe('findUnstorableValue', () => {
 
   it('names the field of a NUL or a lone surrogate, in values and in keys', () => {
     expect(findUnstorableValue({ title: 'a\u0000b' })).toEqual({ field: 'title', message: expect.stringContaining('NUL') });
-    expect(findUnstorableValue({ content: [{ text: 'x' }, { text: 'bad \ud83d end' }] })).toEqual({ field: 'content.1.text', message: expect.stringContaining('surrogate') });
+    expect(findUnstorableValue({ content: [{ text: 'x' }, { text: 'bad \ud83d end' }] })).toEqual({ field: 'content[1].text', message: expect.stringContaining('surrogate') });
     expect(findUnstorableValue({ metadata: { ['\udca9']: 1 } })).toEqual({ field: 'metadata', message: expect.stringContaining('key') });
     expect(findUnstorableValue('\u0000')).toEqual({ field: '(body)', message: expect.any(String) });
   });
@@ -20,6 +20,6 @@ describe('findUnstorableValue', () => {
     let nested: unknown = 1;
     for (let i = 0; i < 200_000; i++) nested = { a: nested };
     expect(findUnstorableValue(nested)).toEqual({ field: Array(MAX_JSON_DEPTH).fill('a').join('.'), message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
-    expect(findUnstorableValue([[[1]]], 2)).toMatchObject({ field: '0.0' });
+    expect(findUnstorableValue([[[1]]], 2)).toMatchObject({ field: '[0][0]' });
   });
 });

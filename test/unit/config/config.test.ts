@@ -10,7 +10,7 @@ describe('loadConfig', () => {
 
   it('names the variable and the problem in one line', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
-    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/^invalid configuration: PORT: .+$/);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/^invalid configuration: "PORT": .+$/);
     expect(() => loadConfig({ REDIS_URL: 'not a url' })).toThrow(/REDIS_URL/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
   });
