@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { EventLogRestartedError, type ConversationSubscription, type SubscribeOutcome } from '../events/conversation-subscription';
-import { FrameRateLimiter } from './frame-rate-limiter';
 import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
 
 export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };
@@ -19,6 +18,8 @@ export interface SessionServices {
   answerToolCall(userId: string, frame: ToolResultFrame): Promise<ToolResultOutcome>;
   /** Sends an event frame, encoded once for every client of this gateway. */
   sendEvent(socket: WebSocket, eventJson: string): void;
+  /** Whether the session may send one more frame now (its frame rate). */
+  admitFrame(session: ClientSession): Promise<boolean>;
   logger: Logger;
 }
 
@@ -26,8 +27,6 @@ export interface SessionLimits {
   /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
   maxBufferedBytes: number;
   maxSubscriptions: number;
-  framesPerSecond: number;
-  frameBurst: number;
 }
 
 /** Close codes the gateway uses. */
@@ -44,7 +43,6 @@ export const CLOSE = {
 export class ClientSession {
   alive = true;
   private readonly subscriptions = new Map<string, ConversationSubscription>();
-  private readonly limiter: FrameRateLimiter;
   private queue: Promise<void> = Promise.resolve();
   private closing = false;
   private rateLimitedAt = 0;
@@ -55,7 +53,6 @@ export class ClientSession {
     private readonly services: SessionServices,
     private readonly limits: SessionLimits,
   ) {
-    this.limiter = new FrameRateLimiter(limits.framesPerSecond, limits.frameBurst);
     socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     socket.on('pong', () => (this.alive = true));
     socket.on('close', () => this.dispose());
@@ -88,15 +85,19 @@ export class ClientSession {
   }
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
-    if (!this.limiter.take()) {
-      // One error a second at most: answering every frame of a flood would be a flood too.
-      const now = Date.now();
-      if (now - this.rateLimitedAt >= 1000) {
-        this.rateLimitedAt = now;
-        this.send({ type: 'error', code: 'rate_limited', message: 'too many frames; slow down' });
-      }
-      return;
-    }
+    // The limiter answers in call order, so frames keep their order through it.
+    void this.services.admitFrame(this).then((admitted) => (admitted ? this.accept(data, isBinary) : this.refuseFrame()));
+  }
+
+  private refuseFrame(): void {
+    // One error a second at most: answering every frame of a flood would be a flood too.
+    const now = Date.now();
+    if (now - this.rateLimitedAt < 1000) return;
+    this.rateLimitedAt = now;
+    this.send({ type: 'error', code: 'rate_limited', message: 'too many frames; slow down' });
+  }
+
+  private accept(data: WebSocket.RawData, isBinary: boolean): void {
     const text = isBinary ? null : data.toString();
     const parsed = text === null ? ({ ok: false, code: 'bad_frame', message: 'frames must be JSON text, not binary' } as const) : parseClientFrame(text);
     if (!parsed.ok) return this.send({ type: 'error', code: parsed.code, message: parsed.message });

@@ -1,12 +1,13 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import WebSocket, { WebSocketServer } from 'ws';
 import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from './client-session';
 import { eventFrame } from './frames';
 import { isOriginAllowed } from './origin-policy';
 
-export interface GatewayOptions extends Omit<SessionServices, 'sendEvent'>, Partial<Omit<SessionLimits, 'maxBufferedBytes'>> {
+export interface GatewayOptions extends Omit<SessionServices, 'sendEvent' | 'admitFrame'>, Partial<Omit<SessionLimits, 'maxBufferedBytes'>> {
   server: http.Server;
   /** Default `/v1/ws`. */
   path?: string;
@@ -16,6 +17,9 @@ export interface GatewayOptions extends Omit<SessionServices, 'sendEvent'>, Part
   /** A larger frame closes the connection with 1009. */
   maxFrameBytes: number;
   maxBufferedBytes: number;
+  /** Frames a connection may send per second, sustained (default 50), and at once (default 100). */
+  framesPerSecond?: number;
+  frameBurst?: number;
   /** Ping interval; a peer that misses one pong is dropped. */
   heartbeatMs: number;
   logger: Logger;
@@ -35,9 +39,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const limits: SessionLimits = {
     maxBufferedBytes: options.maxBufferedBytes,
     maxSubscriptions: options.maxSubscriptions ?? 100,
-    framesPerSecond: options.framesPerSecond ?? 50,
-    frameBurst: options.frameBurst ?? 100,
   };
+  const admitFrame = frameAdmission(options.framesPerSecond ?? 50, options.frameBurst ?? 100);
 
   // Every subscriber of a conversation on this gateway gets the same bytes: encode them once.
   let lastJson: string | undefined;
@@ -46,6 +49,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ownsConversation: options.ownsConversation,
     subscribe: options.subscribe,
     answerToolCall: options.answerToolCall,
+    admitFrame,
     logger: options.logger,
     sendEvent(socket, json) {
       if (json !== lastJson) {
@@ -120,4 +124,29 @@ function refuse(socket: Duplex, status: keyof typeof REFUSALS): void {
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * Each connection may send `perSecond` frames a second, counted in tenths of a second, and
+ * `burst` more over a window of `burst / perSecond` seconds: a token bucket's sustained rate
+ * and burst, in rate-limiter-flexible's terms. Counted in this process (a connection lives in one).
+ */
+function frameAdmission(perSecond: number, burst: number): (session: ClientSession) => Promise<boolean> {
+  const limiter = new BurstyRateLimiter(
+    new RateLimiterMemory({ points: Math.max(1, Math.round(perSecond / 10)), duration: 0.1 }),
+    new RateLimiterMemory({ keyPrefix: 'burst', points: burst, duration: Math.max(1, burst / perSecond) }),
+  );
+  const keys = new WeakMap<ClientSession, string>();
+  let next = 0;
+  return (session) => {
+    let key = keys.get(session);
+    if (key === undefined) keys.set(session, (key = String(next++)));
+    return limiter.consume(key).then(
+      () => true,
+      (rejection: unknown) => {
+        if (rejection instanceof RateLimiterRes) return false;
+        throw rejection;
+      },
+    );
+  };
 }

@@ -1,7 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { builtinToExecutable, type BuiltinTool } from './builtin/builtin-tool';
 import { defaultBuiltinTools } from './builtin/default-builtins';
-import { startDeadline } from './deadline';
 import type { ExecutableTool } from './executable-tool';
 import type { HttpToolOptions } from './http/http-tool';
 import { loadToolFiles } from './http/load-tool-files';
@@ -52,7 +51,8 @@ export async function loadToolRegistry(options: LoadToolRegistryOptions): Promis
 
 /**
  * The registry over loaded tools. Adds what every kind shares: unique names, argument checks,
- * one deadline per attempt, and an outcome for every attempt, whatever the tool did.
+ * one deadline per attempt (AbortSignal.timeout, joined to the caller's with AbortSignal.any),
+ * and an outcome for every attempt, whatever the tool did.
  */
 export function createToolRegistry(tools: ExecutableTool[], options: { logger: Logger; close(): Promise<void> }): ToolRegistry {
   const byName = new Map<string, ExecutableTool>();
@@ -99,23 +99,28 @@ async function runAttempt(tool: ExecutableTool, args: unknown, ctx: ToolCallCont
   const { timeoutMs } = tool.descriptor;
   const timedOut = failure({ code: 'timeout', message: `no result within ${timeoutMs} ms`, retryable: true });
   const cancelled = failure({ code: 'cancelled', message: 'the call was cancelled', retryable: false });
-  const deadline = startDeadline(timeoutMs, ctx.signal);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, timeout]);
+  // Why it fired: the timeout (retryable) or the caller (not), whatever the tool made of it.
+  const expiry = () => (timeout.aborted ? timedOut : cancelled);
+  let onAbort!: () => void;
+  const expired = new Promise<ToolOutcome>((resolve) => {
+    onAbort = () => resolve(expiry());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
   try {
     // Started inside a promise chain, so that a tool that throws synchronously is caught too.
     const attempt = Promise.resolve()
-      .then(() => tool.execute(args, { ...ctx, signal: deadline.signal }))
+      .then(() => tool.execute(args, { ...ctx, signal }))
       .catch((error: unknown): ToolOutcome => {
         logger.warn({ tool: tool.descriptor.name, err: error }, 'tool threw');
         return failure({ code: 'internal', message: errorMessage(error), retryable: true });
       });
-    const outcome = await Promise.race([attempt, deadline.expired.then((reason) => (reason === 'timeout' ? timedOut : cancelled))]);
-    if (outcome.ok) return outcome;
-    // Whatever the tool made of its aborted signal (a network error, an abort), the deadline knows why it fired.
-    if (deadline.timedOut()) return timedOut;
-    if (deadline.cancelled()) return cancelled;
-    return outcome;
+    const outcome = await Promise.race([attempt, expired]);
+    return outcome.ok || !signal.aborted ? outcome : expiry();
   } finally {
-    deadline.dispose();
+    signal.removeEventListener('abort', onAbort);
   }
 }
 

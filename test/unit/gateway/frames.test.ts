@@ -1,4 +1,3 @@
-import { FrameRateLimiter } from '../../../src/gateway/frame-rate-limiter';
 import { eventFrame, parseClientFrame } from '../../../src/gateway/frames';
 import { isOriginAllowed } from '../../../src/gateway/origin-policy';
 
@@ -54,17 +53,5 @@ describe('isOriginAllowed', () => {
     expect(isOriginAllowed('https://app.example', 'api:3000', ['https://app.example'])).toBe(true);
     expect(isOriginAllowed('https://app.example.evil', 'api:3000', ['https://app.example'])).toBe(false);
     expect(isOriginAllowed('https://anything', 'api:3000', ['*'])).toBe(true);
-  });
-});
-
-describe('FrameRateLimiter', () => {
-  it('allows a burst, then the sustained rate', () => {
-    let now = 0;
-    const limiter = new FrameRateLimiter(10, 3, () => now);
-    expect([limiter.take(), limiter.take(), limiter.take(), limiter.take()]).toEqual([true, true, true, false]);
-    now += 100;
-    expect([limiter.take(), limiter.take()]).toEqual([true, false]);
-    now += 10_000;
-    expect([limiter.take(), limiter.take(), limiter.take(), limiter.take()]).toEqual([true, true, true, false]);
   });
 });
