@@ -8,6 +8,8 @@ import { UsersRepository } from '../src/store/users-repository';
 const USAGE = `usage: npm run cli -- <command>
   users create <name>         make a user and print its API key (shown once)
   users list                  list users
+  users tools <userId> <a,b|all>
+                              limit a user's turns to these tools ("" for none; all lifts the limit)
   keys create <userId>        another API key for a user
   keys revoke <keyId>         revoke a key at once
   watch <conversationId> [--url http://127.0.0.1:3000] [--key KEY] [--after SEQ]
@@ -36,6 +38,14 @@ async function main(argv: string[]): Promise<number> {
       case 'users list':
         print(await users.listUsers());
         return 0;
+      case 'users tools': {
+        const list = positionals[3];
+        if (!argument || list === undefined) return fail('usage: npm run cli -- users tools <userId> <tool,tool|all>');
+        const tools = list === 'all' ? null : list.split(',').map((name) => name.trim()).filter(Boolean);
+        if (!(await users.setAllowedTools(argument, tools))) return fail(`no user ${argument}`);
+        print({ id: argument, allowedTools: tools });
+        return 0;
+      }
       case 'keys create':
         if (!argument) return fail('usage: npm run cli -- keys create <userId>');
         if (!(await users.getUser(argument))) return fail(`no user ${argument}`);

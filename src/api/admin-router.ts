@@ -1,13 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
-import { AppError } from '../errors/app-error';
+import { AppError, notFound } from '../errors/app-error';
 import { bearerToken } from '../auth/authenticator';
-import { createUserSchema } from './request-schemas';
-import { parseInput } from './validate';
+import { createUserSchema, userToolsSchema } from './request-schemas';
+import { parseInput, parseRouteId } from './validate';
 
 export interface AdminRouterDeps {
   adminToken: string | undefined;
-  users: { createUserWithKey(name: string): Promise<{ id: string; name: string; apiKey: string }> };
+  users: {
+    createUserWithKey(name: string): Promise<{ id: string; name: string; apiKey: string }>;
+    setAllowedTools(userId: string, tools: string[] | null): Promise<boolean>;
+  };
 }
 
 /** Admin routes answer 404 while ADMIN_TOKEN is unset, as if they did not exist. */
@@ -18,6 +21,12 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     const { name } = parseInput(createUserSchema, req.body);
     const user = await deps.users.createUserWithKey(name);
     res.status(201).json({ id: user.id, name: user.name, apiKey: user.apiKey });
+  });
+  router.put('/users/:id/tools', async (req, res) => {
+    const userId = parseRouteId(req.params.id, 'user');
+    const { tools } = parseInput(userToolsSchema, req.body);
+    if (!(await deps.users.setAllowedTools(userId, tools))) throw notFound('user');
+    res.json({ id: userId, allowedTools: tools });
   });
   return router;
 }

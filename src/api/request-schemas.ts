@@ -44,3 +44,6 @@ export const createTurnSchema = z
   .strict();
 
 export const createUserSchema = z.object({ name: z.string().min(1).max(200) }).strict();
+
+/** null lifts the limit; a list (possibly empty) is all the user's turns may offer. */
+export const userToolsSchema = z.object({ tools: z.array(toolName).max(1000).nullable() }).strict();

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Queryable } from './db';
+import type { Db, Queryable } from './db';
 
 export interface User {
   id: string;
@@ -37,24 +37,27 @@ export function hashApiKey(key: string): string {
 }
 
 export class UsersRepository {
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Db) {}
 
+  /** One transaction: a user is never left without the key that was to be shown for it. */
   async createUserWithKey(name: string, allowedTools: string[] | null = null): Promise<{ id: string; name: string; keyId: string; apiKey: string }> {
     const id = `user_${randomUUID()}`;
-    await this.db.query('INSERT INTO users (id, name, allowed_tools) VALUES ($1, $2, $3)', [
-      id,
-      name,
-      allowedTools === null ? null : JSON.stringify(allowedTools),
-    ]);
-    const key = await this.createApiKey(id);
-    return { id, name, keyId: key.id, apiKey: key.apiKey };
+    return this.db.transaction(async (tx) => {
+      await tx.query('INSERT INTO users (id, name, allowed_tools) VALUES ($1, $2, $3)', [
+        id,
+        name,
+        allowedTools === null ? null : JSON.stringify(allowedTools),
+      ]);
+      const key = await this.createApiKey(id, tx);
+      return { id, name, keyId: key.id, apiKey: key.apiKey };
+    });
   }
 
   /** The plaintext key is returned this once; only its hash is stored. */
-  async createApiKey(userId: string): Promise<{ id: string; userId: string; apiKey: string }> {
+  async createApiKey(userId: string, db: Queryable = this.db): Promise<{ id: string; userId: string; apiKey: string }> {
     const apiKey = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
     const id = `key_${randomUUID()}`;
-    await this.db.query('INSERT INTO api_keys (id, user_id, key_hash, prefix) VALUES ($1, $2, $3, $4)', [
+    await db.query('INSERT INTO api_keys (id, user_id, key_hash, prefix) VALUES ($1, $2, $3, $4)', [
       id,
       userId,
       hashApiKey(apiKey),

@@ -1,6 +1,7 @@
 import { apiClient } from '../support/http';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
+import { runToExit } from '../support/processes';
 
 describe('API boundaries', () => {
   let stack: TestStack;
@@ -76,6 +77,30 @@ describe('API boundaries', () => {
       expect(made.status).toBe(201);
       expect(made.body).toMatchObject({ name: 'carol', apiKey: expect.stringMatching(/^sy_/) });
       expect((await apiClient(stack.url, made.body.apiKey).get('/v1/conversations')).status).toBe(200);
+    });
+
+    it("limits a user's tools through PUT /v1/admin/users/:id/tools and the CLI, and lifts the limit", async () => {
+      const admin = apiClient(stack.url, 'admin-token-for-tests-0123');
+      const user = await stack.resources.users.createUserWithKey('dave');
+      const toolsOf = async () => ((await apiClient(stack.url, user.apiKey).get('/v1/tools')).body.tools as { name: string }[]).map((tool) => tool.name);
+      const everything = await toolsOf();
+      expect(everything).toContain('calculator');
+
+      expect((await apiClient(stack.url, 'wrong-token').put(`/v1/admin/users/${user.id}/tools`, { tools: [] })).status).toBe(401);
+      expect(await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: ['calculator'] })).toMatchObject({ status: 200, body: { id: user.id, allowedTools: ['calculator'] } });
+      expect(await toolsOf()).toEqual(['calculator']);
+      expect((await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: 'calculator' })).body.error).toMatchObject({ code: 'invalid_request' });
+      expect((await admin.put('/v1/admin/users/user_nobody/tools', { tools: null })).status).toBe(404);
+
+      // The CLI does the same on the database; `all` lifts the limit.
+      const cli = (...args: string[]) => runToExit('workers/cli.ts', stack.childEnv({ LOG_LEVEL: 'silent' }), ['users', 'tools', ...args]);
+      const none = await cli(user.id, '');
+      expect([none.code, none.stderr]).toEqual([0, '']);
+      expect(JSON.parse(none.stdout)).toEqual({ id: user.id, allowedTools: [] });
+      expect(await toolsOf()).toEqual([]);
+      expect((await cli(user.id, 'all')).code).toBe(0);
+      expect(await toolsOf()).toEqual(everything);
+      expect(await cli('user_nobody', 'all')).toMatchObject({ code: 1, stderr: 'no user user_nobody\n' });
     });
   });
 

@@ -29,5 +29,6 @@ export function apiClient(baseUrl: string, apiKey?: string) {
     request,
     get: <T = any>(path: string) => request<T>('GET', path),
     post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>('POST', path, body ?? {}, headers),
+    put: <T = any>(path: string, body: unknown) => request<T>('PUT', path, body),
   };
 }

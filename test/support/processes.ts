@@ -8,8 +8,8 @@ const ROOT = path.resolve(__dirname, '../..');
  * `node --import tsx <entry>`, not the tsx CLI: the CLI runs the program in a child process of
  * its own, so a SIGKILL sent to it would leave the real worker running.
  */
-function spawnEntry(entry: string, env: Record<string, string>) {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []) {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,8 +104,8 @@ export function spawnService(kind: 'api' | 'worker', env: Record<string, string>
 }
 
 /** Runs an entry point to its end; for tests of start-up failures. */
-export function runToExit(entry: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawnEntry(entry, env);
+export function runToExit(entry: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawnEntry(entry, env, args);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += String(chunk)));
