@@ -38,8 +38,9 @@ import { formatPath } from './json-path';
  *   (inside strings and `\uXXXX` escapes too). `interleave` (default false) alternates the
  *   fragments of parallel calls round-robin. `fragmentStyle`: `"openai"` (default: the first
  *   fragment of a call has `index`, `id`, `type` and `function: {name, arguments: ""}`, later
- *   ones only `index` and `function.arguments`) or `"vllm"` (the first fragment already carries
- *   the first piece of arguments). `omitIds: true` sends no ids at all. Ids are `call_0`,
+ *   ones only `index` and `function.arguments`), `"vllm"` (the first fragment already carries
+ *   the first piece of arguments) or `"split-name"` (the name comes in two fragments, the id
+ *   only with the second, as some providers send them). `omitIds: true` sends no ids at all. Ids are `call_0`,
  *   `call_1`, … in every answer (some providers reuse ids across requests), unless given.
  * - `error: {"status", "message"?, "type"?, "code"?, "retryAfterSeconds"?}`: answer with this
  *   HTTP status (400-599), an OpenAI error body and a `Retry-After` header when given, instead
@@ -133,7 +134,7 @@ export const stepSchema = z
     /** Alternate the fragments of parallel calls round-robin. Default false. */
     interleave: z.boolean().optional(),
     /** Where the first fragment of a call starts the arguments. Default `openai`. */
-    fragmentStyle: z.enum(['openai', 'vllm']).optional(),
+    fragmentStyle: z.enum(['openai', 'vllm', 'split-name']).optional(),
     /** Send calls without any id, as some providers do. Default false. */
     omitIds: z.boolean().optional(),
     /** Answer with this HTTP error instead of a completion. */

@@ -22,8 +22,12 @@ export interface FragmentOptions {
   splitArgumentsAt?: readonly number[];
   /** Alternate the fragments of parallel calls round-robin. Default false. */
   interleave?: boolean;
-  /** `openai` (default): the first fragment has empty arguments; `vllm`: it carries the first piece. */
-  fragmentStyle?: 'openai' | 'vllm';
+  /**
+   * `openai` (default): the first fragment has the name and empty arguments; `vllm`: it carries
+   * the first piece of arguments too; `split-name`: the name is split over two fragments and
+   * the id comes with the second.
+   */
+  fragmentStyle?: 'openai' | 'vllm' | 'split-name';
   /** Leave every fragment without an id. Default false. */
   omitIds?: boolean;
 }
@@ -48,6 +52,14 @@ function fragmentsOf(call: PlannedCall, index: number, options: FragmentOptions)
     type: 'function',
     function: { name: call.name, arguments: carriesFirstPiece ? (pieces[0] ?? '') : '' },
   };
-  const rest = carriesFirstPiece ? pieces.slice(1) : pieces;
-  return [first, ...rest.map((piece) => ({ index, function: { arguments: piece } }))];
+  const rest = (carriesFirstPiece ? pieces.slice(1) : pieces).map((piece) => ({ index, function: { arguments: piece } }));
+  if (options.fragmentStyle === 'split-name') {
+    const half = Math.ceil(call.name.length / 2);
+    return [
+      { index, type: 'function', function: { name: call.name.slice(0, half), arguments: '' } },
+      { index, ...(options.omitIds ? {} : { id: call.id }), function: { name: call.name.slice(half), arguments: '' } },
+      ...rest,
+    ];
+  }
+  return [first, ...rest];
 }

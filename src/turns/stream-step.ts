@@ -1,7 +1,7 @@
 import type { Usage } from '../events/event';
 import type { AssistantToolCall, CompletionRequest, ModelProvider } from '../providers/model-provider';
 import { ProviderError } from '../providers/provider-error';
-import { ToolCallAssembler } from './tool-call-assembler';
+import { ToolCallAssembler, type AssemblerOutput } from './tool-call-assembler';
 import type { TurnEvents } from './turn-events';
 
 export interface StepOutput {
@@ -39,6 +39,13 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
   let text = '';
   let reasoning = '';
   let outputSent = false;
+  const announce = (outputs: AssemblerOutput[]) => {
+    for (const out of outputs) {
+      outputSent = true;
+      if (out.type === 'start') events.emit({ type: 'tool-call-start', toolCallId: out.toolCallId, toolName: out.toolName });
+      else events.emit({ type: 'tool-call-delta', toolCallId: out.toolCallId, argsTextDelta: out.argsTextDelta });
+    }
+  };
   try {
     for await (const chunk of options.provider.stream(options.request, options.signal)) {
       switch (chunk.type) {
@@ -55,14 +62,11 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
           events.emit({ type: 'reasoning-delta', delta: chunk.delta });
           break;
         case 'tool-call-fragment':
-          for (const out of assembler.push(chunk)) {
-            outputSent = true;
-            if (out.type === 'start') events.emit({ type: 'tool-call-start', toolCallId: out.toolCallId, toolName: out.toolName });
-            else events.emit({ type: 'tool-call-delta', toolCallId: out.toolCallId, argsTextDelta: out.argsTextDelta });
-          }
+          announce(assembler.push(chunk));
           options.onOutput?.(assembler.snapshot());
           break;
         case 'finish':
+          announce(assembler.finish());
           return {
             ok: true,
             output: { text, reasoning, toolCalls: assembler.calls(), finishReason: chunk.finishReason, usage: chunk.usage },

@@ -72,6 +72,13 @@ describe('tool-call arguments', () => {
     await expectAssembled({ splitArgumentsAt: offsets, interleave: true, fragmentStyle: 'openai', omitIds: true });
   });
 
+  it('runs calls whose provider splits the tool name over fragments and sends the id after it', async () => {
+    await expectAssembled({ fragmentStyle: 'split-name', argumentChunkChars: 4, interleave: true });
+    const run = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'record', arguments: { text: 'x' } }], fragmentStyle: 'split-name' }, { text: 'ok' }] });
+    expect(eventsOfType(run.events, 'tool-call-start')).toEqual([expect.objectContaining({ toolCallId: 'call_0', toolName: 'record' })]);
+    expect(eventsOfType(run.events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: 'call_0', attempts: 1 })]);
+  });
+
   it('shows the in-flight argument buffers of a streaming step on GET /v1/turns/:id', async () => {
     const args = ['{"text":"first of two"}', '{"text":"second of two"}'];
     const conversationId = await harness.newConversation();

@@ -71,4 +71,15 @@ describe('fragmentToolCalls', () => {
   it('sends a call with empty arguments as its first fragment alone', () => {
     expect(fragmentToolCalls([{ id: 'c', name: 'f', arguments: '' }])).toEqual([{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '' } }]);
   });
+
+  it('splits names over two fragments and sends the id with the second (split-name)', () => {
+    const fragments = fragmentToolCalls(calls, { fragmentStyle: 'split-name', argumentChunkChars: 100 });
+    expect(fragments.slice(0, 3)).toEqual([
+      { index: 0, type: 'function', function: { name: 'weat', arguments: '' } },
+      { index: 0, id: 'call_0', function: { name: 'her', arguments: '' } },
+      { index: 0, function: { arguments: '{"city":"Paris"}' } },
+    ]);
+    const joined = fragments.filter((fragment) => fragment.index === 1).map((fragment) => fragment.function.name ?? '').join('');
+    expect(joined).toBe('time');
+  });
 });

@@ -1,19 +1,39 @@
 import { ToolCallAssembler } from '../../../src/turns/tool-call-assembler';
 
 describe('ToolCallAssembler', () => {
-  it('assembles OpenAI-style fragments: id and name first, arguments in pieces', () => {
+  it('assembles OpenAI-style fragments: id and name first, arguments in pieces; announced when the arguments begin', () => {
     const assembler = new ToolCallAssembler((i) => `gen_${i}`);
-    const out = [
-      ...assembler.push({ index: 0, id: 'call_a', name: 'weather', argumentsDelta: '' }),
-      ...assembler.push({ index: 0, argumentsDelta: '{"city":' }),
-      ...assembler.push({ index: 0, argumentsDelta: '"Paris"}' }),
-    ];
+    expect(assembler.push({ index: 0, id: 'call_a', name: 'weather', argumentsDelta: '' })).toEqual([]);
+    const out = [...assembler.push({ index: 0, argumentsDelta: '{"city":' }), ...assembler.push({ index: 0, argumentsDelta: '"Paris"}' })];
     expect(out).toEqual([
       { type: 'start', toolCallId: 'call_a', toolName: 'weather' },
       { type: 'delta', toolCallId: 'call_a', argsTextDelta: '{"city":' },
       { type: 'delta', toolCallId: 'call_a', argsTextDelta: '"Paris"}' },
     ]);
+    expect(assembler.finish()).toEqual([]);
     expect(assembler.calls()).toEqual([{ id: 'call_a', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }]);
+  });
+
+  it('joins a name split over fragments, and takes an id that comes after the name', () => {
+    const assembler = new ToolCallAssembler((i) => `gen_${i}`);
+    expect(assembler.push({ index: 0, name: 'get_' })).toEqual([]);
+    expect(assembler.push({ index: 0, name: 'wea' })).toEqual([]);
+    expect(assembler.push({ index: 0, id: 'call_late', name: 'ther' })).toEqual([]);
+    expect(assembler.push({ index: 0, argumentsDelta: '{}' })).toEqual([
+      { type: 'start', toolCallId: 'call_late', toolName: 'get_weather' },
+      { type: 'delta', toolCallId: 'call_late', argsTextDelta: '{}' },
+    ]);
+    // Once the call is announced its name and id stay what they were announced as.
+    expect(assembler.push({ index: 0, id: 'other', name: 'x' })).toEqual([]);
+    expect(assembler.calls()).toEqual([{ id: 'call_late', type: 'function', function: { name: 'get_weather', arguments: '{}' } }]);
+  });
+
+  it('announces a call without arguments when the stream finishes', () => {
+    const assembler = new ToolCallAssembler((i) => `gen_${i}`);
+    expect(assembler.push({ index: 0, name: 'current_' })).toEqual([]);
+    expect(assembler.push({ index: 0, name: 'time' })).toEqual([]);
+    expect(assembler.finish()).toEqual([{ type: 'start', toolCallId: 'gen_0', toolName: 'current_time' }]);
+    expect(assembler.calls()).toEqual([{ id: 'gen_0', type: 'function', function: { name: 'current_time', arguments: '' } }]);
   });
 
   it('keeps interleaved parallel calls apart and orders them by index', () => {
@@ -22,6 +42,7 @@ describe('ToolCallAssembler', () => {
     assembler.push({ index: 0, id: 'a', name: 'one' });
     assembler.push({ index: 1, argumentsDelta: ':1}' });
     assembler.push({ index: 0, argumentsDelta: '{}' });
+    assembler.finish();
     expect(assembler.calls().map((call) => [call.id, call.function.arguments])).toEqual([
       ['a', '{}'],
       ['b', '{"x":1}'],
@@ -43,6 +64,7 @@ describe('ToolCallAssembler', () => {
       const assembler = new ToolCallAssembler(() => 'id');
       assembler.push({ index: 0, id: 'c', name: 'f', argumentsDelta: text.slice(0, cut) });
       assembler.push({ index: 0, argumentsDelta: text.slice(cut) });
+      assembler.finish();
       expect(JSON.parse(assembler.calls()[0]!.function.arguments)).toEqual(JSON.parse(text));
     }
   });
@@ -58,6 +80,7 @@ describe('ToolCallAssembler', () => {
         ...assembler.push({ index: 1, id: 'b', name: 'g', argumentsDelta: pieces[1]![0] }),
         ...assembler.push({ index: 0, argumentsDelta: pieces[0]![1] }),
         ...assembler.push({ index: 1, argumentsDelta: pieces[1]![1] }),
+        ...assembler.finish(),
       ];
       expect(assembler.calls().map((call) => call.function.arguments)).toEqual(texts);
       for (const [id, text] of [['a', texts[0]], ['b', texts[1]]] as const) {
@@ -74,6 +97,7 @@ describe('ToolCallAssembler', () => {
     assembler.push({ index: 2, id: 'call_1', name: 'g', argumentsDelta: '{}' });
     // Later fragments that repeat the provider's id still belong to their call.
     assembler.push({ index: 0, id: 'call_0', argumentsDelta: '' });
+    assembler.finish();
     expect(assembler.calls().map((call) => [call.id, call.function.name])).toEqual([
       ['gen_0', 'f'],
       ['call_1', 'f'],
