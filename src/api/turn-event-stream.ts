@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { SubscribeOutcome } from '../events/conversation-subscription';
+import { checkCursor, type CursorCheck } from '../events/cursor';
 import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
 import type { LoggedEvent } from '../store/event-log';
 import { isTerminal, type Turn } from '../store/turns-repository';
@@ -7,6 +8,8 @@ import { isTerminal, type Turn } from '../store/turns-repository';
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {
   read(conversationId: string, afterSeq: number): Promise<{ events: LoggedEvent[] }>;
+  /** The oldest seq the log keeps (null: none) and the latest seq given out. */
+  window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }>;
   subscribe(input: {
     conversationId: string;
     after: number | undefined;
@@ -23,6 +26,9 @@ export interface TurnEventStreamer {
  * `GET /v1/turns/:id/events`: the turn's events as server-sent events, each with `id: <seq>`
  * so a reconnecting EventSource resumes with `Last-Event-ID`. Ends after the turn's final
  * event. A reader that falls `maxBufferedBytes` behind is cut off; it resumes by its last id.
+ * A `Last-Event-ID` that is not a seq, or is beyond the latest, gets one `error` event
+ * `{code: "bad_cursor"}`; one older than the log keeps, `{code: "cursor_expired", oldestSeq}`
+ * (reload the turn over HTTP); then the stream ends, as the websocket answers a subscribe.
  */
 export function createTurnEventStreamer(
   source: ConversationEventSource,
@@ -32,8 +38,7 @@ export function createTurnEventStreamer(
   const maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024;
   return {
     async stream(turn, req, res) {
-      const lastEventId = Number(req.header('last-event-id') ?? req.query.lastEventId);
-      const after = Number.isSafeInteger(lastEventId) && lastEventId >= 0 ? lastEventId : undefined;
+      const after = readLastEventId(req.header('last-event-id') ?? req.query.lastEventId);
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
@@ -44,6 +49,12 @@ export function createTurnEventStreamer(
       // Cheap filter before parsing: most events of a busy conversation belong to other turns.
       const marker = `"turnId":${JSON.stringify(turn.id)}`;
       let ended = false;
+      const refuse = (refusal: Extract<CursorCheck, { ok: false }>) => {
+        const { ok: _ok, ...error } = refusal;
+        res.end(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+      };
+      if (after === 'invalid') return refuse({ ok: false, code: 'bad_cursor', message: 'Last-Event-ID must be an event seq (a non-negative integer)' });
+
       /** Writes the event if it is this turn's; true when it was the turn's last. */
       const write = (json: string, seq: number): boolean => {
         if (ended || !json.includes(marker)) return false;
@@ -54,7 +65,9 @@ export function createTurnEventStreamer(
 
       if (isTerminal(turn.status)) {
         // A finished turn: replay what the log still keeps, then end.
-        for (let cursor = after ?? 0; ; ) {
+        const checked = checkCursor({ after, ...(await source.window(turn.conversationId)) });
+        if (!checked.ok) return refuse(checked);
+        for (let cursor = checked.after; ; ) {
           const { events } = await source.read(turn.conversationId, cursor);
           if (events.length === 0) break;
           for (const event of events) write(event.json, event.seq);
@@ -84,13 +97,21 @@ export function createTurnEventStreamer(
           },
           onError: finish,
         });
-      let outcome = await subscribeFrom(after);
-      // A cursor the log no longer has, or one from the future: start from what it keeps.
-      if (!outcome.ok) outcome = await subscribeFrom(undefined);
-      if (!outcome.ok) return finish();
+      const outcome = await subscribeFrom(after);
+      if (!outcome.ok) {
+        ended = true;
+        clearInterval(heartbeat);
+        return refuse(outcome);
+      }
       dispose = outcome.subscription.dispose;
       if (ended) return dispose();
       outcome.subscription.start();
     },
   };
+}
+
+/** The seq a reader resumes after (header, or `?lastEventId=` where headers cannot be set). */
+function readLastEventId(value: unknown): number | undefined | 'invalid' {
+  if (value === undefined) return undefined;
+  return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : 'invalid';
 }

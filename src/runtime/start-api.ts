@@ -53,6 +53,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
 
   const eventSource: ConversationEventSource = {
     read: (conversationId, afterSeq) => resources.eventLog.read(conversationId, afterSeq),
+    window: (conversationId) => resources.eventLog.window(conversationId),
     subscribe: (input) =>
       subscribeToConversation(
         { eventLog: resources.eventLog, liveEvents, onReconnect: (listener) => liveEvents.onReconnect(listener) },
