@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
+import { connectionFailureReason, redactUrl } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -42,29 +44,49 @@ export function whenReady(redis: Redis, timeoutMs = 5000): Promise<void> {
   });
 }
 
-async function answersPing(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-  probe.on('error', () => undefined);
+/** One PING on a connection of its own: null when Redis answers, else why not. */
+export async function probeRedis(url: string, connectTimeoutMs = 2000): Promise<string | null> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: connectTimeoutMs });
+  // connect() rejects with "Connection is closed."; the socket's own error says why.
+  let cause: unknown;
+  probe.on('error', (error) => (cause ??= error));
   try {
     await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
+    await probe.ping();
+    return null;
+  } catch (error) {
+    return connectionFailureReason(cause ?? error);
   } finally {
     probe.disconnect();
   }
 }
 
+/** A start that cannot reach Redis ends with this one line, not a log line per reconnect. */
+export async function assertRedisAnswers(url: string): Promise<void> {
+  const problem = await probeRedis(url);
+  if (problem) throw new RedisUnavailableError(`Redis at ${redactUrl(url)} did not answer: ${problem}. Start it, or set REDIS_URL to a Redis that runs`);
+}
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /**
  * The embedded default: with REDIS_URL unset and nothing on 127.0.0.1:6379, start the
- * `redis-server` on the PATH as a child, with AOF so a restart keeps the queue.
+ * `redis-server` on the PATH as a child, on a free port, with AOF in DATA_DIR so a restart
+ * keeps the queue.
  */
 export async function ensureRedis(
   configuredUrl: string | undefined,
   dataDir: string,
 ): Promise<{ url: string; child?: ChildProcess }> {
   if (configuredUrl) return { url: configuredUrl };
-  if (await answersPing(DEFAULT_REDIS_URL)) return { url: DEFAULT_REDIS_URL };
+  if ((await probeRedis(DEFAULT_REDIS_URL, 1000)) === null) return { url: DEFAULT_REDIS_URL };
   if (spawnSync('redis-server', ['--version']).error) {
     throw new RedisUnavailableError(
       'no Redis at 127.0.0.1:6379 and no redis-server on the PATH: install Redis (apt-get install redis-server) or set REDIS_URL',
@@ -72,17 +94,21 @@ export async function ensureRedis(
   }
   const dir = path.join(dataDir, 'redis');
   fs.mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
   const child = spawn(
     'redis-server',
-    ['--port', '6379', '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
     { stdio: 'ignore' },
   );
-  for (let tries = 0; tries < 50; tries++) {
-    if (await answersPing(DEFAULT_REDIS_URL)) return { url: DEFAULT_REDIS_URL, child };
+  // It answers within milliseconds once it has loaded its AOF; nothing announces that.
+  for (let tries = 0; tries < 100; tries++) {
+    if ((await probeRedis(url, 500)) === null) return { url, child };
+    if (child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill();
-  throw new RedisUnavailableError('started redis-server but it did not answer on 127.0.0.1:6379');
+  throw new RedisUnavailableError(`started redis-server on port ${port} but it did not answer: see ${dir}`);
 }
 
 /**

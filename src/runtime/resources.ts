@@ -17,7 +17,7 @@ import { TurnsRepository } from '../store/turns-repository';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
-import { assertNoEviction, connectRedis, ensureRedis, whenReady } from './redis-connection';
+import { assertNoEviction, assertRedisAnswers, connectRedis, ensureRedis, whenReady } from './redis-connection';
 import type { TurnEndingDeps } from '../turns/turn-ending';
 
 /**
@@ -65,6 +65,7 @@ export async function createResources(config: Config, logger: Logger): Promise<R
 
     const embedded = await ensureRedis(config.REDIS_URL, config.DATA_DIR);
     if (embedded.child) closers.push(() => stopChild(embedded.child!));
+    await assertRedisAnswers(embedded.url);
     const redis = connectRedis(embedded.url, 'command', config.REDIS_COMMAND_TIMEOUT_MS);
     reportConnection(redis, logger);
     closers.push(() => redis.quit().catch(() => redis.disconnect()));

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import lockfile from 'proper-lockfile';
 import { DatabaseError, Pool, type PoolClient } from 'pg';
 import { coerceError } from '../errors/app-error';
 import { BackendUnavailableError } from '../errors/backend-unavailable';
+import { connectionFailureReason, redactUrl } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
 import type { Db, Transaction } from './db';
 
@@ -31,7 +33,11 @@ export async function openDb(options: OpenDbOptions): Promise<Db> {
 }
 
 async function openPostgres(connectionString: string, options: OpenDbOptions): Promise<Db> {
-  await ensureSchema(connectionString, options.schema);
+  await ensureSchema(connectionString, options.schema).catch((error: unknown) => {
+    throw new StartupError(
+      `PostgreSQL at ${redactUrl(connectionString)} did not answer: ${connectionFailureReason(error)}. Start it, or set DATABASE_URL to a server that runs (or unset it for the embedded database)`,
+    );
+  });
   const pool = new Pool({
     connectionString,
     max: options.poolSize ?? 20,
@@ -115,18 +121,20 @@ async function ensureSchema(connectionString: string, schema: string): Promise<v
 
 /**
  * PGlite is one process's database: a second process opening the same folder would corrupt
- * it, so the folder is locked with a pid file, and a live holder is refused with a clear line.
+ * it, so the folder is locked (proper-lockfile: an atomic mkdir, kept fresh while we run), and
+ * a live holder is refused with a clear line. A lock left by a process that died goes stale
+ * within seconds; a start meanwhile waits that out.
  */
 async function openPglite(options: OpenDbOptions): Promise<Db> {
   const dir = path.join(options.dataDir, 'db');
   fs.mkdirSync(dir, { recursive: true });
-  const releaseLock = lockFolder(path.join(options.dataDir, 'db.lock'));
+  const releaseLock = await lockFolder(dir, options.onError);
   let pglite: PGlite;
   try {
     pglite = await PGlite.create(dir);
     await pglite.exec(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"; SET search_path TO "${options.schema}";`);
   } catch (error) {
-    releaseLock();
+    await releaseLock();
     throw error;
   }
   return {
@@ -145,38 +153,27 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
       ),
     async close() {
       await pglite.close();
-      releaseLock();
+      await releaseLock();
     },
   };
 }
 
-function lockFolder(lockFile: string): () => void {
-  const holder = readPid(lockFile);
-  if (holder !== null && holder !== process.pid && isAlive(holder)) {
-    throw new DatabaseLockedError(
-      `the embedded database in ${path.dirname(lockFile)} is in use by process ${holder}: stop it, or set DATABASE_URL to share a PostgreSQL server`,
-    );
-  }
-  fs.writeFileSync(lockFile, String(process.pid));
-  return () => {
-    if (readPid(lockFile) === process.pid) fs.rmSync(lockFile, { force: true });
-  };
-}
+/** proper-lockfile's least: the holder refreshes the lock every second. */
+const LOCK_STALE_MS = 2000;
 
-function readPid(file: string): number | null {
+async function lockFolder(dir: string, onError: OpenDbOptions['onError']): Promise<() => Promise<void>> {
   try {
-    const pid = Number(fs.readFileSync(file, 'utf8').trim());
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
+    return await lockfile.lock(dir, {
+      lockfilePath: `${dir}.pglite-lock`,
+      stale: LOCK_STALE_MS,
+      // A lock of a dead process is stale after LOCK_STALE_MS: try for a little longer than that.
+      retries: { retries: 3, factor: 1, minTimeout: 1000, maxTimeout: 1000 },
+      onCompromised: (error) => onError?.(error),
+    });
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+    throw new DatabaseLockedError(
+      `the embedded database in ${dir} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`,
+    );
   }
 }

@@ -1,4 +1,6 @@
+import { closedPort } from '../support/ports';
 import { runToExit } from '../support/processes';
+import { TEST_POSTGRES_URL } from '../support/services';
 
 describe('start-up', () => {
   it('stops on a bad environment value with one line naming it', async () => {
@@ -11,5 +13,25 @@ describe('start-up', () => {
     const result = await runToExit('workers/worker.ts', {});
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('set DATABASE_URL');
+  });
+
+  it('says once which Redis did not answer, why, and what to do (the password left out)', async () => {
+    const port = await closedPort();
+    const result = await runToExit('workers/api.ts', { DATABASE_URL: TEST_POSTGRES_URL, REDIS_URL: `redis://:hunter2@127.0.0.1:${port}`, LOG_LEVEL: 'info' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `switchyard: Redis at redis://:***@127.0.0.1:${port} did not answer: connection refused (is it running, on that host and port?). Start it, or set REDIS_URL to a Redis that runs`,
+    ]);
+    expect(result.stdout).toBe('');
+  });
+
+  it('says once which PostgreSQL did not answer, why, and what to do', async () => {
+    const port = await closedPort();
+    const result = await runToExit('workers/worker.ts', { DATABASE_URL: `postgresql://postgres:hunter2@127.0.0.1:${port}/postgres`, LOG_LEVEL: 'info' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^switchyard: PostgreSQL at postgresql://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/postgres did not answer: connection refused`)),
+    ]);
+    expect(result.stdout).toBe('');
   });
 });

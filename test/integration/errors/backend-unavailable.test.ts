@@ -6,21 +6,15 @@ import { readJobFailure, toJobFailure } from '../../../src/queue/job-failure';
 import { redisOptions } from '../../../src/runtime/redis-connection';
 import { openDb } from '../../../src/store/open-db';
 import { uniqueSuffix } from '../../support/ids';
+import { closedPort } from '../../support/ports';
 import { dropSchema, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../../support/services';
+import { startPostgresProxy } from '../../support/tcp-proxy';
 
 /**
  * Each way Redis or PostgreSQL says "not now" is provoked from the real library, so that a new
  * wording or class in ioredis, pg or Node shows up here rather than as failed turns.
  */
 
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A TCP server that accepts connections and never answers. */
 async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
@@ -68,10 +62,15 @@ describe('isBackendUnavailable, by class, SQLSTATE and errno', () => {
     afterAll(() => dropSchema(schema));
 
     it('a server that refuses connections', async () => {
-      const db = await openDb({ databaseUrl: `postgresql://postgres@127.0.0.1:${await closedPort()}/postgres`, schema, dataDir: os.tmpdir() }).catch(
-        (error: unknown) => error,
-      );
-      expect(isBackendUnavailable(db)).toBe(true);
+      const proxy = await startPostgresProxy(TEST_POSTGRES_URL);
+      const db = await openDb({ databaseUrl: proxy.urlFor(TEST_POSTGRES_URL), schema, dataDir: os.tmpdir() });
+      try {
+        proxy.cut();
+        expect(isBackendUnavailable(await rejection(db.query('SELECT 1')))).toBe(true);
+      } finally {
+        await db.close();
+        await proxy.close();
+      }
     });
 
     it('a query the server does not answer in time (pg: a plain error, named by the adapter)', async () => {

@@ -1,0 +1,117 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * The one-command path as a new user takes it: `npm start` on a machine with no Redis and no
+ * PostgreSQL (a network namespace of its own: nothing on 127.0.0.1:6379), so it starts its own
+ * redis-server on a free port, opens the embedded PGlite in DATA_DIR and talks to the scripted
+ * model; then the example it prints, run as printed, and the CLI.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+
+function namespacesMissing(): string | null {
+  const probe = spawnSync('unshare', ['-n', 'true']);
+  if (probe.error) return 'unshare (util-linux) is not installed';
+  if (probe.status !== 0) return `unshare -n is refused here (it needs root or user namespaces): ${String(probe.stderr).trim()}`;
+  return null;
+}
+
+describe('npm start, as a new user runs it', () => {
+  let dataDir: string;
+  let server: ChildProcess;
+  let output = '';
+  let banner!: string;
+
+  beforeAll(async () => {
+    const missing = namespacesMissing();
+    if (missing) throw new Error(`this test needs a network namespace of its own: ${missing}`);
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-start-'));
+    // unshare and sh exec: the pid is npm's, inside the new namespace (nsenter joins it below).
+    server = spawn('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec npm start'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, so that a stop reaches every process of it as Ctrl-C does.
+      detached: true,
+    });
+    server.stdout!.on('data', (chunk) => (output += String(chunk)));
+    server.stderr!.on('data', (chunk) => (output += String(chunk)));
+    banner = await new Promise<string>((resolve, reject) => {
+      const onData = () => {
+        const end = output.indexOf('npm run cli -- watch');
+        if (end >= 0) resolve(output.slice(0, output.indexOf('\n', end) + 1));
+      };
+      server.stdout!.on('data', onData);
+      server.once('exit', (code) => reject(new Error(`npm start exited with ${code} before it was ready:\n${output}`)));
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (server && server.exitCode === null && server.signalCode === null) {
+      process.kill(-server.pid!, 'SIGKILL');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** Runs a command in npm start's network namespace (where its ports are). */
+  function inside(command: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn('nsenter', ['-t', String(server.pid), '-n', 'bash', '-c', command], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  }
+
+  it('prints the URL, a dev key and an example that works as printed', async () => {
+    expect(banner).toMatch(/Switchyard is running at http:\/\/127\.0\.0\.1:3000 {2}\(model: the scripted model at /);
+    const apiKey = /Dev API key \(new; kept in DATA_DIR\/dev-api-key\): (sy_\S+)/.exec(banner)?.[1];
+    expect(apiKey).toBeDefined();
+
+    // The lines under "Try it (bash):", run as they are, in one shell.
+    const lines = banner.split('\n');
+    const example = lines.slice(lines.indexOf('Try it (bash):') + 1, lines.findIndex((line, i) => i > 0 && line === '' && lines[i - 1]!.includes('stored messages')));
+    expect(example.length).toBe(5);
+    const run = await inside(`set -e\n${example.join('\n')}`);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('event: turn-start');
+    expect(run.stdout).toContain('event: turn-finish');
+    const stored = JSON.parse(run.stdout.slice(run.stdout.lastIndexOf('\n{"id"') + 1));
+    expect(stored.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant']);
+
+    // The CLI's watch, as printed, follows the conversation over the websocket.
+    const watch = /npm run cli -- watch \$CONV --url (\S+) --key \$SY_KEY/.exec(banner);
+    expect(watch).not.toBeNull();
+    const followed = await inside(`timeout -s INT 20 npm run --silent cli -- watch ${stored.id} --url ${watch![1]} --key ${apiKey} --after 0 | head -n 3`);
+    expect(followed.stdout.split('\n')[0]).toMatch(/^\{"type":"subscribed"/);
+    expect(followed.stdout).toContain('"type":"turn-start"');
+  }, 60_000);
+
+  it('refuses a second npm start, and the CLI, on the same DATA_DIR with one line', async () => {
+    const second = await inside('npm start --silent', { DATA_DIR: dataDir, PORT: '3001', LOG_LEVEL: 'warn' });
+    expect(second.code).toBe(1);
+    expect(second.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^switchyard: the embedded database in .* is in use by another process: stop it, or set DATABASE_URL/)]);
+
+    const cli = await inside('npm run --silent cli -- users list', { DATA_DIR: dataDir });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr.trim().split('\n')).toEqual([expect.stringContaining('is in use by another process')]);
+  }, 60_000);
+
+  it('stops on Ctrl-C, and its own redis-server with it', async () => {
+    const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+    process.kill(-server.pid!, 'SIGINT');
+    await exited;
+    expect(output).toContain('switchyard: SIGINT, shutting down');
+    expect(output).not.toContain('not closed within');
+    expect(output).not.toMatch(/"level":(50|60)/);
+    expect(spawnSync('pgrep', ['-f', `redis-server.*${dataDir}`]).stdout.toString()).toBe('');
+  }, 60_000);
+});
