@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { loadConfig } from '../src/config/config';
+import { Redis } from 'ioredis';
+import { announceRevocation } from '../src/auth/revocation-watch';
+import { loadConfig, type Config } from '../src/config/config';
 import { migrate } from '../src/store/migrate';
 import { openDb } from '../src/store/open-db';
 import { UsersRepository } from '../src/store/users-repository';
@@ -11,7 +13,7 @@ const USAGE = `usage: npm run cli -- <command>
   users tools <userId> <a,b|all>
                               limit a user's turns to these tools ("" for none; all lifts the limit)
   keys create <userId>        another API key for a user
-  keys revoke <keyId>         revoke a key at once
+  keys revoke <keyId>         revoke a key at once (its open websockets and SSE streams close too)
   watch <conversationId> [--url http://127.0.0.1:3000] [--key KEY] [--after SEQ]
                               print a conversation's events as they happen (websocket)`;
 
@@ -54,13 +56,33 @@ async function main(argv: string[]): Promise<number> {
       case 'keys revoke':
         if (!argument) return fail('usage: npm run cli -- keys revoke <keyId>');
         await users.revokeApiKey(argument);
-        print({ revoked: argument });
+        print({ revoked: argument, announced: await announce(config, argument) });
         return 0;
       default:
         return fail(USAGE);
     }
   } finally {
     await db.close();
+  }
+}
+
+/**
+ * Tells the running API processes, so that the key's open websockets and SSE streams close at
+ * once; those that miss it find the revocation in the database within KEY_REVOCATION_CHECK_MS.
+ * (With the embedded defaults the CLI runs only while `npm start` is stopped: nothing to tell.)
+ */
+async function announce(config: Config, keyId: string): Promise<boolean> {
+  if (!config.REDIS_URL) return false;
+  const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await announceRevocation(redis, config.REDIS_PREFIX, keyId);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
   }
 }
 

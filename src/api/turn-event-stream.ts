@@ -4,6 +4,7 @@ import { checkCursor, type CursorCheck } from '../events/cursor';
 import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
 import type { LoggedEvent } from '../store/event-log';
 import { isTerminal, type Turn } from '../store/turns-repository';
+import type { OpenConnections } from '../auth/open-connections';
 
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {
@@ -19,7 +20,8 @@ export interface ConversationEventSource {
 }
 
 export interface TurnEventStreamer {
-  stream(turn: Turn, req: Request, res: Response): Promise<void>;
+  /** `keyId`: the API key the reader authenticated with; revoking it ends the stream. */
+  stream(turn: Turn, keyId: string, req: Request, res: Response): Promise<void>;
 }
 
 /**
@@ -32,12 +34,12 @@ export interface TurnEventStreamer {
  */
 export function createTurnEventStreamer(
   source: ConversationEventSource,
-  options: { heartbeatMs?: number; maxBufferedBytes?: number } = {},
+  options: { connections: OpenConnections; heartbeatMs?: number; maxBufferedBytes?: number },
 ): TurnEventStreamer {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024;
   return {
-    async stream(turn, req, res) {
+    async stream(turn, keyId, req, res) {
       const after = readLastEventId(req.header('last-event-id') ?? req.query.lastEventId);
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -79,14 +81,18 @@ export function createTurnEventStreamer(
 
       const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
       let dispose = () => {};
-      const finish = () => {
+      const finish = (last = '') => {
         if (ended) return;
         ended = true;
         clearInterval(heartbeat);
+        unregister();
         dispose();
-        res.end();
+        res.end(last);
       };
-      req.on('close', finish);
+      const unregister = options.connections.add(keyId, (reason) =>
+        finish(`event: error\ndata: ${JSON.stringify({ code: 'unauthorized', message: reason })}\n\n`),
+      );
+      req.on('close', () => finish());
       const subscribeFrom = (from: number | undefined) =>
         source.subscribe({
           conversationId: turn.conversationId,
@@ -95,12 +101,13 @@ export function createTurnEventStreamer(
             if (res.writableLength > maxBufferedBytes) return finish();
             if (write(json, seq)) finish();
           },
-          onError: finish,
+          onError: () => finish(),
         });
       const outcome = await subscribeFrom(after);
       if (!outcome.ok) {
         ended = true;
         clearInterval(heartbeat);
+        unregister();
         return refuse(outcome);
       }
       dispose = outcome.subscription.dispose;

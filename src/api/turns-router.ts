@@ -6,7 +6,7 @@ import type { AnswerOutcome, ClientAnswer } from '../turns/client-tool-answers';
 import type { InflightSnapshot } from '../turns/inflight-state';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
-import { userIdOf } from './require-user';
+import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
 
@@ -78,9 +78,10 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
   });
 
   router.get('/:id/events', async (req, res) => {
-    const turn = await deps.turns.getForUser(userIdOf(res), parseRouteId(req.params.id, 'turn'));
+    const { userId, keyId } = principalOf(res);
+    const turn = await deps.turns.getForUser(userId, parseRouteId(req.params.id, 'turn'));
     if (!turn) throw notFound('turn');
-    await deps.eventStream.stream(turn, req, res);
+    await deps.eventStream.stream(turn, keyId, req, res);
   });
 
   return router;

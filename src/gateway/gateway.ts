@@ -6,13 +6,17 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from './client-session';
 import { eventFrame } from './frames';
 import { isOriginAllowed } from './origin-policy';
+import type { Principal } from '../auth/principal';
+import type { OpenConnections } from '../auth/open-connections';
 
 export interface GatewayOptions extends Omit<SessionServices, 'sendEvent' | 'admitFrame'>, Partial<Omit<SessionLimits, 'maxBufferedBytes'>> {
   server: http.Server;
   /** Default `/v1/ws`. */
   path?: string;
-  /** The user of a handshake (`Authorization: Bearer` or `?ticket=`), or null to refuse it with 401. */
-  authenticate(req: http.IncomingMessage): Promise<string | null>;
+  /** Who a handshake is (`Authorization: Bearer` or `?ticket=`), or null to refuse it with 401. */
+  authenticate(req: http.IncomingMessage): Promise<Principal | null>;
+  /** Where each connection is registered under its key, so that revoking the key closes it. */
+  connections: OpenConnections;
   allowedOrigins: readonly string[];
   /** A larger frame closes the connection with 1009. */
   maxFrameBytes: number;
@@ -65,12 +69,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (url.pathname !== path) return refuse(socket, 404);
     if (!isOriginAllowed(req.headers.origin, req.headers.host, options.allowedOrigins)) return refuse(socket, 403);
     options.authenticate(req).then(
-      (userId) => {
-        if (!userId) return refuse(socket, 401);
+      (principal) => {
+        if (!principal) return refuse(socket, 401);
         wss.handleUpgrade(req, socket, head, (ws) => {
-          const session = new ClientSession(ws, userId, services, limits);
+          const session = new ClientSession(ws, principal.userId, services, limits);
           sessions.add(session);
-          ws.once('close', () => sessions.delete(session));
+          const unregister = options.connections.add(principal.keyId, (reason) => session.close(CLOSE.policyViolation, reason));
+          ws.once('close', () => {
+            sessions.delete(session);
+            unregister();
+          });
         });
       },
       (error: unknown) => {

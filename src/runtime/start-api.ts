@@ -14,6 +14,8 @@ import { TurnService } from '../turns/turn-service';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
 import { checkReady, listen } from './server-helpers';
+import { OpenConnections } from '../auth/open-connections';
+import { startRevocationWatch } from '../auth/revocation-watch';
 
 export interface RunningApi {
   port: number;
@@ -29,6 +31,15 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const liveEvents = new LiveEvents(subscriber, (conversationId) => resources.eventLog.channel(conversationId));
   const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
   const authenticator = new Authenticator(resources.users, tickets);
+  const connections = new OpenConnections();
+  const revocations = await startRevocationWatch({
+    connections,
+    revokedAmong: (keyIds) => resources.users.revokedAmong(keyIds),
+    subscriber,
+    prefix: config.REDIS_PREFIX,
+    intervalMs: config.KEY_REVOCATION_CHECK_MS,
+    logger,
+  });
   const turnService = new TurnService({
     db: resources.db,
     turns: resources.turns,
@@ -84,7 +95,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
         throw error;
       }),
     turnService,
-    eventStream: createTurnEventStreamer(eventSource, { maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES }),
+    eventStream: createTurnEventStreamer(eventSource, { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES }),
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
     checkReady: () => checkReady(resources),
   });
@@ -92,7 +103,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const server = http.createServer(app);
   const gateway = createGateway({
     server,
-    authenticate: async (req) => (await authenticator.fromUpgradeRequest(req))?.userId ?? null,
+    authenticate: (req) => authenticator.fromUpgradeRequest(req),
+    connections,
     ownsConversation: async (userId, conversationId) => (await resources.conversations.get(userId, conversationId)) !== null,
     subscribe: eventSource.subscribe,
     answerToolCall: async (userId, frame) => {
@@ -119,6 +131,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     port,
     url: `http://${config.HOST}:${port}`,
     async close() {
+      await revocations.stop();
       await gateway.close('server shutting down: reconnect and subscribe with after');
       server.closeAllConnections?.();
       await new Promise((resolve) => server.close(resolve));

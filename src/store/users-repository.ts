@@ -80,6 +80,13 @@ export class UsersRepository {
     return rows.length > 0;
   }
 
+  /** Which of these keys are revoked (one query, for the sweep of open connections). */
+  async revokedAmong(keyIds: string[]): Promise<string[]> {
+    if (keyIds.length === 0) return [];
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM api_keys WHERE id = ANY($1) AND revoked_at IS NOT NULL', [keyIds]);
+    return rows.map((row) => row.id);
+  }
+
   async revokeApiKey(keyId: string): Promise<boolean> {
     const { rows } = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id', [keyId]);
     return rows.length > 0;
