@@ -18,6 +18,7 @@ import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { toolsRouter, type ToolsRouterDeps } from './tools-router';
 import { turnsRouter, type TurnsRouterDeps } from './turns-router';
+import type { ToolInvocationDeps } from '../tools/tool-invocations';
 
 export interface ApiDeps {
   logger: Logger;
@@ -34,6 +35,7 @@ export interface ApiDeps {
   toolCalls: TurnsRouterDeps['toolCalls'];
   tools: ToolsRouterDeps['tools'];
   userAllowedTools: ToolsRouterDeps['userAllowedTools'];
+  toolInvocations: ToolInvocationDeps;
   answerClientTool: TurnsRouterDeps['answerClientTool'];
   inflight: TurnsRouterDeps['inflight'];
   turnService: TurnService;
@@ -78,7 +80,7 @@ export function createApiApp(deps: ApiDeps): Express {
       inflight: deps.inflight,
     }),
   );
-  app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools }));
+  app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools, ...deps.toolInvocations }));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

@@ -1,18 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
+import type { ToolInvocation } from '../store/tool-invocations-repository';
 import type { ToolRegistry } from '../tools/tool';
+import { invokeTool, type ToolInvocationDeps } from '../tools/tool-invocations';
 import { userIdOf } from './require-user';
 import { usableTools } from './usable-tools';
 import { parseInput } from './validate';
 
-export interface ToolsRouterDeps {
+export interface ToolsRouterDeps extends ToolInvocationDeps {
   tools: ToolRegistry;
   userAllowedTools(userId: string): Promise<string[] | null>;
 }
 
 const invokeSchema = z.object({ params: z.record(z.string(), z.unknown()).default({}) }).strict();
+const invokeHeadersSchema = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });
+
+const durationOf = (invocation: ToolInvocation) =>
+  invocation.startedAt && invocation.finishedAt ? Math.max(0, Date.parse(invocation.finishedAt) - Date.parse(invocation.startedAt)) : 0;
 
 /** `GET /v1/tools` and `POST /v1/tools/:name/invoke`: the tools a user may use, run directly. */
 export function toolsRouter(deps: ToolsRouterDeps): Router {
@@ -24,31 +29,25 @@ export function toolsRouter(deps: ToolsRouterDeps): Router {
   });
 
   router.post('/:name/invoke', async (req, res) => {
-    const tool = (await usableTools(deps, userIdOf(res))).find((each) => each.name === req.params.name);
+    const userId = userIdOf(res);
+    const tool = (await usableTools(deps, userId)).find((each) => each.name === req.params.name);
     if (!tool) throw notFound('tool');
     if (tool.kind === 'client') throw new AppError('invalid_request', 'a client tool runs in the client; it cannot be invoked here');
     const { params } = parseInput(invokeSchema, req.body);
+    const { 'idempotency-key': idempotencyKey } = parseInput(invokeHeadersSchema, req.headers);
     const checked = deps.tools.checkArguments(tool.name, JSON.stringify(params));
     if (!checked.ok) throw new AppError('invalid_request', checked.error.message, [{ field: 'params', message: checked.error.message }]);
 
-    const started = Date.now();
-    const context = { turnId: `invoke-${randomUUID()}`, toolCallId: 'invoke' };
-    const controller = new AbortController();
-    req.on('close', () => {
-      if (!res.writableEnded) controller.abort();
-    });
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await deps.tools.execute(tool.name, checked.args, { ...context, attempt, signal: controller.signal });
-      if (outcome.ok) {
-        res.json({ result: outcome.result, attempts: attempt, durationMs: Date.now() - started });
-        return;
-      }
-      if (!outcome.error.retryable || attempt > tool.retries || controller.signal.aborted) {
-        const { retryable: _retryable, ...error } = outcome.error;
-        throw new AppError('tool_failed', `the tool failed: ${outcome.error.message}`, { ...error, attempts: attempt, durationMs: Date.now() - started });
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 200 * 2 ** (attempt - 1))));
+    const invocation = await invokeTool(deps, { userId, tool, params: checked.args, idempotencyKey });
+    if (!invocation) {
+      throw new AppError('unavailable', 'the invocation has not finished yet; repeat the request with the same Idempotency-Key for its outcome', undefined, 5);
     }
+    const attempts = { attempts: invocation.attempts, durationMs: durationOf(invocation) };
+    if (invocation.status === 'succeeded') {
+      res.json({ result: invocation.result, ...attempts });
+      return;
+    }
+    throw new AppError('tool_failed', `the tool failed: ${invocation.error?.message ?? 'unknown error'}`, { ...invocation.error, ...attempts });
   });
 
   return router;

@@ -1,4 +1,4 @@
-import { FlowProducer, Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { FlowProducer, Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { TURN_QUEUE, TURN_JOB_OPTIONS } from './turn-queue';
 
@@ -10,6 +10,8 @@ export const toolJobSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('run-tool'), turnId: z.string(), toolCallId: z.string() }),
   /** Settles a client tool call that was never answered. */
   z.object({ kind: z.literal('client-timeout'), turnId: z.string(), toolCallId: z.string() }),
+  /** Runs a direct invocation (`POST /v1/tools/:name/invoke`). */
+  z.object({ kind: z.literal('invoke'), invocationId: z.string() }),
 ]);
 export type ToolJobData = z.infer<typeof toolJobSchema>;
 
@@ -18,6 +20,7 @@ export const toolJobId = (turnId: string, step: number, position: number) => `to
 export const clientTimeoutJobId = (turnId: string, step: number, position: number) => `tool-timeout-${turnId}-s${step}-${position}`;
 /** The continuation that runs when a step's tool jobs have all settled (the flow's parent). */
 export const continuationJobId = (turnId: string, step: number) => `turn-${turnId}-s${step}`;
+export const invocationJobId = (invocationId: string) => `invoke-${invocationId}`;
 
 export interface ServerToolJob {
   toolCallId: string;
@@ -67,6 +70,21 @@ function toolJobOptions(turnId: string, step: number, call: ServerToolJob): Jobs
     removeOnComplete: true,
     removeOnFail: { age: 7 * 24 * 3600 },
   };
+}
+
+/**
+ * Enqueues a direct invocation; its id is the invocation's, so a repeat adds nothing. Kept an
+ * hour once complete, so that a caller waiting for it finds it finished, not gone.
+ */
+export async function enqueueInvocation(queue: Queue, invocationId: string): Promise<Job> {
+  const data: ToolJobData = { kind: 'invoke', invocationId };
+  return queue.add('invoke', data, {
+    jobId: invocationJobId(invocationId),
+    attempts: TOOL_JOB_ATTEMPTS,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: { age: 3600 },
+    removeOnFail: { age: 7 * 24 * 3600 },
+  });
 }
 
 export async function scheduleClientTimeout(

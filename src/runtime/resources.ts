@@ -13,6 +13,7 @@ import { MessagesRepository } from '../store/messages-repository';
 import { migrate } from '../store/migrate';
 import { openDb } from '../store/open-db';
 import { ToolCallsRepository } from '../store/tool-calls-repository';
+import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { TurnsRepository } from '../store/turns-repository';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
@@ -37,6 +38,7 @@ export interface Resources {
   messages: MessagesRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
+  invocations: ToolInvocationsRepository;
   tools: ToolRegistry;
   eventLog: EventLog;
   turnQueue: Queue;
@@ -123,6 +125,7 @@ export async function createResources(config: Config, logger: Logger): Promise<R
       messages: new MessagesRepository(db),
       turns,
       toolCalls: new ToolCallsRepository(db),
+      invocations: new ToolInvocationsRepository(db),
       tools,
       eventLog,
       turnQueue,

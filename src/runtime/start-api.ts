@@ -16,6 +16,8 @@ import type { Resources } from './resources';
 import { checkReady, listen } from './server-helpers';
 import { OpenConnections } from '../auth/open-connections';
 import { startRevocationWatch } from '../auth/revocation-watch';
+import { QueueEvents } from 'bullmq';
+import { TOOL_QUEUE } from '../queue/tool-queue';
 
 export interface RunningApi {
   port: number;
@@ -32,6 +34,10 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
   const authenticator = new Authenticator(resources.users, tickets);
   const connections = new OpenConnections();
+  // Invocations wait for their tool jobs; QueueEvents reads with a blocking connection of its own.
+  const toolEventsConnection = connectRedis(resources.redisUrl, 'blocking');
+  const toolEvents = new QueueEvents(TOOL_QUEUE, { connection: toolEventsConnection, prefix: config.REDIS_PREFIX });
+  toolEvents.on('error', (error) => logger.debug({ err: error }, 'tool queue events redis error'));
   const revocations = await startRevocationWatch({
     connections,
     revokedAmong: (keyIds) => resources.users.revokedAmong(keyIds),
@@ -87,6 +93,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     toolCalls: resources.toolCalls,
     tools: resources.tools,
     userAllowedTools: (userId) => resources.users.allowedTools(userId),
+    toolInvocations: { invocations: resources.invocations, toolQueue: resources.toolQueue, toolEvents },
     answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
     // The buffers are a convenience: while Redis is down the turn is still shown, without them.
     inflight: (turnId) =>
@@ -132,6 +139,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     url: `http://${config.HOST}:${port}`,
     async close() {
       await revocations.stop();
+      await toolEvents.close();
+      toolEventsConnection.disconnect();
       await gateway.close('server shutting down: reconnect and subscribe with after');
       server.closeAllConnections?.();
       await new Promise((resolve) => server.close(resolve));

@@ -42,6 +42,7 @@ export async function startWorker(
     conversations: resources.conversations,
     messages: resources.messages,
     toolCalls: resources.toolCalls,
+    invocations: resources.invocations,
     tools: resources.tools,
     eventLog: resources.eventLog,
     flows: resources.flows,

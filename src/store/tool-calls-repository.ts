@@ -1,10 +1,10 @@
+import { attemptFields, START_ATTEMPT, outcomeColumns, UNSETTLED, type AttemptFields, type AttemptRow, type AttemptStatus, type Outcome } from './attempt-columns';
 import type { Queryable } from './db';
-import { toStorableJson } from './storable-text';
 
-export type ToolCallStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type ToolCallStatus = AttemptStatus;
 export const SETTLED_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = ['succeeded', 'failed', 'cancelled'];
 
-export interface ToolCallRecord {
+export interface ToolCallRecord extends AttemptFields {
   turnId: string;
   toolCallId: string;
   conversationId: string;
@@ -14,20 +14,13 @@ export interface ToolCallRecord {
   kind: string | null;
   argumentsText: string;
   args: unknown;
-  status: ToolCallStatus;
-  attempts: number;
-  result: unknown;
-  error: { code: string; message: string; [key: string]: unknown } | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
 }
 
 export type NewToolCall = Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'conversationId' | 'step' | 'position' | 'name' | 'kind' | 'argumentsText' | 'args'> &
   /** A call rejected before running (invalid arguments) is stored already settled. */
   ({ status: 'pending' } | { status: 'failed' | 'cancelled'; error: { code: string; message: string } });
 
-interface ToolCallRow {
+interface ToolCallRow extends AttemptRow {
   turn_id: string;
   tool_call_id: string;
   conversation_id: string;
@@ -37,16 +30,7 @@ interface ToolCallRow {
   kind: string | null;
   arguments_text: string;
   args: unknown;
-  status: ToolCallStatus;
-  attempts: number;
-  result: unknown;
-  error: ToolCallRecord['error'];
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
 }
-
-const UNSETTLED = `('pending', 'running')`;
 
 export class ToolCallsRepository {
   constructor(private readonly db: Queryable) {}
@@ -113,8 +97,7 @@ export class ToolCallsRepository {
   /** Counts an execution attempt. Null when the call is settled: it must not run again. */
   async markRunning(turnId: string, toolCallId: string): Promise<ToolCallRecord | null> {
     const { rows } = await this.db.query<ToolCallRow>(
-      `UPDATE tool_calls SET status = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, clock_timestamp())
-       WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
+      `UPDATE tool_calls SET ${START_ATTEMPT} WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
       [turnId, toolCallId],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -124,20 +107,13 @@ export class ToolCallsRepository {
   async settle(
     turnId: string,
     toolCallId: string,
-    outcome: { status: 'succeeded'; result: unknown } | { status: 'failed' | 'cancelled'; error: { code: string; message: string } },
+    outcome: Outcome,
     db: Queryable = this.db,
   ): Promise<ToolCallRecord | null> {
     const { rows } = await db.query<ToolCallRow>(
       `UPDATE tool_calls SET status = $3, result = $4, error = $5, finished_at = clock_timestamp()
        WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
-      [
-        turnId,
-        toolCallId,
-        outcome.status,
-        // A tool may answer with text PostgreSQL refuses (a NUL): stored with U+FFFD instead.
-        outcome.status === 'succeeded' ? JSON.stringify(toStorableJson(outcome.result ?? null)) : null,
-        outcome.status === 'succeeded' ? null : JSON.stringify(toStorableJson(outcome.error)),
-      ],
+      [turnId, toolCallId, outcome.status, ...outcomeColumns(outcome)],
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
@@ -169,12 +145,6 @@ function toRecord(row: ToolCallRow): ToolCallRecord {
     kind: row.kind,
     argumentsText: row.arguments_text,
     args: row.args,
-    status: row.status,
-    attempts: row.attempts,
-    result: row.result,
-    error: row.error,
-    createdAt: row.created_at.toISOString(),
-    startedAt: row.started_at?.toISOString() ?? null,
-    finishedAt: row.finished_at?.toISOString() ?? null,
+    ...attemptFields(row),
   };
 }

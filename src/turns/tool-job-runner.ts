@@ -2,13 +2,15 @@ import { waitOutOutage } from '../errors/wait-out-outage';
 import type { Metrics } from '../metrics/metrics';
 import type { ToolJobData } from '../queue/tool-queue';
 import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
+import type { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import type { TurnsRepository } from '../store/turns-repository';
-import type { ToolRegistry } from '../tools/tool';
+import type { ToolOutcome, ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';
 import { toolResultEvent } from './tool-messages';
 import { TurnEvents, type EventAppender } from './turn-events';
 
 export interface ToolJobDeps extends ClientToolAnswerDeps {
+  invocations: ToolInvocationsRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
   tools: ToolRegistry;
@@ -62,6 +64,8 @@ export async function runToolJob(
     return DONE;
   }
 
+  if (data.kind === 'invoke') return runInvocation(deps, data.invocationId, context);
+
   const running = await waitOutOutage(() => deps.toolCalls.markRunning(data.turnId, data.toolCallId), context);
   if (!running) {
     await announceAgainIfUnseen(deps, data);
@@ -74,20 +78,9 @@ export async function runToolJob(
     signal,
   });
   if (signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(signal.reason)}`);
-  const retries = deps.tools.get(running.name)?.retries ?? 0;
-  if (!outcome.ok && outcome.error.retryable && running.attempts <= retries) {
-    return { kind: 'retry', delayMs: toolRetryDelayMs(running.attempts), error: { code: outcome.error.code, message: outcome.error.message } };
-  }
-  const { retryable: _retryable, ...error } = outcome.ok ? { retryable: false } : outcome.error;
-  const settled = await waitOutOutage(
-    () =>
-      deps.toolCalls.settle(
-        data.turnId,
-        data.toolCallId,
-        outcome.ok ? { status: 'succeeded', result: outcome.result } : { status: 'failed', error: error as { code: string; message: string } },
-      ),
-    context,
-  );
+  const retry = retryOf(outcome, running.attempts, deps.tools.get(running.name)?.retries ?? 0);
+  if (retry) return retry;
+  const settled = await waitOutOutage(() => deps.toolCalls.settle(data.turnId, data.toolCallId, settlementOf(outcome)), context);
   if (!settled) return DONE;
   deps.metrics.toolCalls.inc({ status: settled.status });
   await announceResult(deps, settled);
@@ -95,11 +88,48 @@ export async function runToolJob(
 }
 
 /**
+ * A direct invocation: the same attempt, retry and outage rules as a turn's call. Its
+ * downstream Idempotency-Key is `<invocationId>:invoke`, and the id is derived from the
+ * caller's Idempotency-Key, so a repeat of the request reaches the tool with the same key.
+ */
+async function runInvocation(
+  deps: ToolJobDeps,
+  invocationId: string,
+  context: { signal: AbortSignal; onWait?: (error: unknown) => void },
+): Promise<ToolJobOutcome> {
+  const running = await waitOutOutage(() => deps.invocations.markRunning(invocationId), context);
+  if (!running) return DONE;
+  const outcome = await deps.tools.execute(running.toolName, running.params, {
+    turnId: invocationId,
+    toolCallId: 'invoke',
+    attempt: running.attempts,
+    signal: context.signal,
+  });
+  if (context.signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(context.signal.reason)}`);
+  const retry = retryOf(outcome, running.attempts, deps.tools.get(running.toolName)?.retries ?? 0);
+  if (retry) return retry;
+  await waitOutOutage(() => deps.invocations.settle(invocationId, settlementOf(outcome)), context);
+  return DONE;
+}
+
+/** Another attempt after a delay, for a retryable failure with retries left (counted on the call). */
+function retryOf(outcome: ToolOutcome, attempts: number, retries: number): ToolJobOutcome | null {
+  if (outcome.ok || !outcome.error.retryable || attempts > retries) return null;
+  return { kind: 'retry', delayMs: toolRetryDelayMs(attempts), error: { code: outcome.error.code, message: outcome.error.message } };
+}
+
+function settlementOf(outcome: ToolOutcome): { status: 'succeeded'; result: unknown } | { status: 'failed'; error: { code: string; message: string } } {
+  if (outcome.ok) return { status: 'succeeded', result: outcome.result };
+  const { retryable: _retryable, ...error } = outcome.error;
+  return { status: 'failed', error };
+}
+
+/**
  * A redelivered job whose call is already settled: its worker may have died between storing
  * the result and announcing it. While the step's tool phase is still open, announce it again:
  * a client may see a result twice (it keys them by toolCallId), never miss one.
  */
-async function announceAgainIfUnseen(deps: ToolJobDeps, data: ToolJobData): Promise<void> {
+async function announceAgainIfUnseen(deps: ToolJobDeps, data: { turnId: string; toolCallId: string }): Promise<void> {
   const [call, turn] = await Promise.all([deps.toolCalls.get(data.turnId, data.toolCallId), deps.turns.get(data.turnId)]);
   if (!call || (call.status !== 'succeeded' && call.status !== 'failed')) return;
   if (turn?.status !== 'waiting_tools' || turn.step !== call.step) return;

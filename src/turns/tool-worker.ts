@@ -42,8 +42,9 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
     const parsed = toolJobSchema.safeParse(job.data);
     if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
     const abortSignal = signal ?? new AbortController().signal;
-    const { turnId } = parsed.data;
-    const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
+    // A turn's jobs stop with their turn; an invocation has no turn to cancel it.
+    const turnId = 'turnId' in parsed.data ? parsed.data.turnId : undefined;
+    const release = turnId ? options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED)) : () => undefined;
     let outcome;
     try {
       outcome = await runToolJob(options.deps, parsed.data, {

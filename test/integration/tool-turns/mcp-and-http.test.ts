@@ -1,3 +1,4 @@
+import { apiClient } from '../../support/http';
 import { everythingServerEntry, scriptedMcpServerEntry, startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 
@@ -145,6 +146,30 @@ describe('mcp and http tools in turns', () => {
       const notAnObject = await harness.api.post('/v1/tools/create_ticket/invoke', { params: 'title' });
       expect(notAnObject.status).toBe(400);
       expect(server.requests.length).toBe(before);
+    });
+
+    it('runs an invocation once per Idempotency-Key: a repeat, also at the same moment, gets the stored result', async () => {
+      const tickets = () => server.requests.filter((request) => request.path === '/tickets');
+      const before = tickets().length;
+      const invoke = (params: unknown, key: string) => harness.api.post('/v1/tools/create_ticket/invoke', { params }, { 'idempotency-key': key });
+      const [first, same] = await Promise.all([invoke({ title: 'Once' }, 'ticket-42'), invoke({ title: 'Once' }, 'ticket-42')]);
+      expect(first).toMatchObject({ status: 200, body: { result: { id: 'T-1', title: 'Once' }, attempts: 1 } });
+      expect(same.body).toEqual(first.body);
+      const again = await invoke({ title: 'Once' }, 'ticket-42');
+      expect(again.body).toEqual(first.body);
+      expect(tickets().length).toBe(before + 1);
+      // The tool gets a key derived from the caller's: the same for every repeat, not the caller's own.
+      const downstream = String(tickets().at(-1)!.headers['idempotency-key']);
+      expect(downstream).toMatch(/^inv_[0-9a-f]{32}:invoke$/);
+      expect(downstream).not.toContain('ticket-42');
+
+      const conflict = await invoke({ title: 'Twice' }, 'ticket-42');
+      expect(conflict).toMatchObject({ status: 409, body: { error: { code: 'idempotency_conflict' } } });
+      expect(tickets().length).toBe(before + 1);
+      // Another user's same key is another invocation.
+      const other = await harness.stack.createUser('other-invoker');
+      const theirs = await apiClient(harness.stack.url, other.apiKey).post('/v1/tools/create_ticket/invoke', { params: { title: 'Theirs' } }, { 'idempotency-key': 'ticket-42' });
+      expect(theirs).toMatchObject({ status: 200, body: { result: { title: 'Theirs' } } });
     });
 
     it('answers an unknown tool with 404, a client tool with 400 and a failing tool with 502 tool_failed', async () => {

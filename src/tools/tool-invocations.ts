@@ -1,0 +1,52 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Queue, QueueEvents } from 'bullmq';
+import { AppError } from '../errors/app-error';
+import { enqueueInvocation } from '../queue/tool-queue';
+import type { ToolInvocation, ToolInvocationsRepository } from '../store/tool-invocations-repository';
+import type { ToolDescriptor } from './tool';
+
+export interface ToolInvocationDeps {
+  invocations: ToolInvocationsRepository;
+  toolQueue: Queue;
+  /** The tool queue's events, to wait for an invocation's job. */
+  toolEvents: QueueEvents;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * `POST /v1/tools/:name/invoke`: records the invocation, runs it as a tool job on the workers
+ * (the same attempts, retries, timeouts and outage rules as a turn's calls) and waits for its
+ * outcome. With an Idempotency-Key the invocation's id is derived from (user, key): a repeat
+ * finds the same invocation and gets its stored outcome (or waits for it), never a second run;
+ * the same key with another tool or other params is a 409. Null when it has not finished
+ * within the tool's time budget (the caller asks again with the same key).
+ */
+export async function invokeTool(
+  deps: ToolInvocationDeps,
+  input: { userId: string; tool: ToolDescriptor; params: unknown; idempotencyKey: string | undefined },
+): Promise<ToolInvocation | null> {
+  const id = input.idempotencyKey ? `inv_${sha256(`${input.userId}\n${input.idempotencyKey}`).slice(0, 32)}` : `inv_${randomUUID()}`;
+  const requestHash = sha256(JSON.stringify({ tool: input.tool.name, params: input.params }));
+  const invocation = await deps.invocations.createOrGet({
+    id,
+    userId: input.userId,
+    toolName: input.tool.name,
+    params: input.params,
+    idempotencyKey: input.idempotencyKey ?? null,
+    requestHash,
+  });
+  if (invocation.requestHash !== requestHash) {
+    throw new AppError('idempotency_conflict', 'this Idempotency-Key was used for another invocation (another tool or other params)');
+  }
+  if (isSettled(invocation)) return invocation;
+  const job = await enqueueInvocation(deps.toolQueue, id);
+  // Every attempt's timeout and the backoffs between them, and a margin for the queue.
+  const budgetMs = (input.tool.timeoutMs + 2000) * (input.tool.retries + 1) + 10_000;
+  // A job that failed for good (a store away too long) or took longer: what the database says.
+  await job.waitUntilFinished(deps.toolEvents, budgetMs).catch(() => undefined);
+  const settled = await deps.invocations.get(id);
+  return settled && isSettled(settled) ? settled : null;
+}
+
+const isSettled = (invocation: ToolInvocation) => invocation.status === 'succeeded' || invocation.status === 'failed';
