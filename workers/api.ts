@@ -11,7 +11,8 @@ runMain(async () => {
     throw new StartupError('npm run api shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
   }
   const logger = createLogger(config.LOG_LEVEL);
-  const resources = await createResources(config, logger);
+  // Tools run on the workers: this process starts no MCP server.
+  const resources = await createResources(config, logger, { runsTools: false });
   const api = await startApi(resources);
   logger.info({ url: api.url }, 'api started');
   return {

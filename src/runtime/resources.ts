@@ -15,6 +15,7 @@ import { openDb } from '../store/open-db';
 import { ToolCallsRepository } from '../store/tool-calls-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { TurnsRepository } from '../store/turns-repository';
+import { publishMcpToolDescriptors, readMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
@@ -51,7 +52,11 @@ export interface Resources {
   close(): Promise<void>;
 }
 
-export async function createResources(config: Config, logger: Logger): Promise<Resources> {
+/**
+ * `runsTools`: false for a process that runs no tool (an API alone): it starts no MCP server
+ * and lists MCP tools as the workers publish them.
+ */
+export async function createResources(config: Config, logger: Logger, options: { runsTools: boolean } = { runsTools: true }): Promise<Resources> {
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const db = await openDb({
@@ -90,10 +95,16 @@ export async function createResources(config: Config, logger: Logger): Promise<R
     toolQueue.on('error', ignore);
     flows.on('error', ignore);
 
-    // Every process loads the tool files itself (the same TOOLS_DIR everywhere); each
-    // therefore runs its own MCP servers.
-    const tools = await loadToolRegistry({ toolsDir: config.TOOLS_DIR, env: toolHeaderEnvironment(), logger });
+    // Every process loads the tool files itself (the same TOOLS_DIR everywhere); MCP servers
+    // run only where tools run, which publish their tools for the API processes.
+    const tools = await loadToolRegistry({
+      toolsDir: config.TOOLS_DIR,
+      env: toolHeaderEnvironment(),
+      logger,
+      mcp: options.runsTools ? 'start' : { published: () => readMcpToolDescriptors(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
+    });
     closers.push(() => tools.close());
+    if (options.runsTools) await publishMcpToolDescriptors(redis, config.REDIS_PREFIX, tools.list());
 
     // Appends wait out a Redis blip rather than failing the step; they are pipelined, so the
     // connection's offline queue keeps their order.

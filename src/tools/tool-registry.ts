@@ -21,6 +21,11 @@ export interface LoadToolRegistryOptions {
   mcpTimeoutMs?: number;
   /** For tests: the http tools' fetch and response cap. */
   http?: HttpToolOptions;
+  /**
+   * `start` (default): start the MCP servers of `mcp.json` (where tools run). Or, where none
+   * runs (an API process): the MCP tools as published by the workers, read again every `refreshMs`.
+   */
+  mcp?: 'start' | { published(): Promise<ExecutableTool[]>; refreshMs: number };
 }
 
 const DEFAULT_MCP_TIMEOUT_MS = 30_000;
@@ -40,6 +45,7 @@ export async function loadToolRegistry(options: LoadToolRegistryOptions): Promis
     }
   });
   const fileTools = await loadToolFiles({ toolsDir: options.toolsDir, env: options.env, http: options.http });
+  if (options.mcp && options.mcp !== 'start') return describedRegistry([...builtins, ...fileTools], options.mcp, logger);
   const mcp = await loadMcpTools({ toolsDir: options.toolsDir, env: options.env, logger, timeoutMs: options.mcpTimeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
   try {
     return createToolRegistry([...builtins, ...fileTools, ...mcp.tools], { logger, close: mcp.close });
@@ -91,6 +97,33 @@ export function createToolRegistry(tools: ExecutableTool[], options: { logger: L
       closed = true;
       await options.close();
     },
+  };
+}
+
+/**
+ * Local tools plus the published MCP ones, rebuilt as the workers publish (one that started
+ * after this process shows up at the next refresh). Nothing is started or held.
+ */
+async function describedRegistry(
+  local: ExecutableTool[],
+  source: { published(): Promise<ExecutableTool[]>; refreshMs: number },
+  logger: Logger,
+): Promise<ToolRegistry> {
+  const build = async () => createToolRegistry([...local, ...(await source.published())], { logger, close: async () => undefined });
+  let current = await build();
+  const timer = setInterval(() => {
+    build().then(
+      (registry) => (current = registry),
+      (error: unknown) => logger.warn({ err: error }, 'could not read the published MCP tools; keeping the last ones'),
+    );
+  }, source.refreshMs);
+  timer.unref();
+  return {
+    list: () => current.list(),
+    get: (name) => current.get(name),
+    checkArguments: (name, text) => current.checkArguments(name, text),
+    execute: (name, args, ctx) => current.execute(name, args, ctx),
+    close: async () => clearInterval(timer),
   };
 }
 

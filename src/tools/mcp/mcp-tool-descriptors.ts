@@ -1,0 +1,49 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { ExecutableTool } from '../executable-tool';
+import { compileInputSchema } from '../argument-checker';
+import type { ToolDescriptor } from '../tool';
+
+/**
+ * MCP servers run only where tools run (the workers): an API process lists, validates and
+ * offers MCP tools from the descriptors the workers publish to Redis, without starting a server.
+ */
+const key = (prefix: string) => `${prefix}:mcp-tool-descriptors`;
+
+const descriptorsSchema = z.array(
+  z.object({
+    name: z.string(),
+    description: z.string(),
+    inputSchema: z.record(z.string(), z.unknown()),
+    kind: z.literal('mcp'),
+    timeoutMs: z.number(),
+    retries: z.number(),
+  }),
+);
+
+/** A worker, once its MCP servers have listed their tools. Workers share TOOLS_DIR: the last one's list stands. */
+export async function publishMcpToolDescriptors(redis: Redis, prefix: string, tools: ToolDescriptor[]): Promise<void> {
+  await redis.set(key(prefix), JSON.stringify(tools.filter((tool) => tool.kind === 'mcp')));
+}
+
+/**
+ * The published MCP tools as tools that can be listed and checked but not run here (nothing in
+ * an API process executes a tool: invocations and turns run on the workers). None until a worker
+ * has published.
+ */
+export async function readMcpToolDescriptors(redis: Redis, prefix: string, logger: Logger): Promise<ExecutableTool[]> {
+  const stored = await redis.get(key(prefix));
+  if (stored === null) return [];
+  const parsed = descriptorsSchema.safeParse(JSON.parse(stored));
+  if (!parsed.success) {
+    logger.warn('the published MCP tool descriptors do not parse; listing no MCP tools');
+    return [];
+  }
+  return parsed.data.map((descriptor) => ({
+    descriptor,
+    checker: compileInputSchema(descriptor.inputSchema).checker,
+    source: 'MCP tools published by the workers',
+    execute: async () => ({ ok: false, error: { code: 'not_here', message: 'MCP tools run on the workers', retryable: false } }),
+  }));
+}
