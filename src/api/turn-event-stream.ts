@@ -22,6 +22,8 @@ export interface ConversationEventSource {
 export interface TurnEventStreamer {
   /** `keyId`: the API key the reader authenticated with; revoking it ends the stream. */
   stream(turn: Turn, keyId: string, req: Request, res: Response): Promise<void>;
+  /** Ends every open stream after the last event it sent (shutdown: readers resume elsewhere). */
+  endAll(): void;
 }
 
 /**
@@ -38,7 +40,11 @@ export function createTurnEventStreamer(
 ): TurnEventStreamer {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024;
+  const open = new Set<() => void>();
   return {
+    endAll() {
+      for (const finish of open) finish();
+    },
     async stream(turn, keyId, req, res) {
       const after = readLastEventId(req.header('last-event-id') ?? req.query.lastEventId);
       res.writeHead(200, {
@@ -53,7 +59,7 @@ export function createTurnEventStreamer(
       let ended = false;
       const refuse = (refusal: Extract<CursorCheck, { ok: false }>) => {
         const { ok: _ok, ...error } = refusal;
-        res.end(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+        res.end(errorEvent(error));
       };
       if (after === 'invalid') return refuse({ ok: false, code: 'bad_cursor', message: 'Last-Event-ID must be an event seq (a non-negative integer)' });
 
@@ -84,15 +90,16 @@ export function createTurnEventStreamer(
       const finish = (last = '') => {
         if (ended) return;
         ended = true;
+        open.delete(end);
         clearInterval(heartbeat);
         unregister();
         dispose();
         res.end(last);
       };
-      const unregister = options.connections.add(keyId, (reason) =>
-        finish(`event: error\ndata: ${JSON.stringify({ code: 'unauthorized', message: reason })}\n\n`),
-      );
-      req.on('close', () => finish());
+      const unregister = options.connections.add(keyId, (reason) => finish(errorEvent({ code: 'unauthorized', message: reason })));
+      const end = () => finish();
+      open.add(end);
+      req.on('close', end);
       const subscribeFrom = (from: number | undefined) =>
         source.subscribe({
           conversationId: turn.conversationId,
@@ -105,10 +112,8 @@ export function createTurnEventStreamer(
         });
       const outcome = await subscribeFrom(after);
       if (!outcome.ok) {
-        ended = true;
-        clearInterval(heartbeat);
-        unregister();
-        return refuse(outcome);
+        const { ok: _ok, ...error } = outcome;
+        return finish(errorEvent(error));
       }
       dispose = outcome.subscription.dispose;
       if (ended) return dispose();
@@ -121,4 +126,9 @@ export function createTurnEventStreamer(
 function readLastEventId(value: unknown): number | undefined | 'invalid' {
   if (value === undefined) return undefined;
   return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : 'invalid';
+}
+
+/** An SSE `error` event: it ends a stream that cannot go on, saying why. */
+function errorEvent(error: { code: string; message: string; oldestSeq?: number }): string {
+  return `event: error\ndata: ${JSON.stringify(error)}\n\n`;
 }

@@ -77,6 +77,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
         input,
       ),
   };
+  const eventStream = createTurnEventStreamer(eventSource, { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES });
 
   const app = createApiApp({
     logger,
@@ -102,7 +103,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
         throw error;
       }),
     turnService,
-    eventStream: createTurnEventStreamer(eventSource, { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES }),
+    eventStream,
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
     checkReady: () => checkReady(resources),
   });
@@ -137,13 +138,22 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   return {
     port,
     url: `http://${config.HOST}:${port}`,
+    /**
+     * Drains: no new connection is taken; websockets close with 1012 and SSE streams end after
+     * the last event they sent (clients resume elsewhere by seq); requests under way finish,
+     * for SHUTDOWN_GRACE_MS at most, then what is left is cut.
+     */
     async close() {
+      const drained = new Promise((resolve) => server.close(resolve));
+      server.closeIdleConnections();
+      await gateway.close('server shutting down: reconnect and subscribe with after');
+      eventStream.endAll();
+      const cut = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+      await drained;
+      clearTimeout(cut);
       await revocations.stop();
       await toolEvents.close();
       toolEventsConnection.disconnect();
-      await gateway.close('server shutting down: reconnect and subscribe with after');
-      server.closeAllConnections?.();
-      await new Promise((resolve) => server.close(resolve));
       subscriber.disconnect();
     },
   };

@@ -159,7 +159,7 @@ describe('graceful shutdown', () => {
     expect(await checkInvariants(harness.stack.resources.db, { turnIds: turns.map(({ turnId }) => turnId), toolExecutions: server.executions('/record'), events: seen })).toEqual(statuses);
   });
 
-  it('closes websockets with 1012 when an API process stops; a client resuming on another one with `after` misses nothing', async () => {
+  it('drains an API process: requests under way finish, SSE streams end after their last event, websockets close with 1012; a client resuming on another one misses nothing', async () => {
     const leaving = await spawn('api');
     await addWorker();
     const conversationId = await harness.newConversation();
@@ -169,11 +169,20 @@ describe('graceful shutdown', () => {
     const answer = words('gw', 120);
     const { turnId } = await harness.postTurn(conversationId, { text: answer, tokenDelayMs: 20 });
     await first.waitFor(() => eventsOfType(first.events(), 'text-delta').length >= 5);
+    const sse = fetch(`${leaving.url}/v1/turns/${turnId}/events`, { headers: { authorization: `Bearer ${harness.apiKey}` } }).then((response) => response.text());
+    // An invocation whose tool (300 ms) is still answering when the process is told to stop.
+    const before = server.requests.length;
+    const invoked = apiClient(leaving.url, harness.apiKey).post('/v1/tools/record/invoke', { params: { n: 7 } });
+    await server.waitForRequests(before + 1);
 
     const { code, tookMs } = await terminate(leaving);
     expect((await first.whenClosed()).code).toBe(1012);
     expect(code).toBe(0);
     expect(tookMs).toBeLessThan(EXIT_MARGIN_MS);
+    expect(await invoked).toMatchObject({ status: 200, body: { result: { recorded: true } } });
+    const blocks = (await sse).trimEnd().split('\n\n');
+    expect(blocks.length).toBeGreaterThan(1);
+    expect(blocks.at(-1)).toMatch(/^id: \d+\nevent: text-delta\n/);
 
     const received = first.events();
     const after = received.at(-1).seq;
