@@ -13,7 +13,7 @@ import { conversationsRouter } from './conversations-router';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRouter } from './health-router';
 import { principalOf, requireUser } from './require-user';
-import { findUnstorableValue } from './storable-json';
+import { findUnstorableValue } from '../store/storable-json';
 import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { toolsRouter, type ToolsRouterDeps } from './tools-router';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { SubscribeOutcome } from '../events/conversation-subscription';
+import type { SubscribeOutcome } from '../subscriptions/conversation-subscription';
 import { checkCursor, type CursorCheck } from '../events/cursor';
 import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
 import type { LoggedEvent } from '../store/event-log';

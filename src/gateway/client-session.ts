@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { EventLogRestartedError, type ConversationSubscription, type SubscribeOutcome } from '../events/conversation-subscription';
+import { EventLogRestartedError, type ConversationSubscription, type SubscribeOutcome } from '../subscriptions/conversation-subscription';
 import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
 
 export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { findUnstorableValue } from '../api/storable-json';
+import { findUnstorableValue } from '../store/storable-json';
 import { describeZodIssues } from '../errors/zod-issues';
 
 const id = z.string().min(1).max(200);

@@ -4,7 +4,7 @@ import { createUserRateLimiter } from '../api/user-rate-limit';
 import { createTurnEventStreamer, type ConversationEventSource } from '../api/turn-event-stream';
 import { Authenticator } from '../auth/authenticator';
 import { WsTickets } from '../auth/ws-tickets';
-import { subscribeToConversation } from '../events/conversation-subscription';
+import { subscribeToConversation } from '../subscriptions/conversation-subscription';
 import { createGateway } from '../gateway/gateway';
 import { LiveEvents } from '../store/live-events';
 import { answerClientToolCall } from '../turns/client-tool-answers';

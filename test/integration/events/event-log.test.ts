@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/events/conversation-subscription';
+import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/subscriptions/conversation-subscription';
 import type { EventBody } from '../../../src/events/event';
 import { EventLog } from '../../../src/store/event-log';
 import { LiveEvents } from '../../../src/store/live-events';

@@ -1,4 +1,4 @@
-import { unstorableTextProblem } from '../store/storable-text';
+import { unstorableTextProblem } from './storable-text';
 import { formatPath } from '../errors/zod-issues';
 
 /**

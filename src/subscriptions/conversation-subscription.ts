@@ -1,6 +1,6 @@
 import type { LoggedEvent } from '../store/event-log';
 import type { LiveListener } from '../store/live-events';
-import { checkCursor, type CursorCheck } from './cursor';
+import { checkCursor, type CursorCheck } from '../events/cursor';
 
 export interface SubscriptionSources {
   eventLog: {
