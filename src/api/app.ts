@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator';
+import type { SessionTokens } from '../auth/session-tokens';
 import type { WsTickets } from '../auth/ws-tickets';
 import { AppError } from '../errors/app-error';
 import type { Metrics } from '../metrics/metrics';
@@ -19,6 +20,8 @@ import type { TurnEventStreamer } from './turn-event-stream';
 import { toolsRouter, type ToolsRouterDeps } from './tools-router';
 import { turnsRouter, type TurnsRouterDeps } from './turns-router';
 import type { ToolInvocationDeps } from '../tools/tool-invocations';
+import { sessionTokenSchema } from './request-schemas';
+import { parseInput } from './validate';
 
 export interface ApiDeps {
   logger: Logger;
@@ -28,6 +31,9 @@ export interface ApiDeps {
   authenticator: Authenticator;
   rateLimiter: UserRateLimiter;
   tickets: WsTickets;
+  sessionTokens: SessionTokens;
+  /** Default lifetime of a session token. */
+  sessionTokenTtlSeconds: number;
   users: AdminRouterDeps['users'];
   conversations: ConversationsRepository;
   messages: MessagesRepository;
@@ -58,6 +64,10 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use('/v1', requireUser(deps.authenticator), limitUserRate(deps.rateLimiter));
   app.post('/v1/ws-tickets', async (_req, res) => {
     res.status(201).json(await deps.tickets.issue(principalOf(res)));
+  });
+  app.post('/v1/session-tokens', async (req, res) => {
+    const { ttlSeconds } = parseInput(sessionTokenSchema, req.body);
+    res.status(201).json(await deps.sessionTokens.mint(principalOf(res), ttlSeconds ?? deps.sessionTokenTtlSeconds));
   });
   app.use(
     '/v1/conversations',

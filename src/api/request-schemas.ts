@@ -47,3 +47,6 @@ export const createUserSchema = z.object({ name: z.string().min(1).max(200) }).s
 
 /** null lifts the limit; a list (possibly empty) is all the user's turns may offer. */
 export const userToolsSchema = z.object({ tools: z.array(toolName).max(1000).nullable() }).strict();
+
+/** A session token lives one minute to one day. */
+export const sessionTokenSchema = z.object({ ttlSeconds: z.int().min(60).max(86_400).optional() }).strict();

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from './principal';
+import { isSessionToken, type SessionTokens } from './session-tokens';
 import type { WsTickets } from './ws-tickets';
-
 
 export interface ApiKeyLookup {
   findUserByApiKey(key: string): Promise<Principal | null>;
@@ -14,12 +14,16 @@ export class Authenticator {
   constructor(
     private readonly users: ApiKeyLookup,
     private readonly tickets: WsTickets,
+    private readonly sessions: SessionTokens,
   ) {}
 
+  /** An API key, or a session token minted with one (`viaSession`) while that key is active. */
   async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
-    const key = bearerToken(header);
-    if (!key) return null;
-    return this.users.findUserByApiKey(key);
+    const credential = bearerToken(header);
+    if (!credential) return null;
+    if (!isSessionToken(credential)) return this.users.findUserByApiKey(credential);
+    const principal = await this.sessions.resolve(credential);
+    return principal && (await this.users.isKeyActive(principal.keyId)) ? { ...principal, viaSession: true } : null;
   }
 
   /** A websocket handshake: `Authorization: Bearer` or `?ticket=` (void once its key is revoked). */

@@ -2,4 +2,6 @@
 export interface Principal {
   userId: string;
   keyId: string;
+  /** Set when the request came with a session token rather than the API key itself. */
+  viaSession?: boolean;
 }

@@ -39,6 +39,8 @@ export const configSchema = z
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
     WS_MAX_BUFFERED_BYTES: positiveInt.default(4 * 1024 * 1024),
     WS_HEARTBEAT_MS: positiveInt.default(30_000),
+    /** Default lifetime of a session token (POST /v1/session-tokens). */
+    SESSION_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(900),
     /** How often each API process checks its open websockets and SSE streams for revoked keys. */
     KEY_REVOCATION_CHECK_MS: positiveInt.default(2000),
     /** Events kept per conversation in the Redis replay log. */

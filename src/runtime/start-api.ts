@@ -18,6 +18,7 @@ import { OpenConnections } from '../auth/open-connections';
 import { startRevocationWatch } from '../auth/revocation-watch';
 import { QueueEvents } from 'bullmq';
 import { TOOL_QUEUE } from '../queue/tool-queue';
+import { SessionTokens } from '../auth/session-tokens';
 
 export interface RunningApi {
   port: number;
@@ -32,7 +33,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   subscriber.on('error', (error) => logger.debug({ err: error }, 'live events redis error'));
   const liveEvents = new LiveEvents(subscriber, (conversationId) => resources.eventLog.channel(conversationId));
   const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
-  const authenticator = new Authenticator(resources.users, tickets);
+  const sessionTokens = new SessionTokens(resources.redis, config.REDIS_PREFIX);
+  const authenticator = new Authenticator(resources.users, tickets, sessionTokens);
   const connections = new OpenConnections();
   // Invocations wait for their tool jobs; QueueEvents reads with a blocking connection of its own.
   const toolEventsConnection = connectRedis(resources.redisUrl, 'blocking');
@@ -87,6 +89,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     authenticator,
     rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),
     tickets,
+    sessionTokens,
+    sessionTokenTtlSeconds: config.SESSION_TOKEN_TTL_SECONDS,
     users: resources.users,
     conversations: resources.conversations,
     messages: resources.messages,

@@ -1,0 +1,67 @@
+import { sessionTokenMayUse } from '../../src/api/session-scope';
+import { apiClient } from '../support/http';
+import { startTestStack, type TestStack } from '../support/stack';
+import { scripted } from '../support/tool-turns';
+import { TestWsClient } from '../support/ws-client';
+
+/** Session tokens: minted with an API key, for browsers; they read and cancel, never manage. */
+describe('POST /v1/session-tokens', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ env: { KEY_REVOCATION_CHECK_MS: '200' } });
+  });
+  afterAll(() => stack.close());
+
+  it('mints a token that reads conversations and turns, cancels, and gets websocket tickets, but manages nothing', async () => {
+    const user = await stack.resources.users.createUserWithKey('browser-user');
+    const keyed = apiClient(stack.url, user.apiKey);
+    const minted = await keyed.post('/v1/session-tokens', {});
+    expect(minted.status).toBe(201);
+    expect(minted.body.token).toMatch(/^sst_/);
+    const lifetime = Date.parse(minted.body.expiresAt) - Date.now();
+    expect(lifetime).toBeGreaterThan(890_000);
+    expect(lifetime).toBeLessThanOrEqual(900_000);
+    const short = await keyed.post('/v1/session-tokens', { ttlSeconds: 120 });
+    expect(Date.parse(short.body.expiresAt) - Date.now()).toBeLessThanOrEqual(120_000);
+    const ttls = await Promise.all((await stack.resources.redis.keys(`${stack.config.REDIS_PREFIX}:session:*`)).map((key) => stack.resources.redis.ttl(key)));
+    expect(ttls.sort((a, b) => a - b)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(ttls[0]).toBeLessThanOrEqual(120);
+    expect((await keyed.post('/v1/session-tokens', { ttlSeconds: 5 })).status).toBe(400);
+
+    const conversationId = (await keyed.post('/v1/conversations', {})).body.id as string;
+    const turnId = (await keyed.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ tokens: 500, tokenDelayMs: 10 }) })).body.turnId as string;
+
+    const session = apiClient(stack.url, minted.body.token);
+    expect((await session.get('/v1/conversations')).status).toBe(200);
+    expect((await session.get(`/v1/conversations/${conversationId}`)).status).toBe(200);
+    expect((await session.get(`/v1/turns/${turnId}`)).status).toBe(200);
+    const { ticket } = (await session.post('/v1/ws-tickets')).body;
+    const socket = await TestWsClient.connect(stack.url, { ticket });
+    socket.send({ type: 'subscribe', conversationId });
+    await socket.waitFor((frame) => frame.type === 'subscribed');
+    expect((await session.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
+
+    for (const [method, path] of [['POST', '/v1/conversations'], ['POST', `/v1/conversations/${conversationId}/turns`], ['POST', '/v1/session-tokens'], ['GET', '/v1/tools']] as const) {
+      const refused = await session.request(method, path, method === 'GET' ? undefined : {});
+      expect([method, path, refused.status, refused.body.error.code]).toEqual([method, path, 403, 'forbidden']);
+    }
+    // Another user's data stays unseen, as with their key.
+    const other = await stack.resources.users.createUserWithKey('someone-else');
+    const theirs = (await apiClient(stack.url, other.apiKey).post('/v1/conversations', {})).body.id as string;
+    expect((await session.get(`/v1/conversations/${theirs}`)).status).toBe(404);
+
+    // Revoking the key ends its session tokens, and what they opened.
+    await stack.resources.users.revokeApiKey(user.keyId);
+    expect((await session.get('/v1/conversations')).status).toBe(401);
+    expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
+  });
+
+  it('limits a session token to the routes the contract names', () => {
+    expect(sessionTokenMayUse('GET', '/v1/turns/turn_1/events')).toBe(true);
+    expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/cancel')).toBe(true);
+    expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/tool-results')).toBe(false);
+    expect(sessionTokenMayUse('DELETE', '/v1/conversations/c')).toBe(false);
+    expect(sessionTokenMayUse('GET', '/v1/admin/users')).toBe(false);
+  });
+});
