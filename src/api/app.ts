@@ -22,6 +22,8 @@ import { turnsRouter, type TurnsRouterDeps } from './turns-router';
 import type { ToolInvocationDeps } from '../tools/tool-invocations';
 import { sessionTokenSchema } from './request-schemas';
 import { parseInput } from './validate';
+import cors from 'cors';
+import { isOriginAllowed } from '../auth/origin-policy';
 
 export interface ApiDeps {
   logger: Logger;
@@ -31,6 +33,8 @@ export interface ApiDeps {
   authenticator: Authenticator;
   rateLimiter: UserRateLimiter;
   tickets: WsTickets;
+  /** ALLOWED_ORIGINS: the browser origins that may call the routes meant for browsers. */
+  allowedOrigins: readonly string[];
   sessionTokens: SessionTokens;
   /** Default lifetime of a session token. */
   sessionTokenTtlSeconds: number;
@@ -61,6 +65,8 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use(express.json({ limit: deps.maxBodyBytes, strict: false }));
   app.use(refuseUnstorableInput);
   app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users }));
+  // The routes a browser app on another origin calls (with a session token, or to get one).
+  app.use(['/v1/session-tokens', '/v1/ws-tickets'], crossOrigin(deps.allowedOrigins));
   app.use('/v1', requireUser(deps.authenticator), limitUserRate(deps.rateLimiter));
   app.post('/v1/ws-tickets', async (_req, res) => {
     res.status(201).json(await deps.tickets.issue(principalOf(res)));
@@ -120,4 +126,15 @@ function countRequests(metrics: Metrics): RequestHandler {
     });
     next();
   };
+}
+
+/** CORS as the websocket's Origin check decides it: the same allow-list, answered to preflights. */
+function crossOrigin(allowedOrigins: readonly string[]): RequestHandler {
+  return cors((req, callback) =>
+    callback(null, {
+      origin: isOriginAllowed(req.headers.origin, req.headers.host, allowedOrigins),
+      allowedHeaders: ['authorization', 'content-type', 'idempotency-key'],
+      maxAge: 600,
+    }),
+  );
 }

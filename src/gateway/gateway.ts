@@ -5,7 +5,7 @@ import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limit
 import WebSocket, { WebSocketServer } from 'ws';
 import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from './client-session';
 import { eventFrame } from './frames';
-import { isOriginAllowed } from './origin-policy';
+import { isOriginAllowed } from '../auth/origin-policy';
 import type { Principal } from '../auth/principal';
 import type { OpenConnections } from '../auth/open-connections';
 

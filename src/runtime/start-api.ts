@@ -89,6 +89,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     authenticator,
     rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),
     tickets,
+    allowedOrigins: config.ALLOWED_ORIGINS,
     sessionTokens,
     sessionTokenTtlSeconds: config.SESSION_TOKEN_TTL_SECONDS,
     users: resources.users,

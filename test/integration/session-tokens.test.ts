@@ -9,7 +9,7 @@ describe('POST /v1/session-tokens', () => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    stack = await startTestStack({ env: { KEY_REVOCATION_CHECK_MS: '200' } });
+    stack = await startTestStack({ env: { KEY_REVOCATION_CHECK_MS: '200', ALLOWED_ORIGINS: 'http://app.example' } });
   });
   afterAll(() => stack.close());
 
@@ -55,6 +55,24 @@ describe('POST /v1/session-tokens', () => {
     await stack.resources.users.revokeApiKey(user.keyId);
     expect((await session.get('/v1/conversations')).status).toBe(401);
     expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
+  });
+
+  it('answers CORS for the browser routes as ALLOWED_ORIGINS says', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${stack.url}/v1/session-tokens`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      });
+    const allowed = await preflight('http://app.example');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('http://app.example');
+    expect(allowed.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect((await preflight('http://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+
+    const user = await stack.resources.users.createUserWithKey('cross-origin');
+    const ticket = await fetch(`${stack.url}/v1/ws-tickets`, { method: 'POST', headers: { origin: 'http://app.example', authorization: `Bearer ${user.apiKey}` } });
+    expect(ticket.status).toBe(201);
+    expect(ticket.headers.get('access-control-allow-origin')).toBe('http://app.example');
   });
 
   it('limits a session token to the routes the contract names', () => {

@@ -1,5 +1,5 @@
 import { eventFrame, parseClientFrame } from '../../../src/gateway/frames';
-import { isOriginAllowed } from '../../../src/gateway/origin-policy';
+import { isOriginAllowed } from '../../../src/auth/origin-policy';
 
 describe('parseClientFrame', () => {
   it('accepts the frames of the contract', () => {

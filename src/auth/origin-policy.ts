@@ -1,5 +1,5 @@
 /**
- * Whether a websocket handshake's Origin may connect. Browsers always send Origin; other
+ * Whether a browser's Origin may connect (a websocket handshake) or call (CORS). Browsers always send Origin; other
  * clients usually do not, and are let in (they authenticate like any API client). With no
  * allow-list, only the API's own origin is allowed. Pure.
  */
