@@ -15,7 +15,7 @@ import { openDb } from '../store/open-db';
 import { ToolCallsRepository } from '../store/tool-calls-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { TurnsRepository } from '../store/turns-repository';
-import { publishMcpToolDescriptors, readMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
+import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
@@ -101,7 +101,7 @@ export async function createResources(config: Config, logger: Logger, options: {
       toolsDir: config.TOOLS_DIR,
       env: toolHeaderEnvironment(),
       logger,
-      mcp: options.runsTools ? 'start' : { published: () => readMcpToolDescriptors(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
+      mcp: options.runsTools ? 'start' : { published: mcpToolDescriptorReader(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
     });
     closers.push(() => tools.close());
     if (options.runsTools) await publishMcpToolDescriptors(redis, config.REDIS_PREFIX, tools.list());

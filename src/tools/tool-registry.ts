@@ -109,13 +109,18 @@ async function describedRegistry(
   source: { published(): Promise<ExecutableTool[]>; refreshMs: number },
   logger: Logger,
 ): Promise<ToolRegistry> {
-  const build = async () => createToolRegistry([...local, ...(await source.published())], { logger, close: async () => undefined });
-  let current = await build();
+  let published = await source.published();
+  let current = createToolRegistry([...local, ...published], { logger, close: async () => undefined });
   const timer = setInterval(() => {
-    build().then(
-      (registry) => (current = registry),
-      (error: unknown) => logger.warn({ err: error }, 'could not read the published MCP tools; keeping the last ones'),
-    );
+    source
+      .published()
+      .then((latest) => {
+        if (latest === published) return;
+        // Built first: a list that clashes with a local tool's name keeps the last good registry.
+        current = createToolRegistry([...local, ...latest], { logger, close: async () => undefined });
+        published = latest;
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not take the published MCP tools; keeping the last ones'));
   }, source.refreshMs);
   timer.unref();
   return {

@@ -28,14 +28,22 @@ export async function publishMcpToolDescriptors(redis: Redis, prefix: string, to
 }
 
 /**
- * The published MCP tools as tools that can be listed and checked but not run here (nothing in
- * an API process executes a tool: invocations and turns run on the workers). None until a worker
- * has published.
+ * A reader of the published MCP tools, as tools that can be listed and checked but not run here
+ * (nothing in an API process executes a tool: invocations and turns run on the workers). None
+ * until a worker has published. It answers the same array while the published text is the same,
+ * so that its caller rebuilds (and compiles schemas) only on a change.
  */
-export async function readMcpToolDescriptors(redis: Redis, prefix: string, logger: Logger): Promise<ExecutableTool[]> {
-  const stored = await redis.get(key(prefix));
-  if (stored === null) return [];
-  const parsed = descriptorsSchema.safeParse(JSON.parse(stored));
+export function mcpToolDescriptorReader(redis: Redis, prefix: string, logger: Logger): () => Promise<ExecutableTool[]> {
+  let last: { text: string | null; tools: ExecutableTool[] } = { text: null, tools: [] };
+  return async () => {
+    const text = await redis.get(key(prefix));
+    if (text !== last.text) last = { text, tools: text === null ? [] : toDescribedTools(text, logger) };
+    return last.tools;
+  };
+}
+
+function toDescribedTools(text: string, logger: Logger): ExecutableTool[] {
+  const parsed = descriptorsSchema.safeParse(JSON.parse(text));
   if (!parsed.success) {
     logger.warn('the published MCP tool descriptors do not parse; listing no MCP tools');
     return [];
