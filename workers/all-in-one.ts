@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { createLogger } from '../src/logging/logger';
 import { ensureDevApiKey } from '../src/runtime/dev-api-key';
@@ -6,11 +7,17 @@ import { CLOSE_MARGIN_MS, runMain } from '../src/runtime/run-main';
 import { startApi } from '../src/runtime/start-api';
 import { startWorker } from '../src/runtime/start-worker';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
+import { buildPlayground } from '../src/playground/build';
+
+/** The example tools `npm start` offers when TOOLS_DIR is not set (a client tool for the playground). */
+const EXAMPLE_TOOLS_DIR = path.join(__dirname, '..', 'examples', 'tools');
 
 /** `npm start`: API, gateway and workers in one process, on the embedded defaults. */
 runMain(async () => {
-  const config = loadConfig();
+  const config = loadConfig({ TOOLS_DIR: EXAMPLE_TOOLS_DIR, ...process.env });
   const logger = createLogger(config.LOG_LEVEL);
+  // The service runs without its playground rather than not at all.
+  await buildPlayground(config.PLAYGROUND_DIR).catch((error: unknown) => logger.warn({ err: error }, 'the playground could not be built; / will say so'));
   const scripted = config.LLM_BASE_URL ? undefined : await startScriptedModel();
   const resources = await createResources(config, logger);
   const worker = await startWorker(resources, { withHealthServer: false, ...(scripted ? { providerUrl: scripted.url } : {}) });
@@ -32,6 +39,7 @@ function banner(input: { url: string; apiKey: string; created: boolean; model: s
   const ws = input.url.replace(/^http/, 'ws');
   return `
 Switchyard is running at ${input.url}  (model: ${input.model})
+Playground: open ${input.url}/ in a browser and paste the dev API key
 Dev API key${input.created ? ' (new; kept in DATA_DIR/dev-api-key)' : ''}: ${input.apiKey}
 
 Try it (bash):

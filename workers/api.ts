@@ -12,7 +12,7 @@ runMain(async () => {
   }
   const logger = createLogger(config.LOG_LEVEL);
   // Tools run on the workers: this process starts no MCP server.
-  const resources = await createResources(config, logger, { runsTools: false });
+  const resources = await createResources(config, logger, { runsTools: false, serviceName: 'switchyard-api' });
   const api = await startApi(resources);
   logger.info({ url: api.url }, 'api started');
   return {

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { Redis } from 'ioredis';
 import { announceRevocation } from '../src/auth/revocation-watch';
+import { SwitchyardClient, type WebSocketConstructor } from '../src/client';
+import { batchCommand, runBatchFile } from '../src/batches/batch-cli';
 import { loadConfig, type Config } from '../src/config/config';
 import { migrate } from '../src/store/migrate';
 import { openDb } from '../src/store/open-db';
 import { UsersRepository } from '../src/store/users-repository';
+import { configuredRedisTarget, connectRedis, whenReady } from '../src/runtime/redis-connection';
 
 const USAGE = `usage: npm run cli -- <command>
   users create <name>         make a user and print its API key (shown once)
@@ -14,17 +16,23 @@ const USAGE = `usage: npm run cli -- <command>
                               limit a user's turns to these tools ("" for none; all lifts the limit)
   keys create <userId>        another API key for a user
   keys revoke <keyId>         revoke a key at once (its open websockets and SSE streams close too)
+  batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--url URL] --key KEY
+                              run a batch with a progress bar, writing result lines as items end;
+                              the same command again resumes it and writes only what is missing
+  batch status|cancel|retry|results <batchId> [--url URL] --key KEY
   watch <conversationId> [--url http://127.0.0.1:3000] [--key KEY] [--after SEQ]
-                              print a conversation's events as they happen (websocket)`;
+                              print a conversation's events as they happen (websocket;
+                              reconnects and resumes where it was)`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { url: { type: 'string' }, key: { type: 'string' }, after: { type: 'string' } },
+    options: { url: { type: 'string' }, key: { type: 'string' }, after: { type: 'string' }, out: { type: 'string' }, concurrency: { type: 'string' } },
   });
   const [group, command, argument] = positionals;
   if (group === 'watch' && command) return watch(command, values);
+  if (group === 'batch') return batch(command, argument, values);
   if (!group || !command) return fail(USAGE);
 
   const config = loadConfig();
@@ -68,15 +76,17 @@ async function main(argv: string[]): Promise<number> {
 
 /**
  * Tells the running API processes, so that the key's open websockets and SSE streams close at
- * once; those that miss it find the revocation in the database within KEY_REVOCATION_CHECK_MS.
+ * once, and forget the keys they verified; those that miss it find the revocation in the database
+ * within KEY_REVOCATION_CHECK_MS (open connections) and API_KEY_CACHE_TTL_MS (new requests).
  * (With the embedded defaults the CLI runs only while `npm start` is stopped: nothing to tell.)
  */
 async function announce(config: Config, keyId: string): Promise<boolean> {
-  if (!config.REDIS_URL) return false;
-  const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  const target = configuredRedisTarget(config);
+  if (!target) return false;
+  const redis = connectRedis(target, 'command');
   redis.on('error', () => undefined);
   try {
-    await redis.connect();
+    await whenReady(redis, 2000);
     await announceRevocation(redis, config.REDIS_PREFIX, keyId);
     return true;
   } catch {
@@ -86,24 +96,53 @@ async function announce(config: Config, keyId: string): Promise<boolean> {
   }
 }
 
+async function batch(command: string | undefined, argument: string | undefined, options: { url?: string; key?: string; out?: string; concurrency?: string }): Promise<number> {
+  if (!command || !argument) return fail(USAGE);
+  if (!options.key) return fail('batch needs --key <api key>');
+  const connection = { baseUrl: options.url ?? 'http://127.0.0.1:3000', token: options.key, progress: process.stderr };
+  if (command !== 'run') return batchCommand(command, argument, { ...connection, stdout: process.stdout });
+  if (!options.out) return fail('batch run needs --out <results.jsonl>');
+  const concurrency = options.concurrency === undefined ? undefined : Number(options.concurrency);
+  if (concurrency !== undefined && !Number.isInteger(concurrency)) return fail('--concurrency must be an integer');
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  return runBatchFile({ file: argument, out: options.out, ...(concurrency ? { concurrency } : {}) }, { ...connection, signal: stop.signal });
+}
+
+/** Follows a conversation with the client library: it reconnects and resumes by seq on its own. */
 function watch(conversationId: string, options: { url?: string; key?: string; after?: string }): Promise<number> {
-  const url = (options.url ?? 'http://127.0.0.1:3000').replace(/^http/, 'ws') + '/v1/ws';
   if (!options.key) return Promise.resolve(fail('watch needs --key <api key>'));
-  const socket = new WebSocket(url, { headers: { authorization: `Bearer ${options.key}` } });
+  const after = options.after === undefined ? undefined : Number(options.after);
+  if (after !== undefined && !Number.isInteger(after)) return Promise.resolve(fail('--after must be a seq (an integer)'));
+  const client = new SwitchyardClient({
+    baseUrl: options.url ?? 'http://127.0.0.1:3000',
+    token: options.key,
+    WebSocket: WebSocket as unknown as WebSocketConstructor,
+    onConnectionChange: (state) => {
+      if (state === 'reconnecting') process.stderr.write('connection lost; reconnecting\n');
+    },
+  });
   return new Promise((resolve) => {
-    socket.on('open', () => {
-      const after = options.after === undefined ? {} : { after: Number(options.after) };
-      socket.send(JSON.stringify({ type: 'subscribe', conversationId, ...after }));
+    const subscription = client.subscribe(conversationId, {
+      ...(after === undefined ? {} : { after }),
+      // Printed as the server takes the subscription, so it comes before the replay's events.
+      onSubscribed: () => print({ type: 'subscribed', conversationId, after: subscription.lastSeq ?? null }, 0),
+      onEvent: (event) => print({ type: 'event', event }, 0),
+      onReload: (conversation) => print({ type: 'reloaded', conversationId, lastSeq: conversation.lastSeq }, 0),
+      onError: (error) => {
+        client.close();
+        resolve(fail(`watch: ${error.message}`));
+      },
     });
-    socket.on('message', (data) => process.stdout.write(`${String(data)}\n`));
-    socket.on('unexpected-response', (_req, res) => resolve(fail(`websocket refused: HTTP ${res.statusCode}`)));
-    socket.on('error', (error) => resolve(fail(`websocket error: ${error.message}`)));
-    socket.on('close', () => resolve(0));
+    process.once('SIGINT', () => {
+      client.close();
+      resolve(0);
+    });
   });
 }
 
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+function print(value: unknown, indent = 2): void {
+  process.stdout.write(`${JSON.stringify(value, null, indent)}\n`);
 }
 
 function fail(message: string): number {

@@ -14,7 +14,7 @@ runMain(async () => {
   const logger = createLogger(config.LOG_LEVEL);
   // Without a provider configured, a worker talks to a scripted model of its own.
   const scripted = config.LLM_BASE_URL ? undefined : await startScriptedModel();
-  const resources = await createResources(config, logger);
+  const resources = await createResources(config, logger, { runsTools: true, serviceName: 'switchyard-worker' });
   const worker = await startWorker(resources, { withHealthServer: true, ...(scripted ? { providerUrl: scripted.url } : {}) });
   logger.info({ port: worker.port }, 'worker started');
   return {

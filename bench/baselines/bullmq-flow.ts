@@ -1,7 +1,5 @@
-import { FlowProducer, Worker } from 'bullmq';
-import { connectRedis, dropRedisKeys } from '../lib/backing-services';
 import type { Benchmark } from '../lib/benchmark';
-import { now } from '../lib/clock';
+import { startRawFlow } from '../lib/raw-flow';
 import { latencySummary } from '../lib/stats';
 import { WORKLOADS } from '../lib/workloads';
 
@@ -9,10 +7,7 @@ const FLOWS_PER_REPETITION = 60;
 const WARMUP = 10;
 const { calls } = WORKLOADS.toolFanOut;
 
-/**
- * What Switchyard's tool fan-out is built on, with nothing else: a FlowProducer parent with
- * `calls` children whose worker returns at once; timed until the parent's worker starts it.
- */
+/** The raw BullMQ flow of (5): a parent with `calls` children, timed until the parent's worker starts it. */
 export const bullmqFlow: Benchmark = {
   name: 'bullmq-flow',
   title: `Raw BullMQ: 1+${calls} flow`,
@@ -25,55 +20,18 @@ export const bullmqFlow: Benchmark = {
       `${FLOWS_PER_REPETITION} sequential flows per repetition; parent and children on two queues, workers (concurrency 50) in the bench process, ` +
         'children return at once, removeOnComplete on all jobs.',
     );
-    const prefix = `${context.redisPrefix}-raw-flow`;
-    const connection = connectRedis();
-    const flows = new FlowProducer({ connection, prefix });
-    const waiting = new Map<string, () => void>();
-    const children = new Worker('bench-children', async () => 'ok', { connection, prefix, concurrency: 50 });
-    const parents = new Worker(
-      'bench-parents',
-      async (job) => {
-        waiting.get(job.id!)?.();
-        return 'ok';
-      },
-      { connection, prefix, concurrency: 50 },
-    );
-    await Promise.all([children.waitUntilReady(), parents.waitUntilReady()]);
-    let counter = 0;
-    const oneFlow = async () => {
-      const flowId = counter++;
-      const parentId = `parent-${flowId}`;
-      const started = new Promise<void>((resolve) => waiting.set(parentId, resolve));
-      const startedAt = now();
-      await flows.add({
-        name: 'parent',
-        queueName: 'bench-parents',
-        opts: { jobId: parentId, removeOnComplete: true },
-        children: Array.from({ length: calls }, (_unused, position) => ({
-          name: 'child',
-          queueName: 'bench-children',
-          data: { position },
-          opts: { jobId: `child-${flowId}-${position}`, removeOnComplete: true },
-        })),
-      });
-      await started;
-      waiting.delete(parentId);
-      return now() - startedAt;
-    };
+    const flow = await startRawFlow(`${context.redisPrefix}-raw-flow`);
     try {
-      for (let index = 0; index < WARMUP; index++) await oneFlow();
+      for (let index = 0; index < WARMUP; index++) await flow.run(calls);
       for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
         const latencies: number[] = [];
-        for (let index = 0; index < FLOWS_PER_REPETITION; index++) latencies.push(await oneFlow());
+        for (let index = 0; index < FLOWS_PER_REPETITION; index++) latencies.push(await flow.run(calls));
         const summary = latencySummary(latencies);
         report.sample('bullmq.flow.p50', summary.p50);
         report.sample('bullmq.flow.p99', summary.p99);
       }
     } finally {
-      await Promise.all([children.close(), parents.close()]);
-      await flows.close();
-      await dropRedisKeys(connection, `${prefix}:`);
-      connection.disconnect();
+      await flow.close();
     }
   },
 };

@@ -19,7 +19,7 @@ export const singleStream: Benchmark = {
   name: 'single-stream',
   title: `(2) Single-stream throughput, ${tokens} tokens`,
   kind: 'case',
-  baselines: ['sdk-single-stream'],
+  baselines: ['sdk-single-stream', 'peer-single-stream'],
   timeoutMs: 180_000,
   async run(context, report) {
     report.note(`one turn of ${tokens} filler tokens with no pause per repetition, a new conversation each time; default settings.`);
@@ -40,6 +40,17 @@ async function measure(context: RunContext, report: ReportBuilder, topology: Top
     unit: 'tokens/s',
     baselineKey: 'sdk.single.tokensPerSecond',
     ...(aio ? { target: { goal: '(2)', on: 'ratio', op: '>=', value: 0.8 } as const } : {}),
+  });
+  report.define(`single.${key}.vsPeer.tokensPerSecond`, {
+    label: `${label}: tokens/s at the ws client, against the AI SDK + resumable-stream peer's tokens/s at its client`,
+    unit: 'tokens/s',
+    baselineKey: 'peer.single.tokensPerSecond',
+    ...(aio ? { target: { goal: '(2) peer', on: 'ratio', op: '>=', value: 1 } as const } : {}),
+  });
+  report.define(`single.${key}.vsPeer.firstDeltaMs`, {
+    label: `${label}: POST turn → first text-delta, against the peer's POST → first text-delta`,
+    unit: 'ms',
+    baselineKey: 'peer.single.firstTokenMs',
   });
   report.define(`single.${key}.charsPerSecond`, { label: `${label}: characters/s (POST → last text-delta)`, unit: 'chars/s', baselineKey: 'sdk.single.charsPerSecond' });
   report.define(`single.${key}.firstToLast`, {
@@ -73,6 +84,8 @@ async function measure(context: RunContext, report: ReportBuilder, topology: Top
       const timing = await oneTurn();
       const seconds = (timing.lastDeltaAt! - timing.postedAt) / 1000;
       report.sample(`single.${key}.tokensPerSecond`, tokens / seconds);
+      report.sample(`single.${key}.vsPeer.tokensPerSecond`, tokens / seconds);
+      report.sample(`single.${key}.vsPeer.firstDeltaMs`, timing.firstDeltaAt! - timing.postedAt);
       report.sample(`single.${key}.charsPerSecond`, timing.textChars / seconds);
       report.sample(`single.${key}.firstToLast`, tokens / ((timing.lastDeltaAt! - timing.firstDeltaAt!) / 1000));
       report.sample(`single.${key}.firstDeltaMs`, timing.firstDeltaAt! - timing.postedAt);

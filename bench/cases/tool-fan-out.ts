@@ -1,13 +1,10 @@
-import { ApiClient } from '../lib/api-client';
 import type { Benchmark } from '../lib/benchmark';
-import { ConversationLane } from '../lib/conversation-lane';
 import { CpuMeter } from '../lib/cpu-meter';
 import { parallelCalculatorCalls, scriptedContent } from '../lib/scenario';
 import { latencySummary } from '../lib/stats';
-import { startSwitchyard } from '../lib/switchyard-stack';
-import { TimedWsClient } from '../lib/timed-ws-client';
+import { withSingleLane } from '../lib/single-lane';
 import { phaseBreakdown } from '../lib/turn-phases';
-import { TurnTracker, type TurnTiming } from '../lib/turn-tracker';
+import type { TurnTiming } from '../lib/turn-tracker';
 import { WORKLOADS } from '../lib/workloads';
 
 const { calls, turnsPerRepetition, turnsPerConversation, warmup } = WORKLOADS.toolFanOut;
@@ -37,13 +34,7 @@ export const toolFanOut: Benchmark = {
       `all-in-one, default settings; ${turnsPerRepetition} sequential turns per repetition, a new conversation every ${turnsPerConversation}, each a step ` +
         `with ${calls} parallel \`calculator\` calls (builtin, returns at once) and a follow-up answering "ok".`,
     );
-    const stack = await startSwitchyard(context, { name: 'tool-fan-out', topology: 'all-in-one' });
-    const api = new ApiClient(stack.url, stack.apiKey);
-    const client = await TimedWsClient.connect(stack.url, stack.apiKey);
-    try {
-      const tracker = new TurnTracker();
-      tracker.listen(client);
-      const lane = new ConversationLane(client, api, turnsPerConversation);
+    await withSingleLane(context, { name: 'tool-fan-out', topology: 'all-in-one', turnsPerConversation }, async ({ stack, api, tracker, lane }) => {
       const content = scriptedContent(parallelCalculatorCalls(calls));
       const oneTurn = async () => {
         const timing = await tracker.runTurn(api, await lane.next(), content);
@@ -73,10 +64,6 @@ export const toolFanOut: Benchmark = {
       }
       report.note(await meter.stop('CPU while measuring', { count: timings.length, unit: 'turn' }));
       report.note(phaseBreakdown(timings));
-    } finally {
-      await client.close();
-      api.close();
-      await stack.stop();
-    }
+    });
   },
 };

@@ -17,7 +17,7 @@ export const DEFAULT_REPETITIONS = 5;
 export const DEFAULT_TURN_SECONDS = 8;
 
 export const USAGE = `usage: npm run bench -- [name ...] [options]
-  (no name)              every benchmark, then bench/RESULTS.md; must stay under 10 minutes on 2 cores
+  (no name)              every benchmark, then bench/RESULTS.md and bench/charts/; about 11 minutes on 2 cores
   name ...               only these (a case brings its baselines); results are printed, written only with --out
 options:
   --repeat N             repetitions of each benchmark (default ${DEFAULT_REPETITIONS}; the soak runs once)
@@ -25,7 +25,7 @@ options:
   --soak-turns N         turns of the soak (default ${DEFAULT_SOAK_TURNS}, the issue's figure)
   --turn-seconds N       seconds of load per repetition of turn-throughput (default ${DEFAULT_TURN_SECONDS}; the issue says 30)
   --turn-concurrency N   turns in flight at once in turn-throughput (default 16)
-  --out FILE             write the markdown there
+  --out FILE             write the markdown there (and the curves' charts in charts/ beside it)
   --list                 list the benchmarks`;
 
 export function parseBenchArgs(argv: string[]): BenchArgs {

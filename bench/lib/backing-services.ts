@@ -58,7 +58,8 @@ export async function redisVersion(redis: Redis): Promise<string> {
   return /^redis_version:(\S+)/m.exec(info)?.[1] ?? 'unknown';
 }
 
-async function withPostgres<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+/** One short-lived connection to the run's PostgreSQL. */
+export async function withPostgres<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: DATABASE_URL });
   await client.connect();
   try {

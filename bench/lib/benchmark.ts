@@ -1,4 +1,4 @@
-import type { Figure, Target } from './results';
+import type { Curve, Figure, Target } from './results';
 import type { BenchOptions, RunContext } from './run-context';
 
 /** One baseline or case of the suite; `npm run bench -- <name>` runs it (with its baselines). */
@@ -26,6 +26,7 @@ export interface FigureDefinition {
  */
 export class ReportBuilder {
   readonly figures: Figure[] = [];
+  readonly curves: Curve[] = [];
   readonly notes: string[] = [];
 
   define(key: string, definition: FigureDefinition): void {
@@ -37,6 +38,11 @@ export class ReportBuilder {
     const figure = this.figures.find((candidate) => candidate.key === key);
     if (!figure) throw new Error(`figure ${key} was not defined`);
     figure.samples.push(value);
+  }
+
+  /** A curve over figures defined (or to be defined) by this benchmark. */
+  curve(curve: Curve): void {
+    this.curves.push(curve);
   }
 
   note(line: string): void {

@@ -1,4 +1,3 @@
-import type { ApiClient } from './api-client';
 import { now } from './clock';
 import type { ConversationLane } from './conversation-lane';
 import type { TurnTiming, TurnTracker } from './turn-tracker';
@@ -22,7 +21,6 @@ export interface ClosedLoopResult {
  * (every few turns) is part of the elapsed time, not of any turn's latency.
  */
 export async function runClosedLoop(input: {
-  api: ApiClient;
   tracker: TurnTracker;
   lanes: ConversationLane[];
   content: string;
@@ -43,7 +41,7 @@ export async function runClosedLoop(input: {
         started++;
         try {
           const conversationId = await lane.next();
-          const timing = await input.tracker.runTurn(input.api, conversationId, input.content, 30_000);
+          const timing = await input.tracker.runTurn(lane.api, conversationId, input.content, 30_000);
           if (timing.endType === 'turn-finish') {
             latencies.push(timing.endedAt! - timing.postedAt);
             timings.push(timing);

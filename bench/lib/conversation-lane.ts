@@ -13,7 +13,8 @@ export class ConversationLane {
 
   constructor(
     readonly client: TimedWsClient,
-    private readonly api: ApiClient,
+    /** The API the lane's turns are posted to (its client's gateway's process). */
+    readonly api: ApiClient,
     private readonly turnsPerConversation: number,
   ) {}
 

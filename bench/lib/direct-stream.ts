@@ -18,11 +18,18 @@ export function createDirectClient(baseURL: string): OpenAI {
   return new OpenAI({ baseURL, apiKey: 'none', maxRetries: 0 });
 }
 
-/** Streams one scripted answer; timestamps are taken as each parsed chunk reaches our loop. */
-export async function streamDirect(client: OpenAI, scenario: Scenario): Promise<DirectTiming> {
+/**
+ * Streams one scripted answer; timestamps are taken as each parsed chunk reaches our loop.
+ * `messages` is what the request sends (default: one short user message).
+ */
+export async function streamDirect(
+  client: OpenAI,
+  scenario: Scenario,
+  messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'bench' }],
+): Promise<DirectTiming> {
   const startedAt = now();
   const stream = await client.chat.completions.create(
-    { model: 'scripted', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'bench' }] },
+    { model: 'scripted', stream: true, stream_options: { include_usage: true }, messages },
     { headers: { [SCENARIO_HEADER]: JSON.stringify(scenario) } },
   );
   let firstTokenAt: number | undefined;

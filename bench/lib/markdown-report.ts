@@ -1,5 +1,6 @@
+import { curvePoints } from './curve-chart';
 import type { MachineInfo } from './machine-info';
-import { meetsTarget, targetText, type BenchmarkReport, type Figure } from './results';
+import { meetsTarget, targetText, type BenchmarkReport, type Curve, type Figure } from './results';
 import type { BenchOptions } from './run-context';
 import { spread, type Spread } from './stats';
 
@@ -15,6 +16,8 @@ export interface RunSummary {
   reports: BenchmarkReport[];
   /** bench/FINDINGS.md, placed after the targets. */
   findings?: string;
+  /** Where the curves' charts were written, relative to the markdown file (`charts/<id>.svg`); unset: no charts. */
+  chartDir?: string;
 }
 
 /** RESULTS.md: the machine, the targets at a glance, then every benchmark's figures and notes. */
@@ -85,6 +88,7 @@ export function renderResults(run: RunSummary): string {
         );
       }
       lines.push('');
+      for (const curve of report.curves) lines.push(...curveSection(curve, figures, run.chartDir));
     }
   }
 
@@ -99,11 +103,35 @@ export function renderResults(run: RunSummary): string {
       'SDK request; the broadcast request) to the last text received, the same definition on both sides of every ratio. The issue\'s ' +
       'alternative, first → last text delta, is reported beside it but not used for targets: with merged deltas the first delta can arrive ' +
       'just before the last. Characters/s are reported too, and each case checks that every client assembled the whole text.',
+    '- The peer (the "Peer (AI SDK streamText + resumable-stream)" baselines) runs in a process of its own, as the service does; its client ' +
+      'in the bench process POSTs `{id, message}` as the AI SDK\'s chat transport does and stamps each read of the SSE response before ' +
+      'parsing it, as the websocket clients stamp their frames. The "(1) peer" and "(2) peer" targets ask Switchyard to be ahead of it.',
+    '- A curve is a set of figures (each in its benchmark\'s table, with fewer repetitions than the targets\' figures); its chart, drawn ' +
+      'with Vega-Lite from the same medians, marks each point\'s min – max with a vertical rule.',
     '- The scripted model answers from a scenario carried in the turn\'s message (`[[scripted {...}]]`) for Switchyard and in the ' +
       '`x-scripted-scenario` header for the SDK, so both get the same answer from the same server.',
     '',
   );
   return lines.join('\n');
+}
+
+/** A curve: its chart (when one was written) and its medians, one row per x value, one column per series. */
+function curveSection(curve: Curve, figures: Map<string, Spread>, chartDir: string | undefined): string[] {
+  const points = curvePoints(curve, figures);
+  const lines = [`#### ${curve.title}`, ''];
+  if (points.length === 0) return [...lines, 'Not measured.', ''];
+  if (chartDir) lines.push(`![${curve.title}](${chartDir}/${curve.id}.svg)`, '');
+  const xs = [...new Set(curve.series.flatMap((series) => series.points.map((point) => point.x)))].sort((a, b) => a - b);
+  lines.push(`| ${curve.x.label} | ${curve.series.map((series) => series.name).join(' | ')} |`, `|---|${curve.series.map(() => '---').join('|')}|`);
+  for (const x of xs) {
+    const cells = curve.series.map((series) => {
+      const point = points.find((candidate) => candidate.series === series.name && candidate.x === x);
+      return point ? `${value(point.median, curve.y.unit)} (${range(point)})` : '–';
+    });
+    lines.push(`| ${x.toLocaleString('en-US')} | ${cells.join(' | ')} |`);
+  }
+  lines.push('', 'Median (min – max) over the repetitions of each point.', '');
+  return lines;
 }
 
 function compareWithBaseline(figure: Figure, figures: Map<string, Spread>): { baseline?: Spread; ratio?: number } {
@@ -129,7 +157,7 @@ export function formatNumber(number: number): string {
 }
 
 const value = (number: number, unit: string) => (Number.isFinite(number) ? `${formatNumber(number)} ${unit}` : '–');
-const range = (own: Spread) => `${formatNumber(own.min)} – ${formatNumber(own.max)}`;
+const range = (own: { min: number; max: number }) => `${formatNumber(own.min)} – ${formatNumber(own.max)}`;
 const ratioText = (ratio: number | undefined) => (ratio === undefined || !Number.isFinite(ratio) ? '–' : `${ratio.toFixed(2)}×`);
 
 function minutes(ms: number): string {

@@ -21,11 +21,37 @@ export interface Figure {
   target?: Target;
 }
 
+/**
+ * How a cost grows with the work: figures (by key) placed on an x axis, one line per series.
+ * RESULTS.md shows it as a table and as a chart (bench/charts/<id>.svg).
+ */
+export interface Curve {
+  /** Names the chart's file; stable across runs so RESULTS.md keeps linking to it. */
+  id: string;
+  title: string;
+  x: CurveAxis;
+  y: CurveAxis & { unit: string };
+  series: CurveSeries[];
+}
+
+export interface CurveAxis {
+  label: string;
+  /** A logarithmic scale (for x values that grow by a factor, like 1, 4, 16, 64, 256). */
+  log?: boolean;
+}
+
+export interface CurveSeries {
+  name: string;
+  /** Each point is the median (with min and max) of one figure of the run: the curve's benchmark's, or a baseline's. */
+  points: { x: number; key: string }[];
+}
+
 export interface BenchmarkReport {
   name: string;
   title: string;
   kind: 'baseline' | 'case';
   figures: Figure[];
+  curves: Curve[];
   /** Method, settings and observations, one line each, for RESULTS.md. */
   notes: string[];
   /** Set when the benchmark failed: its figures are whatever it had measured. */

@@ -30,6 +30,7 @@ export async function runBenchmark(
     title: benchmark.title,
     kind: benchmark.kind,
     figures: report.figures,
+    curves: report.curves,
     notes: report.notes,
     ...(error ? { error } : {}),
     durationMs: now() - startedAt,

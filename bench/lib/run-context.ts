@@ -32,7 +32,7 @@ export interface RunContext {
   /** Set with --profile: where the service processes write their CPU profiles. */
   profileDir?: string;
   log(message: string): void;
-  /** What is left of the full run's 10-minute budget (Infinity when benchmarks were named). */
+  /** What is left of the full run's time budget (bench/run.ts; Infinity when benchmarks were named). */
   remainingMs(): number;
   /** A baseline figure measured earlier in this run (by its key), or undefined. */
   baseline(key: string): Spread | undefined;

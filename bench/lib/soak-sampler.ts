@@ -1,7 +1,7 @@
-import http from 'node:http';
 import type { Redis } from 'ioredis';
 import { redisFootprint, redisUsedMemory } from './backing-services';
 import { now } from './clock';
+import { heapUsedBytes } from './metrics-page';
 import { rssMiB } from './process-usage';
 
 export interface SoakSample {
@@ -91,17 +91,4 @@ export async function keyShapes(redis: Redis, prefix: string): Promise<Map<strin
     }
   } while (cursor !== '0');
   return shapes;
-}
-
-/** `switchyard_process_nodejs_heap_size_used_bytes` from a /metrics page, or NaN. */
-function heapUsedBytes(url: string): Promise<number> {
-  return new Promise((resolve) => {
-    const request = http.get(url, { timeout: 2000 }, (response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => resolve(Number(/^\w*nodejs_heap_size_used_bytes\s+(\S+)/m.exec(body)?.[1] ?? Number.NaN)));
-    });
-    request.on('error', () => resolve(Number.NaN));
-    request.on('timeout', () => request.destroy());
-  });
 }

@@ -14,6 +14,8 @@ export interface StackOptions {
   /** The case's name: it names the Redis prefix, the schema, the logs and the profiles. */
   name: string;
   topology: Topology;
+  /** API processes of `api-and-workers`, each with its gateway. Default 1. */
+  apis?: number;
   /** Worker processes of `api-and-workers`. Default 2. */
   workers?: number;
   /** Extra settings (WORKER_CONCURRENCY, EVENT_LOG_TTL_SECONDS…). */
@@ -27,6 +29,8 @@ export interface ServiceRole {
 
 export interface SwitchyardStack {
   url: string;
+  /** Every API process's URL (`url` is the first). */
+  urls: string[];
   apiKey: string;
   redisPrefix: string;
   schema: string;
@@ -108,13 +112,16 @@ export async function startSwitchyard(context: RunContext, options: StackOptions
   try {
     if (options.topology === 'all-in-one') {
       const { port, child } = await start('all-in-one', 'all-in-one', 'banner');
-      return { url: `http://127.0.0.1:${port}`, apiKey: child.match![1]!, redisPrefix, schema, services, settings, meteredProcesses: metered, stop: stopAll };
+      const url = `http://127.0.0.1:${port}`;
+      return { url, urls: [url], apiKey: child.match![1]!, redisPrefix, schema, services, settings, meteredProcesses: metered, stop: stopAll };
     }
-    const { port } = await start('api', 'api', 'health');
+    const apis = options.apis ?? 1;
+    const urls: string[] = [];
+    for (let index = 1; index <= apis; index++) urls.push(`http://127.0.0.1:${(await start('api', apis === 1 ? 'api' : `api-${index}`, 'health')).port}`);
     const apiKey = await createUser(settings);
     const workers = options.workers ?? 2;
     for (let index = 1; index <= workers; index++) await start('worker', `worker-${index}`, 'health');
-    return { url: `http://127.0.0.1:${port}`, apiKey, redisPrefix, schema, services, settings, meteredProcesses: metered, stop: stopAll };
+    return { url: urls[0]!, urls, apiKey, redisPrefix, schema, services, settings, meteredProcesses: metered, stop: stopAll };
   } catch (error) {
     await stopAll().catch(() => undefined);
     throw error;

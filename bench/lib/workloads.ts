@@ -17,4 +17,20 @@ export const WORKLOADS = {
   websocketFanOut: { clients: 1000, tokens: 1000, pacedTokenDelayMs: 1 },
   /** (7) Turns with tool calls, many conversations over time. */
   soak: { callsPerTurn: 2, concurrency: 16, turnsPerConversation: 10, retentionSeconds: 5, sampleEveryMs: 1000 },
+  /** How cost grows: short turns (as (4)) in a closed loop at each number of turns in flight. */
+  turnCurve: { inFlight: [1, 4, 16, 64, 256], tokens: 20, turnsPerConversation: 10, secondsPerRepetition: 3, warmupSeconds: 1 },
+  /** How cost grows: the first token of a turn on a conversation with this many stored messages. */
+  historyCurve: { storedMessages: [10, 100, 1000, 10_000], tokens: 20, turnsPerRepetition: 12, messageChars: 100, boundedHistory: 100 },
+  /** How cost grows: idle, subscribed websocket connections held open at once. */
+  idleWebsockets: { connections: [1000, 10_000] },
+  /** How cost grows: parallel tool calls in one step (as (5)). */
+  toolCurve: { calls: [1, 8, 32], turnsPerRepetition: 20, turnsPerConversation: 5, warmup: 3, flowsPerRepetition: 40 },
 } as const;
+
+/**
+ * Repetitions of a curve's points: at most this many, fewer than the suite's default, because
+ * every point costs a run of its own and the suite must stay within its time budget.
+ */
+export const CURVE_REPETITIONS = 2;
+
+export const curveRepetitions = (options: { repetitions: number }): number => Math.min(options.repetitions, CURVE_REPETITIONS);

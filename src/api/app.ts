@@ -12,8 +12,8 @@ import type { TurnService } from '../turns/turn-service';
 import { adminRouter, type AdminRouterDeps } from './admin-router';
 import { conversationsRouter } from './conversations-router';
 import { errorHandler, notFoundHandler } from './error-handler';
-import { healthRouter } from './health-router';
-import { principalOf, requireUser } from './require-user';
+import { healthRouter, type HealthDeps } from './health-router';
+import { principalOf, requireUser, type AuthGuard } from './require-user';
 import { findUnstorableValue } from '../store/storable-json';
 import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
 import type { TurnEventStreamer } from './turn-event-stream';
@@ -24,6 +24,10 @@ import { sessionTokenSchema } from './request-schemas';
 import { parseInput } from './validate';
 import cors from 'cors';
 import { isOriginAllowed } from '../auth/origin-policy';
+import type { UiMessageStreamer } from './ui-message-stream';
+import { chatRouter } from './chat-router';
+import { batchesRouter, type BatchesRouterDeps } from './batches-router';
+import { servePlayground } from './playground-route';
 
 export interface ApiDeps {
   logger: Logger;
@@ -31,6 +35,8 @@ export interface ApiDeps {
   maxBodyBytes: number;
   adminToken: string | undefined;
   authenticator: Authenticator;
+  /** Bad credentials per client address (AUTH_FAILURES_PER_MINUTE, TRUST_PROXY). */
+  authGuard: AuthGuard;
   rateLimiter: UserRateLimiter;
   tickets: WsTickets;
   /** ALLOWED_ORIGINS: the browser origins that may call the routes meant for browsers. */
@@ -50,8 +56,18 @@ export interface ApiDeps {
   inflight: TurnsRouterDeps['inflight'];
   turnService: TurnService;
   eventStream: TurnEventStreamer;
+  uiStream: UiMessageStreamer;
+  batches: BatchesRouterDeps['batches'];
+  startBatch: BatchesRouterDeps['startBatch'];
+  batchRunner: BatchesRouterDeps['runner'];
+  followBatch: BatchesRouterDeps['followBatch'];
+  batchStreams: BatchesRouterDeps['streams'];
+  maxBatchBytes: number;
+  maxBatchItems: number;
   latestSeq(conversationId: string): Promise<number>;
-  checkReady(): Promise<{ redis: boolean; database: boolean }>;
+  checkReady: HealthDeps['checkReady'];
+  /** PLAYGROUND_DIR: the playground bundle served at `/`. */
+  playgroundDir: string;
 }
 
 /** The HTTP API as an express app; the caller owns the server (and the websocket gateway on it). */
@@ -61,13 +77,30 @@ export function createApiApp(deps: ApiDeps): Express {
   app.set('query parser', 'simple');
   app.use(countRequests(deps.metrics));
   app.use(healthRouter({ checkReady: deps.checkReady, registry: deps.metrics.registry }));
+  app.use(servePlayground(deps.playgroundDir));
+  // Before the API's body parsers: a batch may be JSONL, and larger than MAX_BODY_BYTES.
+  app.use(
+    '/v1/batches',
+    requireUser(deps.authenticator, deps.authGuard),
+    limitUserRate(deps.rateLimiter),
+    batchesRouter({
+      batches: deps.batches,
+      startBatch: deps.startBatch,
+      runner: deps.batchRunner,
+      followBatch: deps.followBatch,
+      streams: deps.batchStreams,
+      usableTools: { tools: deps.tools, userAllowedTools: deps.userAllowedTools },
+      maxBatchBytes: deps.maxBatchBytes,
+      maxBatchItems: deps.maxBatchItems,
+    }),
+  );
   app.use(requireJsonBody);
   app.use(express.json({ limit: deps.maxBodyBytes, strict: false }));
   app.use(refuseUnstorableInput);
   app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users }));
   // The routes a browser app on another origin calls (with a session token, or to get one).
-  app.use(['/v1/session-tokens', '/v1/ws-tickets'], crossOrigin(deps.allowedOrigins));
-  app.use('/v1', requireUser(deps.authenticator), limitUserRate(deps.rateLimiter));
+  app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
+  app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
   app.post('/v1/ws-tickets', async (_req, res) => {
     res.status(201).json(await deps.tickets.issue(principalOf(res)));
   });
@@ -94,6 +127,18 @@ export function createApiApp(deps: ApiDeps): Express {
       eventStream: deps.eventStream,
       answerClientTool: deps.answerClientTool,
       inflight: deps.inflight,
+    }),
+  );
+  app.use(
+    '/api/chat',
+    chatRouter({
+      conversations: deps.conversations,
+      turns: deps.turns,
+      toolCalls: deps.toolCalls,
+      turnService: deps.turnService,
+      answerClientTool: deps.answerClientTool,
+      latestSeq: deps.latestSeq,
+      uiStream: deps.uiStream,
     }),
   );
   app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools, ...deps.toolInvocations }));
@@ -134,6 +179,7 @@ function crossOrigin(allowedOrigins: readonly string[]): RequestHandler {
     callback(null, {
       origin: isOriginAllowed(req.headers.origin, req.headers.host, allowedOrigins),
       allowedHeaders: ['authorization', 'content-type', 'idempotency-key'],
+      exposedHeaders: ['x-vercel-ai-ui-message-stream'],
       maxAge: 600,
     }),
   );

@@ -58,6 +58,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
         ...(body.tools ? { tools: body.tools } : {}),
         ...(body.toolChoice ? { toolChoice: body.toolChoice } : {}),
         ...(body.maxSteps ? { maxSteps: body.maxSteps } : {}),
+        ...(body.maxHistoryMessages ? { maxHistoryMessages: body.maxHistoryMessages } : {}),
       },
     });
     res.status(created ? 202 : 200).json({ turnId: turn.id, status: turn.status });

@@ -7,6 +7,9 @@ const contentPart = z.discriminatedUnion('type', [
   z.object({ type: z.literal('image_url'), image_url: z.object({ url: z.string().min(1) }).strict() }).strict(),
 ]);
 
+/** A user message: text, or text and image parts. */
+export const turnContentSchema = z.union([z.string().min(1).max(500_000), z.array(contentPart).min(1).max(100)]);
+
 export const toolChoiceSchema = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: toolName }).strict() }).strict(),
@@ -33,12 +36,13 @@ export const listConversationsSchema = z
 
 export const createTurnSchema = z
   .object({
-    content: z.union([z.string().min(1).max(500_000), z.array(contentPart).min(1).max(100)]),
+    content: turnContentSchema,
     idempotencyKey: z.string().min(1).max(200).optional(),
     model: z.string().min(1).max(200).optional(),
     tools: z.array(toolName).max(128).optional(),
     toolChoice: toolChoiceSchema.optional(),
     maxSteps: z.number().int().min(1).max(100).optional(),
+    maxHistoryMessages: z.number().int().min(1).max(100_000).optional(),
     onBusy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
   })
   .strict();

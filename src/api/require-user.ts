@@ -1,19 +1,33 @@
 import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Authenticator } from '../auth/authenticator';
+import type { FailedAuthGuard } from '../auth/failed-auth-guard';
 import type { Principal } from '../auth/principal';
 import { AppError } from '../errors/app-error';
 import { sessionTokenMayUse } from './session-scope';
+
+/** Bad credentials counted per client address (see FailedAuthGuard). */
+export interface AuthGuard {
+  failures: Pick<FailedAuthGuard, 'waitSeconds' | 'failed'>;
+  addressOf(req: IncomingMessage): string;
+}
 
 /**
  * Authenticates every request under it with `Authorization: Bearer <api key>`, or a session
  * token where one may be used (session-scope.ts).
  */
-export function requireUser(authenticator: Authenticator): RequestHandler {
+export function requireUser(authenticator: Authenticator, guard: AuthGuard): RequestHandler {
   return async (req, res, next) => {
+    const address = guard.addressOf(req);
+    const wait = await guard.failures.waitSeconds(address);
+    if (wait > 0) throw new AppError('rate_limited', 'too many requests with a missing or wrong key from this address; wait', undefined, wait);
     const principal = await authenticator.fromAuthorizationHeader(req.headers.authorization);
-    if (!principal) throw new AppError('unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
+    if (!principal) {
+      await guard.failures.failed(address);
+      throw new AppError('unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
+    }
     if (principal.viaSession && !sessionTokenMayUse(req.method, `${req.baseUrl}${req.path}`)) {
-      throw new AppError('forbidden', 'a session token may read conversations and turns, cancel turns and get websocket tickets; this route needs the API key');
+      throw new AppError('forbidden', 'a session token may read conversations and turns, cancel turns, get websocket tickets and use /api/chat; this route needs the API key');
     }
     res.locals.principal = principal;
     next();

@@ -4,7 +4,7 @@ import { checkCursor, type CursorCheck } from '../events/cursor';
 import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
 import type { LoggedEvent } from '../store/event-log';
 import { isTerminal, type Turn } from '../store/turns-repository';
-import type { OpenConnections } from '../auth/open-connections';
+import { LiveSseStreams, type LiveSseOptions } from './live-sse';
 
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {
@@ -36,15 +36,11 @@ export interface TurnEventStreamer {
  */
 export function createTurnEventStreamer(
   source: ConversationEventSource,
-  options: { connections: OpenConnections; heartbeatMs?: number; maxBufferedBytes?: number },
+  options: LiveSseOptions,
 ): TurnEventStreamer {
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
-  const maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024;
-  const open = new Set<() => void>();
+  const streams = new LiveSseStreams(options);
   return {
-    endAll() {
-      for (const finish of open) finish();
-    },
+    endAll: () => streams.endAll(),
     async stream(turn, keyId, req, res) {
       const after = readLastEventId(req.header('last-event-id') ?? req.query.lastEventId);
       res.writeHead(200, {
@@ -56,7 +52,6 @@ export function createTurnEventStreamer(
       res.flushHeaders();
       // Cheap filter before parsing: most events of a busy conversation belong to other turns.
       const marker = `"turnId":${JSON.stringify(turn.id)}`;
-      let ended = false;
       const refuse = (refusal: Extract<CursorCheck, { ok: false }>) => {
         const { ok: _ok, ...error } = refusal;
         res.end(errorEvent(error));
@@ -65,7 +60,7 @@ export function createTurnEventStreamer(
 
       /** Writes the event if it is this turn's; true when it was the turn's last. */
       const write = (json: string, seq: number): boolean => {
-        if (ended || !json.includes(marker)) return false;
+        if (!json.includes(marker)) return false;
         const type = (JSON.parse(json) as { type: EventType }).type;
         res.write(`id: ${seq}\nevent: ${type}\ndata: ${json}\n\n`);
         return TERMINAL_EVENT_TYPES.has(type);
@@ -85,38 +80,23 @@ export function createTurnEventStreamer(
         return;
       }
 
-      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
-      let dispose = () => {};
-      const finish = (last = '') => {
-        if (ended) return;
-        ended = true;
-        open.delete(end);
-        clearInterval(heartbeat);
-        unregister();
-        dispose();
-        res.end(last);
-      };
-      const unregister = options.connections.add(keyId, (reason) => finish(errorEvent({ code: 'unauthorized', message: reason })));
-      const end = () => finish();
-      open.add(end);
-      req.on('close', end);
-      const subscribeFrom = (from: number | undefined) =>
-        source.subscribe({
-          conversationId: turn.conversationId,
-          after: from,
-          deliver: (json, seq) => {
-            if (res.writableLength > maxBufferedBytes) return finish();
-            if (write(json, seq)) finish();
-          },
-          onError: () => finish(),
-        });
-      const outcome = await subscribeFrom(after);
+      const live = streams.start(res, keyId, (reason) => errorEvent({ code: 'unauthorized', message: reason }));
+      const outcome = await source.subscribe({
+        conversationId: turn.conversationId,
+        after,
+        deliver: (json, seq) => {
+          if (live.isEnded) return;
+          if (streams.cutIfBehind(live, res)) return;
+          if (write(json, seq)) live.end();
+        },
+        onError: () => live.end(),
+      });
       if (!outcome.ok) {
         const { ok: _ok, ...error } = outcome;
-        return finish(errorEvent(error));
+        return live.end(errorEvent(error));
       }
-      dispose = outcome.subscription.dispose;
-      if (ended) return dispose();
+      live.onEnd(outcome.subscription.dispose);
+      if (live.isEnded) return;
       outcome.subscription.start();
     },
   };

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors/app-error';
 import { userIdOf } from './require-user';
@@ -12,7 +12,7 @@ export interface UserRateLimiter {
  * Requests per user per minute, counted in Redis so that every API process shares the count.
  * While Redis is down, each process counts on its own rather than refusing everyone.
  */
-export function createUserRateLimiter(options: { redis: Redis; prefix: string; perMinute: number }): UserRateLimiter {
+export function createUserRateLimiter(options: { redis: RedisClient; prefix: string; perMinute: number }): UserRateLimiter {
   const limits = { points: options.perMinute, duration: 60 };
   return new RateLimiterRedis({
     storeClient: options.redis,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 import type { Logger } from 'pino';
 import type { OpenConnections } from './open-connections';
 
@@ -7,7 +7,7 @@ const REASON = 'the API key was revoked';
 export const revocationChannel = (prefix: string) => `${prefix}:key-revoked`;
 
 /** Tells every API process at once that a key was revoked (best effort: the sweep catches up). */
-export async function announceRevocation(redis: Redis, prefix: string, keyId: string): Promise<void> {
+export async function announceRevocation(redis: RedisClient, prefix: string, keyId: string): Promise<void> {
   await redis.publish(revocationChannel(prefix), keyId);
 }
 
@@ -16,16 +16,22 @@ export async function announceRevocation(redis: Redis, prefix: string, keyId: st
  * over Redis pub/sub, and in any case within `intervalMs`, by asking the database which of the
  * open connections' keys are revoked (a revocation made while Redis was down, or one whose
  * announcement this process missed).
+ *
+ * `forgetKeys` (the verified-key cache's clear) runs before a revoked key's connections close,
+ * so whoever sees them closed finds the key refused; and on every reconnection of the
+ * subscriber, since announcements made while it was away are lost.
  */
 export async function startRevocationWatch(deps: {
   connections: OpenConnections;
+  forgetKeys(): void;
   revokedAmong(keyIds: string[]): Promise<string[]>;
-  subscriber: Redis;
+  subscriber: RedisClient;
   prefix: string;
   intervalMs: number;
   logger: Logger;
 }): Promise<{ stop(): Promise<void> }> {
   const close = (keyId: string) => {
+    deps.forgetKeys();
     const closed = deps.connections.closeKey(keyId, REASON);
     if (closed > 0) deps.logger.info({ keyId, closed }, 'closed the connections of a revoked key');
   };
@@ -33,7 +39,9 @@ export async function startRevocationWatch(deps: {
   const onMessage = (from: string, keyId: string) => {
     if (from === channel) close(keyId);
   };
+  const onReconnect = () => deps.forgetKeys();
   deps.subscriber.on('message', onMessage);
+  deps.subscriber.on('ready', onReconnect);
   await deps.subscriber.subscribe(channel);
 
   let sweeping: Promise<void> = Promise.resolve();
@@ -54,6 +62,7 @@ export async function startRevocationWatch(deps: {
     async stop() {
       clearInterval(timer);
       deps.subscriber.off('message', onMessage);
+      deps.subscriber.off('ready', onReconnect);
       await deps.subscriber.unsubscribe(channel).catch(() => undefined);
       await sweeping;
     },

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 import { z } from 'zod';
 import type { Principal } from './principal';
 
@@ -15,7 +15,7 @@ export const isSessionToken = (credential: string) => credential.startsWith('sst
  */
 export class SessionTokens {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

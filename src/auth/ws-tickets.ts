@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 import { z } from 'zod';
 import type { Principal } from './principal';
 
@@ -12,7 +12,7 @@ const storedTicketSchema = z.object({ userId: z.string(), keyId: z.string() });
  */
 export class WsTickets {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttlSeconds: number,
   ) {}

@@ -7,6 +7,8 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const url = z.string().url();
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), url.optional());
+/** `host:port` parses as a URL with the scheme `host`: an HTTP endpoint names its scheme. */
+const optionalHttpUrl = z.preprocess((v) => (v === '' ? undefined : v), url.regex(/^https?:\/\//i, 'an http:// or https:// URL').optional());
 
 /**
  * Every setting of Switchyard. This module is the only reader of `process.env`; the rest of
@@ -23,17 +25,40 @@ export const configSchema = z
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _')
       .default('public'),
     REDIS_URL: optionalUrl,
+    /**
+     * `host:port,host:port,…`: some nodes of a Redis Cluster (the rest are discovered). Set, it
+     * is used instead of REDIS_URL, and BullMQ's keys take the hash tag `{REDIS_PREFIX}`.
+     */
+    REDIS_CLUSTER_NODES: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z
+        .string()
+        .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean))
+        .pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, 'host:port,host:port,…')).min(1, 'host:port,host:port,…'))
+        .transform((entries) =>
+          entries.map((entry) => {
+            const at = entry.lastIndexOf(':');
+            return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+          }),
+        )
+        .optional(),
+    ),
     /** Prefix of every Redis key and BullMQ queue; lets several deployments or tests share one Redis. */
     REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('switchyard'),
     LLM_BASE_URL: optionalUrl,
     LLM_API_KEY: z.string().optional(),
     LLM_MODEL: z.string().min(1).default('scripted'),
     TOOLS_DIR: z.string().default('./tools'),
+    /** Where `npm run build` / `npm start` put the playground bundle, which the API serves at `/`. */
+    PLAYGROUND_DIR: z.string().default('./dist/playground'),
     ADMIN_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
     ALLOWED_ORIGINS: z.string().optional(),
     DATA_DIR: z.string().default('./.switchyard'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+    /** The largest batch submission (`POST /v1/batches`), and the most items one may hold. */
+    MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
+    MAX_BATCH_ITEMS: positiveInt.default(50_000),
     /** The largest websocket frame a client may send; a larger one closes the connection with 1009 (API.md). */
     WS_MAX_FRAME_BYTES: positiveInt.default(64 * 1024),
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
@@ -43,12 +68,25 @@ export const configSchema = z
     SESSION_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(900),
     /** How often each API process checks its open websockets and SSE streams for revoked keys. */
     KEY_REVOCATION_CHECK_MS: positiveInt.default(2000),
+    /**
+     * How long an API process trusts an API key it verified (and a session token's or ticket's
+     * key) without asking the database again; 0 asks on every request. A revocation announced
+     * over Redis empties the cache at once, so this bounds only a revocation the process missed.
+     */
+    API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5000),
     /** Events kept per conversation in the Redis replay log. */
     EVENT_LOG_MAX_LENGTH: positiveInt.default(10_000),
     /** Seconds a conversation's replay log is kept after its last event. */
     EVENT_LOG_TTL_SECONDS: positiveInt.default(24 * 3600),
     /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
     WORKER_CONCURRENCY: positiveInt.default(50),
+    /**
+     * Batch item turns one worker process starts at once, in slots of their own beside those:
+     * a batch never fills the slots interactive turns start in. The default runs one batch at
+     * its default concurrency on one worker; turns that are CPU for this machine (a fast local
+     * model) want 1-2, so that interactive turns keep their first token while a batch runs.
+     */
+    BATCH_TURNS_PER_WORKER: positiveInt.default(8),
     /** BullMQ lock: a worker that stops renewing it for this long loses its job. */
     LOCK_DURATION_MS: positiveInt.default(10_000),
     /** How often BullMQ looks for jobs whose lock expired. */
@@ -58,6 +96,11 @@ export const configSchema = z
     /** Times a turn's job may be taken back from a worker that stopped renewing its lock before the turn fails as `stalled`. */
     MAX_STALLED_COUNT: positiveInt.default(2),
     DEFAULT_MAX_STEPS: positiveInt.default(8),
+    /**
+     * Stored messages a turn sends when it does not say (`maxHistoryMessages`): the most recent,
+     * from a user message on, and always all of the turn's own. Unset: the whole history.
+     */
+    MAX_HISTORY_MESSAGES: z.preprocess((v) => (v === '' ? undefined : v), positiveInt.optional()),
     /** Tool calls run per step; the model's calls past it get an error result. */
     MAX_TOOL_CALLS_PER_STEP: positiveInt.default(32),
     /** Provider failures (429, 5xx, broken streams) retried per turn before it fails with `retries_exhausted`. */
@@ -71,6 +114,24 @@ export const configSchema = z
     MAX_ACTIVE_TURNS_PER_USER: positiveInt.default(1000),
     /** Authenticated API requests one user may make per minute; more answer 429 with Retry-After. */
     RATE_LIMIT_PER_MINUTE: positiveInt.default(1200),
+    /**
+     * Requests with a missing or wrong key one client address may make per minute; past it the
+     * address is answered 429 before any lookup, so a flood of bad keys costs no database work.
+     */
+    AUTH_FAILURES_PER_MINUTE: positiveInt.default(30),
+    /**
+     * Which proxies' X-Forwarded-For to believe for the client address (express's `trust proxy`):
+     * `false` (the socket's address), `true`, a hop count, or addresses and subnets
+     * (`loopback, 10.0.0.0/8`).
+     */
+    TRUST_PROXY: z
+      .string()
+      .default('false')
+      .transform((value): boolean | number | string[] => {
+        if (value === 'true' || value === 'false') return value === 'true';
+        if (/^\d+$/.test(value)) return Number(value);
+        return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+      }),
     /** How often workers look in PostgreSQL for unfinished turns without a job (after a Redis loss). */
     RECONCILE_INTERVAL_MS: positiveInt.default(15_000),
     /** Turns one reconciler pass checks at most; the next pass goes on from there. */
@@ -84,6 +145,11 @@ export const configSchema = z
      */
     DATABASE_QUERY_TIMEOUT_MS: positiveInt.default(10_000),
     /**
+     * Statements prepared once per connection (PostgreSQL plans each once instead of on every
+     * call). `false` for a PgBouncer in transaction mode older than 1.21, which cannot carry them.
+     */
+    DATABASE_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
+    /**
      * A command on the fail-fast Redis connection (the API's enqueues, rate limits and
      * tickets) with no answer for this long fails, so a hung Redis answers 503 rather than
      * hanging. Workers' connections wait outages out and have no such limit.
@@ -91,17 +157,28 @@ export const configSchema = z
     REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(3_000),
     SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
     WS_TICKET_TTL_SECONDS: positiveInt.default(60),
+    /**
+     * Where OpenTelemetry traces go (OTLP/HTTP, spans sent to `<endpoint>/v1/traces`). Unset: no
+     * SDK is started and every span call is a no-op. The SDK reads the other standard variables
+     * itself (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_BSP_*`,
+     * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`).
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalHttpUrl,
   })
   .transform((env) => ({
     ...env,
     DATA_DIR: path.resolve(env.DATA_DIR),
     TOOLS_DIR: path.resolve(env.TOOLS_DIR),
+    PLAYGROUND_DIR: path.resolve(env.PLAYGROUND_DIR),
     ALLOWED_ORIGINS: env.ALLOWED_ORIGINS
       ? env.ALLOWED_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)
       : [],
   }));
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
+
+/** The environment variables Switchyard reads: anything else in the environment is not ours. */
+export const CONFIG_KEYS: readonly string[] = Object.keys(configSchema.in.shape);
 
 export class ConfigError extends StartupError {
   override readonly code = 'invalid_config';
@@ -118,9 +195,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
 }
 
 function pickDefined(env: NodeJS.ProcessEnv): Record<string, string> {
-  const keys = Object.keys(configSchema.in.shape);
   const picked: Record<string, string> = {};
-  for (const key of keys) {
+  for (const key of CONFIG_KEYS) {
     const value = env[key];
     if (value !== undefined) picked[key] = value;
   }

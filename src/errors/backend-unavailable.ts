@@ -1,6 +1,7 @@
 import { types } from 'node:util';
 import { ConnectionClosedError } from 'bullmq';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
+import ClusterAllFailedError from 'ioredis/built/errors/ClusterAllFailedError';
 import { CONNECTION_CLOSED_ERROR_MSG } from 'ioredis/built/utils';
 import { DatabaseError } from 'pg';
 
@@ -53,7 +54,16 @@ const IOREDIS_CONNECTION_MESSAGES = new Set([
   CONNECTION_CLOSED_ERROR_MSG,
   "Stream isn't writeable and enableOfflineQueue options is false",
   'Command timed out',
+  // A cluster connection: not connected yet (or lost every node), or it lost every node for good.
+  "Cluster isn't ready and enableOfflineQueue options is false",
+  'None of startup nodes is available',
 ]);
+
+/**
+ * A cluster connection gives up on a command whose slot's master stays down after
+ * `maxRedirections` retries, with this message followed by the last error.
+ */
+const CLUSTER_GAVE_UP = 'Too many Cluster redirections.';
 
 /**
  * Whether an error means Redis or PostgreSQL is down (answer 503, wait, let the client retry)
@@ -63,12 +73,19 @@ const IOREDIS_CONNECTION_MESSAGES = new Set([
 export function isBackendUnavailable(thrown: unknown, depth = 0): boolean {
   // isNativeError: Node's own errors (a socket's) may come from another realm (a vm context).
   if (!(thrown instanceof Error || types.isNativeError(thrown)) || depth > 5) return false;
-  if (thrown instanceof BackendUnavailableError || thrown instanceof MaxRetriesPerRequestError || thrown instanceof ConnectionClosedError) return true;
+  if (
+    thrown instanceof BackendUnavailableError ||
+    thrown instanceof MaxRetriesPerRequestError ||
+    thrown instanceof ClusterAllFailedError ||
+    thrown instanceof ConnectionClosedError
+  ) {
+    return true;
+  }
   const code = (thrown as { code?: unknown }).code;
   if (thrown instanceof DatabaseError) return typeof code === 'string' && isUnavailableSqlState(code);
   if (typeof code === 'string' && NETWORK_ERRNOS.has(code)) return true;
   if (thrown.name === 'ReplyError' && UNAVAILABLE_REDIS_REPLIES.has(thrown.message.split(' ', 1)[0]!)) return true;
-  if (IOREDIS_CONNECTION_MESSAGES.has(thrown.message)) return true;
+  if (IOREDIS_CONNECTION_MESSAGES.has(thrown.message) || thrown.message.startsWith(CLUSTER_GAVE_UP)) return true;
   const inner = (thrown as { errors?: unknown }).errors;
   if (Array.isArray(inner) && inner.some((error) => isBackendUnavailable(error, depth + 1))) return true;
   return isBackendUnavailable(thrown.cause, depth + 1);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { EventLogRestartedError, type ConversationSubscription, type SubscribeOutcome } from '../subscriptions/conversation-subscription';
+import type { BatchProgressFrame } from '../batches/batch-progress';
 import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
 
 export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };
@@ -12,12 +13,19 @@ export interface SessionServices {
   subscribe(input: {
     conversationId: string;
     after: number | undefined;
-    deliver(json: string, seq: number): void;
+    deliver(json: string, seq: number, appendedAt?: number): void;
     onError(error: Error): void;
   }): Promise<SubscribeOutcome>;
   answerToolCall(userId: string, frame: ToolResultFrame): Promise<ToolResultOutcome>;
-  /** Sends an event frame, encoded once for every client of this gateway. */
-  sendEvent(socket: WebSocket, eventJson: string): void;
+  ownsBatch(userId: string, batchId: string): Promise<boolean>;
+  followBatch(batchId: string, options: { send(frame: BatchProgressFrame): void; onEnd(): void }): Promise<{ stop(): void }>;
+  /**
+   * Sends an event frame, encoded once for every client of this gateway. `appendedAt`: when
+   * a live event was appended (ms since the epoch), for the relay lag.
+   */
+  sendEvent(socket: WebSocket, eventJson: string, appendedAt?: number): void;
+  /** A client was disconnected for falling too far behind (counted). */
+  onSlowConsumer(): void;
   /** Whether the session may send one more frame now (its frame rate). */
   admitFrame(session: ClientSession): Promise<boolean>;
   logger: Logger;
@@ -43,6 +51,7 @@ export const CLOSE = {
 export class ClientSession {
   alive = true;
   private readonly subscriptions = new Map<string, ConversationSubscription>();
+  private readonly batches = new Map<string, { stop(): void }>();
   private queue: Promise<void> = Promise.resolve();
   private closing = false;
   private rateLimitedAt = 0;
@@ -63,6 +72,10 @@ export class ClientSession {
     return this.subscriptions.size;
   }
 
+  get batchSubscriptionCount(): number {
+    return this.batches.size;
+  }
+
   /** Sends a frame unless the client is too far behind, in which case it is disconnected. */
   send(frame: ServerFrame | string): void {
     if (this.closing || this.socket.readyState !== WebSocket.OPEN) return;
@@ -80,6 +93,7 @@ export class ClientSession {
   }
 
   private disconnectSlowConsumer(): void {
+    this.services.onSlowConsumer();
     this.services.logger.info({ userId: this.userId }, 'websocket client too slow, disconnected');
     this.close(CLOSE.slowConsumer, 'too slow: reconnect and subscribe with after = your last seq');
   }
@@ -112,8 +126,14 @@ export class ClientSession {
       case 'ping':
         return this.send({ type: 'pong' });
       case 'subscribe':
+        if ('batchId' in frame) return this.followBatch(frame.batchId);
         return this.subscribe(frame.conversationId, frame.after);
       case 'unsubscribe':
+        if ('batchId' in frame) {
+          this.batches.get(frame.batchId)?.stop();
+          this.batches.delete(frame.batchId);
+          return this.send({ type: 'unsubscribed', batchId: frame.batchId });
+        }
         this.subscriptions.get(frame.conversationId)?.dispose();
         this.subscriptions.delete(frame.conversationId);
         return this.send({ type: 'unsubscribed', conversationId: frame.conversationId });
@@ -123,6 +143,25 @@ export class ClientSession {
         return this.send({ type: 'tool-result-ack', turnId: frame.turnId, toolCallId: frame.toolCallId, accepted: outcome.accepted });
       }
     }
+  }
+
+  /** A batch's progress: `batch-progress` frames while it changes, then `batch-finish`. */
+  private async followBatch(batchId: string): Promise<void> {
+    if (!(await this.services.ownsBatch(this.userId, batchId))) {
+      return this.send({ type: 'error', code: 'not_found', message: 'no such batch', batchId });
+    }
+    this.batches.get(batchId)?.stop();
+    this.batches.delete(batchId);
+    if (this.subscriptions.size + this.batches.size >= this.limits.maxSubscriptions) {
+      return this.send({ type: 'error', code: 'too_many_subscriptions', message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`, batchId });
+    }
+    this.send({ type: 'subscribed', batchId });
+    const following = await this.services.followBatch(batchId, {
+      send: (frame) => this.send(frame),
+      onEnd: () => this.batches.delete(batchId),
+    });
+    if (this.closing) return following.stop();
+    this.batches.set(batchId, following);
   }
 
   private async subscribe(conversationId: string, after: number | undefined): Promise<void> {
@@ -143,10 +182,10 @@ export class ClientSession {
     const outcome = await this.services.subscribe({
       conversationId,
       after,
-      deliver: (json) => {
+      deliver: (json, _seq, appendedAt) => {
         if (this.closing) return;
         if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) return this.disconnectSlowConsumer();
-        this.services.sendEvent(this.socket, json);
+        this.services.sendEvent(this.socket, json, appendedAt);
       },
       onError: (error) => {
         this.services.logger.warn({ err: error, conversationId }, 'subscription failed');
@@ -177,5 +216,7 @@ export class ClientSession {
   private dispose(): void {
     for (const subscription of this.subscriptions.values()) subscription.dispose();
     this.subscriptions.clear();
+    for (const following of this.batches.values()) following.stop();
+    this.batches.clear();
   }
 }

@@ -7,14 +7,18 @@ import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from '
 import { eventFrame } from './frames';
 import { isOriginAllowed } from '../auth/origin-policy';
 import type { Principal } from '../auth/principal';
+import type { AuthGuard } from '../api/require-user';
 import type { OpenConnections } from '../auth/open-connections';
+import type { Metrics } from '../metrics/metrics';
 
-export interface GatewayOptions extends Omit<SessionServices, 'sendEvent' | 'admitFrame'>, Partial<Omit<SessionLimits, 'maxBufferedBytes'>> {
+export interface GatewayOptions extends Omit<SessionServices, 'sendEvent' | 'admitFrame' | 'onSlowConsumer'>, Partial<Omit<SessionLimits, 'maxBufferedBytes'>> {
   server: http.Server;
   /** Default `/v1/ws`. */
   path?: string;
   /** Who a handshake is (`Authorization: Bearer` or `?ticket=`), or null to refuse it with 401. */
   authenticate(req: http.IncomingMessage): Promise<Principal | null>;
+  /** Handshakes with bad credentials, counted per client address as the HTTP API counts them. */
+  authGuard: AuthGuard;
   /** Where each connection is registered under its key, so that revoking the key closes it. */
   connections: OpenConnections;
   allowedOrigins: readonly string[];
@@ -27,10 +31,13 @@ export interface GatewayOptions extends Omit<SessionServices, 'sendEvent' | 'adm
   /** Ping interval; a peer that misses one pong is dropped. */
   heartbeatMs: number;
   logger: Logger;
+  metrics: Pick<Metrics, 'eventRelayLag' | 'slowConsumerDisconnects'>;
 }
 
 export interface Gateway {
   clientCount(): number;
+  /** Subscriptions of the open connections: to conversations, and to batches. */
+  subscriptionCounts(): { conversation: number; batch: number };
   /** Closes every connection with 1012 (a reconnect hint) and stops accepting new ones. */
   close(reason: string): Promise<void>;
 }
@@ -53,24 +60,38 @@ export function createGateway(options: GatewayOptions): Gateway {
     ownsConversation: options.ownsConversation,
     subscribe: options.subscribe,
     answerToolCall: options.answerToolCall,
+    ownsBatch: options.ownsBatch,
+    followBatch: options.followBatch,
     admitFrame,
     logger: options.logger,
-    sendEvent(socket, json) {
+    sendEvent(socket, json, appendedAt) {
       if (json !== lastJson) {
         lastJson = json;
         lastFrame = Buffer.from(eventFrame(json));
+        // Once per event on this gateway, when it first goes out, not once per subscriber.
+        if (appendedAt !== undefined) options.metrics.eventRelayLag.observe(Math.max(0, Date.now() - appendedAt) / 1000);
       }
       socket.send(lastFrame!, { binary: false });
     },
+    onSlowConsumer: () => options.metrics.slowConsumerDisconnects.inc({ transport: 'websocket' }),
   };
 
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== path) return refuse(socket, 404);
     if (!isOriginAllowed(req.headers.origin, req.headers.host, options.allowedOrigins)) return refuse(socket, 403);
-    options.authenticate(req).then(
+    const address = options.authGuard.addressOf(req);
+    /** The handshake's principal, or the status it is refused with. */
+    const admit = async (): Promise<Principal | 401 | 429> => {
+      if ((await options.authGuard.failures.waitSeconds(address)) > 0) return 429;
+      const principal = await options.authenticate(req);
+      if (principal) return principal;
+      await options.authGuard.failures.failed(address);
+      return 401;
+    };
+    admit().then(
       (principal) => {
-        if (!principal) return refuse(socket, 401);
+        if (typeof principal === 'number') return refuse(socket, principal);
         wss.handleUpgrade(req, socket, head, (ws) => {
           const session = new ClientSession(ws, principal.userId, services, limits);
           sessions.add(session);
@@ -103,6 +124,14 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   return {
     clientCount: () => sessions.size,
+    subscriptionCounts() {
+      const counts = { conversation: 0, batch: 0 };
+      for (const session of sessions) {
+        counts.conversation += session.subscriptionCount;
+        counts.batch += session.batchSubscriptionCount;
+      }
+      return counts;
+    },
     async close(reason) {
       clearInterval(heartbeat);
       options.server.off('upgrade', onUpgrade);
@@ -121,6 +150,7 @@ const REFUSALS = {
   401: ['Unauthorized', 'unauthorized', 'a valid API key (Authorization: Bearer) or ticket (?ticket=) is required'],
   403: ['Forbidden', 'forbidden', 'this Origin may not open websockets here (ALLOWED_ORIGINS)'],
   404: ['Not Found', 'not_found', 'no websocket endpoint here'],
+  429: ['Too Many Requests', 'rate_limited', 'too many handshakes with a missing or wrong key from this address; wait'],
   503: ['Service Unavailable', 'unavailable', 'try again shortly'],
 } as const;
 
@@ -128,7 +158,7 @@ const REFUSALS = {
 function refuse(socket: Duplex, status: keyof typeof REFUSALS): void {
   const [text, code, message] = REFUSALS[status];
   const body = JSON.stringify({ error: { code, message } });
-  const retryAfter = status === 503 ? 'Retry-After: 5\r\n' : '';
+  const retryAfter = status === 503 ? 'Retry-After: 5\r\n' : status === 429 ? 'Retry-After: 60\r\n' : '';
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
   );

@@ -1,83 +1,283 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PROVIDER_ERROR_KINDS, PROVIDER_REQUEST_STATUSES } from '../providers/provider-error';
+import type { DbConnectionFigures } from '../store/db';
+
+const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+const TOOL_CALL_STATUSES = ['succeeded', 'failed'] as const;
+const BATCH_ITEM_ENDS = ['succeeded', 'failed', 'cancelled'] as const;
+const TRANSPORTS = ['websocket', 'sse'] as const;
+/** The tool label of a name the registry does not know: names from outside never become labels. */
+export const OTHER_TOOL = 'other';
+/** Queue counts are read from Redis at most this often, however many scrapers ask. */
+const QUEUE_COUNTS_MAX_AGE_MS = 1000;
+
+interface WatchedQueue {
+  name: string;
+  getJobCounts(...states: string[]): Promise<Record<string, number>>;
+}
 
 /**
  * Every metric Switchyard exports, in one registry per process (not prom-client's global
  * one, so tests can run several services side by side). Names are the dashboard's contract.
+ * Label sets known at start are created at 0, so that a panel shows 0 rather than no data
+ * before the first event (Prometheus has no series for a counter never written).
  */
-export function createMetrics() {
+export function createMetrics(options: { now?: () => number } = {}) {
+  const now = options.now ?? Date.now;
   const registry = new Registry();
-  // The gateway registers its client count once it exists; read at scrape time.
+  // Figures owned elsewhere are read at scrape time through these, set once their owner exists.
   let countWebsocketClients = () => 0;
-  let queues: { name: string; getJobCounts(...states: string[]): Promise<Record<string, number>> }[] = [];
+  let countSubscriptions = () => ({ conversation: 0, batch: 0 });
+  let readDbConnections: () => DbConnectionFigures | null = () => null;
+  let queues: WatchedQueue[] = [];
+  let queueCounts: { at: number; counts: Promise<{ queue: string; counts: Record<string, number> }[]> } | undefined;
+  let knownTools = new Set<string>();
   collectDefaultMetrics({ register: registry, prefix: 'switchyard_process_' });
+
+  const httpRequests = new Counter({
+    name: 'switchyard_http_requests_total',
+    help: 'HTTP requests answered, by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const turnsStarted = new Counter({
+    name: 'switchyard_turns_started_total',
+    help: 'Turn attempts started by workers',
+    registers: [registry],
+  });
+  const turnsFinished = new Counter({
+    name: 'switchyard_turns_finished_total',
+    help: 'Turns ended, by final status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const turnDuration = new Histogram({
+    name: 'switchyard_turn_duration_seconds',
+    help: 'From a turn being accepted to its end',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [registry],
+  });
+  const turnSteps = new Histogram({
+    name: 'switchyard_turn_steps',
+    help: 'Completions (steps) a turn took, observed when it ends',
+    buckets: [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50],
+    registers: [registry],
+  });
+  const timeToFirstToken = new Histogram({
+    name: 'switchyard_time_to_first_token_seconds',
+    help: 'From a step starting to its first token from the provider',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const streamedTokens = new Counter({
+    name: 'switchyard_streamed_tokens_total',
+    help: 'Output pieces streamed from the provider (about a token each), by kind; counted per step',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const modelTokens = new Counter({
+    name: 'switchyard_model_tokens_total',
+    help: "Tokens of completed steps as the provider's usage reports them, by kind",
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const providerRequests = new Counter({
+    name: 'switchyard_provider_requests_total',
+    help: 'Completion requests sent to the provider, by what it answered (an HTTP status class, no_response, or aborted by us)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const providerErrors = new Counter({
+    name: 'switchyard_provider_errors_total',
+    help: 'Failed completion requests, by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const providerRetries = new Counter({
+    name: 'switchyard_provider_retries_total',
+    help: 'Provider failures retried (the turn waits, then tries again), by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const toolCalls = new Counter({
+    name: 'switchyard_tool_calls_total',
+    help: 'Tool calls settled, by tool and final status',
+    labelNames: ['tool', 'status'] as const,
+    registers: [registry],
+  });
+  const toolAttempts = new Counter({
+    name: 'switchyard_tool_attempts_total',
+    help: 'Tool executions (first attempts and retries, of turns and direct invocations), by tool',
+    labelNames: ['tool'] as const,
+    registers: [registry],
+  });
+  const toolDuration = new Histogram({
+    name: 'switchyard_tool_duration_seconds',
+    help: 'One tool execution, by tool',
+    labelNames: ['tool'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const eventRelayLag = new Histogram({
+    name: 'switchyard_event_relay_lag_seconds',
+    help: 'From an event being appended to the log to this gateway first sending it to a websocket client (live events only, not replays)',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const slowConsumerDisconnects = new Counter({
+    name: 'switchyard_slow_consumer_disconnects_total',
+    help: 'Clients disconnected because their unsent backlog passed WS_MAX_BUFFERED_BYTES, by transport',
+    labelNames: ['transport'] as const,
+    registers: [registry],
+  });
+  const batchItemsStarted = new Counter({
+    name: 'switchyard_batch_items_started_total',
+    help: 'Batch items started (a retried item counts again)',
+    registers: [registry],
+  });
+  const batchItemsEnded = new Counter({
+    name: 'switchyard_batch_items_ended_total',
+    help: 'Batch items ended, by status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const dbQueryDuration = new Histogram({
+    name: 'switchyard_db_query_duration_seconds',
+    help: 'One database query (inside transactions too), from the call to its answer',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: 'switchyard_websocket_clients',
+    help: 'Open websocket connections on this gateway',
+    registers: [registry],
+    collect() {
+      this.set(countWebsocketClients());
+    },
+  });
+  new Gauge({
+    name: 'switchyard_websocket_subscriptions',
+    help: 'Subscriptions of the open websocket connections on this gateway, by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      const counts = countSubscriptions();
+      this.set({ kind: 'conversation' }, counts.conversation);
+      this.set({ kind: 'batch' }, counts.batch);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_db_connections',
+    help: "This process's database connections, by state (busy, idle, max: the pool's size)",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const figures = readDbConnections();
+      if (!figures) return;
+      this.set({ state: 'busy' }, figures.busy);
+      this.set({ state: 'idle' }, figures.idle);
+      this.set({ state: 'max' }, figures.max);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_db_waiting_clients',
+    help: 'Queries and transactions of this process waiting for a database connection',
+    registers: [registry],
+    collect() {
+      const figures = readDbConnections();
+      if (figures) this.set(figures.waiting);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_queue_jobs',
+    help: 'Jobs in the turn and tool queues, by state (read from Redis at scrape time, at most once a second)',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      const at = now();
+      if (!queueCounts || at - queueCounts.at >= QUEUE_COUNTS_MAX_AGE_MS) {
+        const counts = Promise.all(
+          queues.map(async (queue) => ({
+            queue: queue.name,
+            counts: await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'waiting-children', 'failed'),
+          })),
+        );
+        queueCounts = { at, counts };
+      }
+      try {
+        for (const { queue, counts } of await queueCounts.counts) {
+          for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
+        }
+      } catch {
+        // Redis does not answer: no figure rather than a stale one, and the rest of the page
+        // is still served (an outage is when the other figures matter most).
+        this.reset();
+        queueCounts = undefined;
+      }
+    },
+  });
+
+  for (const status of TURN_STATUSES) turnsFinished.inc({ status }, 0);
+  for (const kind of ['text', 'reasoning', 'tool_call'] as const) streamedTokens.inc({ kind }, 0);
+  for (const kind of ['prompt', 'completion'] as const) modelTokens.inc({ kind }, 0);
+  for (const status of PROVIDER_REQUEST_STATUSES) providerRequests.inc({ status }, 0);
+  for (const kind of PROVIDER_ERROR_KINDS) {
+    providerErrors.inc({ kind }, 0);
+    if (kind !== 'rejected' && kind !== 'aborted') providerRetries.inc({ kind }, 0);
+  }
+  for (const transport of TRANSPORTS) slowConsumerDisconnects.inc({ transport }, 0);
+  for (const status of BATCH_ITEM_ENDS) batchItemsEnded.inc({ status }, 0);
+
   return {
     registry,
-    httpRequests: new Counter({
-      name: 'switchyard_http_requests_total',
-      help: 'HTTP requests answered, by route and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      registers: [registry],
-    }),
-    turnsStarted: new Counter({
-      name: 'switchyard_turns_started_total',
-      help: 'Turn attempts started by workers',
-      registers: [registry],
-    }),
-    turnsFinished: new Counter({
-      name: 'switchyard_turns_finished_total',
-      help: 'Turns ended, by final status',
-      labelNames: ['status'] as const,
-      registers: [registry],
-    }),
-    turnDuration: new Histogram({
-      name: 'switchyard_turn_duration_seconds',
-      help: 'From a turn being accepted to its end',
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-      registers: [registry],
-    }),
-    timeToFirstToken: new Histogram({
-      name: 'switchyard_time_to_first_token_seconds',
-      help: 'From a step starting to its first token from the provider',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    }),
-    providerErrors: new Counter({
-      name: 'switchyard_provider_errors_total',
-      help: 'Failed completion requests, by kind',
-      labelNames: ['kind'] as const,
-      registers: [registry],
-    }),
-    toolCalls: new Counter({
-      name: 'switchyard_tool_calls_total',
-      help: 'Tool calls settled, by final status',
-      labelNames: ['status'] as const,
-      registers: [registry],
-    }),
-    websocketClients: new Gauge({
-      name: 'switchyard_websocket_clients',
-      help: 'Open websocket connections on this gateway',
-      registers: [registry],
-      collect() {
-        this.set(countWebsocketClients());
-      },
-    }),
-    queueJobs: new Gauge({
-      name: 'switchyard_queue_jobs',
-      help: 'Jobs in the turn and tool queues, by state (read from Redis at scrape time)',
-      labelNames: ['queue', 'state'] as const,
-      registers: [registry],
-      async collect() {
-        for (const queue of queues) {
-          const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'waiting-children', 'failed');
-          for (const [state, count] of Object.entries(counts)) this.set({ queue: queue.name, state }, count);
-        }
-      },
-    }),
+    httpRequests,
+    turnsStarted,
+    turnsFinished,
+    turnDuration,
+    turnSteps,
+    timeToFirstToken,
+    streamedTokens,
+    modelTokens,
+    providerRequests,
+    providerErrors,
+    providerRetries,
+    toolCalls,
+    toolAttempts,
+    toolDuration,
+    eventRelayLag,
+    slowConsumerDisconnects,
+    batchItemsStarted,
+    batchItemsEnded,
+    dbQueryDuration,
+    /**
+     * The tools this process runs: their names become label values (anything else is
+     * {@link OTHER_TOOL}), each created at 0.
+     */
+    registerTools(names: readonly string[]) {
+      knownTools = new Set(names);
+      for (const tool of [...knownTools, OTHER_TOOL]) {
+        toolAttempts.inc({ tool }, 0);
+        toolDuration.zero({ tool });
+        for (const status of TOOL_CALL_STATUSES) toolCalls.inc({ tool, status }, 0);
+      }
+    },
+    /** A tool's label: its name when registered, else {@link OTHER_TOOL} (labels stay bounded). */
+    toolLabel(name: string): string {
+      return knownTools.has(name) ? name : OTHER_TOOL;
+    },
     countWebsocketClientsWith(counter: () => number) {
       countWebsocketClients = counter;
     },
-    watchQueues(watched: typeof queues) {
+    countSubscriptionsWith(counter: () => { conversation: number; batch: number }) {
+      countSubscriptions = counter;
+    },
+    readDbConnectionsWith(reader: () => DbConnectionFigures) {
+      readDbConnections = reader;
+    },
+    watchQueues(watched: WatchedQueue[]) {
       queues = watched;
+      queueCounts = undefined;
     },
   };
 }

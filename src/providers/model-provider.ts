@@ -36,7 +36,8 @@ export type ProviderChunk =
   | { type: 'text'; delta: string }
   | { type: 'reasoning'; delta: string }
   | { type: 'tool-call-fragment'; index: number; id?: string; name?: string; argumentsDelta?: string }
-  | { type: 'finish'; finishReason: string; usage: Usage };
+  /** `model` and `id`: what the provider says answered (`gen_ai.response.*` on traces), when it says. */
+  | { type: 'finish'; finishReason: string; usage: Usage; model?: string; id?: string };
 
 export interface ModelProvider {
   /**
@@ -44,4 +45,9 @@ export interface ModelProvider {
    * {@link ProviderError} (a stream that ends without `finish_reason` throws `truncated`).
    */
   stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<ProviderChunk>;
+  /**
+   * Whether the provider answers and takes our key: one cheap request (its model list).
+   * Resolves when it does; throws a {@link ProviderError} saying why not.
+   */
+  checkReachable(timeoutMs: number): Promise<void>;
 }

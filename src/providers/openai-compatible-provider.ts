@@ -1,14 +1,18 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import { connectionFailureReason } from '../errors/connection-failure';
 import type { Usage } from '../events/event';
 import type { CompletionRequest, ModelProvider, ProviderChunk } from './model-provider';
-import { kindForStatus, parseRetryAfter, ProviderError } from './provider-error';
+import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, type ProviderRequestStatus } from './provider-error';
 import { readProviderChunk } from './read-provider-chunk';
+import { serverSentData } from './server-sent-data';
 
 export interface OpenAiCompatibleOptions {
   baseURL: string;
   apiKey?: string;
   /** A stream with no chunk for this long is aborted (the SDK's timeout stops once headers arrive). */
   idleTimeoutMs: number;
+  /** Told what each completion request got back (for metrics). */
+  onRequest?: (status: ProviderRequestStatus) => void;
 }
 
 /** The only place that talks to the `openai` SDK. */
@@ -17,6 +21,17 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
   const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'none', maxRetries: 0 });
 
   return {
+    async checkReachable(timeoutMs: number): Promise<void> {
+      try {
+        await client.models.list({ timeout: timeoutMs });
+      } catch (error) {
+        if (error instanceof APIError && typeof error.status === 'number') {
+          throw new ProviderError(kindForStatus(error.status), `answered ${error.status} to GET /models`, error.status);
+        }
+        // The SDK says only "Connection error."; the reason is further down its cause chain.
+        throw new ProviderError('connection', connectionFailureReason(error));
+      }
+    },
     async *stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<ProviderChunk> {
       const controller = new AbortController();
       const abortFromCaller = () => controller.abort();
@@ -24,18 +39,18 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       if (signal.aborted) controller.abort();
       signal.addEventListener('abort', abortFromCaller, { once: true });
       let idleTimedOut = false;
-      let idleTimer: NodeJS.Timeout | undefined;
-      const armIdleTimer = () => {
-        clearTimeout(idleTimer);
-        idleTimer = setTimeout(() => {
-          idleTimedOut = true;
-          controller.abort();
-        }, options.idleTimeoutMs);
-      };
+      let answered = false;
+      // Armed from the request on; `refresh()` restarts it at each chunk.
+      const idleTimer = setTimeout(() => {
+        idleTimedOut = true;
+        controller.abort();
+      }, options.idleTimeoutMs);
 
       try {
-        armIdleTimer();
-        const stream = await client.chat.completions.create(
+        // The SDK makes the request and throws its errors for an error status or a failed
+        // connection; the body's events are read here, where a token costs a fraction of what
+        // the SDK's stream parser spends on it.
+        const response = await client.chat.completions.create(
           {
             model: request.model,
             messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
@@ -52,27 +67,59 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
               : {}),
           },
           { signal: controller.signal },
-        );
+        ).asResponse();
+        // The SDK resolves once the answer's headers came with a 2xx; an error status throws.
+        answered = true;
+        options.onRequest?.('2xx');
+        if (!response.body) throw new ProviderError('connection', 'provider stream failed: the answer had no body');
 
         let finishReason: string | undefined;
         let usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-        for await (const raw of stream) {
-          armIdleTimer();
-          const chunk = readProviderChunk(raw);
-          yield* chunk.output;
-          finishReason = chunk.finishReason ?? finishReason;
-          usage = chunk.usage ?? usage;
+        let respondedAs: { model?: string; id?: string } | undefined;
+        // What follows `data: [DONE]` is read to the end of the body and ignored.
+        let done = false;
+        for await (const batch of serverSentData(response.body)) {
+          for (const data of batch) {
+            if (done) continue;
+            if (data.startsWith('[DONE]')) {
+              done = true;
+              continue;
+            }
+            idleTimer.refresh();
+            // Invalid JSON throws its SyntaxError, a retryable `connection` failure as before.
+            const raw: unknown = JSON.parse(data);
+            // An event whose `error` is set fails the stream, as an APIError without a status: a
+            // `stream_error`, with the provider's message.
+            const error = (raw as { error?: unknown } | null)?.error;
+            if (error) throw new APIError(undefined, error, undefined, response.headers);
+            const chunk = readProviderChunk(raw);
+            // Read once: every chunk repeats them.
+            respondedAs ??= respondent(raw as { model?: unknown; id?: unknown });
+            yield* chunk.output;
+            finishReason = chunk.finishReason ?? finishReason;
+            usage = chunk.usage ?? usage;
+          }
         }
         // A stream that ends without finish_reason was cut short, whatever the transport said.
         if (!finishReason) throw new ProviderError('truncated', 'the provider stream ended without a finish_reason');
-        yield { type: 'finish', finishReason, usage };
+        yield { type: 'finish', finishReason, usage, ...respondedAs };
       } catch (error) {
-        throw toProviderError(error, { idleTimedOut, callerAborted: signal.aborted, idleTimeoutMs: options.idleTimeoutMs });
+        const providerError = toProviderError(error, { idleTimedOut, callerAborted: signal.aborted, idleTimeoutMs: options.idleTimeoutMs });
+        if (!answered) options.onRequest?.(failedRequestStatus(providerError));
+        throw providerError;
       } finally {
         clearTimeout(idleTimer);
         signal.removeEventListener('abort', abortFromCaller);
       }
     },
+  };
+}
+
+/** The model and completion id a chunk names, for traces; a provider may leave them out. */
+function respondent(raw: { model?: unknown; id?: unknown }): { model?: string; id?: string } {
+  return {
+    ...(typeof raw.model === 'string' && raw.model ? { model: raw.model } : {}),
+    ...(typeof raw.id === 'string' && raw.id ? { id: raw.id } : {}),
   };
 }
 
@@ -84,8 +131,9 @@ export function toProviderError(
   error: unknown,
   context: { idleTimedOut: boolean; callerAborted: boolean; idleTimeoutMs: number },
 ): ProviderError {
-  // Checked first: the SDK ends a stream we aborted quietly, as if the provider had ended it,
-  // so what reaches here is our own `truncated`, and a cancel would pass for a provider fault.
+  // Checked first: an abort of ours reaches here as whatever the request or the body's read made
+  // of it (the SDK's APIUserAbortError, an AbortError, a quiet end taken as `truncated`), and a
+  // cancel or an idle timeout would pass for a provider fault.
   if (context.callerAborted) return new ProviderError('aborted', 'the completion was aborted');
   if (context.idleTimedOut) return new ProviderError('idle_timeout', `no data from the provider for ${context.idleTimeoutMs} ms`);
   if (error instanceof ProviderError) return error;

@@ -4,15 +4,8 @@
  * - rejected: the provider will not accept this request (400, 401, 403, 404, 422, context length);
  * - aborted: we aborted it ourselves (cancel, shutdown, lost lock).
  */
-export type ProviderErrorKind =
-  | 'rate_limited'
-  | 'server'
-  | 'connection'
-  | 'idle_timeout'
-  | 'truncated'
-  | 'stream_error'
-  | 'rejected'
-  | 'aborted';
+export const PROVIDER_ERROR_KINDS = ['rate_limited', 'server', 'connection', 'idle_timeout', 'truncated', 'stream_error', 'rejected', 'aborted'] as const;
+export type ProviderErrorKind = (typeof PROVIDER_ERROR_KINDS)[number];
 
 export class ProviderError extends Error {
   constructor(
@@ -38,6 +31,22 @@ export function kindForStatus(status: number): ProviderErrorKind {
   if (status === 429) return 'rate_limited';
   if (status >= 500 || RETRYABLE_STATUSES.has(status)) return 'server';
   return 'rejected';
+}
+
+/**
+ * What a completion request got back, as metrics count it: the class of the provider's HTTP
+ * answer (`2xx` once its headers came, whatever the stream did next), `no_response` when none
+ * came (connection refused or cut, silent past the idle timeout), or `aborted` by us first.
+ */
+export const PROVIDER_REQUEST_STATUSES = ['2xx', '429', '4xx', '5xx', 'no_response', 'aborted'] as const;
+export type ProviderRequestStatus = (typeof PROVIDER_REQUEST_STATUSES)[number];
+
+/** The status of a request that failed before its answer's headers. */
+export function failedRequestStatus(error: ProviderError): ProviderRequestStatus {
+  if (error.kind === 'aborted') return 'aborted';
+  if (error.status === undefined) return 'no_response';
+  if (error.status === 429) return '429';
+  return error.status >= 500 ? '5xx' : '4xx';
 }
 
 /** `Retry-After` is either seconds or an HTTP date; anything else is ignored. */

@@ -6,8 +6,8 @@ import { ProviderError } from './provider-error';
 
 /**
  * The parts of a chunk we rely on; anything else a provider adds passes through unread. An
- * `error` field is not among them: the SDK throws on a chunk whose `error` is set before we
- * see it, and a provider that sends `"error": null` on every chunk is not failing.
+ * `error` field is not among them: the stream reader throws on a chunk whose `error` is set
+ * before it gets here, and a provider that sends `"error": null` on every chunk is not failing.
  */
 /** Model output is stored as it arrives: a NUL or lone surrogate becomes U+FFFD here, for clients and the database alike. */
 const outputText = z.string().transform(toStorableText);

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 
 /** What the reconciler needs to know of a job: whether something will still run it. */
 export type ObservedJobState = 'live' | 'failed' | 'completed' | 'unknown';
@@ -16,8 +16,10 @@ export interface ObservedJob {
  * `finishedOn` once it completed or failed for good (a retry clears it), so: no hash is
  * `unknown`, no `finishedOn` is `live` (waiting, delayed, active, waiting for children), and a
  * finished job is `failed` if it is in the queue's failed set. Keys come from BullMQ's `toKey`.
+ * On a cluster every key read here carries the queues' hash tag (queue-prefix.ts), so the
+ * pipeline goes to one node, as ioredis requires of a cluster pipeline.
  */
-export async function observeJobs(redis: Redis, refs: { queue: Queue; id: string }[]): Promise<ObservedJob[]> {
+export async function observeJobs(redis: RedisClient, refs: { queue: Queue; id: string }[]): Promise<ObservedJob[]> {
   if (refs.length === 0) return [];
   const pipeline = redis.pipeline();
   for (const { queue, id } of refs) {

@@ -1,13 +1,14 @@
 import { FlowProducer, Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { TURN_QUEUE, TURN_JOB_OPTIONS } from './turn-queue';
+import { traceparentSchema } from '../tracing/trace-context';
+import { TURN_QUEUE, TURN_JOB_OPTIONS, turnJobData } from './turn-queue';
 
 export const TOOL_QUEUE = 'tools';
 
 /** Job data is ids only; arguments and results live in PostgreSQL. */
 export const toolJobSchema = z.discriminatedUnion('kind', [
-  /** Executes one server-run tool call of a turn. */
-  z.object({ kind: z.literal('run-tool'), turnId: z.string(), toolCallId: z.string() }),
+  /** Executes one server-run tool call of a turn; `traceparent` names the step span that asked for it. */
+  z.object({ kind: z.literal('run-tool'), turnId: z.string(), toolCallId: z.string(), traceparent: traceparentSchema.optional() }),
   /** Settles a client tool call that was never answered. */
   z.object({ kind: z.literal('client-timeout'), turnId: z.string(), toolCallId: z.string() }),
   /** Runs a direct invocation (`POST /v1/tools/:name/invoke`). */
@@ -37,6 +38,14 @@ export function createToolQueue(connection: ConnectionOptions, prefix: string): 
   return new Queue(TOOL_QUEUE, { connection, prefix });
 }
 
+/** Where a fan-out's jobs join the turn's trace. */
+export interface FanOutTrace {
+  /** The turn's trace (its admission span): the continuation runs in it like the turn's first job. */
+  turn?: string | null;
+  /** The span that asked for the calls (the step's chat span): each tool job is its child. */
+  tools?: string;
+}
+
 /**
  * Fans a step's server-run tool calls out as a BullMQ flow: one child job per call, and the
  * turn's continuation as the parent, which BullMQ starts once every child has finished.
@@ -45,17 +54,18 @@ export function createToolQueue(connection: ConnectionOptions, prefix: string): 
  */
 export async function fanOutToolCalls(
   flows: FlowProducer,
-  input: { turnId: string; step: number; calls: ServerToolJob[] },
+  input: { turnId: string; step: number; calls: ServerToolJob[]; trace?: FanOutTrace },
 ): Promise<void> {
+  const toolTrace = input.trace?.tools ? { traceparent: input.trace.tools } : {};
   await flows.add({
     name: 'continue-turn',
     queueName: TURN_QUEUE,
-    data: { turnId: input.turnId },
+    data: turnJobData(input.turnId, input.trace?.turn),
     opts: { ...TURN_JOB_OPTIONS, jobId: continuationJobId(input.turnId, input.step) },
     children: input.calls.map((call) => ({
       name: 'run-tool',
       queueName: TOOL_QUEUE,
-      data: { kind: 'run-tool', turnId: input.turnId, toolCallId: call.toolCallId } satisfies ToolJobData,
+      data: { kind: 'run-tool', turnId: input.turnId, toolCallId: call.toolCallId, ...toolTrace } satisfies ToolJobData,
       opts: toolJobOptions(input.turnId, input.step, call),
     })),
   });

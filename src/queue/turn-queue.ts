@@ -1,10 +1,21 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
+import { traceparentSchema } from '../tracing/trace-context';
 
 export const TURN_QUEUE = 'turns';
+/**
+ * Batch items' turn starts, served by slots of their own on each worker (BATCH_TURNS_PER_WORKER),
+ * so that a batch never fills the slots interactive turns start in.
+ */
+export const BATCH_TURN_QUEUE = 'batch-turns';
 
-/** Job data is ids only: content lives in PostgreSQL, and BullMQ keeps job data in clear text. */
-export const turnJobSchema = z.object({ turnId: z.string().min(1) });
+/**
+ * Job data is ids only: content lives in PostgreSQL, and BullMQ keeps job data in clear text.
+ * `traceparent`: the trace the turn's job runs in (the span that admitted the turn).
+ * `conversationId`: on a turn's start, whose row lock the admission holds until it commits
+ * (a job may be taken before that; see turn-runner.ts).
+ */
+export const turnJobSchema = z.object({ turnId: z.string().min(1), conversationId: z.string().min(1).optional(), traceparent: traceparentSchema.optional() });
 export type TurnJobData = z.infer<typeof turnJobSchema>;
 
 /**
@@ -37,16 +48,39 @@ export function fairPriority(activeTurnsOfUser: number): number {
   return Math.min(LOWEST_PRIORITY, Math.max(1, activeTurnsOfUser));
 }
 
-export function createTurnQueue(connection: ConnectionOptions, prefix: string): Queue {
-  return new Queue(TURN_QUEUE, { connection, prefix });
+/** A batch's priority (0-9) takes a place between two counts of active turns. */
+const BATCH_BANDS = 10;
+
+/**
+ * A batch item's turn, on the batch queue: first by how many turns its user has active, as
+ * interactive turns are, so that one user's 50,000 items do not starve another user's 50
+ * whatever their batches' priorities; then by its batch's priority (0-9, higher first), which
+ * orders a user's own batches (and two users' equally busy ones).
+ */
+export function batchPriority(batchPriorityValue: number, activeTurnsOfUser: number): number {
+  const band = Math.min(9, Math.max(0, batchPriorityValue));
+  const active = Math.min(Math.floor(LOWEST_PRIORITY / BATCH_BANDS) - 1, Math.max(1, activeTurnsOfUser));
+  return active * BATCH_BANDS + (9 - band);
 }
 
-export async function enqueueTurn(queue: Queue, turnId: string, priority: number, delayMs = 0): Promise<void> {
-  const data: TurnJobData = { turnId };
-  await queue.add('run-turn', data, { ...TURN_JOB_OPTIONS, jobId: turnJobId(turnId), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+export function createTurnQueue(connection: ConnectionOptions, prefix: string, name: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE = TURN_QUEUE): Queue {
+  return new Queue(name, { connection, prefix });
 }
 
-export async function enqueueResume(queue: Queue, turnId: string, step: number): Promise<void> {
-  const data: TurnJobData = { turnId };
+/** Job data for a turn: its id, and its trace when it has one. */
+export const turnJobData = (turnId: string, traceparent?: string | null): TurnJobData => ({ turnId, ...(traceparent ? { traceparent } : {}) });
+
+export async function enqueueTurn(
+  queue: Queue,
+  turn: { id: string; conversationId?: string; traceparent?: string | null },
+  priority: number,
+  delayMs = 0,
+): Promise<void> {
+  const data: TurnJobData = { ...turnJobData(turn.id, turn.traceparent), ...(turn.conversationId ? { conversationId: turn.conversationId } : {}) };
+  await queue.add('run-turn', data, { ...TURN_JOB_OPTIONS, jobId: turnJobId(turn.id), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+}
+
+export async function enqueueResume(queue: Queue, turnId: string, step: number, traceparent?: string | null): Promise<void> {
+  const data = turnJobData(turnId, traceparent);
   await queue.add('continue-turn', data, { ...TURN_JOB_OPTIONS, jobId: resumeJobId(turnId, step) });
 }

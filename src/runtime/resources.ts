@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import type { Redis } from 'ioredis';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { FlowProducer, type Queue } from 'bullmq';
 import { toolHeaderEnvironment, type Config } from '../config/config';
 import { createMetrics, type Metrics } from '../metrics/metrics';
 import { createToolQueue } from '../queue/tool-queue';
-import { createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
+import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
 import { EventLog } from '../store/event-log';
@@ -14,13 +14,16 @@ import { migrate } from '../store/migrate';
 import { openDb } from '../store/open-db';
 import { ToolCallsRepository } from '../store/tool-calls-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
+import { BatchesRepository } from '../store/batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
-import { assertNoEviction, assertRedisAnswers, connectRedis, ensureRedis, whenReady } from './redis-connection';
+import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, ensureRedis, whenReady, type RedisClient, type RedisTarget } from './redis-connection';
+import { queuePrefix } from '../queue/queue-prefix';
 import type { TurnEndingDeps } from '../turns/turn-ending';
+import { startTracing } from '../tracing/start-tracing';
 
 /**
  * Everything a Switchyard process shares, made once and passed down. Nothing below this
@@ -30,50 +33,76 @@ export interface Resources {
   config: Config;
   logger: Logger;
   metrics: Metrics;
+  /** OpenTelemetry spans; a no-op tracer unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracer: Tracer;
   db: Db;
-  redisUrl: string;
+  /** The Redis or Redis Cluster every connection of the process goes to. */
+  redisTarget: RedisTarget;
   /** Commands; fails fast when Redis is down (the API answers 503). */
-  redis: Redis;
+  redis: RedisClient;
+  /** BullMQ's key prefix (a hash tag on a cluster): every Queue, Worker, FlowProducer and QueueEvents uses it. */
+  queuePrefix: string;
   users: UsersRepository;
   conversations: ConversationsRepository;
   messages: MessagesRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
   invocations: ToolInvocationsRepository;
+  batches: BatchesRepository;
   tools: ToolRegistry;
   eventLog: EventLog;
   turnQueue: Queue;
+  /** Batch items' turn starts (their continuations go to `turnQueue`). */
+  batchTurnQueue: Queue;
   toolQueue: Queue;
   flows: FlowProducer;
   /** Enqueues a turn's start, prioritised fairly among its user's other turns. */
   enqueueTurn: TurnEndingDeps['enqueueTurn'];
-  enqueueResume(turnId: string, step: number): Promise<void>;
+  enqueueResume(turnId: string, step: number, traceparent?: string | null): Promise<void>;
   /** Closes what was opened here, in reverse order. */
   close(): Promise<void>;
 }
 
 /**
  * `runsTools`: false for a process that runs no tool (an API alone): it starts no MCP server
- * and lists MCP tools as the workers publish them.
+ * and lists MCP tools as the workers publish them. `serviceName`: the `service.name` of the
+ * process's spans (default `switchyard`).
  */
-export async function createResources(config: Config, logger: Logger, options: { runsTools: boolean } = { runsTools: true }): Promise<Resources> {
+export async function createResources(
+  config: Config,
+  logger: Logger,
+  options: { runsTools: boolean; serviceName?: string } = { runsTools: true },
+): Promise<Resources> {
   const closers: (() => Promise<unknown>)[] = [];
+  const metrics = createMetrics();
   try {
+    // First opened, last closed: the spans of everything closing before it are still exported.
+    const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: options.serviceName ?? 'switchyard' });
+    closers.push(() => tracing.shutdown());
+
     const db = await openDb({
       databaseUrl: config.DATABASE_URL,
       schema: config.DATABASE_SCHEMA,
       dataDir: config.DATA_DIR,
       poolSize: config.DATABASE_POOL_SIZE,
       queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       onError: (error) => logger.warn({ err: error }, 'database connection error'),
+      onQueryTime: (seconds) => metrics.dbQueryDuration.observe(seconds),
     });
     closers.push(() => db.close());
+    metrics.readDbConnectionsWith(() => db.connections());
     await migrate(db);
 
-    const embedded = await ensureRedis(config.REDIS_URL, config.DATA_DIR);
-    if (embedded.child) closers.push(() => stopChild(embedded.child!));
-    await assertRedisAnswers(embedded.url);
-    const redis = connectRedis(embedded.url, 'command', config.REDIS_COMMAND_TIMEOUT_MS);
+    // The embedded Redis stands in for one Redis only: a cluster is always configured.
+    let redisTarget = configuredRedisTarget(config);
+    if (!redisTarget) {
+      const embedded = await ensureRedis(config.DATA_DIR);
+      if (embedded.child) closers.push(() => stopChild(embedded.child!));
+      redisTarget = { kind: 'single', url: embedded.url };
+    }
+    await assertRedisAnswers(redisTarget);
+    const redis = connectRedis(redisTarget, 'command', config.REDIS_COMMAND_TIMEOUT_MS);
     reportConnection(redis, logger);
     closers.push(() => redis.quit().catch(() => redis.disconnect()));
     await whenReady(redis);
@@ -82,16 +111,20 @@ export async function createResources(config: Config, logger: Logger, options: {
     // Producers share the fail-fast connection: while Redis is down an enqueue fails at once
     // (the API answers 503; the turn is in PostgreSQL and the reconciler enqueues it later)
     // instead of waiting in an offline queue. Workers' blocking connections wait outages out.
-    const turnQueue = createTurnQueue(redis, config.REDIS_PREFIX);
+    const prefix = queuePrefix(config);
+    const turnQueue = createTurnQueue(redis, prefix);
     closers.push(() => turnQueue.close());
-    const toolQueue = createToolQueue(redis, config.REDIS_PREFIX);
+    const batchTurnQueue = createTurnQueue(redis, prefix, BATCH_TURN_QUEUE);
+    closers.push(() => batchTurnQueue.close());
+    const toolQueue = createToolQueue(redis, prefix);
     closers.push(() => toolQueue.close());
-    const flows = new FlowProducer({ connection: redis, prefix: config.REDIS_PREFIX });
+    const flows = new FlowProducer({ connection: redis, prefix });
     closers.push(() => flows.close());
     // They relay every error of the shared connection, already logged above; without a
     // listener BullMQ prints each reconnection attempt to stderr.
     const ignore = () => undefined;
     turnQueue.on('error', ignore);
+    batchTurnQueue.on('error', ignore);
     toolQueue.on('error', ignore);
     flows.on('error', ignore);
 
@@ -104,11 +137,14 @@ export async function createResources(config: Config, logger: Logger, options: {
       mcp: options.runsTools ? 'start' : { published: mcpToolDescriptorReader(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
     });
     closers.push(() => tools.close());
-    if (options.runsTools) await publishMcpToolDescriptors(redis, config.REDIS_PREFIX, tools.list());
+    if (options.runsTools) {
+      await publishMcpToolDescriptors(redis, config.REDIS_PREFIX, tools.list());
+      metrics.registerTools(tools.list().map((tool) => tool.name));
+    }
 
     // Appends wait out a Redis blip rather than failing the step; they are pipelined, so the
     // connection's offline queue keeps their order.
-    const eventConnection = connectRedis(embedded.url, 'blocking');
+    const eventConnection = connectRedis(redisTarget, 'blocking');
     eventConnection.on('error', () => undefined);
     closers.push(() => eventConnection.quit().catch(() => eventConnection.disconnect()));
     const conversations = new ConversationsRepository(db);
@@ -120,34 +156,39 @@ export async function createResources(config: Config, logger: Logger, options: {
       maxLength: config.EVENT_LOG_MAX_LENGTH,
       ttlSeconds: config.EVENT_LOG_TTL_SECONDS,
       seqFloor: async (conversationId) => (await conversations.getById(conversationId))?.lastSeq ?? 0,
+      sharded: redisTarget.kind === 'cluster',
     });
 
-    const metrics = createMetrics();
-    metrics.watchQueues([turnQueue, toolQueue]);
+    metrics.watchQueues([turnQueue, batchTurnQueue, toolQueue]);
     return {
       config,
       logger,
       metrics,
+      tracer: tracing.tracer,
       db,
-      redisUrl: embedded.url,
+      redisTarget,
       redis,
+      queuePrefix: prefix,
       users: new UsersRepository(db),
       conversations,
       messages: new MessagesRepository(db),
       turns,
       toolCalls: new ToolCallsRepository(db),
       invocations: new ToolInvocationsRepository(db),
+      batches: new BatchesRepository(db),
       tools,
       eventLog,
       turnQueue,
+      batchTurnQueue,
       toolQueue,
       flows,
       enqueueTurn: async (turn) => {
         const delayMs = turn.retryAt ? Date.parse(turn.retryAt) - Date.now() : 0;
         const active = turn.activeTurnsOfUser ?? (await turns.countActiveForUser(turn.userId));
-        await enqueueTurn(turnQueue, turn.id, fairPriority(active), delayMs);
+        if (turn.batchPriority == null) await enqueueTurn(turnQueue, turn, fairPriority(active), delayMs);
+        else await enqueueTurn(batchTurnQueue, turn, batchPriority(turn.batchPriority, active), delayMs);
       },
-      enqueueResume: (turnId, step) => enqueueResume(turnQueue, turnId, step),
+      enqueueResume: (turnId, step, traceparent) => enqueueResume(turnQueue, turnId, step, traceparent),
       close: () => closeAll(closers),
     };
   } catch (error) {
@@ -157,7 +198,7 @@ export async function createResources(config: Config, logger: Logger, options: {
 }
 
 /** Logs the loss of the connection and, once, its return (operators and tests wait for it). */
-function reportConnection(redis: Redis, logger: Logger): void {
+function reportConnection(redis: RedisClient, logger: Logger): void {
   let lost = false;
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   redis.on('close', () => {

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createApiApp } from '../api/app';
+import { createApiApp, type ApiDeps } from '../api/app';
 import { createUserRateLimiter } from '../api/user-rate-limit';
 import { createTurnEventStreamer, type ConversationEventSource } from '../api/turn-event-stream';
 import { Authenticator } from '../auth/authenticator';
@@ -10,15 +10,23 @@ import { LiveEvents } from '../store/live-events';
 import { answerClientToolCall } from '../turns/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
-import { TurnService } from '../turns/turn-service';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
-import { checkReady, listen } from './server-helpers';
+import { listen } from './server-helpers';
+import { createReadinessCheck } from './readiness';
+import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
 import { OpenConnections } from '../auth/open-connections';
+import { clientAddressOf, FailedAuthGuard } from '../auth/failed-auth-guard';
+import type { AuthGuard } from '../api/require-user';
+import { createUiMessageStreamer } from '../api/ui-message-stream';
+import { turnServiceWithBatches } from './batch-runner-for';
+import { batchChannel, followBatch, type BatchProgressSource } from '../batches/batch-progress';
+import { LiveSseStreams } from '../api/live-sse';
 import { startRevocationWatch } from '../auth/revocation-watch';
 import { QueueEvents } from 'bullmq';
 import { TOOL_QUEUE } from '../queue/tool-queue';
 import { SessionTokens } from '../auth/session-tokens';
+import { VerifiedKeyCache } from '../auth/verified-key-cache';
 
 export interface RunningApi {
   port: number;
@@ -29,26 +37,29 @@ export interface RunningApi {
 /** The HTTP API and the websocket gateway on one server. */
 export async function startApi(resources: Resources): Promise<RunningApi> {
   const { config, logger } = resources;
-  const subscriber = connectRedis(resources.redisUrl, 'subscriber');
+  const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   subscriber.on('error', (error) => logger.debug({ err: error }, 'live events redis error'));
-  const liveEvents = new LiveEvents(subscriber, (conversationId) => resources.eventLog.channel(conversationId));
+  const liveEvents = new LiveEvents(subscriber, (conversationId) => resources.eventLog.channel(conversationId), { sharded: resources.eventLog.sharded });
   const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
   const sessionTokens = new SessionTokens(resources.redis, config.REDIS_PREFIX);
-  const authenticator = new Authenticator(resources.users, tickets, sessionTokens);
+  const verifiedKeys = new VerifiedKeyCache(resources.users, config.API_KEY_CACHE_TTL_MS);
+  const authenticator = new Authenticator(verifiedKeys, tickets, sessionTokens);
   const connections = new OpenConnections();
+  const authGuard: AuthGuard = { failures: new FailedAuthGuard(config.AUTH_FAILURES_PER_MINUTE), addressOf: clientAddressOf(config.TRUST_PROXY) };
   // Invocations wait for their tool jobs; QueueEvents reads with a blocking connection of its own.
-  const toolEventsConnection = connectRedis(resources.redisUrl, 'blocking');
-  const toolEvents = new QueueEvents(TOOL_QUEUE, { connection: toolEventsConnection, prefix: config.REDIS_PREFIX });
+  const toolEventsConnection = connectRedis(resources.redisTarget, 'queue');
+  const toolEvents = new QueueEvents(TOOL_QUEUE, { connection: toolEventsConnection, prefix: resources.queuePrefix });
   toolEvents.on('error', (error) => logger.debug({ err: error }, 'tool queue events redis error'));
   const revocations = await startRevocationWatch({
     connections,
+    forgetKeys: () => verifiedKeys.clear(),
     revokedAmong: (keyIds) => resources.users.revokedAmong(keyIds),
     subscriber,
     prefix: config.REDIS_PREFIX,
     intervalMs: config.KEY_REVOCATION_CHECK_MS,
     logger,
   });
-  const turnService = new TurnService({
+  const { turnService, batchRunner } = turnServiceWithBatches(resources, {
     db: resources.db,
     turns: resources.turns,
     conversations: resources.conversations,
@@ -60,6 +71,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     redis: resources.redis,
     redisPrefix: config.REDIS_PREFIX,
     maxActiveTurnsPerUser: config.MAX_ACTIVE_TURNS_PER_USER,
+    tracer: resources.tracer,
   });
   const clientAnswerDeps = {
     db: resources.db,
@@ -79,7 +91,21 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
         input,
       ),
   };
-  const eventStream = createTurnEventStreamer(eventSource, { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES });
+  const onSlowReader = () => resources.metrics.slowConsumerDisconnects.inc({ transport: 'sse' });
+  const eventStream = createTurnEventStreamer(eventSource, { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES, onSlowReader });
+  const batchEvents = new LiveEvents(subscriber, (batchId) => batchChannel(config.REDIS_PREFIX, batchId));
+  const batchProgress: BatchProgressSource = {
+    get: (batchId) => resources.batches.getAny(batchId),
+    listen: (batchId, changed) => batchEvents.listen(batchId, changed),
+  };
+  const followBatchProgress: ApiDeps['followBatch'] = (batchId, options) => followBatch(batchProgress, batchId, options);
+  const batchStreams = new LiveSseStreams({ connections });
+  const uiStream = createUiMessageStreamer(eventSource, {
+    connections,
+    isClientTool: (toolName) => resources.tools.get(toolName)?.kind === 'client',
+    maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES,
+    onSlowReader,
+  });
 
   const app = createApiApp({
     logger,
@@ -87,6 +113,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     maxBodyBytes: config.MAX_BODY_BYTES,
     adminToken: config.ADMIN_TOKEN,
     authenticator,
+    authGuard,
     rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),
     tickets,
     allowedOrigins: config.ALLOWED_ORIGINS,
@@ -109,16 +136,41 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
       }),
     turnService,
     eventStream,
+    uiStream,
+    batches: resources.batches,
+    startBatch: (batchId) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it')),
+    batchRunner,
+    followBatch: followBatchProgress,
+    batchStreams,
+    maxBatchBytes: config.MAX_BATCH_BYTES,
+    maxBatchItems: config.MAX_BATCH_ITEMS,
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
-    checkReady: () => checkReady(resources),
+    // The API streams no completion; it checks the provider only to report it (docs/API.md: /readyz).
+    checkReady: createReadinessCheck({
+      redis: resources.redis,
+      db: resources.db,
+      ...(config.LLM_BASE_URL
+        ? {
+            provider: createOpenAiCompatibleProvider({
+              baseURL: config.LLM_BASE_URL,
+              ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
+              idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
+            }),
+          }
+        : {}),
+    }),
+    playgroundDir: config.PLAYGROUND_DIR,
   });
 
   const server = http.createServer(app);
   const gateway = createGateway({
     server,
     authenticate: (req) => authenticator.fromUpgradeRequest(req),
+    authGuard,
     connections,
     ownsConversation: async (userId, conversationId) => (await resources.conversations.get(userId, conversationId)) !== null,
+    ownsBatch: async (userId, batchId) => (await resources.batches.get(userId, batchId)) !== null,
+    followBatch: followBatchProgress,
     subscribe: eventSource.subscribe,
     answerToolCall: async (userId, frame) => {
       const outcome = await answerClientToolCall(clientAnswerDeps, {
@@ -136,8 +188,10 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES,
     heartbeatMs: config.WS_HEARTBEAT_MS,
     logger,
+    metrics: resources.metrics,
   });
   resources.metrics.countWebsocketClientsWith(() => gateway.clientCount());
+  resources.metrics.countSubscriptionsWith(() => gateway.subscriptionCounts());
   const port = await listen(server, config.PORT, config.HOST);
 
   return {
@@ -153,6 +207,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
       server.closeIdleConnections();
       await gateway.close('server shutting down: reconnect and subscribe with after');
       eventStream.endAll();
+      uiStream.endAll();
+      batchStreams.endAll();
       const cut = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
       await drained;
       clearTimeout(cut);

@@ -8,7 +8,10 @@ import { startReconciler } from '../turns/turn-reconciler';
 import { startTurnWorker } from '../turns/turn-worker';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
-import { checkReady, listen } from './server-helpers';
+import { listen } from './server-helpers';
+import { createReadinessCheck } from './readiness';
+import { turnServiceWithBatches } from './batch-runner-for';
+import { startBatchRepair } from '../batches/batch-repair';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -31,12 +34,13 @@ export async function startWorker(
     baseURL,
     ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
     idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
+    onRequest: (status) => resources.metrics.providerRequests.inc({ status }),
   });
-  const blocking = connectRedis(resources.redisUrl, 'blocking');
-  const subscriber = connectRedis(resources.redisUrl, 'subscriber');
+  const blocking = connectRedis(resources.redisTarget, 'queue');
+  const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   for (const connection of [blocking, subscriber]) connection.on('error', (error) => logger.debug({ err: error }, 'worker redis error'));
 
-  const shared = {
+  const common = {
     db: resources.db,
     turns: resources.turns,
     conversations: resources.conversations,
@@ -52,10 +56,14 @@ export async function startWorker(
     metrics: resources.metrics,
     redis: resources.redis,
     redisPrefix: config.REDIS_PREFIX,
+    tracer: resources.tracer,
   };
+  // Batch items move on where their turns end: here, in the workers.
+  const { batchRunner, onTurnEnded } = turnServiceWithBatches(resources, { ...common, maxActiveTurnsPerUser: config.MAX_ACTIVE_TURNS_PER_USER });
+  const shared = { ...common, onTurnEnded };
   const queueSettings = {
     connection: blocking,
-    prefix: config.REDIS_PREFIX,
+    prefix: resources.queuePrefix,
     concurrency: config.WORKER_CONCURRENCY,
     lockDurationMs: config.LOCK_DURATION_MS,
     stalledIntervalMs: config.STALLED_INTERVAL_MS,
@@ -65,12 +73,14 @@ export async function startWorker(
   const cancellations = await TurnCancellations.subscribe(subscriber, config.REDIS_PREFIX);
   const turnWorker = await startTurnWorker({
     ...queueSettings,
+    batchConcurrency: config.BATCH_TURNS_PER_WORKER,
     cancellations,
     deps: {
       ...shared,
       provider,
+      providerUrl: baseURL,
       logger,
-      defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS },
+      defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
       retryPolicy: {
         maxRetries: config.PROVIDER_MAX_RETRIES,
         baseDelayMs: config.PROVIDER_RETRY_BASE_MS,
@@ -82,15 +92,17 @@ export async function startWorker(
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
   const reconciler = startReconciler(
-    { ...shared, turnQueue: resources.turnQueue, logger },
+    { ...shared, turnQueue: resources.turnQueue, batchTurnQueue: resources.batchTurnQueue, logger },
     { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
   );
+  const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
 
   let server: http.Server | undefined;
   let port: number | undefined;
   if (options.withHealthServer) {
     const app = express();
-    app.use(healthRouter({ checkReady: () => checkReady(resources), registry: resources.metrics.registry }));
+    const checkReady = createReadinessCheck({ redis: resources.redis, db: resources.db, provider });
+    app.use(healthRouter({ checkReady, registry: resources.metrics.registry }));
     server = http.createServer(app);
     port = await listen(server, config.PORT, config.HOST);
   }
@@ -99,6 +111,7 @@ export async function startWorker(
     ...(port !== undefined ? { port } : {}),
     async close() {
       await reconciler.stop();
+      await batchRepair.stop();
       await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS)]);
       cancellations.close();
       if (server) await new Promise((resolve) => server!.close(resolve));

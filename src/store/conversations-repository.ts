@@ -73,6 +73,41 @@ export class ConversationsRepository {
     return toConversation(rows[0]!);
   }
 
+  /**
+   * The user's conversation with this `externalId` (a chat id, a batch item's run), made on
+   * first use with `fields`. `created`: this call made it.
+   */
+  async findOrCreateByExternalId(
+    userId: string,
+    externalId: string,
+    fields: Omit<NewConversation, 'userId' | 'externalId'> = {},
+  ): Promise<Conversation & { created: boolean }> {
+    // ON CONFLICT: two first requests of one chat at once make one conversation.
+    const { rows } = await this.db.query<{ id: string }>(
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING id`,
+      [
+        this.generateId(),
+        userId,
+        externalId,
+        fields.title ?? null,
+        fields.system ?? null,
+        fields.model ?? null,
+        fields.tools === undefined ? null : JSON.stringify(fields.tools),
+        fields.metadata === undefined ? null : JSON.stringify(fields.metadata),
+      ],
+    );
+    return { ...(await this.findByExternalId(userId, externalId))!, created: rows.length > 0 };
+  }
+
+  async findByExternalId(userId: string, externalId: string): Promise<Conversation | null> {
+    const { rows } = await this.db.query<ConversationRow>(
+      `SELECT ${COLUMNS} FROM conversations WHERE user_id = $1 AND external_id = $2`,
+      [userId, externalId],
+    );
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
   /** Scoped to its owner: someone else's conversation is indistinguishable from a missing one. */
   async get(userId: string, id: string, db: Queryable = this.db, lock = false): Promise<Conversation | null> {
     const { rows } = await db.query<ConversationRow>(
@@ -80,6 +115,14 @@ export class ConversationsRepository {
       [id, userId],
     );
     return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  /**
+   * Waits until no transaction holds the conversation's row lock (an admission that has not
+   * committed yet), without holding it: an autocommit statement's lock ends with it.
+   */
+  async awaitRowLock(id: string, db: Queryable = this.db): Promise<void> {
+    await db.query('SELECT 1 FROM conversations WHERE id = $1 FOR KEY SHARE', [id]);
   }
 
   async getById(id: string, db: Queryable = this.db): Promise<Conversation | null> {

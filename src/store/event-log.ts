@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
-import type { EventBody } from '../events/event';
+import { TERMINAL_EVENT_TYPES, type EventBody } from '../events/event';
 
 export interface EventLogOptions {
   /** Appends and subscription reads: a connection that waits out a Redis blip. */
-  redis: Redis;
+  redis: RedisClient;
   /**
    * A connection that fails at once while Redis is down, for {@link EventLog.latestSeq}, which
    * answers HTTP requests (default: `redis`).
    */
-  failFastRedis?: Redis;
+  failFastRedis?: RedisClient;
   prefix: string;
   /** Events kept per conversation (approximately: trimming works on whole stream nodes). */
   maxLength: number;
@@ -20,15 +20,23 @@ export interface EventLogOptions {
   ttlSeconds: number;
   /** The conversation's last seq as PostgreSQL keeps it: where a lost counter restarts. */
   seqFloor(conversationId: string): Promise<number>;
+  /**
+   * Announce events with SPUBLISH (sharded pub/sub, Redis 7) instead of PUBLISH: on a cluster
+   * a classic PUBLISH is relayed to every node, a sharded one stays on the conversation's
+   * node. Subscribers must then use SSUBSCRIBE (see {@link LiveEvents}). Default false.
+   */
+  sharded?: boolean;
 }
 
 export interface LoggedEvent {
   seq: number;
   /** The event as JSON text, `seq` first; sent to clients as it is, never re-encoded. */
   json: string;
+  /** When it was appended (ms since the epoch, Redis's clock); absent on entries older than this field. */
+  appendedAt?: number;
 }
 
-const APPEND_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'append-events-4.lua'), 'utf8');
+const APPEND_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'append-events-5.lua'), 'utf8');
 const READ_PAGE = 500;
 /**
  * Batch ids a conversation remembers. A resent batch is one of the last few appended to its
@@ -36,8 +44,8 @@ const READ_PAGE = 500;
  */
 const BATCHES_KEPT = 64;
 
-type ScriptedRedis = Redis & {
-  appendEvents(seqKey: string, streamKey: string, attemptKey: string, batchesKey: string, ...args: (string | number)[]): Promise<number>;
+type ScriptedRedis = RedisClient & {
+  appendEvents(seqKey: string, streamKey: string, attemptKey: string, batchesKey: string, endKey: string, ...args: (string | number)[]): Promise<number>;
 };
 
 /** Events emitted by a worker carry its attempt; a later attempt's events fence them off. */
@@ -49,6 +57,11 @@ export interface AttemptFence {
 /** A later attempt of the turn has emitted events: this worker is stale and must stop. */
 export class AttemptFencedError extends Error {
   readonly code = 'attempt_fenced';
+}
+
+/** The batch announces the end of a turn whose end was announced already: nothing was appended. */
+export class TurnEndAnnouncedError extends Error {
+  readonly code = 'turn_end_announced';
 }
 
 /**
@@ -65,11 +78,14 @@ export class EventLog {
     this.redis = options.redis as unknown as ScriptedRedis;
     // Defined once per connection; EventLogs sharing a connection share the command.
     if (typeof (options.redis as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
-      options.redis.defineCommand('appendEvents', { numberOfKeys: 4, lua: APPEND_SCRIPT });
+      options.redis.defineCommand('appendEvents', { numberOfKeys: 5, lua: APPEND_SCRIPT });
     }
   }
 
-  /** The key names share a hash tag so that a Redis Cluster keeps a conversation on one node. */
+  /**
+   * The key names (and the channel) share a hash tag so that a Redis Cluster keeps a
+   * conversation on one slot: the append script touches all of them at once.
+   */
   private seqKey(conversationId: string): string {
     return `${this.options.prefix}:conv:{${conversationId}}:seq`;
   }
@@ -86,8 +102,17 @@ export class EventLog {
     return `${this.options.prefix}:conv:{${conversationId}}:batches`;
   }
 
+  private endKey(conversationId: string, turnId: string): string {
+    return `${this.options.prefix}:conv:{${conversationId}}:ended:${turnId}`;
+  }
+
   channel(conversationId: string): string {
-    return `${this.options.prefix}:conv:${conversationId}:live`;
+    return `${this.options.prefix}:conv:{${conversationId}}:live`;
+  }
+
+  /** Whether {@link channel} is a sharded channel (SSUBSCRIBE) or a classic one. */
+  get sharded(): boolean {
+    return this.options.sharded ?? false;
   }
 
   async append(body: EventBody): Promise<number> {
@@ -98,29 +123,36 @@ export class EventLog {
    * Appends events of one conversation in one round trip; returns the seq of the last one.
    * With a fence, throws {@link AttemptFencedError} if a later attempt of the turn has begun.
    * Exactly once: the connection resends a call whose reply a reconnect lost, and the script
-   * recognises the batch by its id if its first run was applied.
+   * recognises the batch by its id if its first run was applied. A batch that ends a turn (it
+   * holds its final event) is appended once per turn: a second one throws
+   * {@link TurnEndAnnouncedError}.
    */
   async appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence): Promise<number> {
     const events = bodies.map((body) => JSON.stringify(body));
     const batchId = `${this.batchPrefix}:${++this.batchCount}`;
+    const ending = bodies.find((body) => TERMINAL_EVENT_TYPES.has(body.type));
     const run = (floor: string) =>
       this.redis.appendEvents(
         this.seqKey(conversationId),
         this.streamKey(conversationId),
         fence ? this.attemptKey(conversationId, fence.turnId) : this.seqKey(conversationId),
         this.batchesKey(conversationId),
+        ending ? this.endKey(conversationId, ending.turnId) : this.seqKey(conversationId),
         this.channel(conversationId),
+        this.sharded ? 'SPUBLISH' : 'PUBLISH',
         this.options.maxLength,
         this.options.ttlSeconds,
         floor,
         fence ? fence.attempt : '',
         batchId,
         BATCHES_KEPT,
+        ending ? '1' : '',
         ...events,
       );
     let seq = await run('');
     if (seq === -1) seq = await run(String(await this.options.seqFloor(conversationId)));
     if (seq === -2) throw new AttemptFencedError(`attempt ${fence?.attempt} of turn ${fence?.turnId} was superseded`);
+    if (seq === -3) throw new TurnEndAnnouncedError(`the end of turn ${ending?.turnId} was announced already`);
     return seq;
   }
 
@@ -130,7 +162,14 @@ export class EventLog {
       string,
       string[],
     ][];
-    return { events: entries.map(([id, fields]) => ({ seq: Number.parseInt(id, 10), json: fields[1]! })) };
+    // An entry's fields are ['e', json, 't', appendedAt] (the last two missing on older entries).
+    return {
+      events: entries.map(([id, fields]) => ({
+        seq: Number.parseInt(id, 10),
+        json: fields[1]!,
+        appendedAt: fields[3] === undefined ? undefined : Number(fields[3]),
+      })),
+    };
   }
 
   /** What the log can replay: the oldest seq it keeps (null when it keeps none) and the latest seq. */

@@ -10,7 +10,8 @@ export interface StoredMessage {
   turnId: string | null;
 }
 
-interface MessageRow {
+/** A message's columns as a turn reads them. */
+export interface MessageRow {
   role: StoredMessage['role'];
   content: unknown;
   tool_calls: AssistantToolCall[] | null;
@@ -26,13 +27,32 @@ export class MessagesRepository {
       'SELECT role, content, tool_calls, tool_call_id, turn_id FROM messages WHERE conversation_id = $1 ORDER BY id',
       [conversationId],
     );
-    return rows.map((row) => ({
-      role: row.role,
-      content: row.content,
-      ...(row.tool_calls ? { toolCalls: row.tool_calls } : {}),
-      ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
-      turnId: row.turn_id,
-    }));
+    return rows.map(toStoredMessage);
+  }
+
+  /**
+   * The last `count` messages of a conversation, oldest first, and never fewer than all of
+   * `turnId`'s (from its user message, the first it writes): a turn always sees its own question
+   * and steps, however many they are. Both bounds are read through indexes (the conversation's
+   * from its end), so the cost follows `count`, not the conversation's length.
+   */
+  async listRecent(conversationId: string, count: number, turnId: string, db: Queryable = this.db): Promise<StoredMessage[]> {
+    const { rows } = await db.query<MessageRow>(
+      `SELECT role, content, tool_calls, tool_call_id, turn_id FROM messages
+       WHERE conversation_id = $1 AND id >= LEAST(
+         COALESCE((SELECT id FROM messages WHERE conversation_id = $1 ORDER BY id DESC OFFSET $2 - 1 LIMIT 1), 0),
+         COALESCE((SELECT id FROM messages WHERE turn_id = $3 AND step = 0 AND role = 'user'), 9223372036854775807))
+       ORDER BY id`,
+      [conversationId, count, turnId],
+    );
+    return rows.map(toStoredMessage);
+  }
+
+  /** Assistant messages given as context (a batch item's), before the turn that follows them. */
+  async insertContext(conversationId: string, contents: unknown[], db: Queryable = this.db): Promise<void> {
+    for (const content of contents) {
+      await db.query("INSERT INTO messages (conversation_id, role, content) VALUES ($1, 'assistant', $2)", [conversationId, JSON.stringify(content)]);
+    }
   }
 
   /** Returns false when the step's message already exists (a retried commit). */
@@ -54,25 +74,43 @@ export class MessagesRepository {
     return rows.length > 0;
   }
 
-  async hasToolMessages(turnId: string, step: number): Promise<boolean> {
-    const { rows } = await this.db.query(`SELECT 1 FROM messages WHERE turn_id = $1 AND step = $2 AND role = 'tool' LIMIT 1`, [turnId, step]);
-    return rows.length > 0;
-  }
-
-  /** The step's tool messages, in the order given, in one statement; a call's message is written once. */
+  /**
+   * The step's tool messages, in the order given, in one statement; a call's message is written
+   * once. With `fence`, only while that attempt runs the turn (its row locked for the insert):
+   * false, and nothing written, once it does not.
+   */
   async insertToolMessages(
     messages: { conversationId: string; turnId: string; step: number; toolCallId: string; content: string }[],
     db: Queryable = this.db,
-  ): Promise<void> {
-    if (messages.length === 0) return;
-    const records = messages.map((message, position) => ({ ...message, position }));
-    await db.query(
+    fence?: { turnId: string; attempt: number },
+  ): Promise<boolean> {
+    const records = JSON.stringify(messages.map((message, position) => ({ ...message, position })));
+    const insert = (condition: string) =>
       `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_call_id)
        SELECT "conversationId", "turnId", step, 'tool', to_jsonb(content), "toolCallId"
        FROM jsonb_to_recordset($1::jsonb) AS r("conversationId" text, "turnId" text, step int, "toolCallId" text, content text, position int)
-       ORDER BY position
-       ON CONFLICT (turn_id, tool_call_id) WHERE role = 'tool' DO NOTHING`,
-      [JSON.stringify(records)],
+       ${condition} ORDER BY position
+       ON CONFLICT (turn_id, tool_call_id) WHERE role = 'tool' DO NOTHING`;
+    if (!fence) {
+      if (messages.length > 0) await db.query(insert(''), [records]);
+      return true;
+    }
+    const { rows } = await db.query<{ held: boolean }>(
+      `WITH held AS (SELECT id FROM turns WHERE id = $2 AND attempt = $3 AND status = 'running' FOR UPDATE),
+       inserted AS (${insert('WHERE EXISTS (SELECT 1 FROM held)')})
+       SELECT EXISTS (SELECT 1 FROM held) AS held`,
+      [records, fence.turnId, fence.attempt],
     );
+    return rows[0]!.held;
   }
+}
+
+export function toStoredMessage(row: MessageRow): StoredMessage {
+  return {
+    role: row.role,
+    content: row.content,
+    ...(row.tool_calls ? { toolCalls: row.tool_calls } : {}),
+    ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
+    turnId: row.turn_id,
+  };
 }

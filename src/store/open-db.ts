@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import lockfile from 'proper-lockfile';
 import { DatabaseError, Pool, type PoolClient } from 'pg';
@@ -8,6 +9,7 @@ import { BackendUnavailableError } from '../errors/backend-unavailable';
 import { connectionFailureReason, redactUrl } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
 import type { Db, Transaction } from './db';
+import { StatementNames } from './statement-names';
 
 export interface OpenDbOptions {
   /** A PostgreSQL server; unset → the embedded PGlite in `DATA_DIR/db`. */
@@ -21,6 +23,13 @@ export interface OpenDbOptions {
   queryTimeoutMs?: number;
   /** Idle pool connections can fail (the server restarted); they are dropped and reported here. */
   onError?: (error: Error) => void;
+  /** Told each query's time in seconds, answered or failed (for metrics). */
+  onQueryTime?: (seconds: number) => void;
+  /**
+   * Named (prepared) statements, planned once per connection (PostgreSQL only). Default true;
+   * off for a PgBouncer in transaction mode older than 1.21, which cannot carry them.
+   */
+  preparedStatements?: boolean;
 }
 
 export class DatabaseLockedError extends StartupError {
@@ -38,9 +47,10 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
       `PostgreSQL at ${redactUrl(connectionString)} did not answer: ${connectionFailureReason(error)}. Start it, or set DATABASE_URL to a server that runs (or unset it for the embedded database)`,
     );
   });
+  const max = options.poolSize ?? 20;
   const pool = new Pool({
     connectionString,
-    max: options.poolSize ?? 20,
+    max,
     // Fail fast while the server is down, so the API answers 503 instead of hanging; and,
     // for a server that hangs, give up on a query rather than wait for TCP to notice.
     connectionTimeoutMillis: 3000,
@@ -49,9 +59,27 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
     options: `-c search_path=${options.schema}`,
   });
   pool.on('error', (error) => options.onError?.(error));
+  const timed = timer(options.onQueryTime);
+  const statements = options.preparedStatements === false ? null : new StatementNames();
+  /**
+   * A statement prepared before a migration changed its table fails once; outside a
+   * transaction it runs again, prepared afresh. Inside one the transaction is lost, and fails
+   * as after an outage: the API answers 503 with Retry-After, a worker's job is retried.
+   */
+  const send = async (client: Pool | PoolClient, sql: string, params: unknown[] | undefined, retryStale: boolean): Promise<unknown> => {
+    if (!statements) return client.query(sql, params);
+    try {
+      return await client.query(statements.config(sql, params));
+    } catch (error) {
+      if (!statements.renewAfter(error)) throw error;
+      if (retryStale) return client.query(statements.config(sql, params));
+      throw new BackendUnavailableError('postgres', error);
+    }
+  };
   return {
     kind: 'postgres',
-    query: async (sql, params) => pool.query(sql, params).catch(rethrowAsStoreError) as never,
+    query: (sql, params) => timed(() => send(pool, sql, params, true).catch(rethrowAsStoreError) as never),
+    connections: () => ({ max, busy: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect().catch(rethrowAsStoreError);
       let broken: Error | undefined;
@@ -63,7 +91,7 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
       client.on('error', onConnectionError);
       try {
         await client.query('BEGIN').catch(rethrowAsStoreError);
-        const result = await fn(clientTransaction(client));
+        const result = await fn(clientTransaction(client, timed, send));
         await client.query('COMMIT').catch(rethrowAsStoreError);
         return result;
       } catch (error) {
@@ -82,9 +110,28 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
   };
 }
 
-function clientTransaction(client: PoolClient): Transaction {
+/** Runs a query, telling `onQueryTime` how long it took (a no-op without one). */
+type QueryTimer = <T>(query: () => Promise<T>) => Promise<T>;
+
+function timer(onQueryTime: OpenDbOptions['onQueryTime']): QueryTimer {
+  if (!onQueryTime) return (query) => query();
+  return async (query) => {
+    const startedAt = performance.now();
+    try {
+      return await query();
+    } finally {
+      onQueryTime((performance.now() - startedAt) / 1000);
+    }
+  };
+}
+
+function clientTransaction(
+  client: PoolClient,
+  timed: QueryTimer,
+  send: (client: PoolClient, sql: string, params: unknown[] | undefined, retryStale: boolean) => Promise<unknown>,
+): Transaction {
   return {
-    query: async (sql, params) => client.query(sql, params).catch(rethrowAsStoreError) as never,
+    query: (sql, params) => timed(() => send(client, sql, params, false).catch(rethrowAsStoreError) as never),
     async exec(sql) {
       await client.query(sql).catch(rethrowAsStoreError);
     },
@@ -97,7 +144,7 @@ function clientTransaction(client: PoolClient): Transaction {
  * errors without a code, so it is named here, where its origin is known. A TypeError is ours.
  */
 function rethrowAsStoreError(error: unknown): never {
-  if (error instanceof DatabaseError || error instanceof TypeError) throw error;
+  if (error instanceof DatabaseError || error instanceof TypeError || error instanceof BackendUnavailableError) throw error;
   throw new BackendUnavailableError('postgres', error);
 }
 
@@ -123,7 +170,7 @@ async function ensureSchema(connectionString: string, schema: string): Promise<v
  * PGlite is one process's database: a second process opening the same folder would corrupt
  * it, so the folder is locked (proper-lockfile: an atomic mkdir, kept fresh while we run), and
  * a live holder is refused with a clear line. A lock left by a process that died goes stale
- * within seconds; a start meanwhile waits that out.
+ * after LOCK_STALE_MS; a start meanwhile waits that out.
  */
 async function openPglite(options: OpenDbOptions): Promise<Db> {
   const dir = path.join(options.dataDir, 'db');
@@ -137,19 +184,33 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
     await releaseLock();
     throw error;
   }
+  const timed = timer(options.onQueryTime);
+  // PGlite is one connection that serves its callers in turn: those beyond the first wait.
+  let callers = 0;
+  const counted = async <T>(call: () => Promise<T>): Promise<T> => {
+    callers++;
+    try {
+      return await call();
+    } finally {
+      callers--;
+    }
+  };
   return {
     kind: 'pglite',
-    query: async (sql, params) => pglite.query(sql, params) as never,
+    query: (sql, params) => counted(() => timed(() => pglite.query(sql, params) as never)),
+    connections: () => ({ max: 1, busy: Math.min(callers, 1), idle: callers === 0 ? 1 : 0, waiting: Math.max(0, callers - 1) }),
     // PGlite runs one transaction at a time; queries on `pglite` itself wait for it to end, so
     // code inside `fn` must use `tx` only (it would deadlock otherwise).
     transaction: (fn) =>
-      pglite.transaction((tx) =>
-        fn({
-          query: async (sql, params) => tx.query(sql, params) as never,
-          async exec(sql) {
-            await tx.exec(sql);
-          },
-        }),
+      counted(() =>
+        pglite.transaction((tx) =>
+          fn({
+            query: (sql, params) => timed(() => tx.query(sql, params) as never),
+            async exec(sql) {
+              await tx.exec(sql);
+            },
+          }),
+        ),
       ),
     async close() {
       await pglite.close();
@@ -158,22 +219,33 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
   };
 }
 
-/** proper-lockfile's least: the holder refreshes the lock every second. */
-const LOCK_STALE_MS = 2000;
+/**
+ * Opening PGlite blocks the event loop for seconds (about 9 s on a busy two-core machine), so
+ * its holder cannot refresh the lock meanwhile: a lock is stale only after much longer than
+ * that. The holder refreshes it every LOCK_UPDATE_MS while its event loop runs.
+ */
+const LOCK_STALE_MS = 30_000;
+const LOCK_UPDATE_MS = 1_000;
 
+/**
+ * A lock refreshed lately has a live holder: refused at once. One not refreshed lately belongs
+ * to a process that is opening the database (it refreshes soon, then is refused) or that died
+ * (its lock goes stale and is taken): waited out.
+ */
 async function lockFolder(dir: string, onError: OpenDbOptions['onError']): Promise<() => Promise<void>> {
-  try {
-    return await lockfile.lock(dir, {
-      lockfilePath: `${dir}.pglite-lock`,
-      stale: LOCK_STALE_MS,
-      // A lock of a dead process is stale after LOCK_STALE_MS: try for a little longer than that.
-      retries: { retries: 3, factor: 1, minTimeout: 1000, maxTimeout: 1000 },
-      onCompromised: (error) => onError?.(error),
-    });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
-    throw new DatabaseLockedError(
-      `the embedded database in ${dir} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`,
-    );
+  const lockfilePath = `${dir}.pglite-lock`;
+  for (;;) {
+    try {
+      return await lockfile.lock(dir, { lockfilePath, stale: LOCK_STALE_MS, update: LOCK_UPDATE_MS, retries: 0, onCompromised: (error) => onError?.(error) });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+      const refreshedAt = await fs.promises.stat(lockfilePath).then((stat) => stat.mtimeMs, () => null);
+      if (refreshedAt !== null && Date.now() - refreshedAt < 3 * LOCK_UPDATE_MS) {
+        throw new DatabaseLockedError(
+          `the embedded database in ${dir} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`,
+        );
+      }
+      await delay(LOCK_UPDATE_MS);
+    }
   }
 }

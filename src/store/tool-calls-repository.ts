@@ -82,6 +82,16 @@ export class ToolCallsRepository {
     return rows.map(toRecord);
   }
 
+  /** A step's calls, and whether its tool messages are written (its tool phase completed), in one query. */
+  async stepState(turnId: string, step: number): Promise<{ calls: ToolCallRecord[]; toolMessagesWritten: boolean }> {
+    const { rows } = await this.db.query<ToolCallRow & { tool_messages_written: boolean }>(
+      `SELECT c.*, EXISTS (SELECT 1 FROM messages m WHERE m.turn_id = $1 AND m.step = $2 AND m.role = 'tool') AS tool_messages_written
+       FROM tool_calls c WHERE c.turn_id = $1 AND c.step = $2 ORDER BY c.position`,
+      [turnId, step],
+    );
+    return { calls: rows.map(toRecord), toolMessagesWritten: rows[0]?.tool_messages_written ?? false };
+  }
+
   /** The unanswered client calls of each (turn, step), in one query. */
   async unsettledClientCalls(steps: { turnId: string; step: number }[]): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position'>[]> {
     if (steps.length === 0) return [];

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Usage } from '../events/event';
+import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice } from '../providers/model-provider';
 import type { Queryable } from './db';
+import { toStoredMessage, type MessageRow, type StoredMessage } from './messages-repository';
 
 export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_tools'];
@@ -12,6 +13,8 @@ export interface TurnOptions {
   tools?: string[];
   toolChoice?: ToolChoice;
   maxSteps?: number;
+  /** The most recent stored messages the turn sends the model (see history-window.ts). */
+  maxHistoryMessages?: number;
 }
 
 export interface StepRecord {
@@ -46,6 +49,12 @@ export interface Turn {
   awaiting: 'tools' | 'clients' | null;
   /** While running: the id of the queue job that runs it. */
   runningJob: string | null;
+  /** A batch item's turn: its batch's priority (queued behind interactive turns); null otherwise. */
+  batchPriority: number | null;
+  /** What announces the turn's end, stored with it (null while it runs, and for turns ended before they were stored). */
+  endEvents: EventPayload[] | null;
+  /** The W3C traceparent of the span that admitted it (null when tracing was off): its jobs join that trace. */
+  traceparent: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -60,6 +69,12 @@ export interface BegunAttempt {
   conversation: { system: string | null; model: string | null; tools: string[] | null };
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
+  /**
+   * With `readHistory`, when the attempt starts the turn's first step and the turn sends its
+   * whole history: the conversation's messages, its own user message last, read in the statement
+   * that checked no earlier turn is unfinished (so every message of those turns is in it).
+   */
+  history?: StoredMessage[];
 }
 
 interface BegunRow extends TurnRow {
@@ -69,6 +84,7 @@ interface BegunRow extends TurnRow {
   conversation_model: string | null;
   conversation_tools: string[] | null;
   user_allowed_tools: string[] | null;
+  history: MessageRow[] | null;
 }
 
 interface TurnRow {
@@ -91,12 +107,59 @@ interface TurnRow {
   steps: StepRecord[];
   awaiting: Turn['awaiting'];
   running_job: string | null;
+  batch_priority: number | null;
+  end_events: EventPayload[] | null;
+  traceparent: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
 }
 
-const ACTIVE_SQL = `('queued', 'running', 'waiting_tools')`;
+export interface NewTurn {
+  conversationId: string;
+  userId: string;
+  input: unknown;
+  options: TurnOptions;
+  idempotencyKey?: string;
+  requestHash: string;
+  batchPriority?: number;
+  traceparent?: string;
+}
+
+const INSERT_COLUMNS = '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent)';
+const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9)";
+
+/** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
+const RECORD_STEP = `step = $3, steps = steps || $4::jsonb,
+  usage = jsonb_build_object(
+    'promptTokens', (usage->>'promptTokens')::int + $5::int,
+    'completionTokens', (usage->>'completionTokens')::int + $6::int,
+    'totalTokens', (usage->>'totalTokens')::int + $7::int)`;
+/** The attempt still runs the turn, and the step is the next one. */
+const STEP_OWNED = "id = $1 AND attempt = $2 AND status = 'running' AND step = $3 - 1";
+const recordStepParams = (id: string, attempt: number, record: StepRecord): unknown[] => [
+  id,
+  attempt,
+  record.step,
+  JSON.stringify([record]),
+  record.usage.promptTokens,
+  record.usage.completionTokens,
+  record.usage.totalTokens,
+];
+
+/** What starting a conversation's next turn needs of it. */
+export type NextTurn = Pick<Turn, 'id' | 'conversationId' | 'userId' | 'retryAt' | 'batchPriority' | 'traceparent'>;
+
+interface NextTurnColumns {
+  next_id: string | null;
+  next_user_id: string | null;
+  next_retry_at: Date | null;
+  next_batch_priority: number | null;
+  next_traceparent: string | null;
+}
+
+/** The statuses of an unfinished turn, as an SQL list. */
+export const ACTIVE_SQL = `('queued', 'running', 'waiting_tools')`;
 
 /**
  * Turn rows. Writes made by a worker are fenced by the attempt number they started with: a
@@ -108,31 +171,46 @@ export class TurnsRepository {
     private readonly generateId: () => string = () => `turn_${randomUUID()}`,
   ) {}
 
-  async insert(
-    input: {
-      conversationId: string;
-      userId: string;
-      input: unknown;
-      options: TurnOptions;
-      idempotencyKey?: string;
-      requestHash: string;
-    },
-    db: Queryable = this.db,
-  ): Promise<Turn> {
-    const { rows } = await db.query<TurnRow>(
-      `INSERT INTO turns (id, conversation_id, user_id, status, input, options, idempotency_key, request_hash)
-       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7) RETURNING *`,
-      [
-        this.generateId(),
-        input.conversationId,
-        input.userId,
-        JSON.stringify(input.input),
-        JSON.stringify(input.options),
-        input.idempotencyKey ?? null,
-        input.requestHash,
-      ],
-    );
+  async insert(input: NewTurn, db: Queryable = this.db): Promise<Turn> {
+    const { rows } = await db.query<TurnRow>(`INSERT INTO turns ${INSERT_COLUMNS} VALUES ${INSERT_VALUES} RETURNING *`, this.insertParams(input));
     return toTurn(rows[0]!);
+  }
+
+  /**
+   * Admission's common case in one statement: inserts the turn only when its conversation has
+   * no unfinished turn, its idempotency key is unused there, and its user has fewer than
+   * `maxActiveOfUser` unfinished turns; then also returns that count. Null when any of these
+   * fails (the caller decides from the facts). The caller holds the conversation's row lock.
+   */
+  async insertIfClear(input: NewTurn, maxActiveOfUser: number, db: Queryable = this.db): Promise<{ turn: Turn; activeOfUser: number } | null> {
+    const { rows } = await db.query<TurnRow & { active_of_user: number }>(
+      `WITH clear AS (
+         SELECT count(*)::int AS active_of_user FROM turns WHERE user_id = $3 AND status IN ${ACTIVE_SQL}
+         HAVING count(*) < $10
+           AND NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $2 AND status IN ${ACTIVE_SQL})
+           AND ($6::text IS NULL OR NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $2 AND idempotency_key = $6::text))
+       ), inserted AS (
+         INSERT INTO turns ${INSERT_COLUMNS} SELECT ${INSERT_VALUES.slice(1, -1)} FROM clear RETURNING *
+       )
+       SELECT inserted.*, clear.active_of_user FROM inserted, clear`,
+      [...this.insertParams(input), maxActiveOfUser],
+    );
+    const row = rows[0];
+    return row ? { turn: toTurn(row), activeOfUser: row.active_of_user } : null;
+  }
+
+  private insertParams(input: NewTurn): unknown[] {
+    return [
+      this.generateId(),
+      input.conversationId,
+      input.userId,
+      JSON.stringify(input.input),
+      JSON.stringify(input.options),
+      input.idempotencyKey ?? null,
+      input.requestHash,
+      input.batchPriority ?? null,
+      input.traceparent ?? null,
+    ];
   }
 
   async get(id: string, db: Queryable = this.db): Promise<Turn | null> {
@@ -151,6 +229,12 @@ export class TurnsRepository {
       key,
     ]);
     return rows[0] ? toTurn(rows[0]) : null;
+  }
+
+  /** Every turn of a conversation, oldest first. */
+  async listForConversation(conversationId: string, db: Queryable = this.db): Promise<Turn[]> {
+    const { rows } = await db.query<TurnRow>('SELECT * FROM turns WHERE conversation_id = $1 ORDER BY ordinal', [conversationId]);
+    return rows.map(toTurn);
   }
 
   /** Unfinished turns of a conversation, oldest first: the first one is the one that may run. */
@@ -172,8 +256,10 @@ export class TurnsRepository {
    * continuation) would otherwise run it side by side. A new attempt also records the turn's
    * user message, once: written when the turn starts, not when it is posted, it follows the
    * messages of the turns before it. The returned attempt fences every later write of this run.
+   * `readHistory` also returns the history its first step sends (see {@link BegunAttempt}),
+   * saving a round trip before the first token.
    */
-  async beginAttempt(id: string, jobId: string, db: Queryable = this.db): Promise<BegunAttempt | null> {
+  async beginAttempt(id: string, jobId: string, readHistory = false, db: Queryable = this.db): Promise<BegunAttempt | null> {
     const { rows } = await db.query<BegunRow>(
       `WITH target AS (
          SELECT t.id, t.status AS previous_status, t.awaiting AS previous_awaiting FROM turns t
@@ -192,11 +278,21 @@ export class TurnsRepository {
          INSERT INTO messages (conversation_id, turn_id, step, role, content)
          SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools'
          ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
+         RETURNING id, role, content, tool_calls, tool_call_id, turn_id
+       ), history AS (
+         -- The statement does not see its own insert: a new user message comes from RETURNING,
+         -- one written by an earlier attempt is in the table.
+         SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
+         UNION ALL SELECT * FROM user_message
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
-              c.tools AS conversation_tools, u.allowed_tools AS user_allowed_tools
+              c.tools AS conversation_tools, u.allowed_tools AS user_allowed_tools,
+              CASE WHEN $3::boolean AND begun.step = 0 AND begun.options->'maxHistoryMessages' IS NULL THEN
+                (SELECT coalesce(json_agg(json_build_object('role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
+                   'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
+              END AS history
        FROM begun JOIN conversations c ON c.id = begun.conversation_id JOIN users u ON u.id = begun.user_id`,
-      [id, jobId],
+      [id, jobId, readHistory],
     );
     const row = rows[0];
     if (!row) return null;
@@ -206,6 +302,7 @@ export class TurnsRepository {
       previous: { status: row.previous_status, awaiting: row.previous_awaiting },
       conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools },
       userAllowedTools: row.user_allowed_tools,
+      ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
     };
   }
 
@@ -224,32 +321,58 @@ export class TurnsRepository {
     return rows.length > 0;
   }
 
-  /** A fenced no-op write: true while this attempt still owns the running turn. */
-  async holds(id: string, attempt: number, db: Queryable = this.db): Promise<boolean> {
-    const { rows } = await db.query(`SELECT id FROM turns WHERE id = $1 AND attempt = $2 AND status = 'running' FOR UPDATE`, [id, attempt]);
+  /** Records a finished step and the turn's running totals. False when the attempt was fenced off. */
+  async commitStep(id: string, attempt: number, record: StepRecord, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(`UPDATE turns SET ${RECORD_STEP} WHERE ${STEP_OWNED} RETURNING id`, recordStepParams(id, attempt, record));
     return rows.length > 0;
   }
 
-  /** Records a finished step and the turn's running totals. False when the attempt was fenced off. */
-  async commitStep(id: string, attempt: number, record: StepRecord, db: Queryable = this.db): Promise<boolean> {
-    const { rows } = await db.query(
-      `UPDATE turns SET step = $3, steps = steps || $4::jsonb,
-         usage = jsonb_build_object(
-           'promptTokens', (usage->>'promptTokens')::int + $5::int,
-           'completionTokens', (usage->>'completionTokens')::int + $6::int,
-           'totalTokens', (usage->>'totalTokens')::int + $7::int)
-       WHERE id = $1 AND attempt = $2 AND status = 'running' AND step = $3 - 1 RETURNING id`,
-      [
-        id,
-        attempt,
-        record.step,
-        JSON.stringify([record]),
-        record.usage.promptTokens,
-        record.usage.completionTokens,
-        record.usage.totalTokens,
-      ],
+  /**
+   * A turn's common end in one statement: its last step (which called no tools) recorded with
+   * its assistant message, the turn completed with `endEvents`, and the conversation's next
+   * unfinished turn read. Null when the attempt no longer owns the turn. The caller's
+   * transaction holds the conversation's row lock (taken by an earlier statement, so this one's
+   * snapshot sees every turn admitted before it).
+   */
+  async completeWithFinalStep(
+    id: string,
+    attempt: number,
+    step: { record: StepRecord; content: string | null },
+    end: { finishReason: string; endEvents: EventPayload[] },
+    db: Queryable = this.db,
+  ): Promise<{ ended: Turn; next: NextTurn | null } | null> {
+    const { record } = step;
+    const { rows } = await db.query<TurnRow & NextTurnColumns>(
+      `WITH ended AS (
+         UPDATE turns SET ${RECORD_STEP}, status = 'completed', finish_reason = $8, end_events = $9, finished_at = clock_timestamp()
+         WHERE ${STEP_OWNED} RETURNING *
+       ), message AS (
+         INSERT INTO messages (conversation_id, turn_id, step, role, content)
+         SELECT conversation_id, id, $3, 'assistant', $10::jsonb FROM ended
+         ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
+       )
+       SELECT ended.*, n.id AS next_id, n.user_id AS next_user_id, n.retry_at AS next_retry_at,
+              n.batch_priority AS next_batch_priority, n.traceparent AS next_traceparent
+       FROM ended LEFT JOIN LATERAL (
+         SELECT * FROM turns n WHERE n.conversation_id = ended.conversation_id AND n.status IN ${ACTIVE_SQL} AND n.id <> ended.id
+         ORDER BY n.ordinal LIMIT 1
+       ) n ON true`,
+      [...recordStepParams(id, attempt, record), end.finishReason, JSON.stringify(end.endEvents), JSON.stringify(step.content)],
     );
-    return rows.length > 0;
+    const row = rows[0];
+    if (!row) return null;
+    const ended = toTurn(row);
+    const next: NextTurn | null = row.next_id
+      ? {
+          id: row.next_id,
+          conversationId: ended.conversationId,
+          userId: row.next_user_id!,
+          retryAt: row.next_retry_at?.toISOString() ?? null,
+          batchPriority: row.next_batch_priority,
+          traceparent: row.next_traceparent,
+        }
+      : null;
+    return { ended, next };
   }
 
   /**
@@ -279,12 +402,13 @@ export class TurnsRepository {
     id: string,
     attempt: number | null,
     outcome: { status: 'completed' | 'failed' | 'cancelled'; finishReason?: string; error?: { code: string; message: string } },
+    endEvents: EventPayload[],
     db: Queryable = this.db,
   ): Promise<Turn | null> {
     const { rows } = await db.query<TurnRow>(
-      `UPDATE turns SET status = $3, finish_reason = $4, error = $5, finished_at = clock_timestamp()
+      `UPDATE turns SET status = $3, finish_reason = $4, error = $5, end_events = $6, finished_at = clock_timestamp()
        WHERE id = $1 AND ($2::int IS NULL OR attempt = $2::int) AND status IN ${ACTIVE_SQL} RETURNING *`,
-      [id, attempt, outcome.status, outcome.finishReason ?? null, outcome.error ? JSON.stringify(outcome.error) : null],
+      [id, attempt, outcome.status, outcome.finishReason ?? null, outcome.error ? JSON.stringify(outcome.error) : null, JSON.stringify(endEvents)],
     );
     return rows[0] ? toTurn(rows[0]) : null;
   }
@@ -336,6 +460,9 @@ function toTurn(row: TurnRow): Turn {
     steps: row.steps,
     awaiting: row.awaiting,
     runningJob: row.running_job,
+    batchPriority: row.batch_priority,
+    endEvents: row.end_events,
+    traceparent: row.traceparent,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

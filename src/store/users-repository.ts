@@ -30,7 +30,7 @@ const KEY_PREFIX = 'sy_';
 /**
  * API keys are 32 random bytes, so a plain SHA-256 is enough to store them (a slow hash guards
  * low-entropy passwords, not these); lookups go by the hash, never by comparing plaintext.
- * Nothing is cached: a revoked key stops working on the next request.
+ * The repository caches nothing; the API's VerifiedKeyCache (src/auth) keeps verified keys briefly.
  */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');

@@ -52,7 +52,11 @@ export async function subscribeToConversation(
   input: {
     conversationId: string;
     after: number | undefined;
-    deliver(json: string, seq: number): void;
+    /**
+     * `appendedAt` (ms since the epoch) comes with events appended after the subscription was
+     * made, for measuring relay lag; a replay of older events has none.
+     */
+    deliver(json: string, seq: number, appendedAt?: number): void;
     onError(error: Error): void;
   },
 ): Promise<SubscribeOutcome> {
@@ -65,25 +69,30 @@ export async function subscribeToConversation(
   /** The last event delivered, to recognise it in the log after Redis reconnected. */
   let lastDelivered: string | undefined;
   let reconnected = false;
+  /** The latest seq when the subscription was made: later events are live, not a replay. */
+  let latestAtSubscribe = Number.MAX_SAFE_INTEGER;
 
-  const deliver = (json: string, seq: number) => {
-    input.deliver(json, seq);
+  const deliver = (json: string, seq: number, appendedAt?: number) => {
+    input.deliver(json, seq, appendedAt);
     lastDelivered = json;
     next = seq + 1;
   };
 
   const readToPresent = async (): Promise<void> => {
     for (;;) {
+      // A hint that arrives while a read is on its way may be for an event appended after the
+      // read was served: only one announced before the read began must be in what it returns.
+      const announcedBeforeRead = highestHint;
       const { events } = await sources.eventLog.read(conversationId, next - 1, PAGE);
       if (disposed) return;
       for (const event of events) {
         if (event.seq < next) continue;
         if (event.seq > next) throw new Error(`the replay log lost events ${next}..${event.seq - 1} (trimmed while being read)`);
-        deliver(event.json, event.seq);
+        deliver(event.json, event.seq, event.seq > latestAtSubscribe ? event.appendedAt : undefined);
       }
       if (events.length === PAGE) continue;
       if (highestHint < next) return;
-      if (events.length === 0) throw new Error(`event ${next} was announced but is not in the replay log`);
+      if (events.length === 0 && announcedBeforeRead >= next) throw new Error(`event ${next} was announced but is not in the replay log`);
     }
   };
 
@@ -126,14 +135,14 @@ export async function subscribeToConversation(
     }
   };
 
-  const onLive: LiveListener = (json, seq) => {
+  const onLive: LiveListener = (json, seq, appendedAt) => {
     if (disposed) return;
     if (!started || reading) {
       highestHint = Math.max(highestHint, seq);
       return;
     }
     if (seq === next) {
-      deliver(json, seq);
+      deliver(json, seq, appendedAt);
     } else if (seq > next) {
       highestHint = Math.max(highestHint, seq);
       void catchUp();
@@ -158,6 +167,7 @@ export async function subscribeToConversation(
       return cursor;
     }
     next = cursor.after + 1;
+    latestAtSubscribe = window.latestSeq;
     highestHint = Math.max(highestHint, window.latestSeq);
     return {
       ok: true,

@@ -11,7 +11,8 @@ export interface ClientToolAnswerDeps {
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
   eventLog: EventAppender;
-  enqueueResume(turnId: string, step: number): Promise<void>;
+  /** `traceparent`: the turn's trace, which the resumed job joins. */
+  enqueueResume(turnId: string, step: number, traceparent?: string | null): Promise<void>;
 }
 
 export type ClientAnswer = { result: unknown } | { error: { code: string; message: string } };
@@ -56,7 +57,7 @@ export async function answerClientToolCall(
     const calls = await deps.toolCalls.listForStep(turn.id, settled.step, tx);
     return calls.every((each) => SETTLED_TOOL_CALL_STATUSES.includes(each.status));
   });
-  if (resume) await deps.enqueueResume(turn.id, settled.step);
+  if (resume) await deps.enqueueResume(turn.id, settled.step, turn.traceparent);
   return { kind: 'accepted' };
 }
 

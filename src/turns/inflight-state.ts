@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 
 export interface InflightSnapshot {
   attempt: number;
@@ -18,7 +18,7 @@ export class InflightState {
   private latest: InflightSnapshot | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly throttleMs = 50,
     private readonly ttlSeconds = 3600,
@@ -28,7 +28,7 @@ export class InflightState {
     return `${prefix}:turn:${turnId}:inflight`;
   }
 
-  static async read(redis: Redis, key: string): Promise<InflightSnapshot | null> {
+  static async read(redis: RedisClient, key: string): Promise<InflightSnapshot | null> {
     const text = await redis.get(key);
     return text ? (JSON.parse(text) as InflightSnapshot) : null;
   }

@@ -10,12 +10,22 @@ export interface StepOutput {
   toolCalls: AssistantToolCall[];
   finishReason: string;
   usage: Usage;
+  /** What the provider says answered, when it says (for traces). */
+  responseModel?: string;
+  responseId?: string;
+}
+
+/** Output pieces received from the provider (about a token each), counted for metrics. */
+export interface StreamedPieces {
+  text: number;
+  reasoning: number;
+  toolCall: number;
 }
 
 export type StepStreamResult =
-  | { ok: true; output: StepOutput }
+  | { ok: true; output: StepOutput; streamed: StreamedPieces }
   /** `outputSent`: clients saw part of this step, so a retry must announce `attempt-discarded`. */
-  | { ok: false; error: ProviderError; outputSent: boolean };
+  | { ok: false; error: ProviderError; outputSent: boolean; streamed: StreamedPieces };
 
 export interface StreamStepOptions {
   provider: ModelProvider;
@@ -39,6 +49,8 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
   let text = '';
   let reasoning = '';
   let outputSent = false;
+  // Integers per piece; the caller adds them to its counters once, at the step's end.
+  const streamed: StreamedPieces = { text: 0, reasoning: 0, toolCall: 0 };
   const announce = (outputs: AssemblerOutput[]) => {
     for (const out of outputs) {
       outputSent = true;
@@ -51,17 +63,20 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
       switch (chunk.type) {
         case 'text':
           text += chunk.delta;
+          streamed.text++;
           outputSent = true;
           options.onOutput?.();
           events.emit({ type: 'text-delta', delta: chunk.delta });
           break;
         case 'reasoning':
           reasoning += chunk.delta;
+          streamed.reasoning++;
           outputSent = true;
           options.onOutput?.();
           events.emit({ type: 'reasoning-delta', delta: chunk.delta });
           break;
         case 'tool-call-fragment':
+          streamed.toolCall++;
           announce(assembler.push(chunk));
           options.onOutput?.(assembler.snapshot());
           break;
@@ -69,14 +84,23 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
           announce(assembler.finish());
           return {
             ok: true,
-            output: { text, reasoning, toolCalls: assembler.calls(), finishReason: chunk.finishReason, usage: chunk.usage },
+            output: {
+              text,
+              reasoning,
+              toolCalls: assembler.calls(),
+              finishReason: chunk.finishReason,
+              usage: chunk.usage,
+              ...(chunk.model ? { responseModel: chunk.model } : {}),
+              ...(chunk.id ? { responseId: chunk.id } : {}),
+            },
+            streamed,
           };
       }
     }
-    return { ok: false, error: new ProviderError('truncated', 'the provider stream ended without finishing'), outputSent };
+    return { ok: false, error: new ProviderError('truncated', 'the provider stream ended without finishing'), outputSent, streamed };
   } catch (error) {
     const providerError =
       error instanceof ProviderError ? error : new ProviderError('stream_error', error instanceof Error ? error.message : String(error));
-    return { ok: false, error: providerError, outputSent };
+    return { ok: false, error: providerError, outputSent, streamed };
   }
 }

@@ -1,13 +1,16 @@
+import type { Span } from '@opentelemetry/api';
+import type { Logger } from 'pino';
 import { waitOutOutage } from '../errors/wait-out-outage';
 import type { Metrics } from '../metrics/metrics';
 import type { ToolJobData } from '../queue/tool-queue';
 import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
 import type { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import type { TurnsRepository } from '../store/turns-repository';
-import type { ToolOutcome, ToolRegistry } from '../tools/tool';
+import type { ToolCallContext, ToolOutcome, ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';
 import { toolResultEvent } from './tool-messages';
 import { TurnEvents, type EventAppender } from './turn-events';
+import { describeToolCall, recordToolOutcome } from '../tracing/tool-span';
 
 export interface ToolJobDeps extends ClientToolAnswerDeps {
   invocations: ToolInvocationsRepository;
@@ -15,7 +18,7 @@ export interface ToolJobDeps extends ClientToolAnswerDeps {
   toolCalls: ToolCallsRepository;
   tools: ToolRegistry;
   eventLog: EventAppender;
-  metrics: Pick<Metrics, 'toolCalls'>;
+  metrics: Pick<Metrics, 'toolCalls' | 'toolAttempts' | 'toolDuration' | 'toolLabel'>;
 }
 
 /**
@@ -45,11 +48,16 @@ export const toolRetryDelayMs = (retry: number) => 500 * 2 ** (retry - 1);
  * PostgreSQL rather than fail the job (a result once had is stored, never re-earned by
  * running the tool again). Throws only when the attempt was aborted or a store stayed away.
  */
-export async function runToolJob(
-  deps: ToolJobDeps,
-  data: ToolJobData,
-  context: { signal: AbortSignal; onWait?: (error: unknown) => void },
-): Promise<ToolJobOutcome> {
+export interface ToolJobContext {
+  signal: AbortSignal;
+  onWait?: (error: unknown) => void;
+  /** Bound to the job's ids (turnId and toolCallId, or invocationId); the call's lines add the rest. */
+  logger: Logger;
+  /** This execution's execute_tool span. */
+  span?: Span;
+}
+
+export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: ToolJobContext): Promise<ToolJobOutcome> {
   const { signal } = context;
   if (data.kind === 'client-timeout') {
     const call = await deps.toolCalls.get(data.turnId, data.toolCallId);
@@ -68,21 +76,34 @@ export async function runToolJob(
 
   const running = await waitOutOutage(() => deps.toolCalls.markRunning(data.turnId, data.toolCallId), context);
   if (!running) {
+    recordToolOutcome(context.span, 'already_settled');
     await announceAgainIfUnseen(deps, data);
     return DONE;
   }
-  const outcome = await deps.tools.execute(running.name, running.args, {
+  const tool = deps.tools.get(running.name);
+  describeToolCall(context.span, { toolName: running.name, toolCallId: data.toolCallId, kind: tool?.kind, attempts: running.attempts });
+  const log = context.logger.child({ conversationId: running.conversationId, step: running.step });
+  const call = { tool: running.name, attempt: running.attempts };
+  log.info(call, 'tool call started');
+  const startedAt = performance.now();
+  const outcome = await execute(deps, running.name, running.args, {
     turnId: data.turnId,
     toolCallId: data.toolCallId,
     attempt: running.attempts,
     signal,
   });
+  const durationMs = Math.round(performance.now() - startedAt);
   if (signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(signal.reason)}`);
-  const retry = retryOf(outcome, running.attempts, deps.tools.get(running.name)?.retries ?? 0);
-  if (retry) return retry;
+  const retry = retryOf(outcome, running.attempts, tool?.retries ?? 0);
+  recordToolOutcome(context.span, retry ? 'retry' : outcome.ok ? 'succeeded' : 'failed', outcome.ok ? undefined : outcome.error.code);
+  if (retry) {
+    log.warn({ ...call, durationMs, error: retry.error?.code, reason: retry.error?.message, retryInMs: retry.delayMs }, 'tool call failed; it runs again');
+    return retry;
+  }
   const settled = await waitOutOutage(() => deps.toolCalls.settle(data.turnId, data.toolCallId, settlementOf(outcome)), context);
   if (!settled) return DONE;
-  deps.metrics.toolCalls.inc({ status: settled.status });
+  log.info({ ...call, durationMs, status: settled.status, error: settled.error?.code }, 'tool call finished');
+  deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
   await announceResult(deps, settled);
   return DONE;
 }
@@ -92,28 +113,46 @@ export async function runToolJob(
  * downstream Idempotency-Key is `<invocationId>:invoke`, and the id is derived from the
  * caller's Idempotency-Key, so a repeat of the request reaches the tool with the same key.
  */
-async function runInvocation(
-  deps: ToolJobDeps,
-  invocationId: string,
-  context: { signal: AbortSignal; onWait?: (error: unknown) => void },
-): Promise<ToolJobOutcome> {
+async function runInvocation(deps: ToolJobDeps, invocationId: string, context: ToolJobContext): Promise<ToolJobOutcome> {
   const running = await waitOutOutage(() => deps.invocations.markRunning(invocationId), context);
-  if (!running) return DONE;
-  const outcome = await deps.tools.execute(running.toolName, running.params, {
+  if (!running) {
+    recordToolOutcome(context.span, 'already_settled');
+    return DONE;
+  }
+  const tool = deps.tools.get(running.toolName);
+  describeToolCall(context.span, { toolName: running.toolName, kind: tool?.kind, attempts: running.attempts });
+  const outcome = await execute(deps, running.toolName, running.params, {
     turnId: invocationId,
     toolCallId: 'invoke',
     attempt: running.attempts,
     signal: context.signal,
   });
   if (context.signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(context.signal.reason)}`);
-  const retry = retryOf(outcome, running.attempts, deps.tools.get(running.toolName)?.retries ?? 0);
-  if (retry) return retry;
+  const retry = retryOf(outcome, running.attempts, tool?.retries ?? 0);
+  recordToolOutcome(context.span, retry ? 'retry' : outcome.ok ? 'succeeded' : 'failed', outcome.ok ? undefined : outcome.error.code);
+  if (retry) {
+    const failure = { error: retry.error?.code, reason: retry.error?.message, retryInMs: retry.delayMs };
+    context.logger.warn({ tool: running.toolName, attempt: running.attempts, ...failure }, 'tool call failed; it runs again');
+    return retry;
+  }
   await waitOutOutage(() => deps.invocations.settle(invocationId, settlementOf(outcome)), context);
   return DONE;
 }
 
+/** One execution, counted and timed by tool. */
+async function execute(deps: ToolJobDeps, name: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+  const tool = deps.metrics.toolLabel(name);
+  deps.metrics.toolAttempts.inc({ tool });
+  const startedAt = performance.now();
+  try {
+    return await deps.tools.execute(name, args, ctx);
+  } finally {
+    deps.metrics.toolDuration.observe({ tool }, (performance.now() - startedAt) / 1000);
+  }
+}
+
 /** Another attempt after a delay, for a retryable failure with retries left (counted on the call). */
-function retryOf(outcome: ToolOutcome, attempts: number, retries: number): ToolJobOutcome | null {
+function retryOf(outcome: ToolOutcome, attempts: number, retries: number): Extract<ToolJobOutcome, { kind: 'retry' }> | null {
   if (outcome.ok || !outcome.error.retryable || attempts > retries) return null;
   return { kind: 'retry', delayMs: toolRetryDelayMs(attempts), error: { code: outcome.error.code, message: outcome.error.message } };
 }

@@ -1,5 +1,5 @@
 import type { FlowProducer, Queue } from 'bullmq';
-import { fanOutToolCalls, scheduleClientTimeout } from '../queue/tool-queue';
+import { fanOutToolCalls, scheduleClientTimeout, type FanOutTrace } from '../queue/tool-queue';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -25,8 +25,8 @@ export interface ToolPhaseDeps {
   toolQueue: Queue;
 }
 
-/** What the runner does after looking at a step's tool calls. */
-export type ToolPhaseOutcome = 'proceed' | 'wait' | 'fenced';
+/** What the runner does after looking at a step's tool calls ('no_tools': the step had none). */
+export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
 
 const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
 
@@ -37,7 +37,7 @@ const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.inclu
  */
 export async function startToolPhase(
   deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; step: number; events: TurnEvents },
+  context: { turnId: string; attempt: number; step: number; events: TurnEvents; trace?: FanOutTrace },
   calls: NewToolCall[],
 ): Promise<ToolPhaseOutcome> {
   const { events } = context;
@@ -72,6 +72,7 @@ export async function startToolPhase(
       turnId: context.turnId,
       step: context.step,
       calls: server.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
+      trace: context.trace,
     });
   }
   return 'wait';
@@ -88,10 +89,20 @@ export async function startToolPhase(
  */
 export async function resumeToolPhase(
   deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; step: number; events: TurnEvents; isContinuation: boolean; tookOverToolPhase?: boolean },
+  context: {
+    turnId: string;
+    attempt: number;
+    step: number;
+    events: TurnEvents;
+    isContinuation: boolean;
+    tookOverToolPhase?: boolean;
+    /** Where a fan-out made again joins the turn's trace. */
+    trace?: FanOutTrace;
+  },
 ): Promise<ToolPhaseOutcome> {
-  const calls = await deps.toolCalls.listForStep(context.turnId, context.step);
-  if (calls.length === 0 || (await deps.messages.hasToolMessages(context.turnId, context.step))) return 'proceed';
+  const { calls, toolMessagesWritten } = await deps.toolCalls.stepState(context.turnId, context.step);
+  if (calls.length === 0) return 'no_tools';
+  if (toolMessagesWritten) return 'proceed';
   if (context.tookOverToolPhase) {
     for (const call of calls) if (call.kind !== 'client' && call.attempts > 0 && isSettled(call)) context.events.emit(toolResultEvent(call));
   }
@@ -106,6 +117,7 @@ export async function resumeToolPhase(
         turnId: context.turnId,
         step: context.step,
         calls: unsettledServer.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
+        trace: context.trace,
       });
       return 'wait';
     }
@@ -162,12 +174,7 @@ async function completeToolPhase(
   context: { turnId: string; attempt: number; events: TurnEvents },
   calls: ToolCallRecord[],
 ): Promise<ToolPhaseOutcome> {
-  const written = await deps.db.transaction(async (tx) => {
-    if (!(await deps.turns.holds(context.turnId, context.attempt, tx))) return false;
-    await writeToolMessages(deps, calls, tx);
-    return true;
-  });
-  if (!written) return 'fenced';
+  if (!(await writeToolMessages(deps, calls, deps.db, { turnId: context.turnId, attempt: context.attempt }))) return 'fenced';
   context.events.emit({
     type: 'tool_processing_complete',
     results: calls.length,
@@ -176,9 +183,16 @@ async function completeToolPhase(
   return 'proceed';
 }
 
-export async function writeToolMessages(deps: Pick<ToolPhaseDeps, 'messages'>, calls: ToolCallRecord[], tx: Queryable): Promise<void> {
-  await deps.messages.insertToolMessages(
+/** With `fence`: only while that attempt runs the turn (false when it does not). */
+export async function writeToolMessages(
+  deps: Pick<ToolPhaseDeps, 'messages'>,
+  calls: ToolCallRecord[],
+  db: Queryable,
+  fence?: { turnId: string; attempt: number },
+): Promise<boolean> {
+  return deps.messages.insertToolMessages(
     calls.map((call) => ({ conversationId: call.conversationId, turnId: call.turnId, step: call.step, toolCallId: call.toolCallId, content: toolMessageContent(call) })),
-    tx,
+    db,
+    fence,
   );
 }

@@ -1,9 +1,14 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import type { Tracer } from '@opentelemetry/api';
 import { jobFailure, toJobFailure } from '../queue/job-failure';
-import { TOOL_QUEUE, toolJobSchema } from '../queue/tool-queue';
+import { TOOL_QUEUE, toolJobSchema, type ToolJobData } from '../queue/tool-queue';
 import { runToolJob, ToolJobAbortedError, type ToolJobDeps } from './tool-job-runner';
 import type { TurnCancellations } from './turn-cancellations';
+import { isBackendUnavailable } from '../errors/backend-unavailable';
+import { failSpan } from '../tracing/fail-span';
+import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';
+import { contextFrom } from '../tracing/trace-context';
 
 export interface ToolWorkerOptions {
   connection: ConnectionOptions;
@@ -15,7 +20,7 @@ export interface ToolWorkerOptions {
   maxStalledCount: number;
   /** This process's cancel signals: the jobs of a cancelled turn are aborted. */
   cancellations: TurnCancellations;
-  deps: ToolJobDeps;
+  deps: ToolJobDeps & { tracer: Tracer };
   logger: Logger;
 }
 
@@ -45,14 +50,31 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
     // A turn's jobs stop with their turn; an invocation has no turn to cancel it.
     const turnId = 'turnId' in parsed.data ? parsed.data.turnId : undefined;
     const release = turnId ? options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED)) : () => undefined;
+    // An execution's span, under the step span that asked for the call; named once the call is read.
+    // A client tool's timeout executes nothing and has none.
+    const span =
+      parsed.data.kind === 'client-timeout'
+        ? undefined
+        : options.deps.tracer.startSpan(
+            spanNames.executeTool(),
+            { attributes: { [GEN_AI.operationName]: 'execute_tool', [SWITCHYARD.jobName]: job.name, ...(turnId ? { [SWITCHYARD.turnId]: turnId } : {}) } },
+            contextFrom(parsed.data.kind === 'run-tool' ? parsed.data.traceparent : undefined),
+          );
+    const logger = options.logger.child(jobIdsOf(parsed.data));
     let outcome;
     try {
       outcome = await runToolJob(options.deps, parsed.data, {
         signal: abortSignal,
-        onWait: (error) => options.logger.warn({ jobId: job.id, err: error }, 'tool job waiting for PostgreSQL or Redis'),
+        onWait: (error) => logger.warn({ jobId: job.id, err: error }, 'tool job waiting for PostgreSQL or Redis'),
+        span,
+        logger,
       });
     } catch (error) {
-      if (!(error instanceof ToolJobAbortedError)) throw error;
+      if (!(error instanceof ToolJobAbortedError)) {
+        if (span) failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
+        throw error;
+      }
+      span?.setAttribute(SWITCHYARD.toolOutcome, 'aborted');
       // Cancelled with its turn: the cancel has settled the call, the job is done.
       if (abortSignal.reason === CANCELLED) return;
       // Shutdown: handed back at once, without spending an attempt, to run again elsewhere
@@ -60,15 +82,18 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
       outcome = { kind: 'retry', delayMs: 0 } as const;
     } finally {
       release();
+      span?.end();
     }
     if (outcome.kind === 'retry') {
-      if (outcome.error) options.logger.debug({ jobId: job.id, err: outcome.error, retryInMs: outcome.delayMs }, 'tool failed; retrying');
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
       throw new DelayedError();
     }
   }
 
-  worker.on('failed', (job, error) => options.logger.debug({ jobId: job?.id, err: error }, 'tool job attempt failed'));
+  worker.on('failed', (job, error) => {
+    const parsed = toolJobSchema.safeParse(job?.data);
+    options.logger.debug({ ...(parsed.success ? jobIdsOf(parsed.data) : {}), jobId: job?.id, err: error }, 'tool job attempt failed');
+  });
   worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
   await worker.waitUntilReady();
   return {
@@ -81,4 +106,9 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
       }
     },
   };
+}
+
+/** The ids a tool job's log lines carry as fields. */
+function jobIdsOf(data: ToolJobData): { turnId: string; toolCallId: string } | { invocationId: string } {
+  return data.kind === 'invoke' ? { invocationId: data.invocationId } : { turnId: data.turnId, toolCallId: data.toolCallId };
 }

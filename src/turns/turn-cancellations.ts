@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 
 const cancelChannel = (prefix: string) => `${prefix}:turn-cancel`;
 
@@ -7,7 +7,7 @@ const cancelChannel = (prefix: string) => `${prefix}:turn-cancel`;
  * failed for good), so that each stops the jobs it runs for it. Published after the end is
  * committed: a job that starts later finds the turn or its call settled and does nothing.
  */
-export async function publishTurnCancel(redis: Redis, prefix: string, turnId: string): Promise<void> {
+export async function publishTurnCancel(redis: RedisClient, prefix: string, turnId: string): Promise<void> {
   await redis.publish(cancelChannel(prefix), turnId);
 }
 
@@ -21,12 +21,12 @@ export class TurnCancellations {
   private readonly running = new Map<string, Set<() => void>>();
 
   private constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly channel: string,
   ) {}
 
   /** Subscribes `subscriber` (a connection in subscriber mode) to the cancel channel of `prefix`. */
-  static async subscribe(subscriber: Redis, prefix: string): Promise<TurnCancellations> {
+  static async subscribe(subscriber: RedisClient, prefix: string): Promise<TurnCancellations> {
     const cancellations = new TurnCancellations(subscriber, cancelChannel(prefix));
     subscriber.on('message', cancellations.onMessage);
     await subscriber.subscribe(cancellations.channel);

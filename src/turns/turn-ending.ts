@@ -1,11 +1,12 @@
-import type { Redis } from 'ioredis';
-import type { Usage } from '../events/event';
+import type { RedisClient } from '../runtime/redis-connection';
+import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
-import type { Turn, TurnsRepository } from '../store/turns-repository';
+import { TurnEndAnnouncedError } from '../store/event-log';
+import { isTerminal, type NextTurn, type Turn, type TurnsRepository } from '../store/turns-repository';
 import { InflightState } from './inflight-state';
 import { repairTranscript } from './transcript-repair';
 import { publishTurnCancel } from './turn-cancellations';
@@ -22,11 +23,22 @@ export interface TurnEndingDeps {
    * Enqueues a turn's start (after its `retryAt`, when it waits out a provider failure), with a
    * priority from the user's unfinished turns (counted unless the caller knows the number).
    */
-  enqueueTurn(turn: { id: string; userId: string; retryAt?: string | null; activeTurnsOfUser?: number }): Promise<void>;
-  metrics: Pick<Metrics, 'turnsFinished' | 'turnDuration'>;
+  enqueueTurn(turn: {
+    id: string;
+    userId: string;
+    conversationId?: string;
+    retryAt?: string | null;
+    activeTurnsOfUser?: number;
+    batchPriority?: number | null;
+    /** The trace the turn's job joins (the turn row's). */
+    traceparent?: string | null;
+  }): Promise<void>;
+  metrics: Pick<Metrics, 'turnsFinished' | 'turnDuration' | 'turnSteps'>;
   /** For cancel signals to the workers and the turn's in-flight state. */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
+  /** After a turn's end is committed and announced (a batch item moves on). */
+  onTurnEnded?(turn: Turn): Promise<void>;
 }
 
 export type TurnOutcome =
@@ -44,19 +56,26 @@ const IMPOSED_END_ATTEMPT = 2 ** 31 - 1;
 
 /**
  * The turn's last step, when the turn ends with it: committed in the transaction that ends the
- * turn (one commit, not two, for the common turn) and announced just before the end.
+ * turn (one commit, not two, for the common turn) and announced with the end.
  */
 export interface FinalStep {
   /** The step's writes; false when the attempt no longer owns the turn. */
   write(tx: Queryable): Promise<boolean>;
-  announce(): void;
+  /** Its `step-finish`, the first of the events that announce the end. */
+  finishEvent: EventPayload;
+  /**
+   * For a completed turn whose last step called no tools: the step, the end and the next turn
+   * read in one statement instead of `write` and the separate end (see TurnsRepository).
+   */
+  writeWithEnd?(tx: Queryable, endEvents: EventPayload[]): Promise<{ ended: Turn; next: NextTurn | null } | null>;
 }
 
 /**
- * Ends a turn: commits the final status (with the transcript repaired) in one transaction
- * holding the conversation's row lock, then announces it, then starts the next queued turn
- * of the conversation. `attempt` null ends it whoever runs it (cancel, a job failed for good).
- * Returns the ended turn, or null when it had ended already or the attempt was fenced off.
+ * Ends a turn: commits the final status (with the transcript repaired and the events that
+ * announce it) in one transaction holding the conversation's row lock, then announces it, then
+ * starts the next queued turn of the conversation. `attempt` null ends it whoever runs it
+ * (cancel, a job failed for good). Returns the ended turn, or null when it had ended already
+ * or the attempt was fenced off.
  */
 export async function endTurn(
   deps: TurnEndingDeps,
@@ -71,17 +90,37 @@ export async function endTurn(
     // The conversation's row is locked first, as admission does, so that the two never wait
     // on each other in turn; raising the seq floor is what locks it.
     await deps.conversations.raiseLastSeq(turn.conversationId, latestSeq, tx);
+    if (finalStep?.writeWithEnd && outcome.status === 'completed') return finalStep.writeWithEnd(tx, [finalStep.finishEvent, endEvent(outcome)]);
     if (finalStep && !(await finalStep.write(tx))) return null;
-    const ended = await recordTurnEnd(deps, turn.id, attempt, outcome, tx);
+    const ended = await recordTurnEnd(deps, turn.id, attempt, outcome, tx, finalStep?.finishEvent);
     if (!ended) return null;
     const next = (await deps.turns.activeTurns(turn.conversationId, tx))[0];
     return { ended, next: next ?? null };
   });
   if (!result) return null;
-  finalStep?.announce();
-  await announceTurnEnd(deps, result.ended, attempt, outcome, events);
-  if (result.next) await deps.enqueueTurn(result.next);
+  await announceTurnEnd(deps, result.ended, attempt, events);
+  await startNext(deps, result.ended, result.next);
   return result.ended;
+}
+
+/**
+ * For a job whose turn has ended: the worker that committed the end may have died before
+ * announcing it (its subscribers would wait for ever), starting the conversation's next turn,
+ * or moving its batch on. Announces the stored end, at most once whoever tries, and when this
+ * call announced it, does the rest. Returns whether it announced.
+ */
+export async function announceStoredEnd(deps: TurnEndingDeps, turnId: string): Promise<boolean> {
+  const turn = await deps.turns.get(turnId);
+  if (!turn || !isTerminal(turn.status) || !turn.endEvents) return false;
+  // As an imposed end: a worker still on the turn is stale, and stops.
+  if (!(await announceTurnEnd(deps, turn, null))) return false;
+  await startNext(deps, turn, (await deps.turns.activeTurns(turn.conversationId))[0] ?? null);
+  return true;
+}
+
+async function startNext(deps: TurnEndingDeps, ended: Turn, next: NextTurn | null): Promise<void> {
+  if (next) await deps.enqueueTurn(next);
+  await deps.onTurnEnded?.(ended);
 }
 
 /**
@@ -94,11 +133,13 @@ export async function recordTurnEnd(
   attempt: number | null,
   outcome: TurnOutcome,
   tx: Queryable,
+  finalStepFinish?: EventPayload,
 ): Promise<Turn | null> {
   const ended = await deps.turns.finish(
     turnId,
     attempt,
     outcome.status === 'failed' ? { status: 'failed', error: outcome.error } : { status: outcome.status, finishReason: outcome.finishReason },
+    [...(finalStepFinish ? [finalStepFinish] : []), endEvent(outcome)],
     tx,
   );
   if (!ended) return null;
@@ -109,35 +150,48 @@ export async function recordTurnEnd(
 
 /**
  * Announces a committed end: stops the workers still on the turn when the end was imposed
- * (`attempt` null), emits the final event, and drops the turn's in-flight state.
+ * (`attempt` null), appends the events stored with the end in one batch, and drops the turn's
+ * in-flight state. Returns false when the end had been announced already (the log takes a
+ * turn's end once).
  */
 export async function announceTurnEnd(
   deps: TurnEndingDeps,
   ended: Turn,
   attempt: number | null,
-  outcome: TurnOutcome,
   events: TurnEvents = endingEvents(deps, ended, attempt),
-): Promise<void> {
-  deps.metrics.turnsFinished.inc({ status: ended.status });
-  if (ended.finishedAt) deps.metrics.turnDuration.observe((Date.parse(ended.finishedAt) - Date.parse(ended.createdAt)) / 1000);
+): Promise<boolean> {
   if (attempt === null) await publishTurnCancel(deps.redis, deps.redisPrefix, ended.id);
-  switch (outcome.status) {
-    case 'completed':
-      events.emit({ type: 'turn-finish', finishReason: outcome.finishReason, usage: outcome.usage });
-      break;
-    case 'failed':
-      events.emit({ type: 'turn-error', error: outcome.error });
-      break;
-    case 'cancelled':
-      events.emit({ type: 'turn-cancelled' });
-      break;
+  events.emit(...(ended.endEvents ?? []));
+  let finalSeq: number | null;
+  try {
+    finalSeq = await events.flush();
+  } catch (error) {
+    if (!(error instanceof TurnEndAnnouncedError)) throw error;
+    finalSeq = null;
   }
-  const finalSeq = await events.flush();
+  if (finalSeq !== null) {
+    deps.metrics.turnsFinished.inc({ status: ended.status });
+    if (ended.finishedAt) deps.metrics.turnDuration.observe((Date.parse(ended.finishedAt) - Date.parse(ended.createdAt)) / 1000);
+    deps.metrics.turnSteps.observe(ended.step);
+  }
   await Promise.all([
-    deps.conversations.raiseLastSeq(ended.conversationId, finalSeq),
+    finalSeq !== null && deps.conversations.raiseLastSeq(ended.conversationId, finalSeq),
     // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
     deps.redis.del(InflightState.keyFor(deps.redisPrefix, ended.id)),
   ]);
+  return finalSeq !== null;
+}
+
+/** The event that announces an outcome. */
+function endEvent(outcome: TurnOutcome): EventPayload {
+  switch (outcome.status) {
+    case 'completed':
+      return { type: 'turn-finish', finishReason: outcome.finishReason, usage: outcome.usage };
+    case 'failed':
+      return { type: 'turn-error', error: outcome.error };
+    case 'cancelled':
+      return { type: 'turn-cancelled' };
+  }
 }
 
 function endingEvents(deps: TurnEndingDeps, turn: Pick<Turn, 'id' | 'conversationId'>, attempt: number | null): TurnEvents {

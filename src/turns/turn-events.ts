@@ -39,10 +39,14 @@ export class TurnEvents {
     private readonly fence?: EventFence,
   ) {}
 
-  emit(payload: EventPayload): void {
-    const body = { ...payload, conversationId: this.conversationId, turnId: this.turnId } as EventBody;
-    const last = this.queue[this.queue.length - 1];
-    if (!(last && mergeInto(last, body))) this.queue.push(body);
+  /** Several payloads in one call go out in one batch (a turn's end is appended whole or not at all). */
+  emit(...payloads: EventPayload[]): void {
+    if (payloads.length === 0) return;
+    for (const payload of payloads) {
+      const body = { ...payload, conversationId: this.conversationId, turnId: this.turnId } as EventBody;
+      const last = this.queue[this.queue.length - 1];
+      if (!(last && mergeInto(last, body))) this.queue.push(body);
+    }
     if (!this.inFlight) this.sendQueued();
   }
 

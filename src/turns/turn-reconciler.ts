@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runtime/redis-connection';
 import type { Logger } from 'pino';
 import { observeJobs, type ObservedJob } from '../queue/job-states';
 import { clientTimeoutJobId, continuationJobId } from '../queue/tool-queue';
@@ -13,9 +13,10 @@ export interface ReconcilerDeps extends TurnEndingDeps {
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
   turnQueue: Queue;
+  batchTurnQueue: Queue;
   toolQueue: Queue;
   /** Job states are read on it, and the lock that lets one worker scan at a time is kept there. */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   logger: Logger;
 }
@@ -57,7 +58,7 @@ export async function reconcileTurns(
         await deps.enqueueTurn(turn);
         counts.enqueued++;
       } else if (action.kind === 'retry') {
-        const job = await deps.turnQueue.getJob(action.jobId);
+        const job = await jobQueue(deps, turn, action.jobId).getJob(action.jobId);
         await job?.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         counts.retried++;
       } else if (action.kind === 'fail') {
@@ -83,7 +84,7 @@ async function observePage(deps: ReconcilerDeps, turns: Turn[]): Promise<Map<str
     [turnJobId(turn.id), continuationJobId(turn.id, turn.step), resumeJobId(turn.id, turn.step)].map((id) => ({
       turnId: turn.id,
       kind: 'turn' as const,
-      queue: deps.turnQueue,
+      queue: jobQueue(deps, turn, id),
       id,
     })),
   );
@@ -97,6 +98,11 @@ async function observePage(deps: ReconcilerDeps, turns: Turn[]): Promise<Map<str
     (ref.kind === 'turn' ? jobs.turnJobs : jobs.clientTimeouts).push(states[index]!);
   });
   return byTurn;
+}
+
+/** A batch item's turn starts on the batch queue; every continuation runs on the interactive one. */
+function jobQueue(deps: ReconcilerDeps, turn: Turn, jobId: string): Queue {
+  return turn.batchPriority !== null && jobId === turnJobId(turn.id) ? deps.batchTurnQueue : deps.turnQueue;
 }
 
 /** Renews the lock only while it is still this holder's (its token). */

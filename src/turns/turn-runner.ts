@@ -1,42 +1,65 @@
-import type { Redis } from 'ioredis';
+import type { Span, Tracer } from '@opentelemetry/api';
+import type { RedisClient } from '../runtime/redis-connection';
 import type { Logger } from 'pino';
-import type { Usage } from '../events/event';
+import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
 import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../store/event-log';
 import type { Queryable } from '../store/db';
-import { isTerminal, type StepRecord, type Turn } from '../store/turns-repository';
+import { isTerminal, type BegunAttempt, type StepRecord, type Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
+import { startAtUserMessage } from './history-window';
 import { InflightState } from './inflight-state';
 import { offeredToolNames } from './offered-tools';
 import { prepareToolCalls } from './prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
-import { streamStep, type StepOutput } from './stream-step';
+import { streamStep, type StepOutput, type StreamedPieces } from './stream-step';
 import { resumeToolPhase, startToolPhase, type ToolPhaseDeps } from './tool-phase';
-import { endTurn, type TurnEndingDeps } from './turn-ending';
+import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from './turn-events';
+import { endChatSpan, startChatSpan } from '../tracing/chat-span';
+import { GEN_AI, SWITCHYARD } from '../tracing/span-attributes';
+import { traceparentOf } from '../tracing/trace-context';
 
 export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
   conversations: ConversationsRepository;
   provider: ModelProvider;
   /** For in-flight step state (tool-call buffers, the output mark). */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   logger: Logger;
-  metrics: Pick<Metrics, 'turnsStarted' | 'turnsFinished' | 'providerErrors' | 'turnDuration' | 'timeToFirstToken'>;
-  defaults: { model: string; maxSteps: number };
+  metrics: Pick<
+    Metrics,
+    | 'turnsStarted'
+    | 'turnsFinished'
+    | 'turnDuration'
+    | 'turnSteps'
+    | 'timeToFirstToken'
+    | 'streamedTokens'
+    | 'modelTokens'
+    | 'providerErrors'
+    | 'providerRetries'
+  >;
+  defaults: { model: string; maxSteps: number; maxHistoryMessages?: number };
   retryPolicy: RetryPolicy;
   limits: { maxToolCallsPerStep: number };
+  tracer: Tracer;
+  /** The provider's base URL: its host and port go on chat spans (`server.address`, `server.port`). */
+  providerUrl?: string;
   now?: () => Date;
 }
 
 export interface TurnJob {
   turnId: string;
+  /** On a turn's start: its conversation, whose row lock its admission holds until it commits. */
+  conversationId?: string | undefined;
   /** The queue job's id: a turn running under another job is left to it. */
   jobId: string;
   /** The job is a step's continuation (its tool jobs have finished), not the turn's start. */
   isContinuation: boolean;
+  /** The job's span: the steps' chat spans are its children. */
+  span: Span;
 }
 
 /** What the queue layer must do with the job after a run. */
@@ -63,11 +86,36 @@ const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
  * fenced by its attempt: once another worker has begun a later attempt, this one stops.
  */
 export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
+  const withHistory = deps.defaults.maxHistoryMessages === undefined;
+  let begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
+  if (!begun && job.conversationId) {
+    // Admission enqueues a new turn's start while the transaction that records it commits, so
+    // the job can come before the turn: it waits for that commit and looks again.
+    await deps.conversations.awaitRowLock(job.conversationId);
+    begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
+  }
+  if (!begun) {
+    if (await announceStoredEnd(deps, job.turnId)) deps.logger.info({ turnId: job.turnId }, 'announced the end of a turn whose worker stopped before announcing it');
+    return { kind: 'skipped', reason: 'the turn is finished, not first in its conversation, or run by another job' };
+  }
+  const { turn } = begun;
+  // Every line of this run carries the ids as fields: one query finds a turn across processes.
+  const log = deps.logger.child({ conversationId: turn.conversationId, turnId: turn.id, attempt: turn.attempt });
+  if (begun.restarted) log.info({ jobId: job.jobId, step: turn.step + 1 }, 'turn started');
+  else log.debug({ jobId: job.jobId, step: turn.step }, 'turn continues after its tool calls');
+  const outcome = await runAttempt(deps, job, begun, log, jobSignal);
+  if (outcome.kind === 'stopped') {
+    log.info({ jobId: job.jobId, reason: outcome.reason === 'aborted' ? String(jobSignal.reason) : outcome.reason }, 'turn attempt stopped');
+  }
+  return outcome;
+}
+
+/** The run of a begun attempt; its caller logs how it ended. */
+async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const now = deps.now ?? (() => new Date());
-  const begun = await deps.turns.beginAttempt(job.turnId, job.jobId);
-  if (!begun) return { kind: 'skipped', reason: 'the turn is finished, not first in its conversation, or run by another job' };
   const { turn, restarted, previous: before, conversation } = begun;
   const attempt = turn.attempt;
+  job.span.setAttributes({ [SWITCHYARD.turnAttempt]: attempt, [GEN_AI.conversationId]: turn.conversationId });
   const fenced = new AbortController();
   const signal = AbortSignal.any([jobSignal, fenced.signal]);
   const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id, { attempt, onFenced: () => fenced.abort() });
@@ -88,6 +136,16 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
 
   const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
   const maxSteps = turn.options.maxSteps ?? deps.defaults.maxSteps;
+  const maxHistory = turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages;
+  // The first step's history may have come with the attempt.
+  let begunHistory = begun.history;
+  const readHistory = async () => {
+    const given = begunHistory;
+    begunHistory = undefined;
+    if (given) return given;
+    if (maxHistory === undefined) return deps.messages.list(turn.conversationId);
+    return startAtUserMessage(await deps.messages.listRecent(turn.conversationId, maxHistory, turn.id));
+  };
   const offered = new Set(
     offeredToolNames({
       turnTools: turn.options.tools,
@@ -108,20 +166,24 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
       events,
       isContinuation: job.isContinuation,
       tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools' && before.awaiting === 'tools',
+      // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
+      trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
     });
     if (phase === 'fenced') return done(events, FENCED);
     if (phase === 'wait') return done(events);
-    const hadTools = (await deps.toolCalls.listForStep(turn.id, turn.step)).length > 0;
     // The worker died after committing a final step but before ending the turn.
-    if (!hadTools) return finish(deps, turn, attempt, events, lastStep?.finishReason ?? 'stop', usage);
-    if (turn.step >= maxSteps) return finish(deps, turn, attempt, events, 'max_steps', usage);
+    if (phase === 'no_tools') return finish(deps, turn, attempt, events, log, lastStep?.finishReason ?? 'stop', usage);
+    if (turn.step >= maxSteps) return finish(deps, turn, attempt, events, log, 'max_steps', usage);
   }
 
   for (let step = turn.step + 1; step <= maxSteps; step++) {
     const startedAt = now();
     events.emit({ type: 'step-start', step });
-    const history = await deps.messages.list(turn.conversationId);
+    const history = await readHistory();
     let firstOutput = true;
+    // Tool calls are stored with their step: before the first commit there are none.
+    const takenToolCallIds = turn.step === 0 ? [] : (await deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId);
+    const chatSpan = startChatSpan(deps.tracer, job.span, { model, conversationId: turn.conversationId, turnId: turn.id, step, providerUrl: deps.providerUrl });
     const result = await streamStep({
       provider: deps.provider,
       request: {
@@ -133,14 +195,15 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
       events,
       signal,
       generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
-      // Tool calls are stored with their step: before the first commit there are none.
-      takenToolCallIds: turn.step === 0 ? [] : (await deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId),
+      takenToolCallIds,
       onOutput: (toolCalls) => {
         if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
         if (firstOutput || toolCalls) inflight.update({ attempt, step, toolCalls: toolCalls ?? [] });
         firstOutput = false;
       },
     });
+    countStreamed(deps.metrics, result.streamed);
+    endChatSpan(chatSpan, result);
 
     if (!result.ok) {
       if (signal.aborted) return stop(deps, turn.id, inflight, events, fenced.signal.aborted ? FENCED : ABORTED);
@@ -150,9 +213,11 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
       // What a client showed of this broken step is dropped, whether the turn retries or fails.
       if (decision.kind === 'fail') {
         if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
-        await endTurn(deps, turn, attempt, { status: 'failed', error: { code: decision.code, message: decision.message } }, events);
+        logTurnEnd(log, await endTurn(deps, turn, attempt, { status: 'failed', error: { code: decision.code, message: decision.message } }, events));
         return { kind: 'done' };
       }
+      deps.metrics.providerRetries.inc({ kind: result.error.kind });
+      log.warn({ step, providerError: result.error.kind, reason: result.error.message, retryInMs: decision.delayMs }, 'provider failed; the turn retries');
       // Committed before it is announced: a client that reads the turn on `provider-retry` sees it queued.
       const error = { code: result.error.kind, message: result.error.message };
       if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, decision.delayMs))) return done(events, FENCED);
@@ -165,6 +230,8 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
     }
 
     const output = result.output;
+    deps.metrics.modelTokens.inc({ kind: 'prompt' }, output.usage.promptTokens);
+    deps.metrics.modelTokens.inc({ kind: 'completion' }, output.usage.completionTokens);
     const calls = prepareToolCalls({
       calls: output.toolCalls,
       offered,
@@ -194,24 +261,42 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
     const stepFinish = { type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage } as const;
     usage = addUsage(usage, output.usage);
 
+    const stepLine = { step, finishReason: output.finishReason, toolCalls: calls.length, usage: output.usage };
     const finishReason = calls.length === 0 ? output.finishReason : step >= maxSteps ? 'max_steps' : null;
     if (finishReason !== null) {
       const ended = await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events, {
         write: (tx) => writeStep(tx, null),
-        announce: () => events.emit(stepFinish),
+        finishEvent: stepFinish,
+        ...(output.toolCalls.length === 0 && calls.length === 0
+          ? {
+              writeWithEnd: (tx: Queryable, endEvents: EventPayload[]) =>
+                deps.turns.completeWithFinalStep(turn.id, attempt, { record, content: output.text || null }, { finishReason, endEvents }, tx),
+            }
+          : {}),
       });
-      return ended ? { kind: 'done' } : stop(deps, turn.id, inflight, events, FENCED);
+      if (!ended) return stop(deps, turn.id, inflight, events, FENCED);
+      log.info(stepLine, 'step finished');
+      logTurnEnd(log, ended);
+      return { kind: 'done' };
     }
     if (!(await deps.db.transaction((tx) => writeStep(tx, seenSeq)))) return stop(deps, turn.id, inflight, events, FENCED);
+    log.info(stepLine, 'step finished');
     await inflight.clear();
     events.emit(stepFinish);
-    const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events }, calls);
+    const trace = { turn: turn.traceparent, tools: traceparentOf(chatSpan) };
+    const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events, trace }, calls);
     if (phase === 'fenced') return done(events, FENCED);
     if (phase === 'wait') return done(events);
     const completed = await resumeToolPhase(deps, { turnId: turn.id, attempt, step, events, isContinuation: true });
     if (completed !== 'proceed') return done(events, completed === 'fenced' ? FENCED : { kind: 'done' });
   }
-  return finish(deps, turn, attempt, events, 'max_steps', usage);
+  return finish(deps, turn, attempt, events, log, 'max_steps', usage);
+}
+
+function countStreamed(metrics: TurnRunnerDeps['metrics'], streamed: StreamedPieces): void {
+  if (streamed.text > 0) metrics.streamedTokens.inc({ kind: 'text' }, streamed.text);
+  if (streamed.reasoning > 0) metrics.streamedTokens.inc({ kind: 'reasoning' }, streamed.reasoning);
+  if (streamed.toolCall > 0) metrics.streamedTokens.inc({ kind: 'tool_call' }, streamed.toolCall);
 }
 
 /**
@@ -247,11 +332,18 @@ async function finish(
   turn: Turn,
   attempt: number,
   events: TurnEvents,
+  log: Logger,
   finishReason: string,
   usage: Usage,
 ): Promise<TurnRunOutcome> {
-  await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events);
+  logTurnEnd(log, await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events));
   return { kind: 'done' };
+}
+
+/** The turn's one `turn ended` line, once its end is committed (null: another run ended it). */
+export function logTurnEnd(log: Logger, ended: Turn | null): void {
+  if (!ended) return;
+  log.info({ status: ended.status, finishReason: ended.finishReason, error: ended.error?.code, steps: ended.step, usage: ended.usage }, 'turn ended');
 }
 
 /** The step's assistant message, its tool calls and the turn's step record (and the seq floor, unless the turn's end raises it), in the caller's transaction. */

@@ -1,35 +1,88 @@
 import { createHash } from 'node:crypto';
+import { SpanKind, type Tracer } from '@opentelemetry/api';
+import { failSpan } from '../tracing/fail-span';
+import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';
+import { traceparentOf } from '../tracing/trace-context';
 import { AppError, notFound } from '../errors/app-error';
-import type { Turn, TurnOptions } from '../store/turns-repository';
+import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
 import { isTerminal } from '../store/turns-repository';
-import { admitTurn, type OnBusy } from './turn-admission';
+import { admitTurn, type Admission, type OnBusy } from './turn-admission';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
   conversations: TurnEndingDeps['conversations'];
   /** Unfinished turns one user may have; more are refused with 429. */
   maxActiveTurnsPerUser: number;
+  /** The admission span starts the turn's trace; its context is stored with the turn. */
+  tracer: Tracer;
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
+const CREATE_NOW: Admission = { kind: 'create', enqueueNow: true, interrupt: [] };
 
 export interface TurnRequest {
   content: unknown;
   idempotencyKey?: string;
   onBusy: OnBusy;
   options: TurnOptions;
+  /** A batch item's turn: queued behind interactive turns, by this batch priority. */
+  batchPriority?: number;
 }
 
 /** The API's side of turns: admission and cancellation. Workers run them (turn-runner.ts). */
 export class TurnService {
   constructor(private readonly deps: TurnServiceDeps) {}
 
-  /** `created` is false when an idempotency key replayed an earlier turn. */
+  /**
+   * `created` is false when an idempotency key replayed an earlier turn. Every way a turn is
+   * made (the turns route, `/api/chat`, batch items) comes through here, so the span that starts
+   * a turn's trace is made here, and its context is stored with the turn for all its jobs.
+   */
   async create(userId: string, conversationId: string, request: TurnRequest): Promise<{ turn: Turn; created: boolean }> {
+    const span = this.deps.tracer.startSpan(spanNames.admitTurn, { kind: SpanKind.PRODUCER, attributes: { [GEN_AI.conversationId]: conversationId } });
+    try {
+      const admitted = await this.admit(userId, conversationId, request, traceparentOf(span));
+      span.setAttributes({ [SWITCHYARD.turnId]: admitted.turn.id, [SWITCHYARD.admission]: admitted.created ? 'created' : 'replayed' });
+      return admitted;
+    } catch (error) {
+      failSpan(span, error instanceof AppError ? error.code : 'internal');
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async admit(
+    userId: string,
+    conversationId: string,
+    request: TurnRequest,
+    traceparent: string | undefined,
+  ): Promise<{ turn: Turn; created: boolean }> {
     const requestHash = hashRequest(request);
+    const newTurn: NewTurn = {
+      conversationId,
+      userId,
+      input: request.content,
+      options: request.options,
+      ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
+      ...(request.batchPriority !== undefined ? { batchPriority: request.batchPriority } : {}),
+      ...(traceparent ? { traceparent } : {}),
+      requestHash,
+    };
+    let enqueued: Promise<void> | undefined;
     const admission = await this.deps.db.transaction(async (tx) => {
       const conversation = await this.deps.conversations.get(userId, conversationId, tx, true);
       if (!conversation) throw notFound('conversation');
+      // The common case (nothing ahead, key unused, under the limit) in one statement; the rest
+      // reads the facts and decides.
+      const clear = await this.deps.turns.insertIfClear(newTurn, this.deps.maxActiveTurnsPerUser, tx);
+      if (clear) {
+        // Enqueued while the insert commits: a worker that takes the job first waits for the
+        // commit (turn-runner.ts), and one whose turn was never committed finds none and skips.
+        enqueued = this.enqueue({ ...clear.turn, activeTurnsOfUser: clear.activeOfUser + 1 });
+        enqueued.catch(() => undefined);
+        return { decision: CREATE_NOW, turn: clear.turn, interrupted: [] as Turn[], activeOfUser: clear.activeOfUser + 1 };
+      }
       const existingForKey = request.idempotencyKey
         ? await this.deps.turns.findByIdempotencyKey(conversationId, request.idempotencyKey, tx)
         : null;
@@ -49,17 +102,7 @@ export class TurnService {
         const ended = await recordTurnEnd(this.deps, active.id, null, INTERRUPTED, tx);
         if (ended) interrupted.push(ended);
       }
-      const turn = await this.deps.turns.insert(
-        {
-          conversationId,
-          userId,
-          input: request.content,
-          options: request.options,
-          ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
-          requestHash,
-        },
-        tx,
-      );
+      const turn = await this.deps.turns.insert(newTurn, tx);
       return { decision, turn, interrupted, activeOfUser: activeOfUser + 1 - interrupted.length };
     });
 
@@ -72,8 +115,9 @@ export class TurnService {
       case 'busy':
         throw new AppError('conversation_busy', 'a turn is already active on this conversation', { activeTurnId: decision.activeTurnId });
       case 'create':
-        for (const ended of admission.interrupted) await announceTurnEnd(this.deps, ended, null, INTERRUPTED);
-        if (decision.enqueueNow) await this.enqueue({ ...admission.turn!, activeTurnsOfUser: admission.activeOfUser });
+        for (const ended of admission.interrupted) await announceTurnEnd(this.deps, ended, null);
+        if (enqueued) await enqueued;
+        else if (decision.enqueueNow) await this.enqueue({ ...admission.turn!, activeTurnsOfUser: admission.activeOfUser });
         return { turn: admission.turn!, created: true };
     }
   }

@@ -1,14 +1,25 @@
+import { SpanKind } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { jobFailure, readJobFailure, toJobFailure } from '../queue/job-failure';
-import { TURN_JOB_OPTIONS, TURN_QUEUE, turnJobSchema } from '../queue/turn-queue';
+import { BATCH_TURN_QUEUE, TURN_JOB_OPTIONS, TURN_QUEUE, turnJobSchema } from '../queue/turn-queue';
 import type { TurnCancellations } from './turn-cancellations';
 import { endTurn } from './turn-ending';
-import { runTurn, type TurnRunnerDeps } from './turn-runner';
+import { logTurnEnd, runTurn, type TurnRunnerDeps } from './turn-runner';
+import { isBackendUnavailable } from '../errors/backend-unavailable';
+import { failSpan } from '../tracing/fail-span';
+import { spanNames, SWITCHYARD } from '../tracing/span-attributes';
+import { contextFrom } from '../tracing/trace-context';
 
 export interface TurnWorkerOptions {
   connection: ConnectionOptions;
   prefix: string;
   concurrency: number;
+  /**
+   * Batch item turns this process starts at once, from their own queue: the interactive slots
+   * above never hold a batch turn's start, so interactive turns keep their time to first token
+   * while a batch runs (its continuations run on the interactive queue, ahead of new turns).
+   */
+  batchConcurrency: number;
   /** See README "Lock and stall settings" for the trade-off. */
   lockDurationMs: number;
   stalledIntervalMs: number;
@@ -21,11 +32,28 @@ export interface TurnWorkerOptions {
 
 const CANCELLED = 'cancelled';
 
-/** The BullMQ side of running turns: job bookkeeping around {@link runTurn}. */
+/** The BullMQ side of running turns: job bookkeeping around {@link runTurn}, on the interactive and the batch queue. */
 export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
+  const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency)];
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  return {
+    async close(graceMs: number) {
+      // worker.close() waits for active jobs with no limit of its own; past the grace
+      // period the active jobs are cancelled and handed back to the queue.
+      const timer = setTimeout(() => workers.forEach((worker) => worker.cancelAllJobs('shutdown')), graceMs);
+      try {
+        await Promise.all(workers.map((worker) => worker.close()));
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+function startQueueWorker(options: TurnWorkerOptions, queueName: string, concurrency: number): Worker {
   const { deps } = options;
   const worker = new Worker(
-    TURN_QUEUE,
+    queueName,
     (job: Job, token?: string, signal?: AbortSignal) =>
       processTurnJob(job, token, signal).catch((error: unknown) => {
         throw toJobFailure(error);
@@ -33,7 +61,7 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ clo
     {
       connection: options.connection,
       prefix: options.prefix,
-      concurrency: options.concurrency,
+      concurrency,
       lockDuration: options.lockDurationMs,
       stalledInterval: options.stalledIntervalMs,
       maxStalledCount: options.maxStalledCount,
@@ -43,18 +71,25 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ clo
   async function processTurnJob(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
     const parsed = turnJobSchema.safeParse(job.data);
     if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
-    const { turnId } = parsed.data;
+    const { turnId, conversationId, traceparent } = parsed.data;
     const abortSignal = signal ?? new AbortController().signal;
     const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
+    // One span per run of a job, in the trace of the span that admitted the turn.
+    const span = deps.tracer.startSpan(
+      spanNames.runTurn,
+      { kind: SpanKind.CONSUMER, attributes: { [SWITCHYARD.turnId]: turnId, [SWITCHYARD.jobName]: job.name } },
+      contextFrom(traceparent),
+    );
     let outcome;
     try {
-      outcome = await runTurn(deps, { turnId, jobId: job.id!, isContinuation: job.name === 'continue-turn' }, abortSignal);
+      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation: job.name === 'continue-turn', span }, abortSignal);
+      span.setAttribute(SWITCHYARD.turnOutcome, outcome.kind === 'stopped' ? `stopped_${outcome.reason}` : outcome.kind);
+    } catch (error) {
+      failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
+      throw error;
     } finally {
       release();
-    }
-    if (outcome.kind === 'stopped') {
-      const reason = outcome.reason === 'aborted' ? String(abortSignal.reason) : outcome.reason;
-      deps.logger.info({ turnId, jobId: job.id, reason }, 'turn attempt stopped');
+      span.end();
     }
     if (abortSignal.aborted && abortSignal.reason !== CANCELLED) {
       // Shutdown or a lost lock: the turn is unfinished, so the job must not complete.
@@ -74,8 +109,8 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ clo
     const failure = readJobFailure(error.message);
     // Failures of ours are coded; BullMQ fails a job itself (uncoded) when its stall limit is hit.
     const final = failure === 'stalled' || error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? TURN_JOB_OPTIONS.attempts ?? 1);
-    deps.logger.warn({ jobId: job.id, err: error, final }, 'turn job failed');
     const turnId = (job.data as { turnId?: string }).turnId;
+    deps.logger.warn({ turnId, jobId: job.id, err: error, final }, 'turn job failed');
     if (!final || !turnId) return;
     // An outage outlasted the job's attempts: the turn is not at fault, and the reconciler runs
     // the job again once PostgreSQL and Redis answer (ending the turn here would race it).
@@ -88,26 +123,13 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ clo
     deps.turns
       .get(turnId)
       .then((turn) => turn && endTurn(deps, turn, null, { status: 'failed', error: reason }))
+      .then((ended) => ended && logTurnEnd(deps.logger.child({ conversationId: ended.conversationId, turnId }), ended))
       .catch((endError: unknown) => deps.logger.error({ err: endError, turnId }, 'could not mark the turn failed'));
   });
   // A worker that lost its lock must stop writing: another worker may own the turn now.
   worker.on('lockRenewalFailed', (jobIds) => {
     for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
   });
-  worker.on('error', (error) => deps.logger.error({ err: error }, 'turn worker error'));
-
-  await worker.waitUntilReady();
-
-  return {
-    async close(graceMs: number) {
-      // worker.close() waits for active jobs with no limit of its own; past the grace
-      // period the active jobs are cancelled and handed back to the queue.
-      const timer = setTimeout(() => worker.cancelAllJobs('shutdown'), graceMs);
-      try {
-        await worker.close();
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
+  worker.on('error', (error) => deps.logger.error({ err: error, queue: queueName }, 'turn worker error'));
+  return worker;
 }

@@ -1,3 +1,4 @@
+import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
 import { runToExit, spawnService, type ServiceProcess } from '../support/processes';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -7,7 +8,9 @@ import { TestWsClient } from '../support/ws-client';
 /**
  * Revoking a key closes what it opened, on every API process: its websockets (1008) and its
  * SSE streams (an `error` event `unauthorized`, then the end), at once when the revocation is
- * announced, and within KEY_REVOCATION_CHECK_MS when the announcement was missed.
+ * announced, and within KEY_REVOCATION_CHECK_MS when the announcement was missed. A key an API
+ * process verified and keeps in its cache is refused there by the next request after the
+ * announcement.
  */
 describe('a revoked key', () => {
   let stack: TestStack;
@@ -15,10 +18,11 @@ describe('a revoked key', () => {
   let sweeping: ServiceProcess;
 
   beforeAll(async () => {
-    // The in-process API and `quiet` never sweep within the test: only the announcement can close theirs.
+    // The in-process API and `quiet` never sweep within the test: only the announcement can close
+    // theirs; and `quiet` keeps the keys it verified for the whole test unless told of a revocation.
     stack = await startTestStack({ env: { KEY_REVOCATION_CHECK_MS: '600000' } });
     [quiet, sweeping] = await Promise.all([
-      spawnService('api', stack.childEnv({ KEY_REVOCATION_CHECK_MS: '600000' })),
+      spawnService('api', stack.childEnv({ KEY_REVOCATION_CHECK_MS: '600000', API_KEY_CACHE_TTL_MS: '600000' })),
       spawnService('api', stack.childEnv({ KEY_REVOCATION_CHECK_MS: '300' })),
     ]);
   }, 30_000);
@@ -63,6 +67,30 @@ describe('a revoked key', () => {
     expect((await apiClient(quiet.url, user.apiKey).get('/v1/conversations')).status).toBe(401);
     await expect(TestWsClient.connect(stack.url, { apiKey: user.apiKey })).rejects.toThrow('HTTP 401');
     bystander.close();
+  }, 30_000);
+
+  it('is refused by the next request on an API process that had it cached, and so are its session tokens', async () => {
+    const user = await stack.resources.users.createUserWithKey('cached-elsewhere');
+    const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
+    const keyed = apiClient(quiet.url, user.apiKey);
+    const session = apiClient(quiet.url, token as string);
+    expect((await keyed.get('/v1/conversations')).status).toBe(200);
+    expect((await session.get('/v1/conversations')).status).toBe(200);
+    // Its close shows when `quiet` has the announcement.
+    const socket = await TestWsClient.connect(quiet.url, { apiKey: user.apiKey });
+
+    // Revoked in the database alone, `quiet` still serves the key from its cache: the key was
+    // cached there (a missed announcement is bounded by API_KEY_CACHE_TTL_MS, 10 minutes here).
+    await stack.resources.users.revokeApiKey(user.keyId);
+    expect((await keyed.get('/v1/conversations')).status).toBe(200);
+    expect((await session.get('/v1/conversations')).status).toBe(200);
+
+    await announceRevocation(stack.resources.redis, stack.config.REDIS_PREFIX, user.keyId);
+    expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
+    const refused = await keyed.get('/v1/conversations');
+    expect([refused.status, refused.body.error.code]).toEqual([401, 'unauthorized']);
+    expect((await session.get('/v1/conversations')).status).toBe(401);
+    await expect(TestWsClient.connect(quiet.url, { apiKey: user.apiKey })).rejects.toThrow('HTTP 401');
   }, 30_000);
 
   it('closes them within KEY_REVOCATION_CHECK_MS when the revocation was not announced', async () => {

@@ -74,7 +74,7 @@ describe('Redis unreachable', () => {
     expect(repeated).toMatchObject({ status: 200, body: { turnId, status: 'queued' } });
 
     const ready = await timed(() => api.get('/readyz'));
-    expect(ready).toMatchObject({ status: 503, body: { checks: { redis: false, database: true } } });
+    expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { redis: { ok: false, error: expect.any(String) }, database: { ok: true } } } });
     expect(ready.headers.get('retry-after')).not.toBeNull();
     expect(ready.elapsedMs).toBeLessThan(2000);
 
@@ -162,7 +162,7 @@ describe('Redis or PostgreSQL that hangs', () => {
     const conversation = await timed(() => api.get(`/v1/conversations/${conversationId}`));
     expect(conversation.status).toBe(200);
     expect(conversation.elapsedMs).toBeLessThan(2 * REDIS_TIMEOUT_MS + 1500);
-    expect((await api.get('/readyz')).body.checks).toEqual({ redis: false, database: true });
+    expect((await api.get('/readyz')).body.checks).toMatchObject({ redis: { ok: false }, database: { ok: true } });
 
     redisProxy.restore();
     const turnId = await runToolTurn(apiKey, conversationId, refused.body.error.details.turnId);
@@ -183,7 +183,7 @@ describe('Redis or PostgreSQL that hangs', () => {
     const write = await timed(() => api.post('/v1/conversations', {}));
     expect(write.status).toBe(503);
     expect(write.elapsedMs).toBeLessThan(4000);
-    expect((await api.get('/readyz')).body.checks).toEqual({ redis: true, database: false });
+    expect((await api.get('/readyz')).body.checks).toMatchObject({ redis: { ok: true }, database: { ok: false } });
 
     postgresProxy.restore();
     const turnId = await runToolTurn(apiKey, conversationId);
@@ -236,7 +236,7 @@ describe('PostgreSQL down when a step commits', () => {
     stack = await startTestStack({ env: { ...FAULT_ENV, DATABASE_URL: proxy.urlFor(TEST_POSTGRES_URL) } });
     // Reads what PostgreSQL really holds while the stack cannot reach it.
     direct = await connectDirect(stack.config.DATABASE_SCHEMA);
-    queueEvents = new QueueEvents('turns', { connection: { url: stack.resources.redisUrl }, prefix: stack.config.REDIS_PREFIX });
+    queueEvents = new QueueEvents('turns', { connection: { url: TEST_REDIS_URL }, prefix: stack.config.REDIS_PREFIX });
     await queueEvents.waitUntilReady();
   });
   afterAll(async () => {
@@ -249,6 +249,8 @@ describe('PostgreSQL down when a step commits', () => {
 
   it('leaves nothing half-written, answers 503 meanwhile, and retries the step once it is back', async () => {
     const { apiKey } = await stack.createUser('pg-outage');
+    // A key never used before the outage: nothing on the API process knows it.
+    const unseen = await stack.createUser('pg-outage-unseen');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
     const client = await TestWsClient.connect(stack.url, { apiKey });
@@ -273,8 +275,11 @@ describe('PostgreSQL down when a step commits', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.elapsedMs).toBeLessThan(4000);
     const ready = await timed(() => api.get('/readyz'));
-    expect(ready).toMatchObject({ status: 503, body: { checks: { redis: true, database: false } } });
-    await expect(TestWsClient.connect(stack.url, { apiKey })).rejects.toThrow('HTTP 503');
+    expect(ready).toMatchObject({ status: 503, body: { checks: { redis: { ok: true }, database: { ok: false, error: expect.any(String) } } } });
+    // A key verified before the outage is served from the cache of verified keys; one that
+    // needs PostgreSQL to be checked is answered 503.
+    await expect(TestWsClient.connect(stack.url, { apiKey: unseen.apiKey })).rejects.toThrow('HTTP 503');
+    (await TestWsClient.connect(stack.url, { apiKey })).close();
 
     // The stream ended and its commit failed (the job went back to wait out its backoff):
     // PostgreSQL holds no part of the step, and no client was told it finished.

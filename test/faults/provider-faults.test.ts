@@ -26,8 +26,8 @@ interface DelayedEvent {
 
 async function listenForDelayedJobs(stack: TestStack) {
   // QueueEvents does not close a connection it was given: this one is closed here.
-  const connection = connectRedis(stack.resources.redisUrl, 'blocking');
-  const queueEvents = new QueueEvents(TURN_QUEUE, { connection, prefix: stack.config.REDIS_PREFIX });
+  const connection = connectRedis(stack.resources.redisTarget, 'blocking');
+  const queueEvents = new QueueEvents(TURN_QUEUE, { connection, prefix: stack.resources.queuePrefix });
   await queueEvents.waitUntilReady();
   const seen: DelayedEvent[] = [];
   const waiters = new Set<(args: DelayedEvent) => void>();

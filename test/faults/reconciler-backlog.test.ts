@@ -1,6 +1,7 @@
 import { observeJobs } from '../../src/queue/job-states';
 import { enqueueTurn, turnJobId } from '../../src/queue/turn-queue';
 import { reconcileTurns, startReconciler, type ReconcileCounts, type ReconcilerDeps } from '../../src/turns/turn-reconciler';
+import type { RedisClient } from '../../src/runtime/redis-connection';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -12,6 +13,8 @@ describe('reconciler with a backlog of 2,000 turns after a Redis loss', () => {
   const TURNS = 2000;
   const STILL_QUEUED = 200;
   const PER_PASS = 500;
+  /** Turns per page of a pass (turn-reconciler.ts). */
+  const PAGE = 200;
   let stack: TestStack;
   let deps: ReconcilerDeps;
 
@@ -30,7 +33,7 @@ describe('reconciler with a backlog of 2,000 turns after a Redis loss', () => {
       [userId, TURNS],
     );
     // Some jobs survived (or were enqueued since): those turns must not be enqueued again.
-    for (let i = 1; i <= STILL_QUEUED; i++) await enqueueTurn(stack.resources.turnQueue, `t-${i}`, 1, 0);
+    for (let i = 1; i <= STILL_QUEUED; i++) await enqueueTurn(stack.resources.turnQueue, { id: `t-${i}` }, 1, 0);
   }, 60_000);
   afterAll(() => stack.close());
 
@@ -62,7 +65,41 @@ describe('reconciler with a backlog of 2,000 turns after a Redis loss', () => {
     const counts = await stack.resources.turnQueue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
     expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(TURNS);
 
-    // Nothing is left to repair: a full pass checks them all and enqueues none.
-    expect(await reconcileTurns(deps, { maxTurns: 10 * TURNS })).toEqual({ checked: TURNS, enqueued: 0, retried: 0, failed: 0, next: null });
+    // Nothing is left to repair: a full pass checks them all and enqueues none, reading the
+    // jobs of each page of turns in one Redis round trip, none turn by turn.
+    const counted = countingRedis(deps.redis);
+    expect(await reconcileTurns({ ...deps, redis: counted.redis }, { maxTurns: 10 * TURNS })).toEqual({ checked: TURNS, enqueued: 0, retried: 0, failed: 0, next: null });
+    expect(counted.roundTrips).toEqual({ pipelines: Math.ceil(TURNS / PAGE), commandsInPipelines: TURNS * 3 * 2, single: 0 });
   }, 60_000);
 });
+
+/**
+ * The same connection, counting round trips: each pipeline sent (with its commands), and each
+ * command sent on its own.
+ */
+function countingRedis(redis: RedisClient): { redis: RedisClient; roundTrips: { pipelines: number; commandsInPipelines: number; single: number } } {
+  const roundTrips = { pipelines: 0, commandsInPipelines: 0, single: 0 };
+  const proxy = new Proxy(redis, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property === 'pipeline' || property === 'multi') {
+        return (...args: unknown[]) => {
+          const pipeline = value.apply(target, args);
+          const exec = pipeline.exec.bind(pipeline);
+          pipeline.exec = () => {
+            roundTrips.pipelines++;
+            roundTrips.commandsInPipelines += pipeline.length;
+            return exec();
+          };
+          return pipeline;
+        };
+      }
+      return (...args: unknown[]) => {
+        roundTrips.single++;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { redis: proxy, roundTrips };
+}

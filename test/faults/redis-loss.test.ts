@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { apiClient } from '../support/http';
+import { followBatchEvents } from '../support/batch-events';
 import { checkInvariants } from '../support/invariants';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
+import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
 const LONG_TEXT = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
@@ -110,4 +112,40 @@ describe('Redis comes back empty', () => {
     watcher.close();
     afterLoss.close();
   }, 30_000);
+
+  it('finishes a batch that was running when Redis was lost: every item once, one turn each', async () => {
+    const { apiKey } = await stack.createUser('batch-loss');
+    const api = apiClient(stack.url, apiKey);
+    const items = Array.from({ length: 30 }, (_, i) => ({
+      customId: `b${i}`,
+      messages: [
+        i % 10 === 0
+          ? scripted({ steps: [{ toolCalls: [{ name: 'slow', arguments: { n: i } }] }, { text: `tool ${i}` }] })
+          : scripted({ text: `answer ${i}`, tokens: 20, tokenDelayMs: 10 }),
+      ],
+    }));
+    const batch = (await api.post('/v1/batches', { items, concurrency: 6 })).body;
+    const before = await followBatchEvents(stack.url, apiKey, batch.id);
+    await before.waitFor((frame) => frame.type === 'batch-progress' && frame.counts.succeeded >= 3 && frame.counts.running > 0).finally(() => before.close());
+
+    await redis.restartEmpty();
+
+    const after = await followBatchEvents(stack.url, apiKey, batch.id);
+    const end = await after.finished(90_000).finally(() => after.close());
+    expect(end).toMatchObject({ status: 'completed', counts: { total: 30, succeeded: 30, failed: 0, cancelled: 0, running: 0, queued: 0 } });
+
+    const results = (await (await fetch(`${stack.url}/v1/batches/${batch.id}/results`, { headers: { authorization: `Bearer ${apiKey}` } })).text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(results.map((line) => [line.customId, line.text])).toEqual(items.map((_, i) => [`b${i}`, i % 10 === 0 ? `tool ${i}` : `answer ${i}`]));
+    const { rows: turns } = await stack.resources.db.query<{ id: string; conversation_id: string }>(
+      'SELECT t.id, t.conversation_id FROM turns t JOIN batch_items b ON b.conversation_id = t.conversation_id WHERE b.batch_id = $1',
+      [batch.id],
+    );
+    expect(new Set(turns.map((turn) => turn.conversation_id)).size).toBe(30);
+    expect(turns).toHaveLength(30);
+    const statuses = await checkInvariants(stack.resources.db, { turnIds: turns.map((turn) => turn.id), toolExecutions: tools.executions() });
+    expect(new Set(Object.values(statuses))).toEqual(new Set(['completed']));
+  }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
 import { spawnService, type ServiceProcess } from '../support/processes';
@@ -108,7 +109,7 @@ describe('secrets', () => {
     const logs = { api: api.stdout() + api.stderr(), worker: worker.stdout() + worker.stderr() };
     const workerEntries = worker.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line));
     expect(workerEntries.some((entry) => entry.level === 20)).toBe(true);
-    expect(workerEntries.some((entry) => entry.err)).toBe(true);
+    expect(workerEntries.some((entry) => entry.err || entry.reason)).toBe(true);
     expect([...leaks('api logs', logs.api), ...leaks('worker logs', logs.worker)]).toEqual([]);
 
     // Redis: every key of the stack's prefix, BullMQ's job hashes (data, options, failures) included.
@@ -136,7 +137,7 @@ describe('secrets', () => {
     }
     // The jobs of both unfinished turns were there to be searched: a turn's, a tool's, a continuation's.
     const jobData = jobs.map((job) => JSON.parse(job.data!));
-    expect(jobData).toEqual(expect.arrayContaining([{ turnId: waiting }, { turnId: hanging }, expect.objectContaining({ kind: 'run-tool', turnId: hanging })]));
+    expect(jobData).toEqual(expect.arrayContaining([{ turnId: waiting, conversationId: expect.any(String) }, { turnId: hanging }, expect.objectContaining({ kind: 'run-tool', turnId: hanging })]));
     expect(dump).toContain('vault is down');
     expect(leaks('Redis', dump)).toEqual([]);
 
@@ -169,8 +170,13 @@ describe('secrets', () => {
     expect(handshake.status).toBe(101);
     handshake.socket.destroy();
     const { ticket } = (await client.post('/v1/ws-tickets')).body;
+    const open = await TestWsClient.connect(api.url, { apiKey: user.apiKey });
 
+    // Revoked as the CLI does it: in the database, then announced to the API processes.
     expect(await stack.resources.users.revokeApiKey(user.keyId)).toBe(true);
+    await announceRevocation(stack.resources.redis, stack.config.REDIS_PREFIX, user.keyId);
+    // Its close shows that the API process has the announcement.
+    expect(await open.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
     // A ticket issued before the revocation is void with its key.
     await expect(TestWsClient.connect(api.url, { ticket })).rejects.toThrow('HTTP 401');
     const refused = await client.get('/v1/conversations');

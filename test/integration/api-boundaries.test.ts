@@ -157,7 +157,11 @@ describe('API boundaries', () => {
       const anonymous = apiClient(stack.url);
       expect((await anonymous.get('/healthz')).status).toBe(200);
       const ready = await anonymous.get('/readyz');
-      expect(ready.body).toEqual({ status: 'ready', checks: { redis: true, database: true } });
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({
+        status: 'ready',
+        checks: { redis: { ok: true, latencyMs: expect.any(Number) }, database: { ok: true, latencyMs: expect.any(Number) }, provider: { ok: true } },
+      });
       const metrics = await fetch(`${stack.url}/metrics`);
       expect(await metrics.text()).toContain('switchyard_http_requests_total');
     });

@@ -1,5 +1,6 @@
 import { startApi, type RunningApi } from '../../src/runtime/start-api';
 import { apiClient } from '../support/http';
+import { followBatchEvents } from '../support/batch-events';
 import { checkInvariants } from '../support/invariants';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
@@ -208,5 +209,72 @@ describe('fairness and limits', () => {
       const statuses = await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: tools.executions(), events });
       expect(statuses[turnId]).toBe('completed');
     });
+  });
+
+  describe("a batch within its user's limits", () => {
+    const LIMIT = 5;
+    let stack: TestStack;
+
+    beforeAll(async () => {
+      // No repair pass during the test: the batch must go on by itself, not wait for one.
+      stack = await startTestStack({ env: { MAX_ACTIVE_TURNS_PER_USER: String(LIMIT), WORKER_CONCURRENCY: '8', RECONCILE_INTERVAL_MS: '600000' } });
+    });
+    afterAll(() => stack.close());
+
+    it('runs a batch of concurrency 20 with at most MAX_ACTIVE_TURNS_PER_USER turns of its user at once, and completes', async () => {
+      const user = await stack.createUser('batch-limited');
+      const api = apiClient(stack.url, user.apiKey);
+      const items = Array.from({ length: 40 }, (_, i) => ({
+        customId: `l${i}`,
+        messages:
+          i % 8 === 0
+            ? [scripted({ text: `first ${i}` }), scripted({ text: `second ${i}`, tokens: 10, tokenDelayMs: 5 })]
+            : [scripted({ text: `answer ${i}`, tokens: 10, tokenDelayMs: 5 })],
+      }));
+      const created = await api.post('/v1/batches', { items, concurrency: 20 });
+      expect(created.status).toBe(201);
+      const progress = await followBatchEvents(stack.url, user.apiKey, created.body.id);
+      const end = await progress.finished(90_000).finally(() => progress.close());
+      expect(end).toMatchObject({ status: 'completed', counts: { total: 40, succeeded: 40, failed: 0 } });
+
+      // Every turn of the user, from when it was queued until it ended: never more than the limit at once.
+      const { rows } = await stack.resources.db.query<{ id: string; created_at: Date; finished_at: Date }>('SELECT id, created_at, finished_at FROM turns WHERE user_id = $1', [user.id]);
+      expect(rows).toHaveLength(45);
+      const moments = rows.flatMap((row) => [[row.created_at.getTime(), 1], [row.finished_at.getTime(), -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+      let open = 0;
+      let most = 0;
+      for (const [, change] of moments) most = Math.max(most, (open += change));
+      expect(most).toBeLessThanOrEqual(LIMIT);
+      expect(most).toBeGreaterThan(1);
+      const statuses = await checkInvariants(stack.resources.db, { turnIds: rows.map((row) => row.id), toolExecutions: [] });
+      expect(new Set(Object.values(statuses))).toEqual(new Set(['completed']));
+    }, 120_000);
+
+    it("starts a batch whose user's slots are all taken once interactive turns free them", async () => {
+      const user = await stack.createUser('batch-behind-interactive');
+      const api = apiClient(stack.url, user.apiKey);
+      const slow = { content: `hold ${scripted({ text: 'late', firstTokenDelayMs: 60_000 })}` };
+      const holding: string[] = [];
+      for (let i = 0; i < LIMIT; i++) {
+        const conversation = (await api.post('/v1/conversations', {})).body.id;
+        const posted = await api.post(`/v1/conversations/${conversation}/turns`, slow);
+        expect(posted.status).toBe(202);
+        holding.push(posted.body.turnId);
+      }
+      const items = Array.from({ length: 12 }, (_, i) => ({ customId: `w${i}`, messages: [scripted({ text: `answer ${i}` })] }));
+      const batch = (await api.post('/v1/batches', { items, concurrency: 20 })).body;
+      const progress = await followBatchEvents(stack.url, user.apiKey, batch.id);
+      // Nothing of it starts while the user has no free slot.
+      expect((await progress.waitFor((frame) => frame.type === 'batch-progress')).counts).toMatchObject({ queued: 12, running: 0 });
+      for (const turnId of holding) expect((await api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
+      const end = await progress.finished(90_000).finally(() => progress.close());
+      expect(end).toMatchObject({ status: 'completed', counts: { total: 12, succeeded: 12 } });
+      const { rows } = await stack.resources.db.query<{ id: string }>(
+        'SELECT t.id FROM turns t JOIN batch_items b ON b.conversation_id = t.conversation_id WHERE b.batch_id = $1',
+        [batch.id],
+      );
+      expect(rows).toHaveLength(12);
+      await checkInvariants(stack.resources.db, { turnIds: [...holding, ...rows.map((row) => row.id)], toolExecutions: [] });
+    }, 120_000);
   });
 });

@@ -93,6 +93,14 @@ describe('npm start, as a new user runs it', () => {
     const followed = await inside(`timeout -s INT 20 npm run --silent cli -- watch ${stored.id} --url ${watch![1]} --key ${apiKey} --after 0 | head -n 3`);
     expect(followed.stdout.split('\n')[0]).toMatch(/^\{"type":"subscribed"/);
     expect(followed.stdout).toContain('"type":"turn-start"');
+
+    // The playground it built is served at /, and the example client tool is on offer.
+    const page = await inside(
+      `curl -s ${watch![1]}/ && curl -s -o /dev/null -w '%{http_code}' ${watch![1]}/app.js && curl -s ${watch![1]}/v1/tools -H "Authorization: Bearer ${apiKey}"`,
+    );
+    expect(page.stdout).toContain('<div id="root"></div>');
+    expect(page.stdout).toMatch(/<\/html>\s*200/);
+    expect(page.stdout).toContain('"name":"browser_timezone"');
   }, 60_000);
 
   it('refuses a second npm start, and the CLI, on the same DATA_DIR with one line', async () => {

@@ -1,4 +1,5 @@
 import { sessionTokenMayUse } from '../../src/api/session-scope';
+import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
 import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
@@ -53,13 +54,14 @@ describe('POST /v1/session-tokens', () => {
 
     // Revoking the key ends its session tokens, and what they opened.
     await stack.resources.users.revokeApiKey(user.keyId);
-    expect((await session.get('/v1/conversations')).status).toBe(401);
+    await announceRevocation(stack.resources.redis, stack.config.REDIS_PREFIX, user.keyId);
     expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
+    expect((await session.get('/v1/conversations')).status).toBe(401);
   });
 
   it('answers CORS for the browser routes as ALLOWED_ORIGINS says', async () => {
-    const preflight = (origin: string) =>
-      fetch(`${stack.url}/v1/session-tokens`, {
+    const preflight = (origin: string, path = '/v1/session-tokens') =>
+      fetch(`${stack.url}${path}`, {
         method: 'OPTIONS',
         headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
       });
@@ -68,6 +70,8 @@ describe('POST /v1/session-tokens', () => {
     expect(allowed.headers.get('access-control-allow-origin')).toBe('http://app.example');
     expect(allowed.headers.get('access-control-allow-headers')).toContain('authorization');
     expect((await preflight('http://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+    const chat = await preflight('http://app.example', '/api/chat');
+    expect([chat.status, chat.headers.get('access-control-allow-origin')]).toEqual([204, 'http://app.example']);
 
     const user = await stack.resources.users.createUserWithKey('cross-origin');
     const ticket = await fetch(`${stack.url}/v1/ws-tickets`, { method: 'POST', headers: { origin: 'http://app.example', authorization: `Bearer ${user.apiKey}` } });
@@ -78,8 +82,63 @@ describe('POST /v1/session-tokens', () => {
   it('limits a session token to the routes the contract names', () => {
     expect(sessionTokenMayUse('GET', '/v1/turns/turn_1/events')).toBe(true);
     expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/cancel')).toBe(true);
+    expect(sessionTokenMayUse('POST', '/api/chat')).toBe(true);
+    expect(sessionTokenMayUse('GET', '/api/chat/my-chat/stream')).toBe(true);
     expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/tool-results')).toBe(false);
     expect(sessionTokenMayUse('DELETE', '/v1/conversations/c')).toBe(false);
     expect(sessionTokenMayUse('GET', '/v1/admin/users')).toBe(false);
+  });
+
+  it("ends an /api/chat stream with an error chunk when the key it was opened with is revoked; the turn goes on", async () => {
+    const user = await stack.resources.users.createUserWithKey('chat-revoked');
+    const response = await fetch(`${stack.url}/api/chat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: `revoked-${Date.now()}`, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: scripted({ tokens: 2_000, tokenDelayMs: 10 }) }] }] }),
+    });
+    expect(response.status).toBe(200);
+    const decoder = new TextDecoder();
+    let text = '';
+    let revoked = false;
+    for await (const chunk of response.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      // Revoked once text is streaming.
+      if (!revoked && text.includes('"type":"text-delta"')) {
+        revoked = true;
+        await stack.resources.users.revokeApiKey(user.keyId);
+      }
+    }
+    expect(revoked).toBe(true);
+    const blocks = text.trimEnd().split('\n\n');
+    expect(blocks.at(-1)).toBe('data: [DONE]');
+    expect(JSON.parse(blocks.at(-2)!.slice('data: '.length))).toEqual({ type: 'error', errorText: 'unauthorized: the API key was revoked' });
+    const turnId = JSON.parse(blocks[0]!.slice('data: '.length)).messageId;
+    const turn = await stack.resources.turns.get(turnId);
+    expect(turn?.status).not.toBe('cancelled');
+  });
+});
+
+describe('an expired session token', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ env: { SESSION_TOKEN_TTL_SECONDS: '1' } });
+  });
+  afterAll(() => stack.close());
+
+  it('is refused everywhere it was accepted once its SESSION_TOKEN_TTL_SECONDS are over', async () => {
+    const user = await stack.resources.users.createUserWithKey('short-lived');
+    const minted = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
+    const session = apiClient(stack.url, minted.token);
+    const lifetime = Date.parse(minted.expiresAt) - Date.now();
+    expect(lifetime).toBeLessThanOrEqual(1_000);
+    const chat = () => session.post('/api/chat', { id: 'short', messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text: scripted({ text: 'hi' }) }] }] });
+    // Its expiry is the moment itself: wait until it has passed.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(minted.expiresAt) - Date.now()) + 100));
+    for (const refused of [await session.get('/v1/conversations'), await session.post('/v1/ws-tickets'), await chat()]) {
+      expect([refused.status, refused.body.error.code]).toEqual([401, 'unauthorized']);
+    }
+    // The key it came from still works.
+    expect((await apiClient(stack.url, user.apiKey).get('/v1/conversations')).status).toBe(200);
   });
 });

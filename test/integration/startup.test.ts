@@ -1,4 +1,7 @@
+import net from 'node:net';
+import { Redis } from 'ioredis';
 import { closedPort } from '../support/ports';
+import { startPrivateRedis } from '../support/redis-server';
 import { runToExit } from '../support/processes';
 import { TEST_POSTGRES_URL } from '../support/services';
 
@@ -34,4 +37,53 @@ describe('start-up', () => {
     ]);
     expect(result.stdout).toBe('');
   });
+
+  it('says once that Redis timed out when it accepts the connection and never answers', async () => {
+    await withSilentServer(async (port) => {
+      const result = await runToExit('workers/api.ts', { DATABASE_URL: TEST_POSTGRES_URL, REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'info' });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^switchyard: Redis at redis://127\\.0\\.0\\.1:${port} did not answer: timed out`))]);
+    });
+  }, 60_000);
+
+  it('says once that PostgreSQL timed out when it accepts the connection and never answers', async () => {
+    await withSilentServer(async (port) => {
+      const result = await runToExit('workers/worker.ts', { DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/postgres`, LOG_LEVEL: 'info' });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^switchyard: PostgreSQL at postgresql://postgres@127\\.0\\.0\\.1:${port}/postgres did not answer: timed out`))]);
+    });
+  }, 60_000);
+
+  it('says once that Redis refused the password', async () => {
+    const redis = await startPrivateRedis();
+    const admin = new Redis(redis.url);
+    try {
+      await admin.config('SET', 'requirepass', 'right-password');
+      const result = await runToExit('workers/api.ts', { DATABASE_URL: TEST_POSTGRES_URL, REDIS_URL: `redis://:wrong-password@127.0.0.1:${redis.port}`, LOG_LEVEL: 'info' });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `switchyard: Redis at redis://:***@127.0.0.1:${redis.port} did not answer: authentication failed (check the user and password in the URL). Start it, or set REDIS_URL to a Redis that runs`,
+      ]);
+      expect(result.stderr).not.toContain('wrong-password');
+    } finally {
+      admin.disconnect();
+      await redis.close();
+    }
+  }, 60_000);
 });
+
+/** Runs `body` with a TCP server that accepts connections and never sends a byte. */
+async function withSilentServer(body: (port: number) => Promise<void>): Promise<void> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body((server.address() as net.AddressInfo).port);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

@@ -1,27 +1,13 @@
+import { turnViewOf } from '../../src/client/turn-view';
+
 /**
- * What a client shows of a turn once it has applied `attempt-discarded` as API.md says: the
- * text it received for a step since that step's `step-start`, minus what a discarded attempt
- * sent. Returns the text of each step, by step number.
+ * What a client shows of a turn once it has applied `attempt-discarded` as API.md says (the
+ * client library's turn view): the text of each step, by step number.
  */
 export function visibleStepTexts(turnEvents: any[]): Map<number, string> {
-  const texts = new Map<number, string>();
-  let current: number | undefined;
-  for (const event of turnEvents) {
-    switch (event.type) {
-      case 'step-start':
-        current = event.step;
-        texts.set(event.step, '');
-        break;
-      case 'text-delta':
-        if (current !== undefined) texts.set(current, (texts.get(current) ?? '') + event.delta);
-        break;
-      case 'attempt-discarded':
-        texts.delete(event.step);
-        current = undefined;
-        break;
-    }
-  }
-  return texts;
+  const first = turnEvents[0];
+  if (!first) return new Map();
+  return new Map(turnViewOf(first.turnId, first.conversationId, turnEvents).steps.map((step) => [step.step, step.text]));
 }
 
 /** The turn's events, as a client received them (`events` of every turn of the conversation). */

@@ -8,7 +8,8 @@ const ROOT = path.resolve(__dirname, '../..');
  * `node --import tsx <entry>`, not the tsx CLI: the CLI runs the program in a child process of
  * its own, so a SIGKILL sent to it would leave the real worker running.
  */
-function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []) {
+/** Runs one of the project's entry points (workers/*.ts) as a child process, output piped. */
+export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []) {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
@@ -101,6 +102,12 @@ export function spawnService(kind: 'api' | 'worker', env: Record<string, string>
     });
     exited.then((code) => reject(new Error(`${kind} exited with ${code} before starting: ${stderr}`)));
   });
+}
+
+/** API and worker processes side by side on one environment, started at once (the APIs first in the list). */
+export function spawnServices(env: Record<string, string>, counts: { apis: number; workers: number }): Promise<ServiceProcess[]> {
+  const kinds = [...Array<'api'>(counts.apis).fill('api'), ...Array<'worker'>(counts.workers).fill('worker')];
+  return Promise.all(kinds.map((kind) => spawnService(kind, env)));
 }
 
 /** Runs an entry point to its end; for tests of start-up failures. */

@@ -14,6 +14,11 @@ export interface PrivateRedis {
   port: number;
   /** Stops it (SIGTERM: the AOF is flushed) and starts it again on the same port and data. */
   restart(): Promise<void>;
+  /**
+   * SIGKILLs it: no shutdown, nothing flushed then (`appendfsync always` has every acknowledged
+   * write on disk already); `start` brings it back on the same port from its AOF.
+   */
+  crash(): Promise<void>;
   /** Stops it and starts it again empty: a Redis that lost its data. */
   restartEmpty(): Promise<void>;
   stop(): Promise<void>;
@@ -35,13 +40,13 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
     );
     await waitForPing(url);
   };
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const running = child;
     child = undefined;
     if (!running || running.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
-      running.kill('SIGTERM');
+      running.kill(signal);
     });
   };
 
@@ -50,11 +55,12 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
     url,
     port,
     start,
-    stop,
+    stop: () => stop(),
     async restart() {
       await stop();
       await start();
     },
+    crash: () => stop('SIGKILL'),
     async restartEmpty() {
       await stop();
       await rm(dir, { recursive: true, force: true });

@@ -33,6 +33,11 @@ export interface TestStackOptions {
   database?: 'postgres' | 'pglite';
   env?: Record<string, string>;
   scripted?: ScriptedModel;
+  /**
+   * REDIS_CLUSTER_NODES of a private cluster (test/support/redis-cluster.ts) to run on instead
+   * of the shared Redis; the cluster is the test's own, so nothing is dropped from it at close.
+   */
+  redisClusterNodes?: string;
 }
 
 /**
@@ -44,12 +49,14 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const scripted = options.scripted ?? (await startScriptedModel());
   const env: Record<string, string> = {
     PORT: '0',
-    REDIS_URL: TEST_REDIS_URL,
+    ...(options.redisClusterNodes ? { REDIS_CLUSTER_NODES: options.redisClusterNodes } : { REDIS_URL: TEST_REDIS_URL }),
     REDIS_PREFIX: `test-${suffix}`,
     DATABASE_SCHEMA: `t_${suffix}`,
     LLM_BASE_URL: scripted.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     LOCK_DURATION_MS: '4000',
+    // Every test client is 127.0.0.1: one address sending many a bad key on purpose.
+    AUTH_FAILURES_PER_MINUTE: '100000',
     STALLED_INTERVAL_MS: '1000',
     ...(options.database === 'pglite' ? {} : { DATABASE_URL: TEST_POSTGRES_URL }),
     ...options.env,
@@ -89,7 +96,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       for (const worker of workers) await worker.close();
       await resources.close();
       if (!options.scripted) await scripted.close();
-      await dropRedisPrefix(config.REDIS_PREFIX);
+      if (!options.redisClusterNodes) await dropRedisPrefix(config.REDIS_PREFIX);
       if (config.DATABASE_URL) await dropSchema(config.DATABASE_SCHEMA);
     },
   };

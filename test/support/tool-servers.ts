@@ -32,10 +32,11 @@ export interface RecordedRequest {
 
 /**
  * A reply: `body` objects are sent as JSON, strings as text/plain (unless `contentType` says
- * otherwise); `delayMs` holds the request that long before answering (a tool that takes time).
+ * otherwise); `delayMs` holds the request that long before answering (a tool that takes time),
+ * `until` until that promise settles (a tool that runs until the test has seen what it waits for).
  */
 export type ToolServerReply =
-  | { status?: number; body?: unknown; contentType?: string; headers?: Record<string, string>; delayMs?: number }
+  | { status?: number; body?: unknown; contentType?: string; headers?: Record<string, string>; delayMs?: number; until?: Promise<unknown> }
   | { hang: true };
 
 export interface ToolHttpServer {
@@ -103,7 +104,9 @@ export async function startToolHttpServer(): Promise<ToolHttpServer> {
         });
         res.end(payload);
       };
-      if (reply.delayMs) {
+      if (reply.until) {
+        void reply.until.finally(answer);
+      } else if (reply.delayMs) {
         const timer = setTimeout(answer, reply.delayMs);
         res.on('close', () => clearTimeout(timer));
       } else {

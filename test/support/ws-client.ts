@@ -52,7 +52,7 @@ export class TestWsClient {
     const seen = this.frames.find(predicate);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for a frame; got ${JSON.stringify(this.frames.slice(-5))}`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for a frame; got ${JSON.stringify(this.frames.slice(-5)).slice(0, 2_000)}`)), timeoutMs);
       this.waiters.push({
         predicate,
         resolve: (frame) => {
@@ -64,9 +64,10 @@ export class TestWsClient {
   }
 
   /** Waits for the turn's final event and returns all events of the conversation received so far. */
-  async waitForTurnEnd(turnId: string): Promise<any[]> {
+  async waitForTurnEnd(turnId: string, timeoutMs?: number): Promise<any[]> {
     await this.waitFor(
       (frame) => frame.type === 'event' && frame.event.turnId === turnId && ['turn-finish', 'turn-error', 'turn-cancelled'].includes(frame.event.type),
+      timeoutMs,
     );
     return this.events();
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../runtime/redis-connection';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ExecutableTool } from '../executable-tool';
@@ -23,7 +23,7 @@ const descriptorsSchema = z.array(
 );
 
 /** A worker, once its MCP servers have listed their tools. Workers share TOOLS_DIR: the last one's list stands. */
-export async function publishMcpToolDescriptors(redis: Redis, prefix: string, tools: ToolDescriptor[]): Promise<void> {
+export async function publishMcpToolDescriptors(redis: RedisClient, prefix: string, tools: ToolDescriptor[]): Promise<void> {
   await redis.set(key(prefix), JSON.stringify(tools.filter((tool) => tool.kind === 'mcp')));
 }
 
@@ -33,7 +33,7 @@ export async function publishMcpToolDescriptors(redis: Redis, prefix: string, to
  * until a worker has published. It answers the same array while the published text is the same,
  * so that its caller rebuilds (and compiles schemas) only on a change.
  */
-export function mcpToolDescriptorReader(redis: Redis, prefix: string, logger: Logger): () => Promise<ExecutableTool[]> {
+export function mcpToolDescriptorReader(redis: RedisClient, prefix: string, logger: Logger): () => Promise<ExecutableTool[]> {
   let last: { text: string | null; tools: ExecutableTool[] } = { text: null, tools: [] };
   return async () => {
     const text = await redis.get(key(prefix));

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/subscriptions/conversation-subscription';
 import type { EventBody } from '../../../src/events/event';
-import { EventLog } from '../../../src/store/event-log';
+import { EventLog, TurnEndAnnouncedError } from '../../../src/store/event-log';
 import { LiveEvents } from '../../../src/store/live-events';
 import { uniqueSuffix } from '../../support/ids';
 import { dropRedisPrefix, TEST_REDIS_URL } from '../../support/services';
@@ -45,11 +45,65 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     expect(await log.window(id)).toEqual({ oldestSeq: 1, latestSeq: 3 });
   });
 
+  it("appends a turn's end once, whoever announces it, and refuses the whole second batch", async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const usage = { promptTokens: 1, completionTokens: 1, totalTokens: 2 };
+    const end = (turnId: string): EventBody[] => [
+      { type: 'step-finish', step: 1, finishReason: 'stop', usage, conversationId: id, turnId },
+      { type: 'turn-finish', finishReason: 'stop', usage, conversationId: id, turnId },
+    ];
+    expect(await log.appendBatch(id, end('t1'), { turnId: 't1', attempt: 1 })).toBe(2);
+    await expect(log.appendBatch(id, end('t1'), { turnId: 't1', attempt: 2 ** 31 - 1 })).rejects.toBeInstanceOf(TurnEndAnnouncedError);
+    await expect(log.appendBatch(id, end('t1'))).rejects.toBeInstanceOf(TurnEndAnnouncedError);
+    // Another turn of the conversation ends as usual.
+    expect(await log.appendBatch(id, end('t2'), { turnId: 't2', attempt: 1 })).toBe(4);
+    const { events } = await log.read(id, 0);
+    expect(events.map((event) => [JSON.parse(event.json).turnId, JSON.parse(event.json).type])).toEqual([
+      ['t1', 'step-finish'],
+      ['t1', 'turn-finish'],
+      ['t2', 'step-finish'],
+      ['t2', 'turn-finish'],
+    ]);
+  });
+
   it('restarts a lost counter from the floor PostgreSQL keeps, not from 1', async () => {
     const id = `c-${uniqueSuffix()}`;
     floors.set(id, 41);
     expect(await log.latestSeq(id)).toBe(41);
     expect(await log.append(delta(id, 'x'))).toBe(42);
+  });
+
+  it('reads again when an event is announced while a read that began before it is on its way', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const hinted = new Promise<void>((resolve) => void live.listen(id, () => resolve()));
+    let raced = false;
+    // The first read is served before the append; its answer arrives after the append's hint.
+    const racingLog = {
+      window: (conversationId: string) => log.window(conversationId),
+      read: async (conversationId: string, afterSeq: number, count?: number) => {
+        const served = await log.read(conversationId, afterSeq, count);
+        if (!raced) {
+          raced = true;
+          await log.append(delta(id, 'late'));
+          await hinted;
+        }
+        return served;
+      },
+    };
+    const seen: number[] = [];
+    const errors: Error[] = [];
+    const outcome = await subscribeToConversation(
+      { eventLog: racingLog, liveEvents: live },
+      { conversationId: id, after: 0, deliver: (_json, seq) => seen.push(seq), onError: (error) => errors.push(error) },
+    );
+    if (!outcome.ok) throw new Error(outcome.message);
+    outcome.subscription.start();
+    await log.append(delta(id, 'next'));
+    const deadline = Date.now() + 5000;
+    while (seen.length < 2 && errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    outcome.subscription.dispose();
+    expect(errors).toEqual([]);
+    expect(seen).toEqual([1, 2]);
   });
 
   it('delivers every event exactly once, in order, while events are appended during the replay', async () => {
@@ -68,6 +122,32 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     await waitUntil(() => seen.length >= 900);
     expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: 900 }, (_, i) => 101 + i));
     outcome.subscription.dispose();
+  });
+
+  it('gives live events, and only them, the time they were appended, with the very text the log replays', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    await log.append(delta(id, 'before'));
+    const seen: { seq: number; json: string; appendedAt?: number }[] = [];
+    const outcome = await subscribeToConversation(
+      { eventLog: log, liveEvents: live },
+      { conversationId: id, after: 0, deliver: (json, seq, appendedAt) => seen.push({ seq, json, appendedAt }), onError: (error) => { throw error; } },
+    );
+    if (!outcome.ok) throw new Error(outcome.message);
+    outcome.subscription.start();
+    await waitUntil(() => seen.length >= 1);
+    const appendedFrom = Date.now();
+    await log.append(delta(id, 'after'));
+    await waitUntil(() => seen.length >= 2);
+    outcome.subscription.dispose();
+
+    expect(seen[0]!.appendedAt).toBeUndefined();
+    // Redis's clock and ours are the same machine's here; whole milliseconds either side.
+    expect(seen[1]!.appendedAt).toBeGreaterThanOrEqual(appendedFrom - 1);
+    expect(seen[1]!.appendedAt).toBeLessThanOrEqual(Date.now() + 1);
+    const { events } = await log.read(id, 0);
+    expect(seen.map((event) => event.json)).toEqual(events.map((event) => event.json));
+    expect(JSON.parse(seen[1]!.json)).toEqual({ seq: 2, ...delta(id, 'after') });
+    expect(events[1]!.appendedAt).toBe(seen[1]!.appendedAt);
   });
 
   it('fills a gap that pub/sub left from the log', async () => {
@@ -160,10 +240,13 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
       const subscription = await subscribeWith(id, pubsub, seen, errors);
       for (const text of ['a', 'b', 'c']) await log.append(delta(id, text));
       await waitUntil(() => seen.length === 3);
-      // Redis lost the conversation's keys; the counter restarts from PostgreSQL's last_seq (1).
-      floors.set(id, 1);
+      // Redis lost the conversation's keys while pub/sub was away; the counter restarted from
+      // PostgreSQL's last_seq (1), and the events after it were never announced here.
       await redis.del(`${prefix}:conv:{${id}}:events`, `${prefix}:conv:{${id}}:seq`);
-      for (const text of ['x', 'y', 'z']) await log.append(delta(id, text));
+      for (const [index, text] of ['x', 'y', 'z'].entries()) {
+        await redis.xadd(`${prefix}:conv:{${id}}:events`, `${index + 2}-0`, 'e', JSON.stringify({ seq: index + 2, ...delta(id, text) }));
+      }
+      await redis.set(`${prefix}:conv:{${id}}:seq`, 4);
       pubsub.reconnect();
       await waitUntil(() => errors.length > 0);
       expect(errors[0]).toBeInstanceOf(EventLogRestartedError);

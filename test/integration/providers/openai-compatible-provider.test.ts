@@ -5,7 +5,8 @@ import { startScriptedModel, type ScriptedModel } from '../../../src/scripted-mo
 
 /** The adapter alone against the scripted model over HTTP: what a stream ends as, and what reaches the model. */
 describe('the OpenAI-compatible provider', () => {
-  const IDLE_TIMEOUT_MS = 200;
+  // Long enough that a busy machine's first response never looks silent.
+  const IDLE_TIMEOUT_MS = 2_000;
   let scripted: ScriptedModel;
   let provider: ModelProvider;
 

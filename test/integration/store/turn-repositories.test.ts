@@ -52,6 +52,31 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect((await turns.findByIdempotencyKey(conversation.id, 'k'))?.conversationId).toBe(conversation.id);
   });
 
+  it('inserts a turn in one statement only while its conversation is clear and its user under the limit', async () => {
+    const owner = (await new UsersRepository(db).createUserWithKey('clear')).id;
+    const [first, second] = [await conversations.create({ userId: owner }), await conversations.create({ userId: owner })];
+    const input = (conversationId: string, idempotencyKey?: string) => ({
+      conversationId,
+      userId: owner,
+      input: 'hi',
+      options: {},
+      requestHash: 'h',
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    });
+    const inserted = await turns.insertIfClear(input(first.id, 'a'), 2);
+    expect(inserted).toMatchObject({ activeOfUser: 0, turn: { conversationId: first.id, status: 'queued', idempotencyKey: 'a' } });
+    // An unfinished turn ahead in the conversation.
+    expect(await turns.insertIfClear(input(first.id), 2)).toBeNull();
+    expect(await turns.insertIfClear(input(second.id), 2)).toMatchObject({ activeOfUser: 1 });
+    // The user's limit reached.
+    expect(await turns.insertIfClear(input((await conversations.create({ userId: owner })).id), 2)).toBeNull();
+    // A used idempotency key, once the conversation is clear again.
+    await turns.finish(inserted!.turn.id, null, { status: 'cancelled', finishReason: 'cancelled' }, []);
+    expect(await turns.insertIfClear(input(first.id, 'a'), 5)).toBeNull();
+    expect(await turns.insertIfClear(input(first.id, 'b'), 5)).toMatchObject({ activeOfUser: 1, turn: { idempotencyKey: 'b' } });
+    expect((await turns.listForConversation(first.id)).map((turn) => turn.idempotencyKey)).toEqual(['a', 'b']);
+  });
+
   it('lets a new job take a running turn once the reconciler released it', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
@@ -80,17 +105,20 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await turns.commitStep(turn.id, 1, record)).toBe(false);
     expect(await turns.commitStep(turn.id, 2, record)).toBe(true);
     expect(await turns.commitStep(turn.id, 2, record)).toBe(false);
-    const ended = await turns.finish(turn.id, 2, { status: 'completed', finishReason: 'stop' });
+    const ended = await turns.finish(turn.id, 2, { status: 'completed', finishReason: 'stop' }, []);
     expect(ended).toMatchObject({ status: 'completed', step: 1, usage, steps: [record] });
-    expect(await turns.finish(turn.id, null, { status: 'cancelled', finishReason: 'cancelled' })).toBeNull();
+    expect(await turns.finish(turn.id, null, { status: 'cancelled', finishReason: 'cancelled' }, [])).toBeNull();
   });
 
   it('writes each message once and lists them in order', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
-    // Starting the turn writes its user message; a restart (a new attempt) does not again.
-    await turns.beginAttempt(turn.id, 'job');
-    await turns.beginAttempt(turn.id, 'job');
+    // Starting the turn writes its user message; a restart (a new attempt) does not again. Both
+    // read the history with it when asked to.
+    const own = [{ role: 'user', content: 'hi', turnId: turn.id }];
+    expect((await turns.beginAttempt(turn.id, 'job', true))?.history).toEqual(own);
+    expect((await turns.beginAttempt(turn.id, 'job', true))?.history).toEqual(own);
+    expect(await turns.beginAttempt(turn.id, 'job')).not.toHaveProperty('history');
     const call = { id: 'call_0', type: 'function' as const, function: { name: 'calculator', arguments: '{"expression":"1+1"}' } };
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [call] })).toBe(true);
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: 'again' })).toBe(false);
@@ -102,6 +130,39 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
       { role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
       { role: 'tool', content: '2', toolCallId: 'call_0', turnId: turn.id },
     ]);
+    // The last messages, and never fewer than all of the given turn's.
+    expect((await messages.listRecent(conversation.id, 2, 'turn_none')).map((message) => message.role)).toEqual(['assistant', 'tool']);
+    expect(await messages.listRecent(conversation.id, 1, turn.id)).toEqual(await messages.list(conversation.id));
+    expect(await messages.listRecent(conversation.id, 10, 'turn_none')).toEqual(await messages.list(conversation.id));
+
+    // The next turn's first attempt reads every message before its own, and its own last.
+    await turns.finish(turn.id, null, { status: 'completed', finishReason: 'stop' }, []);
+    const next = await turns.insert({ conversationId: conversation.id, userId, input: [{ type: 'text', text: 'next' }], options: {}, requestHash: 'h' });
+    expect((await turns.beginAttempt(next.id, 'next-job', true))?.history).toEqual(await messages.list(conversation.id));
+    expect((await messages.list(conversation.id)).at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'next' }], turnId: next.id });
+    // Not for a turn that bounds its history (the runner reads the last messages itself).
+    const bounded = await turns.insert({ conversationId: conversation.id, userId, input: 'b', options: { maxHistoryMessages: 2 }, requestHash: 'h' });
+    await turns.finish(next.id, null, { status: 'completed', finishReason: 'stop' }, []);
+    expect(await turns.beginAttempt(bounded.id, 'bounded-job', true)).not.toHaveProperty('history');
+  });
+
+  it('completes a turn with its last step in one statement, and names the next unfinished turn', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    const queued = await newTurn(conversation.id);
+    await turns.beginAttempt(turn.id, 'job');
+    const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
+    const endEvents = [{ type: 'turn-finish' as const, finishReason: 'stop', usage }];
+    // A stale attempt changes nothing.
+    expect(await turns.completeWithFinalStep(turn.id, 2, { record, content: 'answer' }, { finishReason: 'stop', endEvents })).toBeNull();
+    const result = await turns.completeWithFinalStep(turn.id, 1, { record, content: 'answer' }, { finishReason: 'stop', endEvents });
+    expect(result?.ended).toMatchObject({ id: turn.id, status: 'completed', finishReason: 'stop', step: 1, usage, endEvents, steps: [record] });
+    expect(result?.next).toEqual({ id: queued.id, conversationId: conversation.id, userId, retryAt: null, batchPriority: null, traceparent: null });
+    expect((await messages.list(conversation.id)).map((message) => [message.role, message.content])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'answer'],
+    ]);
+    expect(await turns.completeWithFinalStep(turn.id, 1, { record, content: 'again' }, { finishReason: 'stop', endEvents })).toBeNull();
   });
 
   it('stores a tool call result once: the first settle wins', async () => {

@@ -122,10 +122,11 @@ describe('client tools next to server tools', () => {
     // The race, made certain: the answer arrives (over the real API) right after the step's
     // continuation read the calls and saw the client call unanswered, before it parks the turn.
     const toolCalls = harness.stack.resources.toolCalls;
-    const listForStep = toolCalls.listForStep.bind(toolCalls);
+    const stepState = toolCalls.stepState.bind(toolCalls);
     let answered = false;
-    toolCalls.listForStep = async (turnId, step, db) => {
-      const calls = await listForStep(turnId, step, db);
+    toolCalls.stepState = async (turnId, step) => {
+      const state = await stepState(turnId, step);
+      const { calls } = state;
       const client = calls.find((call) => call.kind === 'client');
       const serverSettled = calls.filter((call) => call.kind !== 'client').every((call) => call.status === 'succeeded');
       if (!answered && client && client.status === 'pending' && serverSettled) {
@@ -133,7 +134,7 @@ describe('client tools next to server tools', () => {
         const response = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: client.toolCallId, result: 'yes' });
         expect(response.body).toEqual({ accepted: true });
       }
-      return calls;
+      return state;
     };
     try {
       const run = await harness.runTurn({
@@ -143,7 +144,7 @@ describe('client tools next to server tools', () => {
       expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
       expect(eventsOfType(run.events, 'tool_processing_complete')).toEqual([expect.objectContaining({ results: 2, failed: 0 })]);
     } finally {
-      toolCalls.listForStep = listForStep;
+      toolCalls.stepState = stepState;
     }
   });
 });

@@ -8,6 +8,8 @@ describe('parseClientFrame', () => {
       frame: { type: 'subscribe', conversationId: 'c', after: 3 },
     });
     expect(parseClientFrame('{"type":"ping"}')).toEqual({ ok: true, frame: { type: 'ping' } });
+    expect(parseClientFrame('{"type":"subscribe","batchId":"b"}')).toEqual({ ok: true, frame: { type: 'subscribe', batchId: 'b' } });
+    expect(parseClientFrame('{"type":"unsubscribe","batchId":"b"}')).toEqual({ ok: true, frame: { type: 'unsubscribe', batchId: 'b' } });
     expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","result":{"a":1}}')).toMatchObject({ ok: true });
     expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","error":{"code":"e","message":"m"}}')).toMatchObject({ ok: true });
   });
@@ -18,6 +20,7 @@ describe('parseClientFrame', () => {
     expect(parseClientFrame('[1,2]')).toMatchObject({ ok: false, code: 'unknown_frame' });
     expect(parseClientFrame('{"type":"subscribe"}')).toMatchObject({ ok: false, code: 'bad_frame', message: expect.stringContaining('conversationId') });
     expect(parseClientFrame('{"type":"subscribe","conversationId":"c","after":-1}')).toMatchObject({ ok: false, code: 'bad_frame' });
+    expect(parseClientFrame('{"type":"subscribe","batchId":"","after":1}')).toMatchObject({ ok: false, code: 'bad_frame', message: expect.stringContaining('batchId') });
     expect(parseClientFrame('{"type":"ping","extra":true}')).toMatchObject({ ok: false, code: 'bad_frame' });
     expect(parseClientFrame('{"type":"tool-result","turnId":"t","toolCallId":"x","error":"no"}')).toMatchObject({ ok: false, code: 'bad_frame' });
   });

@@ -1,4 +1,4 @@
-import { kindForStatus, parseRetryAfter, ProviderError } from '../../../src/providers/provider-error';
+import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError } from '../../../src/providers/provider-error';
 
 describe('kindForStatus', () => {
   it.each([
@@ -34,5 +34,19 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter('')).toBeUndefined();
     expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});
+
+describe('failedRequestStatus', () => {
+  it.each([
+    [new ProviderError('rate_limited', 'slow down', 429), '429'],
+    [new ProviderError('rejected', 'no', 401), '4xx'],
+    [new ProviderError('server', 'conflict', 409), '4xx'],
+    [new ProviderError('server', 'overloaded', 503), '5xx'],
+    [new ProviderError('connection', 'refused'), 'no_response'],
+    [new ProviderError('idle_timeout', 'silent before its headers'), 'no_response'],
+    [new ProviderError('aborted', 'cancelled'), 'aborted'],
+  ])('counts %s as %s', (error, status) => {
+    expect(failedRequestStatus(error)).toBe(status);
   });
 });

@@ -1,0 +1,108 @@
+import { ApiClient } from '../lib/api-client';
+import type { Benchmark } from '../lib/benchmark';
+import { now } from '../lib/clock';
+import { ConversationLane } from '../lib/conversation-lane';
+import { CpuMeter } from '../lib/cpu-meter';
+import { fillerTokens, scriptedContent } from '../lib/scenario';
+import { latencySummary } from '../lib/stats';
+import { startSwitchyard } from '../lib/switchyard-stack';
+import { TimedWsClient } from '../lib/timed-ws-client';
+import { TurnTracker } from '../lib/turn-tracker';
+
+const ITEMS = 2_000;
+const TOKENS = 20;
+const CONCURRENCY = 8;
+/** Interactive turns timed while idle, then while the batch runs. */
+const INTERACTIVE_TURNS = 40;
+
+/**
+ * (8) A 2,000-item batch of short answers: the time to accept the submission and items/s end to
+ * to end, beside the turn throughput of the same run; (9) interactive time to first token while
+ * that batch runs, as a ratio to the idle figure measured just before it.
+ */
+export const batchThroughput: Benchmark = {
+  name: 'batch',
+  title: '(8) Batch of 2,000 short answers, and (9) interactive TTFT while it runs',
+  kind: 'case',
+  baselines: [],
+  timeoutMs: 300_000,
+  async run(context, report) {
+    report.define('batch.acceptMs', { label: `POST /v1/batches of ${ITEMS} items (JSONL) → 201`, unit: 'ms' });
+    report.define('batch.itemsPerSecond', { label: 'all-in-one: items/s, submission → batch-finish', unit: 'items/s', baselineKey: 'turns.aio.perSecond' });
+    report.define('batch.ttft.idle.p50', { label: 'interactive POST → first text-delta, idle, p50', unit: 'ms' });
+    report.define('batch.ttft.busy.p50', {
+      label: 'interactive POST → first text-delta while the batch runs, p50',
+      unit: 'ms',
+      baselineKey: 'batch.ttft.idle.p50',
+      target: { goal: '(9)', on: 'ratio', op: '<=', value: 1.5 },
+    });
+    report.note(
+      `all-in-one, default settings but BATCH_TURNS_PER_WORKER=1 (the scripted model's turns are all CPU for this machine, the case the README gives 1–2 for); ${ITEMS} items of one ${TOKENS}-token answer, concurrency ${CONCURRENCY}, submitted as one JSONL request; ` +
+        `${INTERACTIVE_TURNS} sequential interactive turns of ${TOKENS} tokens timed idle, then again while the batch runs. ` +
+        `items/s is compared with the all-in-one turns/s of (4) in the same run.`,
+    );
+    const repetitions = Math.min(context.options.repetitions, 2);
+    // The scripted model's turns are all CPU for this machine: the setting the README gives for such turns.
+    const stack = await startSwitchyard(context, { name: 'batch', topology: 'all-in-one', env: { BATCH_TURNS_PER_WORKER: '1' } });
+    const api = new ApiClient(stack.url, stack.apiKey);
+    const client = await TimedWsClient.connect(stack.url, stack.apiKey);
+    try {
+      const tracker = new TurnTracker();
+      tracker.listen(client);
+      const lane = new ConversationLane(client, api, 10);
+      const content = scriptedContent(fillerTokens(TOKENS));
+      const interactiveTtft = async (whileRunning: () => boolean = () => true): Promise<number[]> => {
+        const latencies: number[] = [];
+        for (let index = 0; index < INTERACTIVE_TURNS && whileRunning(); index++) {
+          const timing = await tracker.runTurn(api, await lane.next(), content);
+          if (timing.firstDeltaAt !== undefined) latencies.push(timing.firstDeltaAt - timing.postedAt);
+        }
+        return latencies;
+      };
+      await interactiveTtft();
+      const body = Array.from({ length: ITEMS }, (_, i) => JSON.stringify({ customId: `i${i}`, messages: [scriptedContent(fillerTokens(TOKENS), `item ${i}`)] })).join('\n');
+      const meter = await CpuMeter.start(stack.meteredProcesses());
+      for (let repetition = 0; repetition < repetitions; repetition++) {
+        report.sample('batch.ttft.idle.p50', latencySummary(await interactiveTtft()).p50);
+        const submittedAt = now();
+        const response = await fetch(`${stack.url}/v1/batches?concurrency=${CONCURRENCY}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/x-ndjson' },
+          body,
+        });
+        const acceptedAt = now();
+        const batch = (await response.json()) as { id: string };
+        if (response.status !== 201) throw new Error(`the batch was refused: ${response.status} ${JSON.stringify(batch)}`);
+        report.sample('batch.acceptMs', acceptedAt - submittedAt);
+        let running = true;
+        const finished = waitForFinish(stack.url, stack.apiKey, batch.id).finally(() => (running = false));
+        const busy = await interactiveTtft(() => running);
+        const finish = await finished;
+        if (finish.counts.succeeded !== ITEMS) throw new Error(`the batch ended with ${JSON.stringify(finish.counts)}`);
+        report.sample('batch.itemsPerSecond', ITEMS / ((now() - submittedAt) / 1000));
+        if (busy.length >= 10) report.sample('batch.ttft.busy.p50', latencySummary(busy).p50);
+      }
+      report.note(await meter.stop('CPU while measuring', { count: repetitions * ITEMS, unit: 'item' }));
+    } finally {
+      await client.close();
+      api.close();
+      await stack.stop();
+    }
+  },
+};
+
+/** The batch's SSE progress until its batch-finish. */
+async function waitForFinish(url: string, apiKey: string, batchId: string): Promise<{ counts: { succeeded: number } }> {
+  const response = await fetch(`${url}/v1/batches/${batchId}/events`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of response.body!) {
+    text += decoder.decode(chunk as Uint8Array, { stream: true });
+    const at = text.indexOf('event: batch-finish\ndata: ');
+    if (at >= 0) {
+      const end = text.indexOf('\n', at + 'event: batch-finish\ndata: '.length);
+      if (end >= 0) return JSON.parse(text.slice(at + 'event: batch-finish\ndata: '.length, end));
+    }
+  }
+  throw new Error('the batch events ended without batch-finish');
+}

@@ -1,0 +1,168 @@
+import express, { Router, type NextFunction, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { parseBatchRequest } from '../batches/batch-request';
+import type { BatchRunner } from '../batches/batch-runner';
+import { AppError, notFound } from '../errors/app-error';
+import type { Batch, BatchesRepository, BatchItemRecord } from '../store/batches-repository';
+import { findUnstorableValue } from '../store/storable-json';
+import { principalOf, userIdOf } from './require-user';
+import type { BatchProgressFrame } from '../batches/batch-progress';
+import type { LiveSseStreams } from './live-sse';
+import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
+import { parseInput, parseRouteId } from './validate';
+
+export interface BatchesRouterDeps {
+  batches: Pick<BatchesRepository, 'create' | 'get' | 'list' | 'endedItems'>;
+  /** Starts a stored batch's first items (in the background: the submission answers at once). */
+  startBatch(batchId: string): void;
+  runner: Pick<BatchRunner, 'cancel' | 'retry'>;
+  /** Follows a batch's progress (see followBatch); the events route streams it. */
+  followBatch(batchId: string, options: { send(frame: BatchProgressFrame): void; onEnd(): void }): Promise<{ stop(): void }>;
+  streams: LiveSseStreams;
+  usableTools: UsableToolsDeps;
+  /** MAX_BATCH_BYTES: batches take more than MAX_BODY_BYTES. */
+  maxBatchBytes: number;
+  /** MAX_BATCH_ITEMS. */
+  maxBatchItems: number;
+}
+
+const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl'];
+type NextFunctionWrapper = (next: NextFunction) => NextFunction;
+const idempotencyKeySchema = z.string().min(1).max(200).optional();
+const listSchema = z
+  .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this API').optional() })
+  .strict();
+
+/**
+ * `/v1/batches` (docs/API.md, "Batches"). Mounted before the API's own body parsers: a batch
+ * may be JSONL, and up to MAX_BATCH_BYTES.
+ */
+export function batchesRouter(deps: BatchesRouterDeps): Router {
+  const router = Router();
+
+  router.post('/', readBatchBody(deps.maxBatchBytes), async (req, res) => {
+    const idempotencyKey = parseInput(idempotencyKeySchema, req.header('idempotency-key'));
+    const isJsonl = typeof req.body === 'string';
+    const parsed = parseBatchRequest({
+      ...(isJsonl ? { jsonl: req.body as string } : { json: req.body }),
+      query: req.query as Record<string, unknown>,
+      maxItems: deps.maxBatchItems,
+    });
+    const unstorable = findUnstorableValue(parsed.items);
+    if (unstorable) throw new AppError('invalid_request', `invalid batch: ${unstorable.field}: ${unstorable.message}`, [unstorable]);
+    const userId = userIdOf(res);
+    const toolNames = new Set(parsed.items.flatMap((item) => item.spec.tools ?? []));
+    await assertUsableToolNames(deps.usableTools, userId, [...toolNames]);
+    const outcome = await deps.batches.create({ userId, ...parsed, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    if (outcome.kind === 'conflict') throw new AppError('idempotency_conflict', 'this Idempotency-Key was used for another batch');
+    if (outcome.kind === 'created') deps.startBatch(outcome.batch.id);
+    res.status(outcome.kind === 'created' ? 201 : 200).json(batchView(outcome.batch));
+  });
+
+  router.get('/', async (req, res) => {
+    const query = parseInput(listSchema, req.query);
+    const page = await deps.batches.list(userIdOf(res), { limit: query.limit, ...(query.cursor ? { before: query.cursor } : {}) });
+    res.json({ data: page.data.map(batchView), nextCursor: page.nextBefore });
+  });
+
+  router.get('/:id', async (req, res) => {
+    const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
+    if (!batch) throw notFound('batch');
+    res.json(batchView(batch));
+  });
+
+  router.post('/:id/cancel', async (req, res) => {
+    const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
+    if (!batch) throw notFound('batch');
+    await deps.runner.cancel(batch);
+    res.json(batchView((await deps.batches.get(batch.userId, batch.id))!));
+  });
+
+  router.post('/:id/retry', async (req, res) => {
+    const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
+    if (!batch) throw notFound('batch');
+    if (batch.status === 'cancelling') throw new AppError('invalid_request', 'the batch is being cancelled; retry it once it is cancelled');
+    const requeued = await deps.runner.retry(batch.id);
+    res.json({ ...batchView((await deps.batches.get(batch.userId, batch.id))!), requeued });
+  });
+
+  router.get('/:id/events', async (req, res) => {
+    const { userId, keyId } = principalOf(res);
+    const batch = await deps.batches.get(userId, parseRouteId(req.params.id, 'batch'));
+    if (!batch) throw notFound('batch');
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const live = deps.streams.start(res, keyId, (reason) => `event: error\ndata: ${JSON.stringify({ code: 'unauthorized', message: reason })}\n\n`);
+    const following = await deps.followBatch(batch.id, {
+      send: (frame) => {
+        const { type, ...data } = frame;
+        if (!live.isEnded) res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+      },
+      onEnd: () => live.end(),
+    });
+    live.onEnd(following.stop);
+  });
+
+  router.get('/:id/results', async (req, res) => {
+    const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
+    if (!batch) throw notFound('batch');
+    const { after } = parseInput(resultsSchema, req.query);
+    res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-cache' });
+    // Page by page from the database: a 50,000-item batch is never held in memory.
+    for (let cursor = after; !res.destroyed; ) {
+      const items = await deps.batches.endedItems(batch.id, cursor, RESULTS_PAGE);
+      if (items.length === 0) break;
+      const page = items.map((item) => JSON.stringify(resultLine(item))).join('\n') + '\n';
+      if (!res.write(page)) await new Promise((resolve) => res.once('drain', resolve));
+      cursor = items[items.length - 1]!.position;
+    }
+    res.end();
+  });
+
+  return router;
+}
+
+const RESULTS_PAGE = 500;
+const resultsSchema = z.object({ after: z.coerce.number().int().min(-1).default(-1) }).strict();
+
+/** A results line (docs/API.md): `index` is the item's 0-based position in the submission. */
+export function resultLine(item: BatchItemRecord) {
+  const result = item.result;
+  return {
+    index: item.position,
+    ...(item.customId !== null ? { customId: item.customId } : {}),
+    conversationId: item.conversationId,
+    status: item.status,
+    text: result?.text ?? '',
+    toolCalls: result?.toolCalls ?? [],
+    usage: result?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    ...(result?.error ? { error: result.error } : {}),
+  };
+}
+
+/** JSON, or JSONL as text; anything else is a 415 that says what is taken. */
+function readBatchBody(limit: number): RequestHandler {
+  const json = express.json({ limit, strict: false });
+  const jsonl = express.text({ limit, type: JSONL_TYPES });
+  // The limit is named: a batch may be far larger than other requests.
+  const named: NextFunctionWrapper = (next) => (error) => {
+    if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
+      return next(new AppError('payload_too_large', `a batch submission is at most ${limit} bytes (MAX_BATCH_BYTES); split it into several batches`));
+    }
+    next(error);
+  };
+  return (req, res, next) => {
+    if (req.is(JSONL_TYPES)) return jsonl(req, res, named(next));
+    if (req.is('application/json')) return json(req, res, named(next));
+    next(new AppError('unsupported_media_type', `a batch is JSON (application/json) or JSONL (${JSONL_TYPES.join(' or ')})`));
+  };
+}
+
+export function batchView(batch: Batch) {
+  const { userId: _userId, ...view } = batch;
+  const ended = batch.counts.succeeded + batch.counts.failed + batch.counts.cancelled;
+  const etaSeconds =
+    batch.status === 'running' && batch.startedAt && ended > 0
+      ? Math.round((((Date.now() - Date.parse(batch.startedAt)) / 1000) * (batch.counts.total - ended)) / ended)
+      : null;
+  return { ...view, etaSeconds };
+}

@@ -1,0 +1,93 @@
+import { Router } from 'express';
+import { AppError } from '../errors/app-error';
+import type { ConversationsRepository } from '../store/conversations-repository';
+import type { ToolCallsRepository } from '../store/tool-calls-repository';
+import type { TurnsRepository } from '../store/turns-repository';
+import type { TurnService } from '../turns/turn-service';
+import { chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import type { UiMessageStreamer } from './ui-message-stream';
+import { principalOf } from './require-user';
+import type { TurnsRouterDeps } from './turns-router';
+import { parseInput } from './validate';
+
+export interface ChatRouterDeps {
+  conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId' | 'findByExternalId'>;
+  turns: Pick<TurnsRepository, 'getForUser' | 'activeTurns'>;
+  toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
+  turnService: Pick<TurnService, 'create'>;
+  answerClientTool: TurnsRouterDeps['answerClientTool'];
+  latestSeq(conversationId: string): Promise<number>;
+  uiStream: UiMessageStreamer;
+}
+
+/**
+ * The AI SDK compatible routes (docs/API.md): `POST /api/chat` and `GET /api/chat/:id/stream`,
+ * so that `useChat` works against Switchyard unchanged. The chat id is the conversation's
+ * `externalId`; the assistant message id is the turn id.
+ */
+export function chatRouter(deps: ChatRouterDeps): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const { userId, keyId } = principalOf(res);
+    const request = parseInput(chatRequestSchema, req.body);
+    const ask = readChatRequest(request);
+    const title = ask.kind === 'message' ? titleOf(ask.content) : undefined;
+    const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, title ? { title } : {});
+
+    if (ask.kind === 'message') {
+      const latestSeq = await deps.latestSeq(conversation.id);
+      // The UIMessage id is the idempotency key: a resend is the same turn, replayed whole.
+      const { turn, created } = await deps.turnService.create(userId, conversation.id, {
+        content: ask.content,
+        idempotencyKey: `ui-message:${ask.messageId}`,
+        onBusy: 'reject',
+        options: {},
+      });
+      return deps.uiStream.stream({ turn, keyId, after: created ? latestSeq : undefined, res });
+    }
+
+    const turn = await deps.turns.getForUser(userId, ask.turnId);
+    if (!turn || turn.conversationId !== conversation.id) {
+      throw invalidAnswer(`the last assistant message (${ask.turnId}) is not a turn of this chat`);
+    }
+    const calls = await deps.toolCalls.listForTurn(turn.id);
+    const clientCalls = new Set(calls.filter((call) => call.kind === 'client').map((call) => call.toolCallId));
+    const serverCalls = new Set(calls.filter((call) => call.kind !== 'client').map((call) => call.toolCallId));
+    const answers = ask.answers.filter((each) => !serverCalls.has(each.toolCallId));
+    const unknown = answers.find((each) => !clientCalls.has(each.toolCallId));
+    if (unknown) throw invalidAnswer(`toolCallId ${unknown.toolCallId} is not a client tool call of turn ${turn.id}`);
+    if (answers.length === 0) throw invalidAnswer('the message answers no client tool call');
+
+    // Only what follows the answers is streamed: the client already shows the rest.
+    const latestSeq = await deps.latestSeq(conversation.id);
+    for (const { toolCallId, answer } of answers) {
+      // The first answer wins; a repeat (a resend, a second tab) is acknowledged and ignored.
+      await deps.answerClientTool({ userId, turnId: turn.id, toolCallId, answer });
+    }
+    const current = (await deps.turns.getForUser(userId, turn.id)) ?? turn;
+    return deps.uiStream.stream({ turn: current, keyId, after: latestSeq, res });
+  });
+
+  router.get('/:id/stream', async (req, res) => {
+    const { userId, keyId } = principalOf(res);
+    const conversation = await deps.conversations.findByExternalId(userId, String(req.params.id));
+    const [active] = conversation ? await deps.turns.activeTurns(conversation.id) : [];
+    if (!active) return void res.status(204).end();
+    return deps.uiStream.stream({ turn: active, keyId, after: undefined, res });
+  });
+
+  return router;
+}
+
+/** A new chat's conversation is titled with the start of its first message, as chat apps list them. */
+function titleOf(content: TurnContent): string | undefined {
+  const text = typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+  const line = text.trim().split('\n')[0] ?? '';
+  if (!line) return undefined;
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+function invalidAnswer(message: string): AppError {
+  return new AppError('invalid_request', `invalid request: ${message}`, [{ field: 'messages', message }]);
+}

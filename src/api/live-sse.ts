@@ -1,0 +1,85 @@
+import type { Response } from 'express';
+import type { OpenConnections } from '../auth/open-connections';
+
+/**
+ * What the live server-sent-event routes share: heartbeats while idle, and an end that comes
+ * once, whether the reader went away, its key was revoked, the process shuts down, or the
+ * route is done. `open` holds the streams of one route, for ending them all at shutdown.
+ */
+export class LiveSse {
+  private ended = false;
+  private readonly cleanups: (() => void)[] = [];
+
+  constructor(
+    private readonly res: Response,
+    options: {
+      keyId: string;
+      connections: OpenConnections;
+      heartbeatMs: number;
+      open: Set<LiveSse>;
+      /** The last words to a reader whose key was revoked. */
+      revoked(reason: string): string;
+    },
+  ) {
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), options.heartbeatMs);
+    const unregister = options.connections.add(options.keyId, (reason) => this.end(options.revoked(reason)));
+    options.open.add(this);
+    this.cleanups.push(() => clearInterval(heartbeat), unregister, () => options.open.delete(this));
+    // The response's close, not the request's: a request whose body was read closes early.
+    res.on('close', () => this.end());
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Runs `cleanup` when the stream ends (at once if it has). */
+  onEnd(cleanup: () => void): void {
+    if (this.ended) cleanup();
+    else this.cleanups.push(cleanup);
+  }
+
+  end(last = ''): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const cleanup of this.cleanups) cleanup();
+    this.res.end(last);
+  }
+}
+
+export interface LiveSseOptions {
+  connections: OpenConnections;
+  heartbeatMs?: number;
+  maxBufferedBytes?: number;
+  /** A reader was cut off for falling too far behind (counted). */
+  onSlowReader?: () => void;
+}
+
+/** One route's live streams: their shared settings, and ending them all at shutdown. */
+export class LiveSseStreams {
+  private readonly open = new Set<LiveSse>();
+  private readonly heartbeatMs: number;
+  /** A reader whose unsent backlog passes this is cut off; it resumes by its cursor. */
+  readonly maxBufferedBytes: number;
+
+  constructor(private readonly options: LiveSseOptions) {
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024;
+  }
+
+  /** Ends `live` when its reader is more than `maxBufferedBytes` behind; true when it did. */
+  cutIfBehind(live: LiveSse, res: Response): boolean {
+    if (res.writableLength <= this.maxBufferedBytes) return false;
+    this.options.onSlowReader?.();
+    live.end();
+    return true;
+  }
+
+  start(res: Response, keyId: string, revoked: (reason: string) => string): LiveSse {
+    return new LiveSse(res, { keyId, connections: this.options.connections, heartbeatMs: this.heartbeatMs, open: this.open, revoked });
+  }
+
+  endAll(): void {
+    for (const stream of this.open) stream.end();
+  }
+}

@@ -1,0 +1,211 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { appendFile, open, readFile, stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { SingleBar } from 'cli-progress';
+import { httpApi, SwitchyardApiError } from '../client/http-api';
+import type { BatchProgressFrame } from './batch-progress';
+
+export interface BatchCliOptions {
+  baseUrl: string;
+  token: string;
+  /** Where human-facing progress goes (stderr): a bar on a terminal, plain lines otherwise. */
+  progress: NodeJS.WriteStream;
+  /** Ends the follow (Ctrl-C); the batch goes on in the service. */
+  signal: AbortSignal;
+}
+
+type BatchView = { id: string; status: string; counts: { total: number; succeeded: number; failed: number; cancelled: number }; usage: { totalTokens: number } };
+
+/**
+ * `batch run <items.jsonl> --out <results.jsonl>`: submits the file (its content names the
+ * batch: a second run of the same file follows the same batch), shows progress, and appends each
+ * ended item's result line to `--out` once; a run after a crash or Ctrl-C writes only what
+ * `--out` lacks. Resolves with the exit code.
+ */
+export async function runBatchFile(input: { file: string; out: string; concurrency?: number }, options: BatchCliOptions): Promise<number> {
+  const body = await readFile(input.file);
+  const idempotencyKey = `file-${createHash('sha256').update(body).digest('hex').slice(0, 40)}`;
+  const query = input.concurrency ? `?concurrency=${input.concurrency}` : '';
+  const response = await fetch(`${options.baseUrl}/v1/batches${query}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/x-ndjson', 'idempotency-key': idempotencyKey },
+    body,
+  });
+  const submitted = (await response.json()) as BatchView & { error?: { message: string; details?: { line: number; field?: string; message: string }[] } };
+  if (!response.ok) {
+    const details = (submitted.error?.details ?? []).slice(0, 20).map((detail) => `  line ${detail.line}${detail.field ? ` ${detail.field}` : ''}: ${detail.message}`);
+    options.progress.write([`batch refused: ${submitted.error?.message ?? response.status}`, ...details].join('\n') + '\n');
+    return 1;
+  }
+  options.progress.write(`${response.status === 201 ? 'submitted' : 'resuming'} batch ${submitted.id} (${submitted.counts.total} items) → ${input.out}\n`);
+
+  const written = await writtenIndexes(input.out);
+  const writer = new ResultsWriter(options, submitted.id, input.out, written);
+  const display = progressDisplay(options.progress, submitted.counts.total);
+  try {
+    const finished = await followProgress(options, submitted.id, async (frame) => {
+      if (frame.type === 'batch-progress') display.update(frame);
+      await writer.catchUp();
+    });
+    await writer.catchUp();
+    display.stop();
+    if (!finished) {
+      options.progress.write(`stopped following; the batch goes on. Run the same command again to resume: ${writer.count} results in ${input.out}\n`);
+      return 130;
+    }
+    options.progress.write(`batch ${submitted.id} ${finished.status}: ${describeCounts(finished.counts)}; ${writer.count} results in ${input.out}\n`);
+    return finished.counts.failed > 0 ? 2 : 0;
+  } finally {
+    display.stop();
+  }
+}
+
+/** Result lines of ended items not yet in `--out`, appended as they come (never twice). */
+class ResultsWriter {
+  /** Every index below this is in the file: the download continues after it. */
+  private prefix = -1;
+
+  constructor(
+    private readonly options: BatchCliOptions,
+    private readonly batchId: string,
+    private readonly out: string,
+    private readonly written: Set<number>,
+  ) {
+    while (written.has(this.prefix + 1)) this.prefix++;
+  }
+
+  get count(): number {
+    return this.written.size;
+  }
+
+  async catchUp(): Promise<void> {
+    const response = await fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${this.prefix}`, {
+      headers: { authorization: `Bearer ${this.options.token}` },
+    });
+    if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `results answered ${response.status}`);
+    const fresh: string[] = [];
+    for await (const line of lines(response.body)) {
+      if (!line.trim()) continue;
+      const index = (JSON.parse(line) as { index: number }).index;
+      if (this.written.has(index)) continue;
+      this.written.add(index);
+      fresh.push(line);
+    }
+    // Appended only once read whole: a crash leaves whole lines, never half of one.
+    if (fresh.length > 0) await appendFile(this.out, `${fresh.join('\n')}\n`);
+    while (this.written.has(this.prefix + 1)) this.prefix++;
+  }
+}
+
+/** Follows the batch's SSE progress until batch-finish (returned) or the signal (null). */
+async function followProgress(
+  options: BatchCliOptions,
+  batchId: string,
+  onFrame: (frame: BatchProgressFrame) => Promise<void>,
+): Promise<Extract<BatchProgressFrame, { type: 'batch-finish' }> | null> {
+  for (;;) {
+    if (options.signal.aborted) return null;
+    try {
+      const response = await fetch(`${options.baseUrl}/v1/batches/${batchId}/events`, { headers: { authorization: `Bearer ${options.token}` }, signal: options.signal });
+      if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `batch events answered ${response.status}`);
+      let type = '';
+      for await (const line of lines(response.body)) {
+        if (line.startsWith('event: ')) type = line.slice('event: '.length);
+        if (!line.startsWith('data: ')) continue;
+        const frame = { type, ...JSON.parse(line.slice('data: '.length)) } as BatchProgressFrame;
+        await onFrame(frame);
+        if (frame.type === 'batch-finish') return frame;
+      }
+    } catch (error) {
+      if (options.signal.aborted) return null;
+      if (error instanceof SwitchyardApiError && error.status >= 400 && error.status < 500) throw error;
+    }
+    // The stream broke (a restart of the service): follow again.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+function progressDisplay(stream: NodeJS.WriteStream, total: number) {
+  const startedAt = Date.now();
+  let lastLine = 0;
+  const bar = stream.isTTY
+    ? new SingleBar({ format: 'batch [{bar}] {done}/{total} · failed {failed} · {tokens} tokens · {rate} items/s · ETA {eta_formatted}', stream, hideCursor: true })
+    : null;
+  bar?.start(total, 0, { done: 0, failed: 0, tokens: 0, rate: '0.0' });
+  return {
+    update(frame: Extract<BatchProgressFrame, { type: 'batch-progress' }>) {
+      const done = frame.counts.succeeded + frame.counts.failed + frame.counts.cancelled;
+      const rate = (done / Math.max(1, (Date.now() - startedAt) / 1000)).toFixed(1);
+      const payload = { done, failed: frame.counts.failed, tokens: frame.usage.totalTokens, rate };
+      if (bar) return bar.update(done, payload);
+      // Not a terminal: a plain line now and then.
+      if (Date.now() - lastLine < 2_000 && done < total) return;
+      lastLine = Date.now();
+      stream.write(`${done}/${total} done, ${frame.counts.failed} failed, ${frame.usage.totalTokens} tokens, ${rate} items/s\n`);
+    },
+    stop() {
+      bar?.stop();
+    },
+  };
+}
+
+/**
+ * The indexes `--out` already holds. A last line without its newline was cut by a crash in the
+ * middle of a write: it is dropped, and its item written again.
+ */
+async function writtenIndexes(out: string): Promise<Set<number>> {
+  const indexes = new Set<number>();
+  if (!existsSync(out)) return indexes;
+  const { size } = await stat(out);
+  const handle = await open(out, 'r+');
+  try {
+    let end = size;
+    const last = Buffer.alloc(1);
+    while (end > 0) {
+      await handle.read(last, 0, 1, end - 1);
+      if (last[0] === 0x0a) break;
+      end--;
+    }
+    if (end < size) await handle.truncate(end);
+  } finally {
+    await handle.close();
+  }
+  for await (const line of createInterface({ input: createReadStream(out) })) {
+    if (line.trim()) indexes.add((JSON.parse(line) as { index: number }).index);
+  }
+  return indexes;
+}
+
+function describeCounts(counts: BatchView['counts']): string {
+  return `${counts.succeeded} succeeded, ${counts.failed} failed, ${counts.cancelled} cancelled of ${counts.total}`;
+}
+
+/** `batch status|cancel|retry|results <id>`. */
+export async function batchCommand(command: string, batchId: string, options: Omit<BatchCliOptions, 'signal'> & { stdout: NodeJS.WriteStream }): Promise<number> {
+  const http = httpApi(options);
+  const path = `/v1/batches/${encodeURIComponent(batchId)}`;
+  switch (command) {
+    case 'status':
+      options.stdout.write(`${JSON.stringify(await http('GET', path), null, 2)}\n`);
+      return 0;
+    case 'cancel':
+    case 'retry':
+      options.stdout.write(`${JSON.stringify(await http('POST', `${path}/${command}`), null, 2)}\n`);
+      return 0;
+    case 'results': {
+      const response = await fetch(`${options.baseUrl}${path}/results`, { headers: { authorization: `Bearer ${options.token}` } });
+      if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `results answered ${response.status}`);
+      for await (const chunk of response.body) options.stdout.write(chunk as Uint8Array);
+      return 0;
+    }
+    default:
+      throw new Error(`unknown batch command ${command}`);
+  }
+}
+
+function lines(body: ReadableStream<Uint8Array>) {
+  return createInterface({ input: Readable.fromWeb(body as WebReadableStream<Uint8Array>) });
+}

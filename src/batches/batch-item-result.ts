@@ -1,0 +1,36 @@
+import type { BatchItemResult } from '../store/batches-repository';
+import type { StoredMessage } from '../store/messages-repository';
+import type { ToolCallRecord } from '../store/tool-calls-repository';
+import type { Turn } from '../store/turns-repository';
+
+/**
+ * An ended item's result (docs/API.md, "Results"): the final assistant text of its last turn,
+ * every tool call of its turns, usage summed, and the error of a turn that did not complete. Pure.
+ */
+export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredMessage[]; calls: ToolCallRecord[] }): BatchItemResult {
+  const lastTexts = input.messages.filter((message) => message.role === 'assistant' && message.turnId === input.last.id && typeof message.content === 'string');
+  const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  for (const turn of input.turns) {
+    usage.promptTokens += turn.usage.promptTokens;
+    usage.completionTokens += turn.usage.completionTokens;
+    usage.totalTokens += turn.usage.totalTokens;
+  }
+  const error =
+    input.last.status === 'failed'
+      ? (input.last.error ?? { code: 'failed', message: 'the turn failed' })
+      : input.last.status === 'cancelled'
+        ? { code: 'cancelled', message: `the item's turn was ${input.last.finishReason ?? 'cancelled'}` }
+        : undefined;
+  return {
+    text: (lastTexts[lastTexts.length - 1]?.content as string | undefined) ?? '',
+    toolCalls: input.calls.map((call) => ({
+      toolName: call.name,
+      args: call.args,
+      ...(call.status === 'succeeded' ? { result: call.result } : {}),
+      ...(call.error ? { error: call.error } : {}),
+      attempts: call.attempts,
+    })),
+    usage,
+    ...(error ? { error } : {}),
+  };
+}

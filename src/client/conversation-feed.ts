@@ -1,0 +1,58 @@
+import type { SwitchyardEvent } from '../events/event';
+
+export type ToolCallRequest = Extract<SwitchyardEvent, { type: 'tool-call-request' }>;
+
+/**
+ * What one subscription has seen: the last seq (where a resubscription resumes), where the
+ * replay ends, and the client-tool requests still unanswered. No I/O: the client feeds it frames
+ * and acts on its answers.
+ */
+export class ConversationFeed {
+  /** The last seq delivered; undefined until the first event (resume from the oldest kept). */
+  lastSeq: number | undefined;
+  /** The latest seq when the current subscription was made: events up to it are a replay. */
+  private replayUntil = 0;
+  private readonly unanswered = new Map<string, ToolCallRequest>();
+  private readonly handled = new Set<string>();
+
+  constructor(after: number | undefined) {
+    this.lastSeq = after;
+  }
+
+  subscribed(latestSeq: number): void {
+    this.replayUntil = latestSeq;
+  }
+
+  /**
+   * `deliver`: the event is new (a seq at or below the last one is a duplicate of a resumed
+   * replay). `gap`: an event is missing before it; the client resubscribes after `lastSeq`.
+   */
+  accept(event: SwitchyardEvent): 'deliver' | 'duplicate' | 'gap' {
+    if (this.lastSeq !== undefined && event.seq <= this.lastSeq) return 'duplicate';
+    if (this.lastSeq !== undefined && event.seq > this.lastSeq + 1) return 'gap';
+    this.lastSeq = event.seq;
+    if (event.type === 'tool-call-request') this.unanswered.set(event.toolCallId, event);
+    if (event.type === 'tool-result') this.unanswered.delete(event.toolCallId);
+    if (event.type === 'turn-finish' || event.type === 'turn-error' || event.type === 'turn-cancelled') {
+      for (const [id, request] of this.unanswered) if (request.turnId === event.turnId) this.unanswered.delete(id);
+    }
+    return 'deliver';
+  }
+
+  /** After a reload over HTTP: resume from the conversation's last seq. */
+  reloaded(lastSeq: number): void {
+    this.lastSeq = lastSeq;
+    this.unanswered.clear();
+  }
+
+  /**
+   * Client-tool requests to run now: only once the replay is over, so that a request another
+   * client answered before we subscribed (its `tool-result` is in the replay) never runs again.
+   */
+  takeRunnable(): ToolCallRequest[] {
+    if ((this.lastSeq ?? 0) < this.replayUntil) return [];
+    const runnable = [...this.unanswered.values()].filter((request) => !this.handled.has(request.toolCallId));
+    for (const request of runnable) this.handled.add(request.toolCallId);
+    return runnable;
+  }
+}

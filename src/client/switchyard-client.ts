@@ -1,0 +1,406 @@
+import { TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../events/event';
+import { serverFrameSchema, type ClientFrame, type ReceivedServerFrame } from '../events/ws-frames';
+import { AsyncQueue } from './async-queue';
+import { ConversationFeed, type ToolCallRequest } from './conversation-feed';
+import { httpApi, SwitchyardApiError, type HttpCall } from './http-api';
+import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view';
+
+/** The part of the WHATWG WebSocket the client uses: the browser's, or the `ws` package's. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code: number; reason: string }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+}
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+export type ClientToolAnswer = { result: unknown } | { error: { code: string; message: string } };
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+export interface SwitchyardClientOptions {
+  /** The API's base URL, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /** An API key, or (in browsers) a session token from `POST /v1/session-tokens`. */
+  token: string;
+  /** Defaults to `globalThis.WebSocket` (browsers, Node 22); on Node 20 pass `ws`'s. */
+  WebSocket?: WebSocketConstructor;
+  fetch?: typeof fetch;
+  /** Runs client tools (`tool-call-request`); what it returns is the result, what it throws the error. */
+  onToolCall?(request: ToolCallRequest): unknown;
+  onConnectionChange?(state: ConnectionState): void;
+  /** Backoff between reconnects: doubles from `initialDelayMs` up to `maxDelayMs`, with jitter. */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** How often the connection is checked with a `ping` frame (a dead one is replaced). */
+  pingIntervalMs?: number;
+}
+
+export interface SubscribeOptions {
+  /** Resume after this seq (exclusive); absent: from the oldest event the server keeps. */
+  after?: number;
+  /**
+   * The server took the subscription (again, after a reconnect), before it sends the replay:
+   * `latestSeq` is the conversation's latest seq then.
+   */
+  onSubscribed?(latestSeq: number): void;
+  /** Every new event, in seq order, exactly once across reconnects. */
+  onEvent?(event: SwitchyardEvent): void;
+  /**
+   * The server no longer keeps the events after the last seq seen (`cursor_expired`): the
+   * conversation was reloaded over HTTP and the subscription resumes after its `lastSeq`.
+   */
+  onReload?(conversation: ConversationWithMessages): void;
+  /** The subscription cannot go on (not found, credentials revoked). */
+  onError?(error: SwitchyardApiError): void;
+}
+
+export interface Subscription {
+  readonly conversationId: string;
+  /** The last seq seen. */
+  readonly lastSeq: number | undefined;
+  /** Resolves when the server confirmed the (first) subscription. */
+  readonly ready: Promise<void>;
+  /** The subscription's events from now on. */
+  events(): AsyncIterableIterator<SwitchyardEvent>;
+  /** One turn's events (those already seen first), ending after its last. */
+  turn(turnId: string): AsyncIterableIterator<SwitchyardEvent>;
+  /** Follows a turn to its end, calling `onView` on every change (`waiting-for-client`: it waits on client tools). */
+  followTurn(turnId: string, onView?: (view: TurnView) => void): Promise<TurnView>;
+  close(): void;
+}
+
+export interface ConversationWithMessages {
+  id: string;
+  lastSeq: number;
+  messages: unknown[];
+  [field: string]: unknown;
+}
+
+interface SubscriptionState {
+  conversationId: string;
+  feed: ConversationFeed;
+  options: SubscribeOptions;
+  /** Recent events, so that a turn posted just now can be followed from its first event. */
+  recent: SwitchyardEvent[];
+  listeners: Set<(event: SwitchyardEvent) => void>;
+  /** The iterators open on it, ended when it closes or fails. */
+  queues: Set<AsyncQueue<SwitchyardEvent>>;
+  /** A resubscription after a gap is on its way: later events out of order are its to replay. */
+  resubscribing: boolean;
+  confirm(): void;
+  fail(error: SwitchyardApiError): void;
+}
+
+const OPEN = 1;
+const RECENT_EVENTS = 5_000;
+
+/**
+ * Switchyard from a browser or Node: the HTTP API, and the websocket gateway with what every
+ * front end otherwise writes by hand: ticket auth, reconnects with backoff that resume from
+ * the last seq seen (no gap, no duplicate), a reload over HTTP when the server no longer keeps
+ * that far back, client tools answered once, and per-turn iteration. No Node-only imports.
+ */
+export class SwitchyardClient {
+  readonly http: HttpCall;
+  private readonly subscriptions = new Map<string, SubscriptionState>();
+  private socket: WebSocketLike | null = null;
+  private connecting = false;
+  private closed = false;
+  private failures = 0;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private pingTimer: ReturnType<typeof setInterval> | undefined;
+  private awaitingPong = false;
+
+  constructor(private readonly options: SwitchyardClientOptions) {
+    this.http = httpApi(options);
+  }
+
+  createConversation(body: Record<string, unknown> = {}): Promise<ConversationWithMessages> {
+    return this.http('POST', '/v1/conversations', body);
+  }
+
+  getConversation(conversationId: string): Promise<ConversationWithMessages> {
+    return this.http('GET', `/v1/conversations/${encodeURIComponent(conversationId)}`);
+  }
+
+  /** Posts a turn (`content`: a string or content parts; `options`: model, tools, onBusy, …). */
+  sendTurn(conversationId: string, content: unknown, options: Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
+    return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { content, ...options });
+  }
+
+  getTurn(turnId: string): Promise<Record<string, unknown>> {
+    return this.http('GET', `/v1/turns/${encodeURIComponent(turnId)}`);
+  }
+
+  cancelTurn(turnId: string): Promise<{ id: string; status: string }> {
+    return this.http('POST', `/v1/turns/${encodeURIComponent(turnId)}/cancel`);
+  }
+
+  /** Answers a client tool call (over the websocket when it is open). The first answer wins. */
+  async answerToolCall(turnId: string, toolCallId: string, answer: ClientToolAnswer): Promise<void> {
+    if (this.socket?.readyState === OPEN) return this.send({ type: 'tool-result', turnId, toolCallId, ...answer });
+    await this.http('POST', `/v1/turns/${encodeURIComponent(turnId)}/tool-results`, { toolCallId, ...answer });
+  }
+
+  subscribe(conversationId: string, options: SubscribeOptions = {}): Subscription {
+    if (this.subscriptions.has(conversationId)) throw new Error(`already subscribed to ${conversationId}`);
+    let confirm = () => {};
+    let fail: (error: SwitchyardApiError) => void = () => {};
+    const ready = new Promise<void>((resolve, reject) => {
+      confirm = resolve;
+      fail = reject;
+    });
+    ready.catch(() => undefined);
+    const state: SubscriptionState = {
+      conversationId,
+      feed: new ConversationFeed(options.after),
+      options,
+      recent: [],
+      listeners: new Set(),
+      queues: new Set(),
+      resubscribing: false,
+      confirm,
+      fail: (error) => {
+        fail(error);
+        options.onError?.(error);
+        this.subscriptions.delete(conversationId);
+        for (const queue of state.queues) queue.end(error);
+      },
+    };
+    this.subscriptions.set(conversationId, state);
+    if (this.socket?.readyState === OPEN) this.sendSubscribe(state);
+    else this.connect();
+
+    const iterate = (filter: (event: SwitchyardEvent) => boolean, endsAfter: (event: SwitchyardEvent) => boolean, replay: SwitchyardEvent[]) => {
+      const stop = () => {
+        state.listeners.delete(listener);
+        state.queues.delete(queue);
+      };
+      const queue: AsyncQueue<SwitchyardEvent> = new AsyncQueue(stop);
+      state.queues.add(queue);
+      const listener = (event: SwitchyardEvent) => {
+        if (!filter(event)) return;
+        queue.push(event);
+        if (!endsAfter(event)) return;
+        queue.end();
+        stop();
+      };
+      for (const event of replay) listener(event);
+      state.listeners.add(listener);
+      return queue;
+    };
+    return {
+      conversationId,
+      get lastSeq() {
+        return state.feed.lastSeq;
+      },
+      ready,
+      events: () => iterate(() => true, () => false, []),
+      turn: (turnId) => {
+        const ofTurn = (event: SwitchyardEvent) => event.turnId === turnId;
+        return iterate(ofTurn, (event) => TERMINAL_EVENT_TYPES.has(event.type), state.recent.filter(ofTurn));
+      },
+      followTurn: async (turnId, onView) => {
+        let view = emptyTurnView(turnId, conversationId);
+        const ofTurn = (event: SwitchyardEvent) => event.turnId === turnId;
+        const ends = (event: SwitchyardEvent) => TERMINAL_EVENT_TYPES.has(event.type);
+        for await (const event of iterate(ofTurn, ends, state.recent.filter(ofTurn))) {
+          view = applyTurnEvent(view, event);
+          onView?.(view);
+        }
+        return view;
+      },
+      close: () => {
+        this.subscriptions.delete(conversationId);
+        for (const queue of state.queues) queue.end();
+        this.send({ type: 'unsubscribe', conversationId });
+      },
+    };
+  }
+
+  /** Closes the websocket for good; subscriptions end. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.pingTimer);
+    this.socket?.close(1000, 'client closed');
+    this.socket = null;
+    for (const state of this.subscriptions.values()) for (const queue of state.queues) queue.end();
+    this.subscriptions.clear();
+    this.options.onConnectionChange?.('closed');
+  }
+
+  private connect(): void {
+    if (this.closed || this.connecting || this.socket) return;
+    this.connecting = true;
+    this.options.onConnectionChange?.(this.failures === 0 ? 'connecting' : 'reconnecting');
+    void this.openSocket().then(
+      () => {
+        this.connecting = false;
+      },
+      (error: unknown) => {
+        this.connecting = false;
+        // Credentials refused: no reconnect can help; everyone waiting is told.
+        if (error instanceof SwitchyardApiError && (error.status === 401 || error.status === 403)) return this.failAll(error);
+        this.scheduleReconnect();
+      },
+    );
+  }
+
+  /** A ticket for each connection: browsers cannot set headers on a websocket handshake. */
+  private async openSocket(): Promise<void> {
+    const { ticket } = await this.http<{ ticket: string }>('POST', '/v1/ws-tickets');
+    if (this.closed) return;
+    const Ctor = this.options.WebSocket ?? (globalThis as unknown as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (!Ctor) throw new Error('no WebSocket implementation: pass options.WebSocket (the ws package on Node 20)');
+    const url = `${this.options.baseUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v1/ws?ticket=${encodeURIComponent(ticket)}`;
+    const socket = new Ctor(url);
+    this.socket = socket;
+    socket.onopen = () => {
+      this.options.onConnectionChange?.('open');
+      for (const state of this.subscriptions.values()) this.sendSubscribe(state);
+      this.startPinging(socket);
+    };
+    socket.onmessage = (message) => this.receive(String(message.data));
+    socket.onerror = () => undefined;
+    socket.onclose = (event) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      clearInterval(this.pingTimer);
+      if (this.closed) return;
+      // 1008: the key was revoked (or the origin refused); reconnecting would only be refused.
+      if (event.code === 1008) return this.failAll(new SwitchyardApiError(401, 'unauthorized', event.reason || 'the connection was refused'));
+      this.scheduleReconnect();
+    };
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.subscriptions.size === 0) return;
+    const initial = this.options.reconnect?.initialDelayMs ?? 250;
+    const max = this.options.reconnect?.maxDelayMs ?? 10_000;
+    const ceiling = Math.min(max, initial * 2 ** this.failures++);
+    this.options.onConnectionChange?.('reconnecting');
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => this.connect(), ceiling / 2 + Math.random() * (ceiling / 2));
+  }
+
+  private startPinging(socket: WebSocketLike): void {
+    clearInterval(this.pingTimer);
+    this.awaitingPong = false;
+    this.pingTimer = setInterval(() => {
+      // No pong since the last ping: the connection is dead though no close came; replace it.
+      if (this.awaitingPong) return socket.close(4000, 'no pong');
+      this.awaitingPong = true;
+      this.send({ type: 'ping' });
+    }, this.options.pingIntervalMs ?? 20_000);
+  }
+
+  private receive(text: string): void {
+    let frame: ReceivedServerFrame;
+    try {
+      frame = serverFrameSchema.parse(JSON.parse(text));
+    } catch {
+      return; // Not a frame this client knows: a newer server's; ignored.
+    }
+    this.awaitingPong = false;
+    switch (frame.type) {
+      case 'subscribed': {
+        if (!('conversationId' in frame)) return;
+        const state = this.subscriptions.get(frame.conversationId);
+        if (!state) return;
+        this.failures = 0;
+        state.resubscribing = false;
+        state.feed.subscribed(frame.seq);
+        state.options.onSubscribed?.(frame.seq);
+        state.confirm();
+        return this.runClientTools(state);
+      }
+      case 'event':
+        return this.deliver(frame.event as SwitchyardEvent);
+      case 'error':
+        return this.onErrorFrame(frame);
+      case 'unsubscribed':
+      case 'pong':
+      case 'tool-result-ack':
+      case 'batch-progress':
+      case 'batch-finish':
+        return;
+    }
+  }
+
+  private deliver(event: SwitchyardEvent): void {
+    const state = this.subscriptions.get(event.conversationId);
+    if (!state) return;
+    const verdict = state.feed.accept(event);
+    if (verdict === 'duplicate') return;
+    if (verdict === 'gap') {
+      if (!state.resubscribing) this.resubscribe(state);
+      return;
+    }
+    state.recent.push(event);
+    if (state.recent.length > RECENT_EVENTS) state.recent.splice(0, state.recent.length - RECENT_EVENTS);
+    state.options.onEvent?.(event);
+    for (const listener of [...state.listeners]) listener(event);
+    this.runClientTools(state);
+  }
+
+  private onErrorFrame(frame: Extract<ReceivedServerFrame, { type: 'error' }>): void {
+    const state = frame.conversationId ? this.subscriptions.get(frame.conversationId) : undefined;
+    if (!state) return;
+    if (frame.code === 'cursor_expired' || frame.code === 'bad_cursor') return void this.reload(state);
+    // The server's side of the subscription broke: subscribing again resumes it by seq.
+    if (frame.code === 'internal') return this.resubscribe(state);
+    state.fail(new SwitchyardApiError(frame.code === 'not_found' ? 404 : 400, frame.code, frame.message));
+  }
+
+  /** The events after our last seq are gone: read the conversation as it stands, go on from there. */
+  private async reload(state: SubscriptionState): Promise<void> {
+    try {
+      const conversation = await this.getConversation(state.conversationId);
+      state.feed.reloaded(conversation.lastSeq);
+      state.options.onReload?.(conversation);
+      this.resubscribe(state);
+    } catch (error) {
+      if (error instanceof SwitchyardApiError && error.status !== 0) return state.fail(error);
+      this.socket?.close(4001, 'reload failed');
+    }
+  }
+
+  /** A repeated subscribe restarts the server's side from the new `after`. */
+  private resubscribe(state: SubscriptionState): void {
+    state.resubscribing = true;
+    this.sendSubscribe(state);
+  }
+
+  private sendSubscribe(state: SubscriptionState): void {
+    const after = state.feed.lastSeq;
+    this.send({ type: 'subscribe', conversationId: state.conversationId, ...(after === undefined ? {} : { after }) });
+  }
+
+  private runClientTools(state: SubscriptionState): void {
+    const handler = this.options.onToolCall;
+    if (!handler) return;
+    for (const request of state.feed.takeRunnable()) {
+      void (async () => {
+        let answer: ClientToolAnswer;
+        try {
+          answer = { result: (await handler(request)) ?? null };
+        } catch (error) {
+          answer = { error: { code: 'client_tool_error', message: error instanceof Error ? error.message : String(error) } };
+        }
+        await this.answerToolCall(request.turnId, request.toolCallId, answer).catch(() => undefined);
+      })();
+    }
+  }
+
+  private failAll(error: SwitchyardApiError): void {
+    for (const state of [...this.subscriptions.values()]) state.fail(error);
+    this.options.onConnectionChange?.('closed');
+  }
+
+  private send(frame: ClientFrame): void {
+    if (this.socket?.readyState === OPEN) this.socket.send(JSON.stringify(frame));
+  }
+}

@@ -1,0 +1,33 @@
+import { copyFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { loadConfig } from '../config/config';
+
+const APP_DIR = path.join(__dirname, 'app');
+
+/**
+ * Bundles the playground (React + the AI SDK's `useChat`) into `outDir`, which the API serves
+ * at `/`. Run by `npm start` and `npm run build`; the bundle is never committed.
+ */
+export async function buildPlayground(outDir: string): Promise<void> {
+  await mkdir(outDir, { recursive: true });
+  await build({
+    entryPoints: [path.join(APP_DIR, 'main.tsx')],
+    outfile: path.join(outDir, 'app.js'),
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: 'es2022',
+    jsx: 'automatic',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'warning',
+  });
+  await Promise.all(['index.html', 'app.css'].map((file) => copyFile(path.join(APP_DIR, file), path.join(outDir, file))));
+}
+
+if (require.main === module) {
+  buildPlayground(loadConfig().PLAYGROUND_DIR).catch((error: unknown) => {
+    process.stderr.write(`switchyard: building the playground failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { AppError } from '../errors/app-error';
+import { describeFieldIssue, fieldIssues, formatPath, type FieldIssue } from '../errors/zod-issues';
+import type { ClientAnswer } from '../turns/client-tool-answers';
+
+/**
+ * The body of the AI SDK's default chat transport: `{id, messages, trigger, messageId?}` plus
+ * whatever `body` the app adds (ignored). Parts are read loosely: only the ones Switchyard
+ * takes from the last message are checked closely (readChatRequest).
+ */
+const uiPart = z.looseObject({ type: z.string().min(1).max(200) });
+const uiMessage = z.looseObject({
+  id: z.string().min(1).max(150),
+  role: z.enum(['system', 'user', 'assistant']),
+  parts: z.array(uiPart).max(10_000),
+});
+export const chatRequestSchema = z.looseObject({
+  id: z.string().min(1).max(200),
+  messages: z.array(uiMessage).min(1).max(100_000),
+  trigger: z.enum(['submit-message', 'regenerate-message']).default('submit-message'),
+  messageId: z.string().max(150).optional(),
+});
+export type ChatRequest = z.infer<typeof chatRequestSchema>;
+
+const textPart = z.object({ type: z.literal('text'), text: z.string().max(500_000) });
+const imagePart = z.object({ type: z.literal('file'), mediaType: z.string().startsWith('image/'), url: z.string().min(1) });
+const answeredToolPart = z.discriminatedUnion('state', [
+  z.looseObject({ toolCallId: z.string().min(1).max(200), state: z.literal('output-available'), output: z.unknown() }),
+  z.looseObject({ toolCallId: z.string().min(1).max(200), state: z.literal('output-error'), errorText: z.string().max(10_000) }),
+]);
+
+export type TurnContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } })[];
+
+/** What a POST asks for: a new user message, or answers to client tool calls of the turn `turnId`. */
+export type ChatAsk =
+  | { kind: 'message'; messageId: string; content: TurnContent }
+  | { kind: 'answers'; turnId: string; answers: { toolCallId: string; answer: ClientAnswer }[] };
+
+/**
+ * Stored history wins (docs/API.md): only the last message is read. A user message is a new
+ * turn; an assistant message (whose id is the turn id, from `start.messageId`) carries answers
+ * in its tool parts that have an output. Pure; bad input is an `invalid_request` AppError.
+ */
+export function readChatRequest(request: ChatRequest): ChatAsk {
+  if (request.trigger === 'regenerate-message') {
+    throw invalid(['trigger'], 'regenerating a message is not supported: stored history is kept; send a new message instead');
+  }
+  const index = request.messages.length - 1;
+  const last = request.messages[index]!;
+  if (last.role === 'user') return { kind: 'message', messageId: last.id, content: userContent(last.parts, index) };
+  if (last.role === 'assistant') return { kind: 'answers', turnId: last.id, answers: toolAnswers(last.parts, index) };
+  throw invalid(['messages', index, 'role'], 'the last message must be a new user message, or the assistant message answering client tools');
+}
+
+/** Whether a part is one of the AI SDK's tool parts (`tool-<name>` or `dynamic-tool`). */
+export function isToolPart(part: { type: string }): boolean {
+  return part.type.startsWith('tool-') || part.type === 'dynamic-tool';
+}
+
+function userContent(parts: z.infer<typeof uiPart>[], index: number): TurnContent {
+  const content: Exclude<TurnContent, string> = [];
+  parts.forEach((part, partIndex) => {
+    const at = ['messages', index, 'parts', partIndex];
+    if (part.type === 'text') {
+      const text = parseWith(textPart, part, at);
+      if (text.text.length > 0) content.push({ type: 'text', text: text.text });
+    } else if (part.type === 'file') {
+      const image = parseWith(imagePart, part, at, 'only image files (mediaType image/*, with a url) can be sent');
+      content.push({ type: 'image_url', image_url: { url: image.url } });
+    }
+    // Other parts (data, sources, step markers) are the client's own and are not sent to the model.
+  });
+  if (content.length === 0) throw invalid(['messages', index, 'parts'], 'the user message has no text');
+  return content.length === 1 && content[0]!.type === 'text' ? content[0]!.text : content;
+}
+
+function toolAnswers(parts: z.infer<typeof uiPart>[], index: number): { toolCallId: string; answer: ClientAnswer }[] {
+  const answers = parts.flatMap((part, partIndex) => {
+    if (!isToolPart(part) || (part.state !== 'output-available' && part.state !== 'output-error')) return [];
+    const answered = parseWith(answeredToolPart, part, ['messages', index, 'parts', partIndex]);
+    const answer: ClientAnswer =
+      answered.state === 'output-available'
+        ? { result: answered.output ?? null }
+        : { error: { code: 'client_tool_error', message: answered.errorText } };
+    return [{ toolCallId: answered.toolCallId, answer }];
+  });
+  if (answers.length === 0) {
+    throw invalid(['messages', index], 'nothing new: the last message is neither a new user message nor an answer to a client tool call');
+  }
+  return answers;
+}
+
+/** Parses the part at `path` of the body; its first issue, named from the body's root, is the error. */
+function parseWith<T>(schema: z.ZodType<T>, value: unknown, path: PropertyKey[], message?: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = fieldIssues(parsed.error.issues, path)[0]!;
+  throw invalidField({ field: issue.field, message: message ?? issue.message });
+}
+
+function invalid(path: PropertyKey[], message: string): AppError {
+  return invalidField({ field: formatPath(path), message });
+}
+
+function invalidField(issue: FieldIssue): AppError {
+  return new AppError('invalid_request', `invalid request: ${describeFieldIssue(issue)}`, [issue]);
+}

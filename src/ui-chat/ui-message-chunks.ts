@@ -1,0 +1,211 @@
+import type { SwitchyardEvent } from '../events/event';
+
+/**
+ * The chunks of the AI SDK's UI message stream protocol that Switchyard sends (the `ai`
+ * package's `UIMessageChunk`, written out so the server does not depend on the client SDK).
+ */
+export type UiChunk =
+  | { type: 'start'; messageId: string }
+  | { type: 'start-step' }
+  | { type: 'finish-step' }
+  | { type: 'text-start' | 'text-end' | 'reasoning-start' | 'reasoning-end'; id: string }
+  | { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string }
+  | { type: 'tool-input-start'; toolCallId: string; toolName: string; providerExecuted?: true }
+  | { type: 'tool-input-delta'; toolCallId: string; inputTextDelta: string }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; providerExecuted?: true }
+  | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string; providerExecuted?: true }
+  | { type: 'tool-output-available'; toolCallId: string; output: unknown; providerExecuted?: true; toolMetadata: ToolRunFacts }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string; providerExecuted?: true; toolMetadata: ToolRunFacts }
+  | { type: 'data-tool-processing'; id: string; data: ToolProcessingData }
+  | { type: 'data-attempt-discarded'; data: { attempt: number; step: number } }
+  | { type: 'error'; errorText: string }
+  | { type: 'finish'; finishReason: UiFinishReason }
+  | { type: 'abort'; reason: string };
+
+export type UiFinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'error' | 'other';
+
+/** A tool run as the playground's cards show it: on the tool part's `toolMetadata`. */
+export interface ToolRunFacts {
+  attempts: number;
+  durationMs: number;
+}
+
+export interface ToolProcessingData {
+  status: 'start' | 'complete';
+  step: number;
+  results?: number;
+  failed?: number;
+}
+
+export interface UiChunkMapper {
+  /** The chunks for one of the turn's events; `end` when the stream ends after them. */
+  map(event: SwitchyardEvent): { chunks: UiChunk[]; end: boolean };
+}
+
+/**
+ * Maps one turn's events, in seq order, to UI message stream chunks (docs/API.md, "AI SDK
+ * compatible routes"). Server-run tools are `providerExecuted`, so the AI SDK neither calls
+ * `onToolCall` for them nor waits for their output; client tools are not. Pure.
+ */
+export function createUiChunkMapper(options: {
+  turnId: string;
+  isClientTool(toolName: string): boolean;
+  /**
+   * Client calls answered before this stream began (a replay): their input is not offered as
+   * `tool-input-available`, on which the AI SDK calls `onToolCall`, so a resume or a second tab
+   * never runs them again; their `tool-output-available` follows.
+   */
+  answered?: ReadonlySet<string>;
+}): UiChunkMapper {
+  let step = 0;
+  let openPart: { kind: 'text' | 'reasoning'; id: string } | null = null;
+  /** Calls whose start this stream sent: a fragment of any other would be refused by the reader. */
+  const toolNames = new Map<string, string>();
+  const executedBy = (toolName: string): { providerExecuted?: true } => (options.isClientTool(toolName) ? {} : { providerExecuted: true });
+
+  const closePart = (): UiChunk[] => {
+    if (!openPart) return [];
+    const closing: UiChunk = { type: `${openPart.kind}-end`, id: openPart.id };
+    openPart = null;
+    return [closing];
+  };
+  const appendTo = (kind: 'text' | 'reasoning', seq: number, delta: string): UiChunk[] => {
+    const chunks: UiChunk[] = [];
+    if (openPart?.kind !== kind) {
+      chunks.push(...closePart());
+      openPart = { kind, id: `${kind[0]}${seq}` };
+      chunks.push({ type: `${kind}-start`, id: openPart.id });
+    }
+    chunks.push({ type: `${kind}-delta`, id: openPart.id, delta });
+    return chunks;
+  };
+  const go = (...chunks: UiChunk[]) => ({ chunks, end: false });
+  const stop = (...chunks: UiChunk[]) => ({ chunks, end: true });
+
+  return {
+    map(event) {
+      switch (event.type) {
+        case 'step-start':
+          step = event.step;
+          return go(...closePart(), { type: 'start-step' });
+        case 'text-delta':
+          return go(...appendTo('text', event.seq, event.delta));
+        case 'reasoning-delta':
+          return go(...appendTo('reasoning', event.seq, event.delta));
+        case 'tool-call-start':
+          toolNames.set(event.toolCallId, event.toolName);
+          return go(...closePart(), { type: 'tool-input-start', toolCallId: event.toolCallId, toolName: event.toolName, ...executedBy(event.toolName) });
+        case 'tool-call-delta':
+          if (!toolNames.has(event.toolCallId)) return go();
+          return go({ type: 'tool-input-delta', toolCallId: event.toolCallId, inputTextDelta: event.argsTextDelta });
+        case 'tool-call-end': {
+          const toolName = toolNames.get(event.toolCallId);
+          if (toolName === undefined) return go();
+          const call = { toolCallId: event.toolCallId, toolName, input: event.args, ...executedBy(toolName) };
+          if (event.error) return go({ type: 'tool-input-error', ...call, errorText: describe(event.error) });
+          if (options.answered?.has(event.toolCallId) && options.isClientTool(toolName)) return go();
+          return go({ type: 'tool-input-available', ...call });
+        }
+        case 'tool_processing_start':
+          return go({ type: 'data-tool-processing', id: `${options.turnId}:${step}`, data: { status: 'start', step } });
+        case 'tool_processing_complete':
+          return go({
+            type: 'data-tool-processing',
+            id: `${options.turnId}:${step}`,
+            data: { status: 'complete', step, results: event.results, failed: event.failed },
+          });
+        case 'tool-result': {
+          const toolName = toolNames.get(event.toolCallId);
+          const facts = { toolCallId: event.toolCallId, ...(toolName === undefined ? {} : executedBy(toolName)) };
+          const toolMetadata = { attempts: event.attempts, durationMs: event.durationMs };
+          return go(
+            event.error
+              ? { type: 'tool-output-error', ...facts, errorText: describe(event.error), toolMetadata }
+              : { type: 'tool-output-available', ...facts, output: event.result ?? null, toolMetadata },
+          );
+        }
+        case 'step-finish':
+          return go(...closePart(), { type: 'finish-step' });
+        case 'attempt-discarded':
+          return go(...closePart(), { type: 'data-attempt-discarded', data: { attempt: event.attempt, step: event.step } });
+        case 'turn-waiting':
+          return stop(...closePart(), { type: 'finish', finishReason: 'tool-calls' });
+        case 'turn-finish':
+          return stop(...closePart(), { type: 'finish', finishReason: uiFinishReason(event.finishReason) });
+        case 'turn-error':
+          return stop(...closePart(), { type: 'error', errorText: describe(event.error) }, { type: 'finish', finishReason: 'error' });
+        case 'turn-cancelled':
+          return stop(...closePart(), { type: 'abort', reason: 'cancelled' });
+        case 'turn-start':
+        case 'tool-call-request':
+        case 'provider-retry':
+          return go();
+      }
+    },
+  };
+}
+
+/** The chunks that end a stream for a turn that ended while its events are no longer kept. */
+export function closingChunks(turn: { status: string; finishReason: string | null; error: { message: string } | null }): UiChunk[] {
+  if (turn.status === 'cancelled') return [{ type: 'abort', reason: 'cancelled' }];
+  if (turn.status === 'failed') return [{ type: 'error', errorText: turn.error?.message ?? 'the turn failed' }, { type: 'finish', finishReason: 'error' }];
+  return [{ type: 'finish', finishReason: uiFinishReason(turn.finishReason ?? 'stop') }];
+}
+
+/** A turn's finish reason (the provider's, or Switchyard's own) by the AI SDK's names. */
+export function uiFinishReason(finishReason: string): UiFinishReason {
+  switch (finishReason) {
+    case 'stop':
+    case 'length':
+      return finishReason;
+    case 'tool_calls':
+      return 'tool-calls';
+    case 'content_filter':
+      return 'content-filter';
+    default:
+      return 'other';
+  }
+}
+
+/**
+ * The chunks of what the log already holds of a turn, shown as the turn stands now: output of a
+ * step that was later discarded is left out (live, a discard can only be announced), a
+ * `turn-waiting` the turn went on from does not end the stream, and client calls answered in it
+ * are not offered to `onToolCall` again. `end`: the turn ended, or waits on client tools now.
+ */
+export function replayChunks(input: { turnId: string; isClientTool(toolName: string): boolean; events: SwitchyardEvent[] }): {
+  chunks: UiChunk[];
+  end: boolean;
+  /** Maps what comes after the replay, live. */
+  mapper: UiChunkMapper;
+} {
+  const events = withoutDiscardedOutput(input.events);
+  const answered = new Set(events.flatMap((event) => (event.type === 'tool-result' ? [event.toolCallId] : [])));
+  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered });
+  const chunks: UiChunk[] = [];
+  for (const [index, event] of events.entries()) {
+    if (event.type === 'turn-waiting' && index < events.length - 1) continue;
+    const mapped = mapper.map(event);
+    chunks.push(...mapped.chunks);
+    if (mapped.end) return { chunks, end: true, mapper };
+  }
+  return { chunks, end: false, mapper };
+}
+
+/** Leaves out the output of steps discarded later (their worker died, their stream broke), and the discards. Pure. */
+export function withoutDiscardedOutput(events: SwitchyardEvent[]): SwitchyardEvent[] {
+  const kept: SwitchyardEvent[] = [];
+  for (const event of events) {
+    if (event.type !== 'attempt-discarded') {
+      kept.push(event);
+      continue;
+    }
+    const stepStart = kept.findLastIndex((each) => each.type === 'step-start' && each.step === event.step);
+    if (stepStart !== -1) kept.length = stepStart;
+  }
+  return kept;
+}
+
+function describe(error: { code: string; message: string }): string {
+  return `${error.code}: ${error.message}`;
+}

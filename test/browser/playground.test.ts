@@ -1,0 +1,196 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildPlayground } from '../../src/playground/build';
+import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
+import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
+
+/** What the callbacks passed to `page.evaluate` see; they run in the page, not here. */
+declare const document: any;
+declare const sessionStorage: any;
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output', 'browser');
+/** As the machine's notes say: without these, Chromium tries the network at every start. */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** The playground at `/` in headless Chromium: what a person sees, driven as they would. */
+describe('the playground in a browser', () => {
+  let harness: ToolTurnHarness;
+  let tools: ToolHttpServer;
+  let browser: Browser;
+  let page: Page;
+  /** While set, the weather tool answers only once it settles. */
+  let weatherGate: Promise<void> | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium is missing at ${CHROMIUM}: install Debian's chromium package (.ci/run does), or set CHROMIUM_PATH`);
+    }
+    tools = await startToolHttpServer();
+    tools.route('/weather', (request) => ({
+      ...(weatherGate ? { until: weatherGate } : { delayMs: 700 }),
+      body: { city: (request.body as { city: string }).city, tempC: 21 },
+    }));
+    tools.route('/broken', { status: 500, body: { error: 'the backend is down' }, delayMs: 50 });
+    const playgroundDir = await mkdtemp(path.join(os.tmpdir(), 'playground-'));
+    await buildPlayground(playgroundDir);
+    const exampleTools = JSON.parse(await readFile(path.join(__dirname, '..', '..', 'examples', 'tools', 'browser.json'), 'utf8'));
+    harness = await startToolTurnHarness({
+      toolFiles: {
+        'browser.json': exampleTools,
+        'weather.json': { name: 'weather', description: 'The weather in a city', url: `${tools.url}/weather`, fields: [{ name: 'city', required: true }] },
+        'broken.json': { name: 'broken', description: 'Always fails', url: `${tools.url}/broken`, retries: 0, fields: [{ name: 'n', type: 'integer' }] },
+      },
+      env: { PLAYGROUND_DIR: playgroundDir },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+    page.setDefaultTimeout(20_000);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.close();
+    await tools?.close();
+  });
+
+  const assistantTexts = () => page.locator('[data-testid=assistant-message]').evaluateAll((items) => items.map((item) => Array.from(item.querySelectorAll(':scope > p')).map((p: any) => p.textContent).join('')));
+  /** Waits until the last assistant message shows exactly `expected` as its text. */
+  const lastAnswerIs = (expected: string) =>
+    page.waitForFunction((text) => {
+      const messages = document.querySelectorAll('[data-testid=assistant-message]');
+      const last = messages[messages.length - 1];
+      return last !== undefined && Array.from(last.querySelectorAll(':scope > p')).map((p: any) => p.textContent).join('') === text;
+    }, expected);
+  const send = async (text: string) => {
+    await page.fill('[data-testid=message-input]', text);
+    await page.click('[data-testid=send-button]');
+  };
+
+  /** Signed in (the key given once, when the page asks for it) in a chat of its own. */
+  const freshChat = async () => {
+    await page.goto(harness.stack.url);
+    await page.waitForSelector('[data-testid=key-input], [data-testid=new-chat]');
+    if ((await page.locator('[data-testid=key-input]').count()) > 0) {
+      await page.fill('[data-testid=key-input]', harness.apiKey);
+      await page.click('[data-testid=key-submit]');
+    }
+    await page.click('[data-testid=new-chat]');
+  };
+
+  it('takes a key, streams a turn with parallel tool calls as cards, shows running tools and disables send meanwhile', async () => {
+    await page.goto(harness.stack.url);
+    await page.fill('[data-testid=key-input]', harness.apiKey);
+    await page.click('[data-testid=key-submit]');
+    await page.click('[data-testid=new-chat]');
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(harness.apiKey);
+
+    const scenario = {
+      steps: [
+        { text: 'Checking both cities.', toolCalls: [{ name: 'weather', arguments: { city: 'Lisbon' } }, { name: 'weather', arguments: { city: 'Porto' } }] },
+        { text: 'Both are 21 degrees.', tokenDelayMs: 20 },
+      ],
+    };
+    // The tools run until the page has shown them running: a renderer starved for a while on a
+    // busy machine would otherwise paint the phase's start and end at once.
+    let release!: () => void;
+    weatherGate = new Promise<void>((resolve) => (release = resolve));
+    await send(`weather ${scripted(scenario)}`);
+    await page.waitForSelector('[data-testid=send-button]:disabled');
+    try {
+      await page.waitForSelector('[data-testid=running-tools]');
+    } finally {
+      release();
+      weatherGate = undefined;
+    }
+    await page.waitForSelector('[data-testid=tool-card][data-state=output-available] >> nth=1');
+    await lastAnswerIs('Checking both cities.Both are 21 degrees.');
+    await page.waitForSelector('[data-testid=send-button]:enabled');
+    expect(await page.locator('[data-testid=running-tools]').count()).toBe(0);
+    const cards = await page.locator('[data-testid=tool-card]').allInnerTexts();
+    expect(cards).toEqual([expect.stringMatching(/weather[\s\S]*Lisbon[\s\S]*tempC[\s\S]*1 attempt/), expect.stringMatching(/weather[\s\S]*Porto[\s\S]*tempC/)]);
+    expect(await assistantTexts()).toEqual(['Checking both cities.Both are 21 degrees.']);
+    await mkdir(OUTPUT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT_DIR, 'playground.png') });
+  });
+
+  it('runs the client tool in the page, and the same answer continues the turn', async () => {
+    await freshChat();
+    await send(`where am I ${scripted({ steps: [{ toolCalls: [{ name: 'browser_timezone' }] }, { text: 'Noted your time zone.' }] })}`);
+    await lastAnswerIs('Noted your time zone.');
+    const card = page.locator('[data-testid=tool-card][data-tool=browser_timezone]');
+    expect(await card.getAttribute('data-state')).toBe('output-available');
+    expect(await card.innerText()).toMatch(/timeZone/);
+    const conversation = (await harness.api.get('/v1/conversations')).body.data[0];
+    const messages = (await harness.api.get(`/v1/conversations/${conversation.id}`)).body.messages;
+    const answer = messages.find((message: any) => message.role === 'tool' && message.content.includes('timeZone'));
+    expect(JSON.parse(answer.content)).toEqual({ timeZone: expect.any(String), locale: expect.any(String) });
+  });
+
+  it('resumes the stream after a reload mid-turn, without duplicated text', async () => {
+    await freshChat();
+    const text = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
+    await send(scripted({ text, tokenDelayMs: 20 }));
+    await page.waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child p')?.textContent ?? '').includes('word10'));
+    await page.reload();
+    await lastAnswerIs(text);
+    const texts = await assistantTexts();
+    expect(texts.at(-1)).toBe(text);
+    expect(texts.filter((each) => each.includes('word0 '))).toHaveLength(1);
+    await page.waitForSelector('[data-testid=send-button]:enabled');
+  });
+
+  it('stops a running turn with the stop button', async () => {
+    await freshChat();
+    await send(scripted({ tokens: 3_000, tokenDelayMs: 10 }));
+    await page.waitForSelector('[data-testid=stop-button]:enabled');
+    await page.click('[data-testid=stop-button]');
+    await page.waitForSelector('[data-testid=send-button]:enabled');
+    const conversations = (await harness.api.get('/v1/conversations')).body.data;
+    const turns = await harness.stack.resources.turns.activeTurns(conversations[0].id);
+    expect(turns).toEqual([]);
+  });
+
+  it("fills a tool card's arguments in while they stream", async () => {
+    await freshChat();
+    const city = 'Llanfairpwllgwyngyll';
+    await send(scripted({ steps: [{ toolCalls: [{ name: 'weather', arguments: { city } }], argumentChunkChars: 2, tokenDelayMs: 150 }, { text: 'Mild.' }] }));
+    // Part of the arguments on the card, the call not yet complete.
+    const partial = await page.waitForFunction(() => {
+      const card = document.querySelector('[data-testid=tool-card][data-tool=weather][data-state=input-streaming]');
+      const args = card?.querySelector('.args')?.textContent ?? '';
+      return args.includes('Llan') ? args : false;
+    });
+    expect(await partial.jsonValue()).not.toContain(city);
+    await lastAnswerIs('Mild.');
+    const card = page.locator('[data-testid=tool-card][data-tool=weather]').last();
+    expect(await card.getAttribute('data-state')).toBe('output-available');
+    expect(await card.locator('.args').innerText()).toContain(city);
+  });
+
+  it('shows a failing tool as an error card with its error, attempts and duration', async () => {
+    await freshChat();
+    await send(scripted({ steps: [{ toolCalls: [{ name: 'broken', arguments: { n: 1 } }] }, { text: 'It failed.' }] }));
+    await lastAnswerIs('It failed.');
+    const card = page.locator('[data-testid=tool-card][data-tool=broken]').last();
+    expect(await card.getAttribute('data-state')).toBe('output-error');
+    expect(await card.locator('.badge').innerText()).toBe('failed');
+    expect(await card.locator('.failure').innerText()).toBe('http_error: {"error":"the backend is down"}');
+    expect(await card.locator('footer').innerText()).toMatch(/^1 attempt · \d+ ms$/);
+  });
+
+  it('opens a conversation from the list with its messages', async () => {
+    await freshChat();
+    const marker = `open-me-${Date.now()}`;
+    await send(`${marker} ${scripted({ text: 'Opened again.' })}`);
+    await lastAnswerIs('Opened again.');
+    await page.click('[data-testid=new-chat]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=assistant-message]').length === 0);
+    // The newest conversation is listed first.
+    await page.locator('[data-testid=conversation-item]').first().click();
+    await lastAnswerIs('Opened again.');
+    expect(await page.locator('[data-testid=user-message]').last().innerText()).toContain(marker);
+  });
+});

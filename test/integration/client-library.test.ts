@@ -1,0 +1,250 @@
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { SwitchyardClient, type SwitchyardClientOptions, type SwitchyardEvent, type WebSocketConstructor } from '../../src/client';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
+
+const toolFiles = { 'ask.json': { kind: 'client', name: 'ask_user', description: 'Asks the user', timeoutMs: 20_000 } };
+const NodeWebSocket = WebSocket as unknown as WebSocketConstructor;
+
+/** The client library (src/client) against the real gateway: what browsers and the CLI use. */
+describe('client library', () => {
+  let harness: ToolTurnHarness;
+  let proxy: TcpProxy;
+  const clients: SwitchyardClient[] = [];
+  const newClient = (options: Partial<SwitchyardClientOptions> = {}) => {
+    const client = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: NodeWebSocket, ...options });
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    harness = await startToolTurnHarness({ toolFiles, env: { EVENT_LOG_MAX_LENGTH: '40' } });
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(harness.stack.url).port) });
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await proxy.close();
+    await harness.close();
+  });
+
+  it('sends a turn and follows it to a view of its text and parallel tool calls', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const scenario = {
+      steps: [{ text: 'Adding.', toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }, { name: 'calculator', arguments: { expression: '3*3' } }] }, { text: ' 4 and 9.' }],
+    };
+    const { turnId } = await client.sendTurn(conversation.id, scripted(scenario));
+    const views: string[] = [];
+    const view = await subscription.followTurn(turnId, (each) => views.push(each.status));
+    expect(view).toMatchObject({ status: 'completed', finishReason: 'stop', text: 'Adding. 4 and 9.' });
+    expect(Object.values(view.toolCalls)).toEqual([
+      expect.objectContaining({ toolName: 'calculator', status: 'succeeded', args: { expression: '2+2' }, result: expect.objectContaining({ result: 4 }), attempts: 1 }),
+      expect.objectContaining({ toolName: 'calculator', status: 'succeeded', args: { expression: '3*3' }, result: expect.objectContaining({ result: 9 }) }),
+    ]);
+    expect(views).toContain('running-tools');
+
+    // Per-turn iteration replays what was seen, then ends after the turn's last event.
+    const types: string[] = [];
+    for await (const event of subscription.turn(turnId)) types.push(event.type);
+    expect(types[0]).toBe('turn-start');
+    expect(types.at(-1)).toBe('turn-finish');
+  });
+
+  it('runs a client tool once when two subscribed clients both answer it: one answer accepted, the other acknowledged and ignored', async () => {
+    const asked: string[] = [];
+    let bothAsked = () => {};
+    const barrier = new Promise<void>((resolve) => (bothAsked = resolve));
+    // Each answers only once both were asked: two answers really race for the call.
+    const answerAs = (name: string) => async () => {
+      asked.push(name);
+      if (asked.length === 2) bothAsked();
+      await barrier;
+      return { from: name };
+    };
+    const first = frameRecorder();
+    const second = frameRecorder();
+    const a = newClient({ WebSocket: first.WebSocket, onToolCall: answerAs('a') });
+    const b = newClient({ WebSocket: second.WebSocket, onToolCall: answerAs('b') });
+    const conversation = await a.createConversation();
+    const subscriptionA = a.subscribe(conversation.id);
+    const subscriptionB = b.subscribe(conversation.id);
+    await Promise.all([subscriptionA.ready, subscriptionB.ready]);
+
+    const marker = `two-answers-${Date.now()}`;
+    const { turnId } = await a.sendTurn(conversation.id, `${marker} ${scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] })}`);
+    const view = await subscriptionA.followTurn(turnId);
+    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect([...asked].sort()).toEqual(['a', 'b']);
+
+    const isAck = (frame: any) => frame.type === 'tool-result-ack' && frame.turnId === turnId;
+    const acks = await Promise.all([first.waitFor(isAck), second.waitFor(isAck)]);
+    expect(acks.map((ack) => ack.accepted).sort()).toEqual([false, true]);
+    const winner = acks[0].accepted ? 'a' : 'b';
+    const turn = await a.getTurn(turnId);
+    expect(turn.toolCalls).toEqual([expect.objectContaining({ kind: 'client', status: 'succeeded', result: { from: winner } })]);
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: winner } })]);
+    // The model heard one answer, the accepted one.
+    const requests = harness.providerRequests(marker);
+    expect(requests).toHaveLength(2);
+    const toolMessages = requests[1].messages.filter((message: any) => message.role === 'tool');
+    expect(toolMessages).toHaveLength(1);
+    expect(toolMessages[0].content).toContain(winner === 'a' ? '"a"' : '"b"');
+    const results: SwitchyardEvent[] = [];
+    for await (const event of subscriptionB.turn(turnId)) if (event.type === 'tool-result') results.push(event);
+    expect(results).toHaveLength(1);
+  });
+
+  it('runs a client tool once when a client drops between the request and its answer: its answer after the reconnect is acknowledged and ignored', async () => {
+    const staying = frameRecorder();
+    const dropping = frameRecorder();
+    const droppingAsked: string[] = [];
+    let reopened: Promise<void> = Promise.resolve();
+    const isAck = (frame: any) => frame.type === 'tool-result-ack';
+    const a = newClient({ WebSocket: staying.WebSocket, onToolCall: () => ({ from: 'a' }) });
+    let onOpen = () => {};
+    const b = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      WebSocket: dropping.WebSocket,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onConnectionChange: (state) => state === 'open' && onOpen(),
+      onToolCall: async (request) => {
+        droppingAsked.push(request.toolCallId);
+        reopened = new Promise<void>((resolve) => (onOpen = resolve));
+        proxy.cut();
+        // Away until the other client's answer was taken, then back, then its own answer.
+        await staying.waitFor(isAck);
+        proxy.restore();
+        await reopened;
+        return { from: 'b' };
+      },
+    });
+    const conversation = await a.createConversation();
+    const subscriptionA = a.subscribe(conversation.id);
+    const subscriptionB = b.subscribe(conversation.id);
+    await Promise.all([subscriptionA.ready, subscriptionB.ready]);
+
+    const marker = `dropped-answer-${Date.now()}`;
+    const { turnId } = await a.sendTurn(conversation.id, `${marker} ${scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] })}`);
+    expect(await subscriptionA.followTurn(turnId)).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect((await staying.waitFor(isAck)).accepted).toBe(true);
+    expect((await dropping.waitFor(isAck)).accepted).toBe(false);
+    expect(droppingAsked).toHaveLength(1);
+    expect((await subscriptionB.followTurn(turnId)).toolCalls).toEqual({ [droppingAsked[0]!]: expect.objectContaining({ status: 'succeeded', result: { from: 'a' } }) });
+    const requests = harness.providerRequests(marker);
+    expect(requests).toHaveLength(2);
+    expect(requests[1].messages.filter((message: any) => message.role === 'tool')).toHaveLength(1);
+  });
+
+  it('reconnects after the connection drops mid-stream and resumes from the last seq: no gap, no duplicate', async () => {
+    const states: string[] = [];
+    const client = newClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, onConnectionChange: (state) => states.push(state) });
+    const conversation = await client.createConversation();
+    const seqs: number[] = [];
+    const subscription = client.subscribe(conversation.id, { onEvent: (event) => seqs.push(event.seq) });
+    await subscription.ready;
+    const text = Array.from({ length: 80 }, (_, i) => `w${i}`).join(' ');
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ text, tokenDelayMs: 10 }));
+    let cuts = 0;
+    const view = await subscription.followTurn(turnId, (each) => {
+      // Twice mid-stream; the service keeps going while the client is away.
+      if ((each.text.length > 40 && cuts === 0) || (each.text.length > 160 && cuts === 1)) {
+        cuts++;
+        proxy.cut();
+        setTimeout(() => proxy.restore(), 100);
+      }
+    });
+    expect(cuts).toBe(2);
+    expect(view.text).toBe(text);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
+    expect(states.filter((state) => state === 'reconnecting').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reloads the conversation over HTTP when the server no longer keeps events after its cursor', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation();
+    const first = client.subscribe(conversation.id);
+    await first.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ tokens: 100, tokenDelayMs: 2 }));
+    await first.followTurn(turnId);
+    first.close();
+
+    const reloads: number[] = [];
+    const resumed = newClient();
+    const subscription = resumed.subscribe(conversation.id, { after: 1, onReload: (reloaded) => reloads.push(reloaded.lastSeq) });
+    await subscription.ready;
+    expect(reloads).toHaveLength(1);
+    expect(subscription.lastSeq).toBe(reloads[0]);
+    // It goes on live from there.
+    const next = await resumed.sendTurn(conversation.id, scripted({ text: 'after the reload' }));
+    expect((await subscription.followTurn(next.turnId)).text).toBe('after the reload');
+  });
+
+  it('works with a session token, cancels, and reports a conversation that is not ours', async () => {
+    const { token } = (await harness.api.post('/v1/session-tokens', {})).body;
+    const owner = newClient();
+    const conversation = await owner.createConversation();
+    const browser = newClient({ token });
+    const subscription = browser.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await owner.sendTurn(conversation.id, scripted({ tokens: 2_000, tokenDelayMs: 10 }));
+    const following = subscription.followTurn(turnId, (view) => {
+      if (view.text.length > 0 && view.status === 'running') void browser.cancelTurn(turnId);
+    });
+    expect((await following).status).toBe('cancelled');
+
+    const stranger = newClient({ token: (await harness.stack.createUser('stranger')).apiKey });
+    const refused = stranger.subscribe(conversation.id);
+    await expect(refused.ready).rejects.toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('imports nothing from Node or from the server: only zod, the event model and its own modules', async () => {
+    const dir = path.join(__dirname, '../../src/client');
+    const imports = new Set<string>();
+    const visit = async (file: string) => {
+      for (const [, spec] of (await readFile(file, 'utf8')).matchAll(/from '([^']+)'/g)) {
+        if (!spec!.startsWith('.')) imports.add(spec!);
+        else {
+          const target = path.resolve(path.dirname(file), `${spec}.ts`);
+          const relative = path.relative(path.join(__dirname, '../../src'), target);
+          imports.add(relative);
+          if (relative.startsWith('events/')) await visit(target);
+        }
+      }
+    };
+    for (const file of await readdir(dir)) await visit(path.join(dir, file));
+    expect([...imports].filter((spec) => !/^(zod|client\/.*|events\/(event|ws-frames))$/.test(spec.replace(/\.ts$/, '')))).toEqual([]);
+  });
+});
+
+/** A WebSocket (the `ws` package's) that records every frame the client received, for a test to wait on. */
+function frameRecorder(): { WebSocket: WebSocketConstructor; frames: any[]; waitFor(predicate: (frame: any) => boolean, timeoutMs?: number): Promise<any> } {
+  const frames: any[] = [];
+  const waiters = new Set<{ predicate: (frame: any) => boolean; resolve(frame: any): void }>();
+  class RecordingWebSocket extends WebSocket {
+    constructor(url: string) {
+      super(url);
+      this.addEventListener('message', (message) => {
+        const frame = JSON.parse(String(message.data));
+        frames.push(frame);
+        for (const waiter of [...waiters]) if (waiter.predicate(frame)) (waiters.delete(waiter), waiter.resolve(frame));
+      });
+    }
+  }
+  return {
+    WebSocket: RecordingWebSocket as unknown as WebSocketConstructor,
+    frames,
+    waitFor(predicate, timeoutMs = 20_000) {
+      const seen = frames.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => (waiters.delete(waiter), reject(new Error(`no such frame; last: ${JSON.stringify(frames.slice(-3))}`))), timeoutMs);
+        const waiter = { predicate, resolve: (frame: any) => (clearTimeout(timer), resolve(frame)) };
+        waiters.add(waiter);
+      });
+    },
+  };
+}

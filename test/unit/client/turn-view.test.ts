@@ -1,0 +1,40 @@
+import { turnViewOf } from '../../../src/client/turn-view';
+import type { SwitchyardEvent } from '../../../src/events/event';
+
+let seq = 0;
+const event = (body: Record<string, unknown>) => ({ conversationId: 'c', turnId: 't', seq: ++seq, ...body }) as SwitchyardEvent;
+const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3 };
+
+describe('the client library turn view', () => {
+  it('assembles text and tool calls, and forgets what a discarded attempt showed of its step', () => {
+    const view = turnViewOf('t', 'c', [
+      event({ type: 'turn-start', attempt: 1 }),
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'Let me add. ' }),
+      event({ type: 'tool-call-start', toolCallId: 'a', toolName: 'calculator' }),
+      event({ type: 'tool-call-delta', toolCallId: 'a', argsTextDelta: '{"expression":' }),
+      event({ type: 'tool-call-delta', toolCallId: 'a', argsTextDelta: '"1+1"}' }),
+      event({ type: 'tool-call-end', toolCallId: 'a', args: { expression: '1+1' } }),
+      event({ type: 'step-finish', step: 1, finishReason: 'tool_calls', usage }),
+      event({ type: 'tool_processing_start', toolCalls: [{ toolCallId: 'a', toolName: 'calculator', args: { expression: '1+1' } }] }),
+      event({ type: 'tool-result', toolCallId: 'a', result: { result: 2 }, attempts: 2, durationMs: 12 }),
+      event({ type: 'tool_processing_complete', results: 1, failed: 0 }),
+      event({ type: 'step-start', step: 2 }),
+      event({ type: 'text-delta', delta: 'It is tw' }),
+      event({ type: 'tool-call-start', toolCallId: 'b', toolName: 'calculator' }),
+      event({ type: 'attempt-discarded', attempt: 2, step: 2 }),
+      event({ type: 'text-delta', delta: 'stray' }),
+      event({ type: 'turn-start', attempt: 2 }),
+      event({ type: 'step-start', step: 2 }),
+      event({ type: 'text-delta', delta: 'It is 2.' }),
+      event({ type: 'turn-finish', finishReason: 'stop', usage }),
+    ]);
+    expect(view).toMatchObject({ status: 'completed', attempt: 2, text: 'Let me add. It is 2.', finishReason: 'stop', usage });
+    expect(view.steps.map((step) => [step.step, step.text])).toEqual([
+      [1, 'Let me add. '],
+      [2, 'It is 2.'],
+    ]);
+    expect(Object.keys(view.toolCalls)).toEqual(['a']);
+    expect(view.toolCalls.a).toMatchObject({ status: 'succeeded', argsText: '{"expression":"1+1"}', args: { expression: '1+1' }, result: { result: 2 }, attempts: 2, durationMs: 12 });
+  });
+});

@@ -1,0 +1,31 @@
+import { AppError } from '../../../src/errors/app-error';
+import { chatRequestSchema, readChatRequest } from '../../../src/ui-chat/chat-request';
+
+/** Refusals name the field as the body writes it, in the wording every other route uses. */
+describe('readChatRequest', () => {
+  const refusal = (body: unknown): AppError => {
+    try {
+      readChatRequest(chatRequestSchema.parse(body));
+    } catch (error) {
+      return error as AppError;
+    }
+    throw new Error('the request was accepted');
+  };
+  const user = (parts: unknown[]) => ({ id: 'u', role: 'user', parts });
+
+  it('names a bad part by its path from the body, with the shared formatter', () => {
+    const error = refusal({ id: 'c', messages: [user([{ type: 'text', text: 'hi' }]), user([{ type: 'text', text: 'ok' }, { type: 'text', text: 7 }])] });
+    expect(error.code).toBe('invalid_request');
+    expect(error.details).toEqual([{ field: 'messages[1].parts[1].text', message: expect.stringContaining('string') }]);
+    expect(error.message).toBe(`invalid request: "messages[1].parts[1].text": ${(error.details as any)[0].message}`);
+  });
+
+  it('names the message, its parts or the trigger when that is what is wrong', () => {
+    expect(refusal({ id: 'c', messages: [user([{ type: 'step-start' }])] }).details).toEqual([{ field: 'messages[0].parts', message: 'the user message has no text' }]);
+    expect(refusal({ id: 'c', messages: [user([{ type: 'file', mediaType: 'application/pdf', url: 'data:,' }])] }).details).toEqual([
+      { field: 'messages[0].parts[0].mediaType', message: 'only image files (mediaType image/*, with a url) can be sent' },
+    ]);
+    expect(refusal({ id: 'c', messages: [{ id: 'a', role: 'assistant', parts: [] }] }).details).toEqual([{ field: 'messages[0]', message: expect.stringMatching(/^nothing new/) }]);
+    expect(refusal({ id: 'c', messages: [user([{ type: 'text', text: 'x' }])], trigger: 'regenerate-message' }).details).toEqual([{ field: 'trigger', message: expect.stringMatching(/^regenerating/) }]);
+  });
+});

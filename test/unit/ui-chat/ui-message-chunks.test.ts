@@ -1,0 +1,83 @@
+import type { SwitchyardEvent } from '../../../src/events/event';
+import { createUiChunkMapper, replayChunks, uiFinishReason, withoutDiscardedOutput } from '../../../src/ui-chat/ui-message-chunks';
+
+const envelope = { conversationId: 'c', turnId: 'turn_1' };
+let seq = 0;
+const event = (body: Record<string, unknown>) => ({ ...envelope, seq: ++seq, ...body }) as SwitchyardEvent;
+
+describe('UI message chunks', () => {
+  it('marks server tools providerExecuted and leaves client tools for onToolCall; ends at turn-waiting with tool-calls', () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: (name) => name === 'ask' });
+    const chunks = [
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'Let me check' }),
+      event({ type: 'tool-call-start', toolCallId: 'a', toolName: 'calc' }),
+      event({ type: 'tool-call-start', toolCallId: 'b', toolName: 'ask' }),
+      event({ type: 'tool-call-delta', toolCallId: 'unseen', argsTextDelta: '{' }),
+      event({ type: 'tool-call-end', toolCallId: 'a', args: { x: 1 } }),
+      event({ type: 'tool-call-end', toolCallId: 'b', args: null, error: { code: 'invalid_arguments', message: 'bad' } }),
+    ].flatMap((each) => mapper.map(each).chunks);
+    expect(chunks).toEqual([
+      { type: 'start-step' },
+      { type: 'text-start', id: 't2' },
+      { type: 'text-delta', id: 't2', delta: 'Let me check' },
+      { type: 'text-end', id: 't2' },
+      { type: 'tool-input-start', toolCallId: 'a', toolName: 'calc', providerExecuted: true },
+      { type: 'tool-input-start', toolCallId: 'b', toolName: 'ask' },
+      { type: 'tool-input-available', toolCallId: 'a', toolName: 'calc', input: { x: 1 }, providerExecuted: true },
+      { type: 'tool-input-error', toolCallId: 'b', toolName: 'ask', input: null, errorText: 'invalid_arguments: bad' },
+    ]);
+    expect(mapper.map(event({ type: 'turn-waiting', toolCallIds: ['b'] }))).toEqual({ chunks: [{ type: 'finish', finishReason: 'tool-calls' }], end: true });
+  });
+
+  it('names finish reasons as the AI SDK does, and maps errors and cancellations to error and abort', () => {
+    expect(['stop', 'length', 'tool_calls', 'content_filter', 'max_steps'].map(uiFinishReason)).toEqual(['stop', 'length', 'tool-calls', 'content-filter', 'other']);
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => false });
+    expect(mapper.map(event({ type: 'turn-error', error: { code: 'provider_error', message: 'no' } })).chunks).toEqual([
+      { type: 'error', errorText: 'provider_error: no' },
+      { type: 'finish', finishReason: 'error' },
+    ]);
+    expect(mapper.map(event({ type: 'turn-cancelled' }))).toEqual({ chunks: [{ type: 'abort', reason: 'cancelled' }], end: true });
+  });
+
+  it('leaves a discarded step out of a replay, keeping what came before it and the step run again', () => {
+    const events = [
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'kept' }),
+      event({ type: 'step-finish', step: 1, finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } }),
+      event({ type: 'step-start', step: 2 }),
+      event({ type: 'text-delta', delta: 'lost' }),
+      event({ type: 'attempt-discarded', attempt: 2, step: 2 }),
+      event({ type: 'turn-start', attempt: 2 }),
+      event({ type: 'step-start', step: 2 }),
+      event({ type: 'text-delta', delta: 'again' }),
+    ];
+    expect(withoutDiscardedOutput(events).map((each) => (each.type === 'text-delta' ? each.delta : each.type))).toEqual([
+      'step-start',
+      'kept',
+      'step-finish',
+      'turn-start',
+      'step-start',
+      'again',
+    ]);
+  });
+
+  it('replays a turn that went on after a client answer without ending at its wait, and without offering the answered call again', () => {
+    const events = [
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'tool-call-start', toolCallId: 'c', toolName: 'ask' }),
+      event({ type: 'tool-call-end', toolCallId: 'c', args: {} }),
+      event({ type: 'turn-waiting', toolCallIds: ['c'] }),
+      event({ type: 'tool-result', toolCallId: 'c', result: 'yes', attempts: 1, durationMs: 5 }),
+      event({ type: 'step-start', step: 2 }),
+      event({ type: 'text-delta', delta: 'ok' }),
+    ];
+    const replay = replayChunks({ turnId: 'turn_1', isClientTool: (name) => name === 'ask', events });
+    expect(replay.end).toBe(false);
+    expect(replay.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-output-available', 'start-step', 'text-start', 'text-delta']);
+    // Waiting now: the replay ends there, and the call is offered.
+    const waiting = replayChunks({ turnId: 'turn_1', isClientTool: (name) => name === 'ask', events: events.slice(0, 4) });
+    expect(waiting.end).toBe(true);
+    expect(waiting.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'finish']);
+  });
+});
