@@ -23,8 +23,7 @@ import { turnServiceWithBatches } from './batch-runner-for';
 import { batchChannel, followBatch, type BatchProgressSource } from '../batches/batch-progress';
 import { LiveSseStreams } from '../api/live-sse';
 import { startRevocationWatch } from '../auth/revocation-watch';
-import { QueueEvents } from 'bullmq';
-import { TOOL_QUEUE } from '../queue/tool-queue';
+import { QueueEventsOnDemand, queueEventsReader } from '../queue/queue-events-on-demand';
 import { SessionTokens } from '../auth/session-tokens';
 import { VerifiedKeyCache } from '../auth/verified-key-cache';
 
@@ -46,10 +45,15 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const authenticator = new Authenticator(verifiedKeys, tickets, sessionTokens);
   const connections = new OpenConnections();
   const authGuard: AuthGuard = { failures: new FailedAuthGuard(config.AUTH_FAILURES_PER_MINUTE), addressOf: clientAddressOf(config.TRUST_PROXY) };
-  // Invocations wait for their tool jobs; QueueEvents reads with a blocking connection of its own.
-  const toolEventsConnection = connectRedis(resources.redisTarget, 'queue');
-  const toolEvents = new QueueEvents(TOOL_QUEUE, { connection: toolEventsConnection, prefix: resources.queuePrefix });
-  toolEvents.on('error', (error) => logger.debug({ err: error }, 'tool queue events redis error'));
+  // Invocations wait for their tool jobs, reading the tool queue's events only meanwhile.
+  const toolEvents = new QueueEventsOnDemand({
+    idleMs: 10_000,
+    ...queueEventsReader(resources.toolQueue, {
+      redis: resources.redis,
+      connect: () => connectRedis(resources.redisTarget, 'queue'),
+      onError: (error) => logger.debug({ err: error }, 'tool queue events redis error'),
+    }),
+  });
   const revocations = await startRevocationWatch({
     connections,
     forgetKeys: () => verifiedKeys.clear(),
@@ -214,7 +218,6 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
       clearTimeout(cut);
       await revocations.stop();
       await toolEvents.close();
-      toolEventsConnection.disconnect();
       subscriber.disconnect();
     },
   };

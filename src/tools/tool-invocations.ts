@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Queue, QueueEvents } from 'bullmq';
+import type { Queue } from 'bullmq';
+import type { QueueEventsOnDemand } from '../queue/queue-events-on-demand';
 import { AppError } from '../errors/app-error';
 import { enqueueInvocation } from '../queue/tool-queue';
 import type { ToolInvocation, ToolInvocationsRepository } from '../store/tool-invocations-repository';
@@ -8,8 +9,8 @@ import type { ToolDescriptor } from './tool';
 export interface ToolInvocationDeps {
   invocations: ToolInvocationsRepository;
   toolQueue: Queue;
-  /** The tool queue's events, to wait for an invocation's job. */
-  toolEvents: QueueEvents;
+  /** The tool queue's events, read while an invocation's job is waited for. */
+  toolEvents: Pick<QueueEventsOnDemand, 'use'>;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -44,7 +45,7 @@ export async function invokeTool(
   // Every attempt's timeout and the backoffs between them, and a margin for the queue.
   const budgetMs = (input.tool.timeoutMs + 2000) * (input.tool.retries + 1) + 10_000;
   // A job that failed for good (a store away too long) or took longer: what the database says.
-  await job.waitUntilFinished(deps.toolEvents, budgetMs).catch(() => undefined);
+  await deps.toolEvents.use((events) => job.waitUntilFinished(events, budgetMs)).catch(() => undefined);
   const settled = await deps.invocations.get(id);
   return settled && isSettled(settled) ? settled : null;
 }
