@@ -77,13 +77,13 @@ export class MessagesRepository {
   /**
    * The step's tool messages, in the order given, in one statement; a call's message is written
    * once. With `fence`, only while that attempt runs the turn (its row locked for the insert):
-   * false, and nothing written, once it does not.
+   * 'fenced', and nothing written, once it does not; 'existed' when an earlier run wrote them.
    */
   async insertToolMessages(
     messages: { conversationId: string; turnId: string; step: number; toolCallId: string; content: string }[],
     db: Queryable = this.db,
     fence?: { turnId: string; attempt: number },
-  ): Promise<boolean> {
+  ): Promise<'written' | 'existed' | 'fenced'> {
     const records = JSON.stringify(messages.map((message, position) => ({ ...message, position })));
     const insert = (condition: string) =>
       `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_call_id)
@@ -93,15 +93,16 @@ export class MessagesRepository {
        ON CONFLICT (turn_id, tool_call_id) WHERE role = 'tool' DO NOTHING`;
     if (!fence) {
       if (messages.length > 0) await db.query(insert(''), [records]);
-      return true;
+      return 'written';
     }
-    const { rows } = await db.query<{ held: boolean }>(
+    const { rows } = await db.query<{ held: boolean; written: boolean }>(
       `WITH held AS (SELECT id FROM turns WHERE id = $2 AND attempt = $3 AND status = 'running' FOR UPDATE),
-       inserted AS (${insert('WHERE EXISTS (SELECT 1 FROM held)')})
-       SELECT EXISTS (SELECT 1 FROM held) AS held`,
+       inserted AS (${insert('WHERE EXISTS (SELECT 1 FROM held)')} RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM held) AS held, EXISTS (SELECT 1 FROM inserted) AS written`,
       [records, fence.turnId, fence.attempt],
     );
-    return rows[0]!.held;
+    const { held, written } = rows[0]!;
+    return !held ? 'fenced' : written || messages.length === 0 ? 'written' : 'existed';
   }
 }
 

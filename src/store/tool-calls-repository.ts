@@ -20,6 +20,12 @@ export type NewToolCall = Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'conver
   /** A call rejected before running (invalid arguments) is stored already settled. */
   ({ status: 'pending' } | { status: 'failed' | 'cancelled'; error: { code: string; message: string } });
 
+/** A step's calls, and whether its tool messages are written (its tool phase completed). */
+export interface StepState {
+  calls: ToolCallRecord[];
+  toolMessagesWritten: boolean;
+}
+
 interface ToolCallRow extends AttemptRow {
   turn_id: string;
   tool_call_id: string;
@@ -82,14 +88,28 @@ export class ToolCallsRepository {
     return rows.map(toRecord);
   }
 
-  /** A step's calls, and whether its tool messages are written (its tool phase completed), in one query. */
-  async stepState(turnId: string, step: number): Promise<{ calls: ToolCallRecord[]; toolMessagesWritten: boolean }> {
+  /** A step's state in one query. */
+  async stepState(turnId: string, step: number): Promise<StepState> {
     const { rows } = await this.db.query<ToolCallRow & { tool_messages_written: boolean }>(
       `SELECT c.*, EXISTS (SELECT 1 FROM messages m WHERE m.turn_id = $1 AND m.step = $2 AND m.role = 'tool') AS tool_messages_written
        FROM tool_calls c WHERE c.turn_id = $1 AND c.step = $2 ORDER BY c.position`,
       [turnId, step],
     );
     return { calls: rows.map(toRecord), toolMessagesWritten: rows[0]?.tool_messages_written ?? false };
+  }
+
+  /**
+   * The state of the turn's last committed step, for a caller that does not know the step yet
+   * (a continuation reads it while it takes the turn). Null when that step has no calls.
+   */
+  async lastStepState(turnId: string): Promise<(StepState & { step: number }) | null> {
+    const { rows } = await this.db.query<ToolCallRow & { tool_messages_written: boolean }>(
+      `SELECT c.*, EXISTS (SELECT 1 FROM messages m WHERE m.turn_id = c.turn_id AND m.step = c.step AND m.role = 'tool') AS tool_messages_written
+       FROM tool_calls c WHERE c.turn_id = $1 AND c.step = (SELECT step FROM turns WHERE id = $1) ORDER BY c.position`,
+      [turnId],
+    );
+    if (rows.length === 0) return null;
+    return { step: rows[0]!.step, calls: rows.map(toRecord), toolMessagesWritten: rows[0]!.tool_messages_written };
   }
 
   /** The unanswered client calls of each (turn, step), in one query. */

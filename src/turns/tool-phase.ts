@@ -7,6 +7,7 @@ import {
   SETTLED_TOOL_CALL_STATUSES,
   type NewToolCall,
   type ToolCallRecord,
+  type StepState,
   type ToolCallsRepository,
 } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
@@ -98,9 +99,11 @@ export async function resumeToolPhase(
     tookOverToolPhase?: boolean;
     /** Where a fan-out made again joins the turn's trace. */
     trace?: FanOutTrace;
+    /** The step's state, when the caller read it already (read here otherwise). */
+    stepState?: StepState | undefined;
   },
 ): Promise<ToolPhaseOutcome> {
-  const { calls, toolMessagesWritten } = await deps.toolCalls.stepState(context.turnId, context.step);
+  const { calls, toolMessagesWritten } = context.stepState ?? (await deps.toolCalls.stepState(context.turnId, context.step));
   if (calls.length === 0) return 'no_tools';
   if (toolMessagesWritten) return 'proceed';
   if (context.tookOverToolPhase) {
@@ -174,7 +177,10 @@ async function completeToolPhase(
   context: { turnId: string; attempt: number; events: TurnEvents },
   calls: ToolCallRecord[],
 ): Promise<ToolPhaseOutcome> {
-  if (!(await writeToolMessages(deps, calls, deps.db, { turnId: context.turnId, attempt: context.attempt }))) return 'fenced';
+  const written = await writeToolMessages(deps, calls, deps.db, { turnId: context.turnId, attempt: context.attempt });
+  if (written === 'fenced') return 'fenced';
+  // An earlier run completed the phase (and announced it) after this one read the step.
+  if (written === 'existed') return 'proceed';
   context.events.emit({
     type: 'tool_processing_complete',
     results: calls.length,
@@ -183,13 +189,13 @@ async function completeToolPhase(
   return 'proceed';
 }
 
-/** With `fence`: only while that attempt runs the turn (false when it does not). */
+/** With `fence`: only while that attempt runs the turn (see `insertToolMessages`). */
 export async function writeToolMessages(
   deps: Pick<ToolPhaseDeps, 'messages'>,
   calls: ToolCallRecord[],
   db: Queryable,
   fence?: { turnId: string; attempt: number },
-): Promise<boolean> {
+): ReturnType<MessagesRepository['insertToolMessages']> {
   return deps.messages.insertToolMessages(
     calls.map((call) => ({ conversationId: call.conversationId, turnId: call.turnId, step: call.step, toolCallId: call.toolCallId, content: toolMessageContent(call) })),
     db,

@@ -7,6 +7,7 @@ import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../store/event-log';
 import type { Queryable } from '../store/db';
+import type { StepState } from '../store/tool-calls-repository';
 import { isTerminal, type BegunAttempt, type StepRecord, type Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
@@ -87,6 +88,9 @@ const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
  */
 export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const withHistory = deps.defaults.maxHistoryMessages === undefined;
+  // A continuation's step is read while the turn is taken, not after (a round trip less). A
+  // phase another run completed meanwhile is found when its tool messages are written.
+  const stepState = job.isContinuation ? deps.toolCalls.lastStepState(job.turnId).catch(() => null) : undefined;
   let begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
   if (!begun && job.conversationId) {
     // Admission enqueues a new turn's start while the transaction that records it commits, so
@@ -103,7 +107,8 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
   const log = deps.logger.child({ conversationId: turn.conversationId, turnId: turn.id, attempt: turn.attempt });
   if (begun.restarted) log.info({ jobId: job.jobId, step: turn.step + 1 }, 'turn started');
   else log.debug({ jobId: job.jobId, step: turn.step }, 'turn continues after its tool calls');
-  const outcome = await runAttempt(deps, job, begun, log, jobSignal);
+  const prefetched = await stepState;
+  const outcome = await runAttempt(deps, job, begun, log, jobSignal, prefetched?.step === turn.step ? prefetched : undefined);
   if (outcome.kind === 'stopped') {
     log.info({ jobId: job.jobId, reason: outcome.reason === 'aborted' ? String(jobSignal.reason) : outcome.reason }, 'turn attempt stopped');
   }
@@ -111,7 +116,14 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
 }
 
 /** The run of a begun attempt; its caller logs how it ended. */
-async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
+async function runAttempt(
+  deps: TurnRunnerDeps,
+  job: TurnJob,
+  begun: BegunAttempt,
+  log: Logger,
+  jobSignal: AbortSignal,
+  stepState: StepState | undefined,
+): Promise<TurnRunOutcome> {
   const now = deps.now ?? (() => new Date());
   const { turn, restarted, previous: before, conversation } = begun;
   const attempt = turn.attempt;
@@ -168,6 +180,7 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
       tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools' && before.awaiting === 'tools',
       // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
       trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
+      stepState,
     });
     if (phase === 'fenced') return done(events, FENCED);
     if (phase === 'wait') return done(events);

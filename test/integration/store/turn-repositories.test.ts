@@ -123,7 +123,11 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [call] })).toBe(true);
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: 'again' })).toBe(false);
     const toolMessage = { conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0' };
-    await messages.insertToolMessages([{ ...toolMessage, content: '2' }]);
+    // Fenced by the attempt (the third to begin runs the turn), written once.
+    const fence = (attempt: number) => ({ turnId: turn.id, attempt });
+    expect(await messages.insertToolMessages([{ ...toolMessage, content: '2' }], undefined, fence(2))).toBe('fenced');
+    expect(await messages.insertToolMessages([{ ...toolMessage, content: '2' }], undefined, fence(3))).toBe('written');
+    expect(await messages.insertToolMessages([{ ...toolMessage, content: 'dup' }], undefined, fence(3))).toBe('existed');
     await messages.insertToolMessages([{ ...toolMessage, content: 'dup' }]);
     expect(await messages.list(conversation.id)).toEqual([
       { role: 'user', content: 'hi', turnId: turn.id },
@@ -181,5 +185,11 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
       ['a', 'succeeded'],
       ['b', 'failed'],
     ]);
+    // The turn's last committed step is its step 0 until a step is recorded: no calls there.
+    expect(await toolCalls.lastStepState(turn.id)).toBeNull();
+    const record = { step: 1, finishReason: 'tool_calls', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
+    await turns.beginAttempt(turn.id, 'job');
+    await turns.commitStep(turn.id, 1, record);
+    expect(await toolCalls.lastStepState(turn.id)).toMatchObject({ step: 1, toolMessagesWritten: false, calls: [{ toolCallId: 'a' }, { toolCallId: 'b' }] });
   });
 });

@@ -122,13 +122,13 @@ describe('client tools next to server tools', () => {
     // The race, made certain: the answer arrives (over the real API) right after the step's
     // continuation read the calls and saw the client call unanswered, before it parks the turn.
     const toolCalls = harness.stack.resources.toolCalls;
-    const stepState = toolCalls.stepState.bind(toolCalls);
+    // The flow's parent reads the step while it takes the turn (lastStepState).
+    const lastStepState = toolCalls.lastStepState.bind(toolCalls);
     let answered = false;
-    toolCalls.stepState = async (turnId, step) => {
-      const state = await stepState(turnId, step);
-      const { calls } = state;
-      const client = calls.find((call) => call.kind === 'client');
-      const serverSettled = calls.filter((call) => call.kind !== 'client').every((call) => call.status === 'succeeded');
+    toolCalls.lastStepState = async (turnId) => {
+      const state = await lastStepState(turnId);
+      const client = state?.calls.find((call) => call.kind === 'client');
+      const serverSettled = state?.calls.filter((call) => call.kind !== 'client').every((call) => call.status === 'succeeded');
       if (!answered && client && client.status === 'pending' && serverSettled) {
         answered = true;
         const response = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: client.toolCallId, result: 'yes' });
@@ -144,7 +144,7 @@ describe('client tools next to server tools', () => {
       expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
       expect(eventsOfType(run.events, 'tool_processing_complete')).toEqual([expect.objectContaining({ results: 2, failed: 0 })]);
     } finally {
-      toolCalls.stepState = stepState;
+      toolCalls.lastStepState = lastStepState;
     }
   });
 });
