@@ -93,10 +93,10 @@ describe('running a batch', () => {
     expect(rest).toEqual([198, 199]);
   });
 
-  it('starts an interactive turn posted while a batch waits before the batch turns queued at that moment', async () => {
+  it('starts an interactive turn posted while a 500-item batch waits before the batch turns queued at that moment', async () => {
     // Every batch turn holds its slot until cancelled, so no queued one can start unless it takes the interactive turn's place.
-    const items = Array.from({ length: 60 }, (_, i) => ({ messages: [scripted({ text: 'held', firstTokenDelayMs: 600_000 })], customId: String(i) }));
-    const batch = await api.post('/v1/batches', { items, concurrency: 60 });
+    const items = Array.from({ length: 500 }, (_, i) => ({ messages: [scripted({ text: 'held', firstTokenDelayMs: 600_000 })], customId: String(i) }));
+    const batch = await api.post('/v1/batches', { items, concurrency: 256 });
     const conversation = (await api.post('/v1/conversations', {})).body.id;
     const startedCount = async () =>
       Number(
@@ -107,7 +107,7 @@ describe('running a batch', () => {
           )
         ).rows[0]!.count,
       );
-    await batchWhen(batch.body.id, (frame) => frame.counts.running === 60);
+    await batchWhen(batch.body.id, (frame) => frame.counts.running === 256);
     // Every batch slot of both workers taken: the rest of the batch waits in the queue.
     const lanes = 2 * batchSlotsPerWorker;
     let started = await startedCount();
