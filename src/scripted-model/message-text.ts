@@ -1,5 +1,5 @@
 import type { ChatMessage } from './chat-request-schema';
-import { tokenize } from './tokenize';
+import { countTokens } from './tokenize';
 
 /** The text of a message: a string as is, the text parts of an array joined by newlines (images and refusals carry none). */
 export function messageText(message: ChatMessage): string {
@@ -18,9 +18,9 @@ export function lastUserText(messages: readonly ChatMessage[]): string {
 export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
   let total = 0;
   for (const message of messages) {
-    total += 3 + tokenize(messageText(message)).length;
+    total += 3 + countTokens(messageText(message));
     if (message.role === 'assistant') {
-      for (const call of message.tool_calls ?? []) total += 1 + tokenize(call.function.arguments).length;
+      for (const call of message.tool_calls ?? []) total += 1 + countTokens(call.function.arguments);
     }
   }
   return total;

@@ -20,13 +20,7 @@ describe('a slow /api/chat reader', () => {
     const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
     const subscription = watcher.subscribe(await conversationFor(chatId));
     await subscription.ready;
-    const body = JSON.stringify({ id: chatId, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: scripted({ tokens: 1_000_000, chunkTokens: 1_000 }) }] }] });
-    const url = new URL('/api/chat', harness.stack.url);
-    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const request = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${harness.apiKey}`, 'content-type': 'application/json' } }, resolve);
-      request.on('error', reject);
-      request.end(body);
-    });
+    const response = await postChat(chatId, scripted({ tokens: 1_000_000, chunkTokens: 1_000 }));
     // It stops reading: the kernel's buffers fill, then the server's, and the server gives up.
     response.pause();
     const events: SwitchyardEvent[] = [];
@@ -49,13 +43,90 @@ describe('a slow /api/chat reader', () => {
     expect(received).not.toContain('[DONE]');
 
     const resumed = await fetch(`${harness.stack.url}/api/chat/${chatId}/stream`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
-    // The turn has ended (a resume while it runs is in ai-sdk-chat.test.ts): nothing is active,
+    // The turn has ended (a resume while it runs is the next test): nothing is active,
     // and the stored message has the whole answer.
     expect(resumed.status).toBe(204);
     const conversation = await harness.api.get(`/v1/conversations/${await conversationFor(chatId)}`);
     const text = events.map((event) => (event.type === 'text-delta' ? event.delta : '')).join('');
     expect(conversation.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: text });
   }, 90_000);
+
+  it('resumes after the cut while the turn still runs: the whole answer so far once, then what follows', async () => {
+    const chatId = `slow-resume-${Date.now()}`;
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const subscription = watcher.subscribe(await conversationFor(chatId));
+    await subscription.ready;
+    // A burst past the limit and a tool call, then a step the model holds until the turn is cancelled.
+    const scenario = {
+      steps: [
+        { tokens: 1_000_000, chunkTokens: 1_000, toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] },
+        { text: 'never sent', firstTokenDelayMs: 600_000 },
+      ],
+    };
+    const response = await postChat(chatId, scripted(scenario));
+    response.pause();
+    let turnId = '';
+    for await (const event of subscription.events()) {
+      if (event.type !== 'turn-start') continue;
+      turnId = event.turnId;
+      break;
+    }
+    const firstStepText: string[] = [];
+    for await (const event of subscription.turn(turnId)) {
+      if (event.type === 'text-delta') firstStepText.push(event.delta);
+      if (event.type === 'step-start' && event.step === 2) break;
+    }
+    watcher.close();
+    // Cut off during the burst: what it had buffered, and no end.
+    let cut = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (cut += chunk));
+    response.resume();
+    await new Promise((resolve) => response.once('end', resolve));
+    expect(cut).not.toContain('[DONE]');
+
+    // The turn still runs: the resume answers with its stream from the start.
+    const resumed = await fetch(`${harness.stack.url}/api/chat/${chatId}/stream`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
+    expect(resumed.status).toBe(200);
+    const reader = resumed.body!.pipeThrough(new TextDecoderStream()).getReader();
+    // Read to the second step's start (after the tool's output) before the turn is cancelled,
+    // looking only at what each read adds: searching megabytes on every read is quadratic.
+    const parts: string[] = [];
+    let window = '';
+    let toolOutputSeen = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the resumed stream ended before the second step: ${parts.join('').slice(-300)}`);
+      parts.push(value);
+      window = window.slice(-64) + value;
+      if (!toolOutputSeen && window.includes('"type":"tool-output-available"')) {
+        toolOutputSeen = true;
+        window = window.slice(window.indexOf('"type":"tool-output-available"'));
+      }
+      if (toolOutputSeen && window.includes('"type":"start-step"')) break;
+    }
+    expect((await harness.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
+    for (let read = await reader.read(); !read.done; read = await reader.read()) parts.push(read.value);
+    const chunks = parts
+      .join('')
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: ') && block !== 'data: [DONE]')
+      .map((block) => JSON.parse(block.slice('data: '.length)));
+    expect(chunks[0]).toEqual({ type: 'start', messageId: turnId });
+    expect(chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('')).toBe(firstStepText.join(''));
+    expect(chunks.filter((chunk) => chunk.type === 'tool-output-available')).toEqual([expect.objectContaining({ output: expect.objectContaining({ result: 42 }) })]);
+    expect(chunks.at(-1)).toMatchObject({ type: 'abort' });
+  }, 90_000);
+
+  function postChat(chatId: string, text: string): Promise<http.IncomingMessage> {
+    const body = JSON.stringify({ id: chatId, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }] });
+    const url = new URL('/api/chat', harness.stack.url);
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      const request = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${harness.apiKey}`, 'content-type': 'application/json' } }, resolve);
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
 
   async function conversationFor(chatId: string): Promise<string> {
     const found = await harness.api.get(`/v1/conversations?externalId=${chatId}`);
