@@ -132,17 +132,19 @@ async function runAttempt(
   const signal = AbortSignal.any([jobSignal, fenced.signal]);
   const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id, { attempt, onFenced: () => fenced.abort() });
   const inflight = new InflightState(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id));
+  // The attempt's opening events go out with the first event after them, in one append.
+  const opening: EventPayload[] = [];
   if (restarted) {
     deps.metrics.turnsStarted.inc();
     // Only an earlier attempt leaves a marker.
     const previous = attempt > 1 ? await InflightState.read(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id)) : null;
-    events.emit({ type: 'turn-start', attempt });
+    opening.push({ type: 'turn-start', attempt });
     // The last attempt streamed part of a step that was never committed: clients drop it. A
     // worker that died mid-step without a marker (Redis lost it) may have sent output too.
     if (previous && previous.step === turn.step + 1) {
-      events.emit({ type: 'attempt-discarded', attempt: previous.attempt, step: previous.step });
+      opening.push({ type: 'attempt-discarded', attempt: previous.attempt, step: previous.step });
     } else if (!previous && before.status === 'running' && attempt > 1) {
-      events.emit({ type: 'attempt-discarded', attempt: attempt - 1, step: turn.step + 1 });
+      opening.push({ type: 'attempt-discarded', attempt: attempt - 1, step: turn.step + 1 });
     }
   }
 
@@ -170,6 +172,7 @@ async function runAttempt(
   let usage: Usage = turn.usage;
 
   if (turn.step > 0) {
+    events.emit(...opening.splice(0));
     const lastStep = turn.steps[turn.steps.length - 1];
     const phase = await resumeToolPhase(deps, {
       turnId: turn.id,
@@ -191,7 +194,7 @@ async function runAttempt(
 
   for (let step = turn.step + 1; step <= maxSteps; step++) {
     const startedAt = now();
-    events.emit({ type: 'step-start', step });
+    events.emit(...opening.splice(0), { type: 'step-start', step });
     const history = await readHistory();
     let firstOutput = true;
     // Tool calls are stored with their step: before the first commit there are none.
