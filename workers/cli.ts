@@ -8,6 +8,7 @@ import { migrate } from '../src/store/migrate';
 import { openDb } from '../src/store/open-db';
 import { UsersRepository } from '../src/store/users-repository';
 import { configuredRedisTarget, connectRedis, whenReady } from '../src/runtime/redis-connection';
+import { apiKeyForCli } from '../src/runtime/dev-api-key';
 
 const USAGE = `usage: npm run cli -- <command>
   users create <name>         make a user and print its API key (shown once)
@@ -16,13 +17,16 @@ const USAGE = `usage: npm run cli -- <command>
                               limit a user's turns to these tools ("" for none; all lifts the limit)
   keys create <userId>        another API key for a user
   keys revoke <keyId>         revoke a key at once (its open websockets and SSE streams close too)
-  batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--url URL] --key KEY
+  batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--url URL] [--key KEY]
                               run a batch with a progress bar, writing result lines as items end;
                               the same command again resumes it and writes only what is missing
-  batch status|cancel|retry|results <batchId> [--url URL] --key KEY
+  batch status|cancel|retry|results <batchId> [--url URL] [--key KEY]
   watch <conversationId> [--url http://127.0.0.1:3000] [--key KEY] [--after SEQ]
                               print a conversation's events as they happen (websocket;
-                              reconnects and resumes where it was)`;
+                              reconnects and resumes where it was)
+The API commands take --key, else SWITCHYARD_API_KEY, else the key \`npm start\` keeps in DATA_DIR.`;
+
+const NO_KEY = 'no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run `npm start` once (it keeps a dev key in DATA_DIR)';
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -31,8 +35,11 @@ async function main(argv: string[]): Promise<number> {
     options: { url: { type: 'string' }, key: { type: 'string' }, after: { type: 'string' }, out: { type: 'string' }, concurrency: { type: 'string' } },
   });
   const [group, command, argument] = positionals;
-  if (group === 'watch' && command) return watch(command, values);
-  if (group === 'batch') return batch(command, argument, values);
+  if (group === 'watch' || group === 'batch') {
+    const key = apiKeyForCli(values.key, process.env, loadConfig().DATA_DIR);
+    if (group === 'watch' && command) return watch(command, { ...values, key });
+    if (group === 'batch') return batch(command, argument, { ...values, key });
+  }
   if (!group || !command) return fail(USAGE);
 
   const config = loadConfig();
@@ -98,7 +105,7 @@ async function announce(config: Config, keyId: string): Promise<boolean> {
 
 async function batch(command: string | undefined, argument: string | undefined, options: { url?: string; key?: string; out?: string; concurrency?: string }): Promise<number> {
   if (!command || !argument) return fail(USAGE);
-  if (!options.key) return fail('batch needs --key <api key>');
+  if (!options.key) return fail(NO_KEY);
   const connection = { baseUrl: options.url ?? 'http://127.0.0.1:3000', token: options.key, progress: process.stderr };
   if (command !== 'run') return batchCommand(command, argument, { ...connection, stdout: process.stdout });
   if (!options.out) return fail('batch run needs --out <results.jsonl>');
@@ -111,7 +118,7 @@ async function batch(command: string | undefined, argument: string | undefined, 
 
 /** Follows a conversation with the client library: it reconnects and resumes by seq on its own. */
 function watch(conversationId: string, options: { url?: string; key?: string; after?: string }): Promise<number> {
-  if (!options.key) return Promise.resolve(fail('watch needs --key <api key>'));
+  if (!options.key) return Promise.resolve(fail(NO_KEY));
   const after = options.after === undefined ? undefined : Number(options.after);
   if (after !== undefined && !Number.isInteger(after)) return Promise.resolve(fail('--after must be a seq (an integer)'));
   const client = new SwitchyardClient({

@@ -56,7 +56,8 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
     const outcome = await deps.batches.create({ userId, ...parsed, ...(idempotencyKey ? { idempotencyKey } : {}) });
     if (outcome.kind === 'conflict') throw new AppError('idempotency_conflict', 'this Idempotency-Key was used for another batch');
     if (outcome.kind === 'created') deps.startBatch(outcome.batch.id);
-    res.status(outcome.kind === 'created' ? 201 : 200).json(batchView(outcome.batch));
+    // 202: accepted, its items run from here on; an Idempotency-Key repeat answers the batch it made.
+    res.status(outcome.kind === 'created' ? 202 : 200).json({ batchId: outcome.batch.id, ...batchView(outcome.batch) });
   });
 
   router.get('/', async (req, res) => {

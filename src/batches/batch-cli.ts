@@ -40,7 +40,7 @@ export async function runBatchFile(input: { file: string; out: string; concurren
     options.progress.write([`batch refused: ${submitted.error?.message ?? response.status}`, ...details].join('\n') + '\n');
     return 1;
   }
-  options.progress.write(`${response.status === 201 ? 'submitted' : 'resuming'} batch ${submitted.id} (${submitted.counts.total} items) → ${input.out}\n`);
+  options.progress.write(`${response.status === 202 ? 'submitted' : 'resuming'} batch ${submitted.id} (${submitted.counts.total} items) → ${input.out}\n`);
 
   const written = await writtenIndexes(input.out);
   const writer = new ResultsWriter(options, submitted.id, input.out, written);

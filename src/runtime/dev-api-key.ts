@@ -20,3 +20,15 @@ export async function ensureDevApiKey(users: DevKeyUsers, dataDir: string): Prom
   fs.chmodSync(file, 0o600);
   return { apiKey: user.apiKey, created: true };
 }
+
+/**
+ * The key a CLI command talks to the API with: `--key`, else SWITCHYARD_API_KEY, else the dev
+ * user's key that `npm start` keeps in DATA_DIR (so the commands of docs/API.md work as written
+ * against the embedded defaults). Undefined when none is found.
+ */
+export function apiKeyForCli(flag: string | undefined, env: NodeJS.ProcessEnv, dataDir: string): string | undefined {
+  if (flag) return flag;
+  if (env.SWITCHYARD_API_KEY) return env.SWITCHYARD_API_KEY;
+  const file = path.join(dataDir, 'dev-api-key');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() || undefined : undefined;
+}

@@ -165,7 +165,7 @@ describe('the dashboard on a real Prometheus', () => {
     const batch = await http.post('/v1/batches', {
       items: [{ messages: ['hello from a batch'] }, { messages: [scripted({ error: { status: 400 } })] }],
     });
-    expect(batch.status).toBe(201);
+    expect(batch.status).toBe(202);
     ws.send({ type: 'subscribe', batchId: batch.body.id });
     expect(await ws.waitFor((frame) => frame.type === 'batch-finish' && frame.batchId === batch.body.id, 30_000)).toMatchObject({
       counts: { succeeded: 1, failed: 1 },

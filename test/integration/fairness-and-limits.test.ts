@@ -232,7 +232,7 @@ describe('fairness and limits', () => {
             : [scripted({ text: `answer ${i}`, tokens: 10, tokenDelayMs: 5 })],
       }));
       const created = await api.post('/v1/batches', { items, concurrency: 20 });
-      expect(created.status).toBe(201);
+      expect(created.status).toBe(202);
       const progress = await followBatchEvents(stack.url, user.apiKey, created.body.id);
       const end = await progress.finished(90_000).finally(() => progress.close());
       expect(end).toMatchObject({ status: 'completed', counts: { total: 40, succeeded: 40, failed: 0 } });

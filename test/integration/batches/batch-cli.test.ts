@@ -61,7 +61,8 @@ describe('the batch CLI', () => {
 
     // Status and results by id.
     const id = /batch (batch_\S+)/.exec(second.stderr)![1]!;
-    const status = await runToExit('workers/cli.ts', {}, ['batch', 'status', id, '--url', stack.url, '--key', apiKey]);
+    // The key from the environment instead of --key.
+    const status = await runToExit('workers/cli.ts', { SWITCHYARD_API_KEY: apiKey }, ['batch', 'status', id, '--url', stack.url]);
     expect(JSON.parse(status.stdout)).toMatchObject({ id, status: 'completed' });
     const results = await runToExit('workers/cli.ts', {}, ['batch', 'results', id, '--url', stack.url, '--key', apiKey]);
     expect(results.stdout.trim().split('\n')).toHaveLength(total);
@@ -74,11 +75,15 @@ describe('the batch CLI', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('line 2: not valid JSON');
     expect(run.stderr).toContain('line 3 messages:');
+    const keyless = await runToExit('workers/cli.ts', { DATA_DIR: dir, SWITCHYARD_API_KEY: '' }, ['batch', 'run', items, '--out', path.join(dir, 'bad-out.jsonl'), '--url', stack.url]);
+    expect([keyless.code, keyless.stderr.trim()]).toEqual([1, expect.stringMatching(/^no API key: pass --key/)]);
   });
 
-  it('runs the example data set of docs/examples/batch as its README says', async () => {
+  it('runs the example data set of docs/examples/batch as its README says, with the key `npm start` keeps in DATA_DIR', async () => {
     const out = path.join(dir, 'tickets-results.jsonl');
-    const run = await runToExit('workers/cli.ts', {}, ['batch', 'run', 'docs/examples/batch/tickets.jsonl', '--out', out, '--url', stack.url, '--key', apiKey]);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'batch-cli-data-'));
+    await writeFile(path.join(dataDir, 'dev-api-key'), `${apiKey}\n`);
+    const run = await runToExit('workers/cli.ts', { DATA_DIR: dataDir }, ['batch', 'run', 'docs/examples/batch/tickets.jsonl', '--out', out, '--url', stack.url]);
     expect(run.code).toBe(0);
     const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
     expect(lines).toHaveLength(8);

@@ -24,7 +24,7 @@ describe('batches of two users', () => {
       concurrency: 64,
       priority: 9,
     });
-    expect(big.status).toBe(201);
+    expect(big.status).toBe(202);
     const bigEvents = await followBatchEvents(stack.url, large.apiKey, big.body.id);
     try {
       // The large batch holds its 64 slots' worth of queued turns before the small one arrives.
@@ -34,7 +34,7 @@ describe('batches of two users', () => {
         concurrency: 4,
         priority: 0,
       });
-      expect(little.status).toBe(201);
+      expect(little.status).toBe(202);
       const littleEvents = await followBatchEvents(stack.url, small.apiKey, little.body.id);
       const end = await littleEvents.finished(120_000).finally(() => littleEvents.close());
       expect(end.counts).toMatchObject({ total: 20, succeeded: 20 });
@@ -64,7 +64,7 @@ describe('batch turns beside interactive ones', () => {
     const api = apiClient(stack.url, apiKey);
     const slow = { messages: [scripted({ tokens: 20, tokenDelayMs: 50 })] };
     const batch = await api.post('/v1/batches', { items: Array.from({ length: 4 }, () => slow), concurrency: 4 });
-    expect(batch.status).toBe(201);
+    expect(batch.status).toBe(202);
     const batchTurns = async () =>
       (
         await stack.resources.db.query<{ id: string; status: string; started_at: Date | null; finished_at: Date | null }>(

@@ -42,7 +42,7 @@ describe('running a batch', () => {
       return { customId: `row-${i}`, messages: [scripted({ text: `answer ${i}` })] };
     });
     const created = await api.post('/v1/batches', { items, concurrency: 16 });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(202);
     const progress = await followBatchEvents(stack.url, apiKey, created.body.id);
     const end = await progress.finished(120_000).finally(() => progress.close());
     expect(end).toMatchObject({ status: 'completed', counts: { total: 200, queued: 0, running: 0, succeeded: 200, failed: 0, cancelled: 0 } });
@@ -232,7 +232,7 @@ describe('batch results past one page', () => {
     const TOTAL = 1300;
     const items = Array.from({ length: TOTAL }, (_, i) => ({ customId: `k${i}`, messages: [scripted({ text: 'unused' })] }));
     const created = await apiClient(stack.url, apiKey).post('/v1/batches', { items, concurrency: 1 });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(202);
     // Its first item claimed (the claim would overwrite an end written before it).
     const progress = await followBatchEvents(stack.url, apiKey, created.body.id);
     await progress.waitFor((frame) => frame.counts?.running === 1).finally(() => progress.close());

@@ -29,7 +29,8 @@ describe('batch submission', () => {
       metadata: { run: 'nightly' },
       defaults: { system: 'Be brief.', model: 'scripted' },
     });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(202);
+    expect(created.body.batchId).toBe(created.body.id);
     expect(created.body).toMatchObject({
       id: expect.stringMatching(/^batch_/),
       status: 'queued',
@@ -62,8 +63,8 @@ describe('batch submission', () => {
     const body = { items: [{ messages: ['same'] }] };
     const first = await api.post('/v1/batches', body, { 'idempotency-key': 'nightly-1' });
     const again = await api.post('/v1/batches', body, { 'idempotency-key': 'nightly-1' });
-    expect([first.status, again.status]).toEqual([201, 200]);
-    expect(again.body.id).toBe(first.body.id);
+    expect([first.status, again.status]).toEqual([202, 200]);
+    expect(again.body.batchId).toBe(first.body.batchId);
     const other = await api.post('/v1/batches', { items: [{ messages: ['different'] }] }, { 'idempotency-key': 'nightly-1' });
     expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_conflict']);
   });
@@ -93,7 +94,7 @@ describe('batch submission', () => {
     expect(await storedBatches()).toBe(before);
 
     const skipping = await postJsonl(lines, '?skipInvalid=true&concurrency=4');
-    expect(skipping.status).toBe(201);
+    expect(skipping.status).toBe(202);
     expect(skipping.body.counts.total).toBe(2);
     expect(skipping.body.concurrency).toBe(4);
     expect(skipping.body.skipped.map((each: { line: number }) => each.line)).toEqual([3, 5, 6, 7, 8]);
@@ -117,7 +118,7 @@ describe('batch submission', () => {
   it('accepts 5,000 JSONL items in one request', async () => {
     const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ customId: `row-${i}`, messages: [`classify ticket ${i}`] }));
     const created = await postJsonl(lines);
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(202);
     expect(created.body.counts).toMatchObject({ total: 5000, queued: 5000 });
     const last = await stack.resources.db.query<{ custom_id: string; line: number }>('SELECT custom_id, line FROM batch_items WHERE batch_id = $1 AND position = 4999', [created.body.id]);
     expect(last.rows[0]).toEqual({ custom_id: 'row-4999', line: 5000 });
