@@ -28,3 +28,14 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 });
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('takes host:port entries, and names the variable for a malformed one', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-1:6379, redis-2:7000' }).REDIS_CLUSTER_NODES).toEqual([
+      { host: 'redis-1', port: 6379 },
+      { host: 'redis-2', port: 7000 },
+    ]);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '' }).REDIS_CLUSTER_NODES).toBeUndefined();
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis-1:6379,redis-2' })).toThrow(/^invalid configuration: "REDIS_CLUSTER_NODES.*host:port/);
+  });
+});
