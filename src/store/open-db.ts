@@ -3,7 +3,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import lockfile from 'proper-lockfile';
-import { DatabaseError, Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { coerceError } from '../errors/app-error';
 import { BackendUnavailableError } from '../errors/backend-unavailable';
 import { connectionFailureReason, redactUrl } from '../errors/connection-failure';
@@ -139,13 +139,14 @@ function clientTransaction(
 }
 
 /**
- * pg reports what the server said as a DatabaseError (its SQLSTATE tells the rest); anything
- * else it throws is its connection's trouble (it ended, timed out, never opened), said in plain
- * errors without a code, so it is named here, where its origin is known. A TypeError is ours.
+ * pg reports what the server said as a DatabaseError (its SQLSTATE tells the rest), and its
+ * connection's trouble (it ended, timed out, never opened) as plain `Error`s, most without a
+ * code: those are named here, where their origin is known. An error of any other class (a
+ * TypeError or RangeError of a value we passed) is the statement's, and fails it.
  */
 function rethrowAsStoreError(error: unknown): never {
-  if (error instanceof DatabaseError || error instanceof TypeError || error instanceof BackendUnavailableError) throw error;
-  throw new BackendUnavailableError('postgres', error);
+  if (error instanceof Error && Object.getPrototypeOf(error) === Error.prototype) throw new BackendUnavailableError('postgres', error);
+  throw error;
 }
 
 /** Two processes starting at once must not both try to create the schema. */

@@ -1,6 +1,9 @@
 import net from 'node:net';
 import os from 'node:os';
-import { Redis, ReplyError } from 'ioredis';
+import fs from 'node:fs';
+import { ConnectionClosedError } from 'bullmq';
+import { Cluster, Redis, ReplyError } from 'ioredis';
+import { DatabaseError } from 'pg';
 import { isBackendUnavailable } from '../../../src/errors/backend-unavailable';
 import { readJobFailure, toJobFailure } from '../../../src/queue/job-failure';
 import { redisOptions } from '../../../src/runtime/redis-connection';
@@ -103,6 +106,7 @@ describe('isBackendUnavailable, by class, SQLSTATE and errno', () => {
         expect(isBackendUnavailable(await rejection(db.query('SELEC 1')))).toBe(false);
         expect(isBackendUnavailable(await rejection(db.query(`SELECT 'x'::int`)))).toBe(false);
         expect(isBackendUnavailable(await rejection(db.query('SELECT $1::int', [{ toPostgres: () => { throw new TypeError('ours'); } }])))).toBe(false);
+        expect(isBackendUnavailable(await rejection(db.query('SELECT $1::int', [{ toPostgres: () => { throw new RangeError('ours too'); } }])))).toBe(false);
       } finally {
         await db.close();
       }
@@ -158,6 +162,66 @@ describe('isBackendUnavailable, by class, SQLSTATE and errno', () => {
         real.disconnect();
       }
     });
+  });
+
+  describe('Redis Cluster through ioredis', () => {
+    it('a cluster connection that is not ready (no offline queue), and one that reaches none of its nodes', async () => {
+      const port = await closedPort();
+      const failFast = new Cluster([{ host: '127.0.0.1', port }], { enableOfflineQueue: false, clusterRetryStrategy: () => null, lazyConnect: true });
+      failFast.on('error', () => undefined);
+      const waiting = new Cluster([{ host: '127.0.0.1', port }], { clusterRetryStrategy: () => null });
+      const emitted: Error[] = [];
+      waiting.on('error', (error: Error) => emitted.push(error));
+      try {
+        const notReady = await rejection(failFast.get('k'));
+        expect(notReady.message).toBe("Cluster isn't ready and enableOfflineQueue options is false");
+        expect(isBackendUnavailable(notReady)).toBe(true);
+        const noNode = await rejection(waiting.get('k'));
+        expect(noNode.message).toBe('None of startup nodes is available');
+        expect(isBackendUnavailable(noNode)).toBe(true);
+        // What the connection emits meanwhile: ClusterAllFailedError, judged by its class.
+        expect(emitted.length).toBeGreaterThan(0);
+        expect(emitted.every((error) => isBackendUnavailable(error))).toBe(true);
+      } finally {
+        failFast.disconnect();
+        waiting.disconnect();
+      }
+    });
+
+    it('a command whose slot has no master for too long: the wording ioredis gives up with is still its own', () => {
+      const source = fs.readFileSync(require.resolve('ioredis/built/cluster/index.js'), 'utf8');
+      expect(source).toContain('Too many Cluster redirections.');
+      expect(isBackendUnavailable(new Error('Too many Cluster redirections. Last error: Error: Connection is closed.'))).toBe(true);
+    });
+
+    it('replies of a cluster that is not serving a slot now (CLUSTERDOWN, MASTERDOWN, TRYAGAIN)', () => {
+      for (const reply of ['CLUSTERDOWN The cluster is down', 'MASTERDOWN Link with MASTER is down', 'TRYAGAIN Multiple keys request during rehashing of slot']) {
+        expect(isBackendUnavailable(new ReplyError(reply))).toBe(true);
+      }
+      expect(isBackendUnavailable(new ReplyError('CROSSSLOT Keys in request do not hash to the same slot'))).toBe(false);
+    });
+  });
+
+  it('each SQLSTATE of a server not taking work, and none of a statement at fault', () => {
+    const withCode = (code: string) => Object.assign(new DatabaseError('from the server', 0, 'error'), { code });
+    for (const code of ['08000', '08003', '08006', '08001', '08004', '57P01', '57P02', '57P03', '53300']) {
+      expect([code, isBackendUnavailable(withCode(code))]).toEqual([code, true]);
+    }
+    for (const code of ['42601', '23505', '40001', '40P01', '53100', '57014']) {
+      expect([code, isBackendUnavailable(withCode(code))]).toEqual([code, false]);
+    }
+  });
+
+  it('each socket errno of a server that is not there, and none other', () => {
+    const withErrno = (code: string) => Object.assign(new Error(`connect ${code}`), { code });
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']) {
+      expect([code, isBackendUnavailable(withErrno(code))]).toEqual([code, true]);
+    }
+    for (const code of ['ENOENT', 'EACCES', 'ERR_INVALID_ARG_TYPE']) expect([code, isBackendUnavailable(withErrno(code))]).toEqual([code, false]);
+  });
+
+  it("BullMQ's closed connection, by its class", () => {
+    expect(isBackendUnavailable(new ConnectionClosedError())).toBe(true);
   });
 
   it('never a bug of ours, whatever its words', () => {
