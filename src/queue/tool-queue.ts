@@ -84,17 +84,25 @@ function toolJobOptions(turnId: string, step: number, call: ServerToolJob): Jobs
 
 /**
  * Enqueues a direct invocation; its id is the invocation's, so a repeat adds nothing. Kept an
- * hour once complete, so that a caller waiting for it finds it finished, not gone.
+ * hour once complete, so that a caller waiting for it finds it finished, not gone. Called only
+ * for an invocation not settled yet: a job of its that failed for good (a store away longer
+ * than its attempts, a lock lost too often) is kept for days under that id, so it is run again
+ * rather than left to answer every repeat with 503.
  */
 export async function enqueueInvocation(queue: Queue, invocationId: string): Promise<Job> {
   const data: ToolJobData = { kind: 'invoke', invocationId };
-  return queue.add('invoke', data, {
+  const job = await queue.add('invoke', data, {
     jobId: invocationJobId(invocationId),
     attempts: TOOL_JOB_ATTEMPTS,
     backoff: { type: 'exponential', delay: 1000 },
     removeOnComplete: { age: 3600 },
     removeOnFail: { age: 7 * 24 * 3600 },
   });
+  if ((await job.getState()) === 'failed') {
+    // A concurrent repeat may have moved it first: then it is no longer failed, which is the point.
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).catch(() => undefined);
+  }
+  return job;
 }
 
 export async function scheduleClientTimeout(

@@ -15,6 +15,10 @@ export interface ToolInvocationDeps {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** An invocation's id: derived from (user, Idempotency-Key) when there is a key, so a repeat finds it. */
+export const invocationIdFor = (userId: string, idempotencyKey: string | undefined) =>
+  idempotencyKey ? `inv_${sha256(`${userId}\n${idempotencyKey}`).slice(0, 32)}` : `inv_${randomUUID()}`;
+
 /**
  * `POST /v1/tools/:name/invoke`: records the invocation, runs it as a tool job on the workers
  * (the same attempts, retries, timeouts and outage rules as a turn's calls) and waits for its
@@ -27,7 +31,7 @@ export async function invokeTool(
   deps: ToolInvocationDeps,
   input: { userId: string; tool: ToolDescriptor; params: unknown; idempotencyKey: string | undefined },
 ): Promise<ToolInvocation | null> {
-  const id = input.idempotencyKey ? `inv_${sha256(`${input.userId}\n${input.idempotencyKey}`).slice(0, 32)}` : `inv_${randomUUID()}`;
+  const id = invocationIdFor(input.userId, input.idempotencyKey);
   const requestHash = sha256(JSON.stringify({ tool: input.tool.name, params: input.params }));
   const invocation = await deps.invocations.createOrGet({
     id,

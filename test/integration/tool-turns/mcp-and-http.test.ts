@@ -1,3 +1,6 @@
+import { UnrecoverableError, Worker } from 'bullmq';
+import { enqueueInvocation, TOOL_QUEUE } from '../../../src/queue/tool-queue';
+import { invocationIdFor } from '../../../src/tools/tool-invocations';
 import { apiClient } from '../../support/http';
 import { everythingServerEntry, scriptedMcpServerEntry, startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
@@ -170,6 +173,31 @@ describe('mcp and http tools in turns', () => {
       const other = await harness.stack.createUser('other-invoker');
       const theirs = await apiClient(harness.stack.url, other.apiKey).post('/v1/tools/create_ticket/invoke', { params: { title: 'Theirs' } }, { 'idempotency-key': 'ticket-42' });
       expect(theirs).toMatchObject({ status: 200, body: { result: { title: 'Theirs' } } });
+    });
+
+    it('runs again an invocation whose job failed for good, when its key is repeated', async () => {
+      const { stack } = harness;
+      const user = await stack.createUser('failed-invoker');
+      const id = invocationIdFor(user.id, 'after-an-outage');
+      // The invocation's job as an outage that outlasted its attempts leaves it: failed for good,
+      // its id kept for days. No worker of the stack may take it meanwhile.
+      for (const worker of [...stack.workers]) await stack.stopWorker(worker);
+      const taker = new Worker(TOOL_QUEUE, undefined, { connection: { url: stack.config.REDIS_URL, maxRetriesPerRequest: null }, prefix: stack.resources.queuePrefix });
+      try {
+        await enqueueInvocation(stack.resources.toolQueue, id);
+        const job = (await taker.getNextJob('test-token'))!;
+        expect(job.id).toBe(`invoke-${id}`);
+        await job.moveToFailed(new UnrecoverableError('postgres is unavailable'), 'test-token');
+        expect(await job.getState()).toBe('failed');
+      } finally {
+        await taker.close();
+        await stack.addWorker();
+      }
+      const tickets = () => server.requests.filter((request) => request.path === '/tickets');
+      const before = tickets().length;
+      const invoked = await apiClient(stack.url, user.apiKey).post('/v1/tools/create_ticket/invoke', { params: { title: 'Late' } }, { 'idempotency-key': 'after-an-outage' });
+      expect(invoked).toMatchObject({ status: 200, body: { result: { title: 'Late' }, attempts: 1 } });
+      expect(tickets().length).toBe(before + 1);
     });
 
     it('answers an unknown tool with 404, a client tool with 400 and a failing tool with 502 tool_failed', async () => {
