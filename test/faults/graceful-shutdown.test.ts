@@ -106,7 +106,7 @@ describe('graceful shutdown', () => {
     expect(startedAttempts(longEvents)).toEqual([1, 2]);
     expect(eventsOfType(longEvents, 'attempt-discarded')).toEqual([expect.objectContaining({ attempt: 1, step: 1 })]);
     expect(visibleStepTexts(longEvents)).toEqual(new Map([[1, longAnswer]]));
-    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [short.turnId, long.turnId], toolExecutions: [] })).toEqual({
+    expect(await checkInvariants(harness.stack.resources.db, { turnIds: [short.turnId, long.turnId], toolExecutions: [], events: [...shortEvents, ...longEvents] })).toEqual({
       [short.turnId]: 'completed',
       [long.turnId]: 'completed',
     });
@@ -234,7 +234,7 @@ describe('graceful shutdown', () => {
       client.close();
       expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
       expect(visibleStepTexts(events)).toEqual(new Map([[1, answer]]));
-      expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] })).toEqual({ [turnId]: 'completed' });
+      expect(await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [], events })).toEqual({ [turnId]: 'completed' });
     } finally {
       if (redisDown) await redis.start();
       await stack.close();

@@ -77,7 +77,7 @@ describe('Redis restarts with its data', () => {
 
     const stored = (await http.get(`/v1/conversations/${conversationId}`)).body;
     expect(stored.messages.filter((message: { role: string }) => message.role === 'assistant').map((message: { content: string }) => message.content)).toEqual([LONG_TEXT]);
-    const statuses = await checkInvariants(stack.resources.db, { turnIds: [inFlight, ...later], toolExecutions: [] });
+    const statuses = await checkInvariants(stack.resources.db, { turnIds: [inFlight, ...later], toolExecutions: [], events: client.events() });
     expect(new Set(Object.values(statuses))).toEqual(new Set(['completed']));
     // No job is left behind in any state that would still run.
     const counts = await stack.resources.turnQueue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed');

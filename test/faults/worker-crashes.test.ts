@@ -115,6 +115,7 @@ describe('worker crashes', () => {
     await checkInvariants(harness.stack.resources.db, {
       turnIds: [turnId],
       toolExecutions: server.executions('/charge'),
+      events,
     });
 
     // The history the crash left is one the provider accepts.
