@@ -3,7 +3,7 @@ import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { connectionFailureReason, redactUrl } from '../errors/connection-failure';
+import { describeConnectionFailure, redactUrl, unusableStoreLine, type ConnectionFailure } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
 import type { Config } from '../config/config';
 
@@ -110,7 +110,7 @@ export function whenReady(redis: RedisClient, timeoutMs = 5000): Promise<void> {
 }
 
 /** One PING on a connection of its own: null when Redis answers, else why not. */
-export async function probeRedis(url: string, connectTimeoutMs = 2000): Promise<string | null> {
+export async function probeRedis(url: string, connectTimeoutMs = 2000): Promise<ConnectionFailure | null> {
   const probe = new Redis(url, probeOptions(connectTimeoutMs));
   return withProbe(probe, async () => {
     await probe.ping();
@@ -122,16 +122,18 @@ export async function probeRedis(url: string, connectTimeoutMs = 2000): Promise<
  * Asks the given nodes of a cluster, one after the other, for `CLUSTER INFO`: null once one
  * of them says the cluster serves every slot (`cluster_state:ok`), else why not.
  */
-export async function probeCluster(nodes: ClusterNode[], connectTimeoutMs = 2000): Promise<string | null> {
-  let problem = 'no node given';
+export async function probeCluster(nodes: ClusterNode[], connectTimeoutMs = 2000): Promise<ConnectionFailure | null> {
+  let problem: ConnectionFailure = { reason: 'no node given', refused: true };
   for (const node of nodes) {
     const probe = new Redis({ ...node, ...probeOptions(connectTimeoutMs) });
     const answer = await withProbe(probe, async () => {
       const info = await probe.cluster('INFO');
-      return /^cluster_state:ok\b/m.test(info) ? null : `${node.host}:${node.port} reports ${/^cluster_state:\S+/m.exec(info)?.[0] ?? 'no cluster_state'}`;
+      return /^cluster_state:ok\b/m.test(info)
+        ? null
+        : { reason: `${node.host}:${node.port} reports ${/^cluster_state:\S+/m.exec(info)?.[0] ?? 'no cluster_state'}`, refused: false };
     });
     if (answer === null) return null;
-    problem = /cluster support disabled/i.test(answer) ? `${node.host}:${node.port} is not a cluster node (set REDIS_URL for one Redis)` : answer;
+    problem = /cluster support disabled/i.test(answer.reason) ? { reason: `${node.host}:${node.port} is not a cluster node (set REDIS_URL for one Redis)`, refused: true } : answer;
   }
   return problem;
 }
@@ -145,7 +147,7 @@ function probeOptions(timeoutMs: number): RedisOptions {
   return { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, enableReadyCheck: false, commandTimeout: timeoutMs };
 }
 
-async function withProbe(probe: Redis, ask: () => Promise<string | null>): Promise<string | null> {
+async function withProbe(probe: Redis, ask: () => Promise<ConnectionFailure | null>): Promise<ConnectionFailure | null> {
   // connect() rejects with "Connection is closed."; the socket's own error says why.
   let cause: unknown;
   probe.on('error', (error) => (cause ??= error));
@@ -153,7 +155,7 @@ async function withProbe(probe: Redis, ask: () => Promise<string | null>): Promi
     await probe.connect();
     return await ask();
   } catch (error) {
-    return connectionFailureReason(cause ?? error);
+    return describeConnectionFailure(cause ?? error);
   } finally {
     probe.disconnect();
   }
@@ -163,11 +165,11 @@ async function withProbe(probe: Redis, ask: () => Promise<string | null>): Promi
 export async function assertRedisAnswers(target: RedisTarget): Promise<void> {
   if (target.kind === 'cluster') {
     const problem = await probeCluster(target.nodes);
-    if (problem) throw new RedisUnavailableError(`${describeRedisTarget(target)} did not answer: ${problem}. Start it, or set REDIS_CLUSTER_NODES to nodes of a cluster that runs`);
+    if (problem) throw new RedisUnavailableError(unusableStoreLine(describeRedisTarget(target), problem, 'Start it, or set REDIS_CLUSTER_NODES to nodes of a cluster that runs'));
     return;
   }
   const problem = await probeRedis(target.url);
-  if (problem) throw new RedisUnavailableError(`Redis at ${redactUrl(target.url)} did not answer: ${problem}. Start it, or set REDIS_URL to a Redis that runs`);
+  if (problem) throw new RedisUnavailableError(unusableStoreLine(`Redis at ${redactUrl(target.url)}`, problem, 'Start it, or set REDIS_URL to a Redis that runs'));
 }
 
 /** A TCP port nothing listens on now. */

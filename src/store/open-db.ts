@@ -6,7 +6,7 @@ import lockfile from 'proper-lockfile';
 import { Pool, type PoolClient } from 'pg';
 import { coerceError } from '../errors/app-error';
 import { BackendUnavailableError } from '../errors/backend-unavailable';
-import { connectionFailureReason, redactUrl } from '../errors/connection-failure';
+import { describeConnectionFailure, redactUrl, unusableStoreLine } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
 import type { Db, Transaction } from './db';
 import { StatementNames } from './statement-names';
@@ -44,7 +44,11 @@ export async function openDb(options: OpenDbOptions): Promise<Db> {
 async function openPostgres(connectionString: string, options: OpenDbOptions): Promise<Db> {
   await ensureSchema(connectionString, options.schema).catch((error: unknown) => {
     throw new StartupError(
-      `PostgreSQL at ${redactUrl(connectionString)} did not answer: ${connectionFailureReason(error)}. Start it, or set DATABASE_URL to a server that runs (or unset it for the embedded database)`,
+      unusableStoreLine(
+        `PostgreSQL at ${redactUrl(connectionString)}`,
+        describeConnectionFailure(error),
+        'Start it, or set DATABASE_URL to a server that runs (or unset it for the embedded database)',
+      ),
     );
   });
   const max = options.poolSize ?? 20;

@@ -54,6 +54,18 @@ describe('start-up', () => {
     });
   }, 60_000);
 
+  it('says once that PostgreSQL has no such database, and that the URL is the fix', async () => {
+    const url = new URL(TEST_POSTGRES_URL);
+    url.password = 'hunter2';
+    url.pathname = '/no_such_database';
+    const result = await runToExit('workers/worker.ts', { DATABASE_URL: url.toString(), LOG_LEVEL: 'info' });
+    expect(result.code).toBe(1);
+    url.password = '***';
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `switchyard: PostgreSQL at ${url.toString()} refused the connection: the database does not exist (create it, or name another in the URL)`,
+    ]);
+  }, 60_000);
+
   it('says once that Redis refused the password', async () => {
     const redis = await startPrivateRedis();
     const admin = new Redis(redis.url);
@@ -62,7 +74,7 @@ describe('start-up', () => {
       const result = await runToExit('workers/api.ts', { DATABASE_URL: TEST_POSTGRES_URL, REDIS_URL: `redis://:wrong-password@127.0.0.1:${redis.port}`, LOG_LEVEL: 'info' });
       expect(result.code).toBe(1);
       expect(result.stderr.trim().split('\n')).toEqual([
-        `switchyard: Redis at redis://:***@127.0.0.1:${redis.port} did not answer: authentication failed (check the user and password in the URL). Start it, or set REDIS_URL to a Redis that runs`,
+        `switchyard: Redis at redis://:***@127.0.0.1:${redis.port} refused the connection: authentication failed (check the user and password in the URL)`,
       ]);
       expect(result.stderr).not.toContain('wrong-password');
     } finally {
