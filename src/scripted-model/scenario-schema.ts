@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { formatPath } from './json-path';
+import { describeZodIssues } from '../errors/zod-issues';
 
 /**
  * # Scenarios: telling the scripted model what to answer
@@ -173,10 +173,9 @@ export type ErrorSpec = z.output<typeof errorSpecSchema>;
 
 export type ScenarioParse = { ok: true; scenario: Scenario } | { ok: false; message: string };
 
-/** Validates scenario JSON; the message names every problem with its path (`steps[1].text: …`). */
+/** Validates scenario JSON; the message names every problem with its path (`"steps[1].text": …`). */
 export function parseScenario(json: unknown): ScenarioParse {
   const parsed = scenarioSchema.safeParse(json);
   if (parsed.success) return { ok: true, scenario: parsed.data };
-  const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${formatPath(issue.path)}: ` : '') + issue.message);
-  return { ok: false, message: problems.join('; ') };
+  return { ok: false, message: describeZodIssues(parsed.error.issues) };
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { chatRequestSchema, type ChatRequest } from './chat-request-schema';
 import { checkToolMessageOrder } from './check-tool-message-order';
-import { formatPath } from './json-path';
+import { formatPath } from '../errors/zod-issues';
 import { invalidRequest, type OpenAiError } from './openai-error';
 
 export type ChatRequestValidation = { ok: true; request: ChatRequest } | { ok: false; error: OpenAiError };

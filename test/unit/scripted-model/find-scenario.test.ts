@@ -21,13 +21,13 @@ describe('parseScenario', () => {
     };
     expect(message({ txt: 'typo' })).toBe('Unrecognized key: "txt"');
     expect(message({ steps: [{ text: 'a' }, { attempts: [{ tokens: 'many' }] }] })).toBe(
-      'steps[1].attempts[0].tokens: Invalid input: expected number, received string',
+      '"steps[1].attempts[0].tokens": Invalid input: expected number, received string',
     );
-    expect(message({ toolCalls: [{ name: 'f', arguments: 3 }] })).toBe('toolCalls[0].arguments: expected an object or a string');
-    expect(message({ toolCalls: 'all' })).toBe('toolCalls: Invalid input: expected "offered"');
+    expect(message({ toolCalls: [{ name: 'f', arguments: 3 }] })).toBe('"toolCalls[0].arguments": expected an object or a string');
+    expect(message({ toolCalls: 'all' })).toBe('"toolCalls": Invalid input: expected "offered"');
     expect(message({ cutAfterTokens: 1, stallAfterTokens: 1 })).toContain('exclude each other');
     expect(message({ error: { status: 200 } })).toContain('error.status');
-    expect(message({ steps: [] })).toContain('steps:');
+    expect(message({ steps: [] })).toContain('"steps":');
   });
 });
 
@@ -65,6 +65,6 @@ describe('findScenario', () => {
     const unclosed = findScenario(undefined, [user('[[scripted {"text": "x"}')]);
     expect(unclosed.kind === 'invalid' && unclosed.error.message).toContain('has no closing "]]"');
     const badHeader = findScenario('{"tokens": -1}', [user('hi')]);
-    expect(badHeader.kind === 'invalid' && badHeader.error.message).toMatch(/x-scripted-scenario header is invalid: tokens: /);
+    expect(badHeader.kind === 'invalid' && badHeader.error.message).toMatch(/x-scripted-scenario header is invalid: "tokens": /);
   });
 });
