@@ -32,6 +32,23 @@ describe('running a batch', () => {
   const results = async (id: string, after?: number) =>
     (await fetch(`${stack.url}/v1/batches/${id}/results${after === undefined ? '' : `?after=${after}`}`, { headers: { authorization: `Bearer ${apiKey}` } })).text();
 
+  it('runs the valid items of a JSONL batch with skipInvalid, and lists the skipped lines', async () => {
+    const lines = [JSON.stringify({ customId: 'good-1', messages: [scripted({ text: 'first good' })] }), '{oops', JSON.stringify({ customId: 'good-2', messages: [scripted({ text: 'second good' })] })];
+    const created = await fetch(`${stack.url}/v1/batches?skipInvalid=true`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-ndjson' },
+      body: lines.join('\n'),
+    }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    expect(created.status).toBe(202);
+    expect(created.body.skipped).toEqual([{ line: 2, message: 'not valid JSON' }]);
+    expect(await finished(created.body.batchId)).toMatchObject({ status: 'completed', counts: { total: 2, succeeded: 2 } });
+    const ran = (await results(created.body.batchId)).trim().split('\n').map((line) => JSON.parse(line));
+    expect(ran.map((line) => [line.index, line.customId, line.text])).toEqual([
+      [0, 'good-1', 'first good'],
+      [1, 'good-2', 'second good'],
+    ]);
+  });
+
   it('runs 200 items, some with parallel tool calls and some over two messages, each once, results in input order', async () => {
     const items = Array.from({ length: 200 }, (_, i) => {
       if (i % 10 === 0) {
