@@ -47,7 +47,12 @@ describe('a revoked key', () => {
     const user = await stack.resources.users.createUserWithKey('revoked-by-cli');
     const other = await stack.resources.users.createUserWithKey('bystander');
     const { conversationId, turnId } = await longTurn(user.apiKey);
-    const sockets = await Promise.all([stack.url, quiet.url].map((url) => TestWsClient.connect(url, { apiKey: user.apiKey })));
+    // One of them opened with a session token minted from the key: it goes with the key.
+    const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
+    const sockets = await Promise.all([
+      ...[stack.url, quiet.url].map((url) => TestWsClient.connect(url, { apiKey: user.apiKey })),
+      TestWsClient.connect(quiet.url, { apiKey: token as string }),
+    ]);
     for (const socket of sockets) {
       socket.send({ type: 'subscribe', conversationId });
       await socket.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
