@@ -82,6 +82,7 @@ export type CreateBatchOutcome =
   | { kind: 'replayed'; batch: Batch }
   | { kind: 'conflict' };
 
+/** Its counts and usage are kept on the row (migrations/0009_batch_counts.sql). */
 interface BatchRow {
   id: string;
   user_id: string;
@@ -90,6 +91,15 @@ interface BatchRow {
   priority: number;
   metadata: Record<string, unknown> | null;
   total: number;
+  queued: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  /** bigint: text from the driver. */
+  prompt_tokens: string;
+  completion_tokens: string;
+  total_tokens: string;
   skipped: { line: number; message: string }[];
   request_hash: string;
   created_at: Date;
@@ -99,9 +109,6 @@ interface BatchRow {
 
 /** Items per INSERT statement: one statement for thousands of items, bounded in size. */
 const INSERT_CHUNK = 5_000;
-const USAGE_SQL = `COALESCE(SUM((result->'usage'->>'promptTokens')::bigint), 0) AS prompt_tokens,
-  COALESCE(SUM((result->'usage'->>'completionTokens')::bigint), 0) AS completion_tokens,
-  COALESCE(SUM((result->'usage'->>'totalTokens')::bigint), 0) AS total_tokens`;
 
 export class BatchesRepository {
   constructor(
@@ -120,8 +127,8 @@ export class BatchesRepository {
   }): Promise<CreateBatchOutcome> {
     const outcome = await this.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ id: string }>(
-        `INSERT INTO batches (id, user_id, concurrency, priority, metadata, total, skipped, idempotency_key, request_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        `INSERT INTO batches (id, user_id, concurrency, priority, metadata, total, queued, skipped, idempotency_key, request_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)
          ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
         [
           this.generateId(),
@@ -163,13 +170,13 @@ export class BatchesRepository {
   /** Scoped to its owner: someone else's batch is indistinguishable from a missing one. */
   async get(userId: string, id: string, db: Queryable = this.db): Promise<Batch | null> {
     const { rows } = await db.query<BatchRow>('SELECT * FROM batches WHERE id = $1 AND user_id = $2', [id, userId]);
-    return rows[0] ? this.withProgress(rows[0], db) : null;
+    return rows[0] ? toBatch(rows[0]) : null;
   }
 
   /** Any user's batch (for followers who were checked already). */
   async getAny(id: string): Promise<Batch | null> {
     const { rows } = await this.db.query<BatchRow>('SELECT * FROM batches WHERE id = $1', [id]);
-    return rows[0] ? this.withProgress(rows[0], this.db) : null;
+    return rows[0] ? toBatch(rows[0]) : null;
   }
 
   /** Newest first. */
@@ -181,8 +188,7 @@ export class BatchesRepository {
       params,
     );
     const page = rows.slice(0, options.limit);
-    const data = await Promise.all(page.map((row) => this.withProgress(row, this.db)));
-    return { data, nextBefore: rows.length > options.limit ? String(page[page.length - 1]!.ordinal) : null };
+    return { data: page.map(toBatch), nextBefore: rows.length > options.limit ? String(page[page.length - 1]!.ordinal) : null };
   }
 
   /** A batch the runner may act on (any user's). */
@@ -194,8 +200,7 @@ export class BatchesRepository {
   /** A user's batches with items waiting to start, oldest first. */
   async waitingBatchIdsOfUser(userId: string): Promise<string[]> {
     const { rows } = await this.db.query<{ id: string }>(
-      `SELECT id FROM batches b WHERE user_id = $1 AND status IN ('queued', 'running')
-         AND EXISTS (SELECT 1 FROM batch_items i WHERE i.batch_id = b.id AND i.status = 'queued') ORDER BY ordinal`,
+      `SELECT id FROM batches WHERE user_id = $1 AND status IN ('queued', 'running') AND queued > 0 ORDER BY ordinal`,
       [userId],
     );
     return rows.map((row) => row.id);
@@ -303,8 +308,7 @@ export class BatchesRepository {
   async endIfDone(batchId: string): Promise<boolean> {
     const { rows } = await this.db.query(
       `UPDATE batches SET status = CASE WHEN status = 'cancelling' THEN 'cancelled' ELSE 'completed' END, finished_at = clock_timestamp()
-       WHERE id = $1 AND status IN ${OPEN_BATCH_SQL}
-         AND NOT EXISTS (SELECT 1 FROM batch_items WHERE batch_id = $1 AND status IN ('queued', 'running'))
+       WHERE id = $1 AND status IN ${OPEN_BATCH_SQL} AND queued = 0 AND running = 0
        RETURNING id`,
       [batchId],
     );
@@ -352,33 +356,23 @@ export class BatchesRepository {
     );
     return rows.map(toItem);
   }
+}
 
-  private async withProgress(row: BatchRow, db: Queryable): Promise<Batch> {
-    const [counted, used] = await Promise.all([
-      db.query<{ status: BatchItemStatus; count: string }>('SELECT status, count(*) AS count FROM batch_items WHERE batch_id = $1 GROUP BY status', [row.id]),
-      db.query<{ prompt_tokens: string; completion_tokens: string; total_tokens: string }>(
-        `SELECT ${USAGE_SQL} FROM batch_items WHERE batch_id = $1 AND result IS NOT NULL`,
-        [row.id],
-      ),
-    ]);
-    const counts: BatchCounts = { total: row.total, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-    for (const { status, count } of counted.rows) counts[status] = Number(count);
-    const usage = used.rows[0]!;
-    return {
-      id: row.id,
-      userId: row.user_id,
-      status: row.status,
-      concurrency: row.concurrency,
-      priority: row.priority,
-      metadata: row.metadata,
-      skipped: row.skipped,
-      counts,
-      usage: { promptTokens: Number(usage.prompt_tokens), completionTokens: Number(usage.completion_tokens), totalTokens: Number(usage.total_tokens) },
-      createdAt: row.created_at.toISOString(),
-      startedAt: row.started_at?.toISOString() ?? null,
-      finishedAt: row.finished_at?.toISOString() ?? null,
-    };
-  }
+function toBatch(row: BatchRow): Batch {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    status: row.status,
+    concurrency: row.concurrency,
+    priority: row.priority,
+    metadata: row.metadata,
+    skipped: row.skipped,
+    counts: { total: row.total, queued: row.queued, running: row.running, succeeded: row.succeeded, failed: row.failed, cancelled: row.cancelled },
+    usage: { promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), totalTokens: Number(row.total_tokens) },
+    createdAt: row.created_at.toISOString(),
+    startedAt: row.started_at?.toISOString() ?? null,
+    finishedAt: row.finished_at?.toISOString() ?? null,
+  };
 }
 
 function toRunning(row: BatchRow): RunningBatch {

@@ -28,6 +28,18 @@ describe('running a batch', () => {
       events.close();
     }
   }
+  /** The counts and usage GET shows (kept on the batch's row) are what its items say. */
+  async function expectFiguresOfItems(id: string): Promise<void> {
+    const { rows } = await stack.resources.db.query<{ status: string; count: string; tokens: string }>(
+      `SELECT status, count(*) AS count, COALESCE(SUM((result->'usage'->>'totalTokens')::bigint), 0) AS tokens FROM batch_items WHERE batch_id = $1 GROUP BY status`,
+      [id],
+    );
+    const shown = (await api.get(`/v1/batches/${id}`)).body;
+    const counts: Record<string, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    for (const row of rows) counts[row.status] = Number(row.count);
+    expect(shown.counts).toEqual({ total: Object.values(counts).reduce((sum, n) => sum + n, 0), ...counts });
+    expect(shown.usage.totalTokens).toBe(rows.reduce((sum, row) => sum + Number(row.tokens), 0));
+  }
   const finished = (id: string) => batchWhen(id, (frame) => frame.type === 'batch-finish');
   const results = async (id: string, after?: number) =>
     (await fetch(`${stack.url}/v1/batches/${id}/results${after === undefined ? '' : `?after=${after}`}`, { headers: { authorization: `Bearer ${apiKey}` } })).text();
@@ -65,6 +77,7 @@ describe('running a batch', () => {
     expect(end).toMatchObject({ status: 'completed', counts: { total: 200, queued: 0, running: 0, succeeded: 200, failed: 0, cancelled: 0 } });
     const done = (await api.get(`/v1/batches/${created.body.id}`)).body;
     expect(done.usage.totalTokens).toBeGreaterThan(0);
+    await expectFiguresOfItems(created.body.id);
     expect(done.finishedAt).not.toBeNull();
 
     const lines = (await results(created.body.id)).trim().split('\n').map((line) => JSON.parse(line));
@@ -155,6 +168,7 @@ describe('running a batch', () => {
     expect(cancelled.counts.queued + cancelled.counts.running).toBe(0);
     expect(cancelled.counts.succeeded + cancelled.counts.cancelled).toBe(40);
     expect(cancelled.counts.cancelled).toBeGreaterThan(30);
+    await expectFiguresOfItems(batch.id);
     const lines = (await results(batch.id)).trim().split('\n').map((line) => JSON.parse(line));
     expect(lines).toHaveLength(40);
     for (const line of lines.filter((each) => each.status === 'cancelled')) expect(line.error.code).toBe('cancelled');
@@ -178,6 +192,7 @@ describe('running a batch', () => {
     const batch = (await api.post('/v1/batches', { items, concurrency: 6 })).body;
     const first = await finished(batch.id);
     expect(first.counts).toMatchObject({ succeeded: 4, failed: 2 });
+    await expectFiguresOfItems(batch.id);
     const before = (await results(batch.id)).trim().split('\n').map((line) => JSON.parse(line));
     expect(before.filter((line) => line.status === 'failed').map((line) => [line.index, line.error.code])).toEqual([
       [0, 'provider_error'],
@@ -188,6 +203,7 @@ describe('running a batch', () => {
     expect(retried.body).toMatchObject({ requeued: 2, status: 'running' });
     const second = await finished(batch.id);
     expect(second.counts).toMatchObject({ succeeded: 6, failed: 0 });
+    await expectFiguresOfItems(batch.id);
     const after = (await results(batch.id)).trim().split('\n').map((line) => JSON.parse(line));
     expect(after.map((line) => line.text)).toEqual(['fine on retry 0', 'fine 1', 'fine 2', 'fine on retry 3', 'fine 4', 'fine 5']);
     expect(after[1].conversationId).toBe(before[1].conversationId);
