@@ -186,6 +186,8 @@ describe('the playground in a browser', () => {
     const marker = `open-me-${Date.now()}`;
     await send(`${marker} ${scripted({ text: 'Opened again.' })}`);
     await lastAnswerIs('Opened again.');
+    // The list is read again once the turn ends: then this chat is its first item.
+    await page.waitForFunction(() => document.querySelector('[data-testid=conversation-item]')?.classList.contains('current') === true);
     await page.click('[data-testid=new-chat]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=assistant-message]').length === 0);
     // The newest conversation is listed first.

@@ -76,7 +76,7 @@ describe('load under faults', () => {
         const { apiKey } = users[i % users.length]!;
         const api = [apiClient(apiA!.url, apiKey), apiClient(apiB!.url, apiKey)] as const;
         const created = await api[0].post('/v1/conversations', {});
-        expect(created.status).toBe(202);
+        expect(created.status).toBe(201);
         return { id: created.body.id as string, apiKey, api };
       }),
     );

@@ -104,7 +104,7 @@ describe('provider faults', () => {
   /** Subscribes a client to a new conversation, then posts a turn whose user message scripts the model. */
   async function startTurn(scenario: unknown): Promise<TurnRun> {
     const created = await api.post('/v1/conversations', {});
-    expect(created.status).toBe(202);
+    expect(created.status).toBe(201);
     const conversationId = created.body.id as string;
     const client = await TestWsClient.connect(stack.url, { apiKey });
     clients.push(client);

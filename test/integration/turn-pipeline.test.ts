@@ -18,7 +18,7 @@ describe('the turn pipeline', () => {
 
   async function newConversation(body: Record<string, unknown> = {}): Promise<string> {
     const created = await alice.post('/v1/conversations', body);
-    expect(created.status).toBe(202);
+    expect(created.status).toBe(201);
     return created.body.id;
   }
 
