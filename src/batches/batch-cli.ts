@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { appendFile, open, readFile, stat } from 'node:fs/promises';
+import { appendFile, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -42,15 +42,16 @@ export async function runBatchFile(input: { file: string; out: string; concurren
   }
   options.progress.write(`${response.status === 202 ? 'submitted' : 'resuming'} batch ${submitted.id} (${submitted.counts.total} items) → ${input.out}\n`);
 
-  const written = await writtenIndexes(input.out);
+  const written = await writtenLines(input.out);
   const writer = new ResultsWriter(options, submitted.id, input.out, written);
   const display = progressDisplay(options.progress, submitted.counts.total);
   try {
     const finished = await followProgress(options, submitted.id, async (frame) => {
       if (frame.type === 'batch-progress') display.update(frame);
-      await writer.catchUp();
+      const { succeeded, failed, cancelled } = frame.counts;
+      await writer.catchUp(succeeded + failed + cancelled);
     });
-    await writer.catchUp();
+    await writer.catchUp(Infinity, { whole: true });
     display.stop();
     if (!finished) {
       options.progress.write(`stopped following; the batch goes on. Run the same command again to resume: ${writer.count} results in ${input.out}\n`);
@@ -63,41 +64,85 @@ export async function runBatchFile(input: { file: string; out: string; concurren
   }
 }
 
-/** Result lines of ended items not yet in `--out`, appended as they come (never twice). */
+/** How often the download goes back to the first index `--out` lacks, for items that ended out of order. */
+const WHOLE_PASS_MS = 15_000;
+
+/** What `--out` holds of an item: its line's status and conversation (a retry runs it in another). */
+interface WrittenLine {
+  status: string;
+  conversationId: string;
+}
+
+/**
+ * Result lines of ended items not yet in `--out`, appended as they come, one line per item. The
+ * download follows the tail (after the highest index written), and now and then goes back to
+ * the first index missing: one slow item early in a large batch must not make every progress
+ * frame download everything after it again. An item that ran again after `batch retry` gets its
+ * new line in place of the old one.
+ */
 class ResultsWriter {
-  /** Every index below this is in the file: the download continues after it. */
+  /** Every index up to this one is in the file, and not as failed (a retry may run a failed item again). */
   private prefix = -1;
+  private highest = -1;
+  /** The first download goes back to the start: a resumed run may lack items anywhere. */
+  private lastWholePassAt = 0;
+  private lastEnded = -1;
 
   constructor(
     private readonly options: BatchCliOptions,
     private readonly batchId: string,
     private readonly out: string,
-    private readonly written: Set<number>,
+    private readonly written: Map<number, WrittenLine>,
   ) {
-    while (written.has(this.prefix + 1)) this.prefix++;
+    this.advance();
   }
 
   get count(): number {
     return this.written.size;
   }
 
-  async catchUp(): Promise<void> {
-    const response = await fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${this.prefix}`, {
+  /** `ended`: how many items the batch says have ended; nothing is downloaded while that stays the same. */
+  async catchUp(ended: number, options: { whole?: boolean } = {}): Promise<void> {
+    const whole = options.whole || Date.now() - this.lastWholePassAt >= WHOLE_PASS_MS;
+    if (!whole && ended === this.lastEnded) return;
+    this.lastEnded = ended;
+    if (whole) this.lastWholePassAt = Date.now();
+    const response = await fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${whole ? this.prefix : this.highest}`, {
       headers: { authorization: `Bearer ${this.options.token}` },
     });
     if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `results answered ${response.status}`);
     const fresh: string[] = [];
+    const replaced = new Set<number>();
     for await (const line of lines(response.body)) {
       if (!line.trim()) continue;
-      const index = (JSON.parse(line) as { index: number }).index;
-      if (this.written.has(index)) continue;
-      this.written.add(index);
+      const result = JSON.parse(line) as { index: number } & WrittenLine;
+      const before = this.written.get(result.index);
+      if (before && before.conversationId === result.conversationId && before.status === result.status) continue;
+      if (before) replaced.add(result.index);
+      this.written.set(result.index, { status: result.status, conversationId: result.conversationId });
       fresh.push(line);
     }
+    if (replaced.size > 0) await dropLines(this.out, replaced);
     // Appended only once read whole: a crash leaves whole lines, never half of one.
     if (fresh.length > 0) await appendFile(this.out, `${fresh.join('\n')}\n`);
-    while (this.written.has(this.prefix + 1)) this.prefix++;
+    this.advance();
   }
+
+  private advance(): void {
+    for (let next = this.written.get(this.prefix + 1); next && next.status !== 'failed'; next = this.written.get(this.prefix + 1)) this.prefix++;
+    for (const index of this.written.keys()) this.highest = Math.max(this.highest, index);
+  }
+}
+
+/** Rewrites `--out` without the lines of these items (their items ran again), by a rename: never half a file. */
+async function dropLines(out: string, indexes: Set<number>): Promise<void> {
+  const kept: string[] = [];
+  for await (const line of createInterface({ input: createReadStream(out) })) {
+    if (line.trim() && !indexes.has((JSON.parse(line) as { index: number }).index)) kept.push(line);
+  }
+  const next = `${out}.rewrite`;
+  await writeFile(next, kept.length > 0 ? `${kept.join('\n')}\n` : '');
+  await rename(next, out);
 }
 
 /** Follows the batch's SSE progress until batch-finish (returned) or the signal (null). */
@@ -144,7 +189,9 @@ function progressDisplay(stream: NodeJS.WriteStream, total: number) {
       // Not a terminal: a plain line now and then.
       if (Date.now() - lastLine < 2_000 && done < total) return;
       lastLine = Date.now();
-      stream.write(`${done}/${total} done, ${frame.counts.failed} failed, ${frame.usage.totalTokens} tokens, ${rate} items/s\n`);
+      const perSecond = Number(rate);
+      const eta = perSecond > 0 ? `, ETA ${Math.ceil((total - done) / perSecond)} s` : '';
+      stream.write(`${done}/${total} done, ${frame.counts.failed} failed, ${frame.usage.totalTokens} tokens, ${rate} items/s${eta}\n`);
     },
     stop() {
       bar?.stop();
@@ -153,12 +200,12 @@ function progressDisplay(stream: NodeJS.WriteStream, total: number) {
 }
 
 /**
- * The indexes `--out` already holds. A last line without its newline was cut by a crash in the
- * middle of a write: it is dropped, and its item written again.
+ * What `--out` already holds, by index. A last line without its newline was cut by a crash in
+ * the middle of a write: it is dropped, and its item written again.
  */
-async function writtenIndexes(out: string): Promise<Set<number>> {
-  const indexes = new Set<number>();
-  if (!existsSync(out)) return indexes;
+async function writtenLines(out: string): Promise<Map<number, WrittenLine>> {
+  const written = new Map<number, WrittenLine>();
+  if (!existsSync(out)) return written;
   const { size } = await stat(out);
   const handle = await open(out, 'r+');
   try {
@@ -174,9 +221,11 @@ async function writtenIndexes(out: string): Promise<Set<number>> {
     await handle.close();
   }
   for await (const line of createInterface({ input: createReadStream(out) })) {
-    if (line.trim()) indexes.add((JSON.parse(line) as { index: number }).index);
+    if (!line.trim()) continue;
+    const result = JSON.parse(line) as { index: number } & WrittenLine;
+    written.set(result.index, { status: result.status, conversationId: result.conversationId });
   }
-  return indexes;
+  return written;
 }
 
 function describeCounts(counts: BatchView['counts']): string {

@@ -110,7 +110,7 @@ describe('the batch CLI', () => {
     expect(stderr).not.toMatch(/[\r\u001b]/);
     const progress = stderr.trim().split('\n').filter((line) => !/^(submitted|resuming) batch|^stopped following/.test(line));
     expect(progress.length).toBeGreaterThan(0);
-    for (const line of progress) expect(line).toMatch(new RegExp(`^\\d+/${total} done, \\d+ failed, \\d+ tokens, [\\d.]+ items/s$`));
+    for (const line of progress) expect(line).toMatch(new RegExp(`^\\d+/${total} done, \\d+ failed, \\d+ tokens, [\\d.]+ items/s(, ETA \\d+ s)?$`));
 
     const second = await runToExit('workers/cli.ts', {}, args);
     expect(second.code).toBe(0);
@@ -119,6 +119,30 @@ describe('the batch CLI', () => {
     const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((line) => line.index).sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i));
   }, 90_000);
+
+  it('after `batch retry`, the same `batch run` puts the retried items\' new lines in place of the failed ones', async () => {
+    const items = path.join(dir, 'retried.jsonl');
+    const out = path.join(dir, 'retried-results.jsonl');
+    // Its own words: the scripted model counts the arrivals of each conversation's messages.
+    const failsOnce = `run then retry ${scripted({ attempts: [{ error: { status: 400, message: 'refused' } }, { text: 'fine on retry' }] })}`;
+    await writeFile(items, [JSON.stringify({ customId: 'flaky', messages: [failsOnce] }), JSON.stringify({ customId: 'steady', messages: [scripted({ text: 'fine' })] })].join('\n'));
+    const args = ['batch', 'run', items, '--out', out, '--url', stack.url, '--key', apiKey];
+    const first = await runToExit('workers/cli.ts', {}, args);
+    expect(first.code).toBe(2);
+    const id = /batch (batch_\S+)/.exec(first.stderr)![1]!;
+    const before = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(before.map((line) => [line.customId, line.status]).sort()).toEqual([['flaky', 'failed'], ['steady', 'succeeded']]);
+
+    expect((await runToExit('workers/cli.ts', {}, ['batch', 'retry', id, '--url', stack.url, '--key', apiKey])).code).toBe(0);
+    const second = await runToExit('workers/cli.ts', {}, args);
+    expect([second.code, second.stderr]).toEqual([0, expect.stringContaining(`resuming batch ${id}`)]);
+    const after = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(after.map((line) => [line.customId, line.status, line.text]).sort()).toEqual([
+      ['flaky', 'succeeded', 'fine on retry'],
+      ['steady', 'succeeded', 'fine'],
+    ]);
+    expect(after.find((line) => line.customId === 'steady')).toEqual(before.find((line) => line.customId === 'steady'));
+  }, 60_000);
 
   it('cancels and retries a batch by id', async () => {
     const api = apiClient(stack.url, apiKey);
