@@ -24,6 +24,8 @@ describe('the playground in a browser', () => {
   let page: Page;
   /** While set, the weather tool answers only once it settles. */
   let weatherGate: Promise<void> | undefined;
+  /** What the page logged as errors: part of a failure's message. */
+  const pageErrors: string[] = [];
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
@@ -49,6 +51,8 @@ describe('the playground in a browser', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
     page.setDefaultTimeout(20_000);
+    page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));
+    page.on('pageerror', (error) => pageErrors.push(error.message));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -64,6 +68,15 @@ describe('the playground in a browser', () => {
       const last = messages[messages.length - 1];
       return last !== undefined && Array.from(last.querySelectorAll(':scope > p')).map((p: any) => p.textContent).join('') === text;
     }, expected);
+  /** The chat as the page shows it (for a failure's message): statuses, cards, errors. */
+  const describePage = async () =>
+    JSON.stringify({
+      statusLine: await page.locator('.status-line').innerText().catch(() => null),
+      sendDisabled: await page.locator('[data-testid=send-button]').isDisabled().catch(() => null),
+      cards: await page.locator('[data-testid=tool-card]').evaluateAll((cards) => cards.map((card: any) => `${card.dataset.tool}:${card.dataset.state}`)),
+      answers: await assistantTexts(),
+      pageErrors,
+    });
   const send = async (text: string) => {
     await page.fill('[data-testid=message-input]', text);
     await page.click('[data-testid=send-button]');
@@ -100,7 +113,9 @@ describe('the playground in a browser', () => {
     await send(`weather ${scripted(scenario)}`);
     await page.waitForSelector('[data-testid=send-button]:disabled');
     try {
-      await page.waitForSelector('[data-testid=running-tools]');
+      await page.waitForSelector('[data-testid=running-tools]').catch(async (error: Error) => {
+        throw new Error(`${error.message}\nthe page showed: ${await describePage()}\nweather requests: ${tools.requests.filter((each) => each.path === '/weather').length}`);
+      });
     } finally {
       release();
       weatherGate = undefined;
