@@ -68,17 +68,10 @@ export const batchThroughput: Benchmark = {
       for (let repetition = 0; repetition < repetitions; repetition++) {
         report.sample('batch.ttft.idle.p50', latencySummary(await interactiveTtft()).p50);
         const submittedAt = now();
-        const response = await fetch(`${stack.url}/v1/batches?concurrency=${CONCURRENCY}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/x-ndjson' },
-          body,
-        });
-        const acceptedAt = now();
-        const batch = (await response.json()) as { id: string };
-        if (response.status !== 202) throw new Error(`the batch was refused: ${response.status} ${JSON.stringify(batch)}`);
-        report.sample('batch.acceptMs', acceptedAt - submittedAt);
+        const batch = await submitJsonl(stack.url, stack.apiKey, body, CONCURRENCY);
+        report.sample('batch.acceptMs', batch.acceptMs);
         let running = true;
-        const finished = waitForFinish(stack.url, stack.apiKey, batch.id).finally(() => (running = false));
+        const finished = waitForFinish(stack.url, stack.apiKey, batch.batchId).finally(() => (running = false));
         const busy = await interactiveTtft(() => running);
         const finish = await finished;
         if (finish.counts.succeeded !== ITEMS) throw new Error(`the batch ended with ${JSON.stringify(finish.counts)}`);
@@ -98,13 +91,23 @@ export const batchThroughput: Benchmark = {
 /** POSTs a batch of LARGEST_ITEMS one-line items, then cancels it: how long the submission took. */
 async function timeLargestSubmission(url: string, apiKey: string): Promise<number> {
   const body = Array.from({ length: LARGEST_ITEMS }, (_, i) => JSON.stringify({ customId: `big-${i}`, messages: [`item ${i}: one short question`] })).join('\n');
-  const submittedAt = now();
-  const response = await fetch(`${url}/v1/batches?concurrency=1`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-ndjson' }, body });
-  const acceptedAt = now();
-  const batch = (await response.json()) as { batchId: string };
-  if (response.status !== 202) throw new Error(`the ${LARGEST_ITEMS}-item batch was refused: ${response.status} ${JSON.stringify(batch)}`);
+  const batch = await submitJsonl(url, apiKey, body, 1);
   await fetch(`${url}/v1/batches/${batch.batchId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
-  return acceptedAt - submittedAt;
+  return batch.acceptMs;
+}
+
+/** POST /v1/batches of a JSONL body: the batch's id and how long the API took to accept it (202). */
+async function submitJsonl(url: string, apiKey: string, body: string, concurrency: number): Promise<{ batchId: string; acceptMs: number }> {
+  const submittedAt = now();
+  const response = await fetch(`${url}/v1/batches?concurrency=${concurrency}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-ndjson' },
+    body,
+  });
+  const acceptMs = now() - submittedAt;
+  const answer = (await response.json()) as { batchId: string };
+  if (response.status !== 202) throw new Error(`the batch was refused: ${response.status} ${JSON.stringify(answer)}`);
+  return { batchId: answer.batchId, acceptMs };
 }
 
 /** The batch's SSE progress until its batch-finish. */

@@ -51,7 +51,7 @@ export async function runBatchFile(input: { file: string; out: string; concurren
       const { succeeded, failed, cancelled } = frame.counts;
       await writer.catchUp(succeeded + failed + cancelled);
     });
-    await writer.catchUp(Infinity, { whole: true });
+    await writer.catchUpAll();
     display.stop();
     if (!finished) {
       options.progress.write(`stopped following; the batch goes on. Run the same command again to resume: ${writer.count} results in ${input.out}\n`);
@@ -94,7 +94,8 @@ class ResultsWriter {
     private readonly out: string,
     private readonly written: Map<number, WrittenLine>,
   ) {
-    this.advance();
+    for (const index of written.keys()) this.highest = Math.max(this.highest, index);
+    this.advancePrefix();
   }
 
   get count(): number {
@@ -102,12 +103,21 @@ class ResultsWriter {
   }
 
   /** `ended`: how many items the batch says have ended; nothing is downloaded while that stays the same. */
-  async catchUp(ended: number, options: { whole?: boolean } = {}): Promise<void> {
-    const whole = options.whole || Date.now() - this.lastWholePassAt >= WHOLE_PASS_MS;
+  async catchUp(ended: number): Promise<void> {
+    const whole = Date.now() - this.lastWholePassAt >= WHOLE_PASS_MS;
     if (!whole && ended === this.lastEnded) return;
     this.lastEnded = ended;
-    if (whole) this.lastWholePassAt = Date.now();
-    const response = await fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${whole ? this.prefix : this.highest}`, {
+    await (whole ? this.catchUpAll() : this.download(this.highest));
+  }
+
+  /** Everything `--out` lacks, from the first index it lacks (or holds as failed). */
+  async catchUpAll(): Promise<void> {
+    this.lastWholePassAt = Date.now();
+    await this.download(this.prefix);
+  }
+
+  private async download(after: number): Promise<void> {
+    const response = await fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${after}`, {
       headers: { authorization: `Bearer ${this.options.token}` },
     });
     if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `results answered ${response.status}`);
@@ -120,17 +130,17 @@ class ResultsWriter {
       if (before && before.conversationId === result.conversationId && before.status === result.status) continue;
       if (before) replaced.add(result.index);
       this.written.set(result.index, { status: result.status, conversationId: result.conversationId });
+      this.highest = Math.max(this.highest, result.index);
       fresh.push(line);
     }
     if (replaced.size > 0) await dropLines(this.out, replaced);
     // Appended only once read whole: a crash leaves whole lines, never half of one.
     if (fresh.length > 0) await appendFile(this.out, `${fresh.join('\n')}\n`);
-    this.advance();
+    this.advancePrefix();
   }
 
-  private advance(): void {
+  private advancePrefix(): void {
     for (let next = this.written.get(this.prefix + 1); next && next.status !== 'failed'; next = this.written.get(this.prefix + 1)) this.prefix++;
-    for (const index of this.written.keys()) this.highest = Math.max(this.highest, index);
   }
 }
 

@@ -11,13 +11,12 @@ export interface DevKeyUsers {
  * kept in DATA_DIR/dev-api-key (mode 0600) so later starts print the same key.
  */
 export async function ensureDevApiKey(users: DevKeyUsers, dataDir: string): Promise<{ apiKey: string; created: boolean }> {
-  const file = path.join(dataDir, 'dev-api-key');
-  const saved = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  const saved = savedDevApiKey(dataDir);
   if (saved && (await users.findUserByApiKey(saved))) return { apiKey: saved, created: false };
   const user = await users.createUserWithKey('dev');
   fs.mkdirSync(dataDir, { recursive: true });
-  fs.writeFileSync(file, `${user.apiKey}\n`, { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
+  fs.writeFileSync(devKeyFile(dataDir), `${user.apiKey}\n`, { mode: 0o600 });
+  fs.chmodSync(devKeyFile(dataDir), 0o600);
   return { apiKey: user.apiKey, created: true };
 }
 
@@ -29,6 +28,12 @@ export async function ensureDevApiKey(users: DevKeyUsers, dataDir: string): Prom
 export function apiKeyForCli(flag: string | undefined, env: NodeJS.ProcessEnv, dataDir: string): string | undefined {
   if (flag) return flag;
   if (env.SWITCHYARD_API_KEY) return env.SWITCHYARD_API_KEY;
-  const file = path.join(dataDir, 'dev-api-key');
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() || undefined : undefined;
+  return savedDevApiKey(dataDir);
+}
+
+const devKeyFile = (dataDir: string) => path.join(dataDir, 'dev-api-key');
+
+function savedDevApiKey(dataDir: string): string | undefined {
+  const file = devKeyFile(dataDir);
+  return (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim()) || undefined;
 }
