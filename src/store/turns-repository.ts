@@ -150,12 +150,13 @@ const recordStepParams = (id: string, attempt: number, record: StepRecord): unkn
 /** What starting a conversation's next turn needs of it. */
 export type NextTurn = Pick<Turn, 'id' | 'conversationId' | 'userId' | 'retryAt' | 'batchPriority' | 'traceparent'>;
 
-interface NextTurnColumns {
-  next_id: string | null;
-  next_user_id: string | null;
-  next_retry_at: Date | null;
-  next_batch_priority: number | null;
-  next_traceparent: string | null;
+/** A turn row as `to_jsonb` writes it: its timestamps are text. */
+type JsonTurnRow = Omit<TurnRow, 'retry_at' | 'created_at' | 'started_at' | 'finished_at'> &
+  Record<'retry_at' | 'created_at' | 'started_at' | 'finished_at', string | null>;
+
+function fromJsonRow(row: JsonTurnRow): TurnRow {
+  const date = (text: string | null) => (text === null ? null : new Date(text));
+  return { ...row, retry_at: date(row.retry_at), created_at: new Date(row.created_at!), started_at: date(row.started_at), finished_at: date(row.finished_at) };
 }
 
 /** The statuses of an unfinished turn, as an SQL list. */
@@ -328,51 +329,44 @@ export class TurnsRepository {
   }
 
   /**
-   * A turn's common end in one statement: its last step (which called no tools) recorded with
-   * its assistant message, the turn completed with `endEvents`, and the conversation's next
-   * unfinished turn read. Null when the attempt no longer owns the turn. The caller's
-   * transaction holds the conversation's row lock (taken by an earlier statement, so this one's
-   * snapshot sees every turn admitted before it).
+   * A turn's common end in one round trip: the conversation's seq floor raised to `seenSeq`
+   * (which takes its row lock, as admission does), its last step (which called no tools)
+   * recorded with its assistant message, the turn completed with `endEvents`, and the
+   * conversation's next unfinished turn read after the lock was had (see migration 0010). Null
+   * when the attempt no longer owns the turn.
    */
   async completeWithFinalStep(
     id: string,
     attempt: number,
     step: { record: StepRecord; content: string | null },
-    end: { finishReason: string; endEvents: EventPayload[] },
+    end: { finishReason: string; endEvents: EventPayload[]; seenSeq: number },
     db: Queryable = this.db,
   ): Promise<{ ended: Turn; next: NextTurn | null } | null> {
-    const { record } = step;
-    const { rows } = await db.query<TurnRow & NextTurnColumns>(
-      `WITH ended AS (
-         UPDATE turns SET ${RECORD_STEP}, status = 'completed', finish_reason = $8, end_events = $9, finished_at = clock_timestamp()
-         WHERE ${STEP_OWNED} RETURNING *
-       ), message AS (
-         INSERT INTO messages (conversation_id, turn_id, step, role, content)
-         SELECT conversation_id, id, $3, 'assistant', $10::jsonb FROM ended
-         ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
-       )
-       SELECT ended.*, n.id AS next_id, n.user_id AS next_user_id, n.retry_at AS next_retry_at,
-              n.batch_priority AS next_batch_priority, n.traceparent AS next_traceparent
-       FROM ended LEFT JOIN LATERAL (
-         SELECT * FROM turns n WHERE n.conversation_id = ended.conversation_id AND n.status IN ${ACTIVE_SQL} AND n.id <> ended.id
-         ORDER BY n.ordinal LIMIT 1
-       ) n ON true`,
-      [...recordStepParams(id, attempt, record), end.finishReason, JSON.stringify(end.endEvents), JSON.stringify(step.content)],
+    const { rows } = await db.query<{ result: { ended: JsonTurnRow; next: JsonTurnRow | null } | null }>(
+      'SELECT complete_turn_with_final_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS result',
+      [
+        ...recordStepParams(id, attempt, step.record),
+        end.finishReason,
+        JSON.stringify(end.endEvents),
+        JSON.stringify(step.content),
+        end.seenSeq,
+      ],
     );
-    const row = rows[0];
-    if (!row) return null;
-    const ended = toTurn(row);
-    const next: NextTurn | null = row.next_id
-      ? {
-          id: row.next_id,
-          conversationId: ended.conversationId,
-          userId: row.next_user_id!,
-          retryAt: row.next_retry_at?.toISOString() ?? null,
-          batchPriority: row.next_batch_priority,
-          traceparent: row.next_traceparent,
-        }
-      : null;
-    return { ended, next };
+    const result = rows[0]?.result;
+    if (!result) return null;
+    const ended = toTurn(fromJsonRow(result.ended));
+    const next = result.next && toTurn(fromJsonRow(result.next));
+    return {
+      ended,
+      next: next && {
+        id: next.id,
+        conversationId: next.conversationId,
+        userId: next.userId,
+        retryAt: next.retryAt,
+        batchPriority: next.batchPriority,
+        traceparent: next.traceparent,
+      },
+    };
   }
 
   /**

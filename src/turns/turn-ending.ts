@@ -64,10 +64,10 @@ export interface FinalStep {
   /** Its `step-finish`, the first of the events that announce the end. */
   finishEvent: EventPayload;
   /**
-   * For a completed turn whose last step called no tools: the step, the end and the next turn
-   * read in one statement instead of `write` and the separate end (see TurnsRepository).
+   * For a completed turn whose last step called no tools: the seq floor, the step, the end and
+   * the next turn's read in one round trip instead of the transaction (see TurnsRepository).
    */
-  writeWithEnd?(tx: Queryable, endEvents: EventPayload[]): Promise<{ ended: Turn; next: NextTurn | null } | null>;
+  completeWithEnd?(endEvents: EventPayload[], seenSeq: number): Promise<{ ended: Turn; next: NextTurn | null } | null>;
 }
 
 /**
@@ -86,17 +86,19 @@ export async function endTurn(
   finalStep?: FinalStep,
 ): Promise<Turn | null> {
   const latestSeq = await events.flush();
-  const result = await deps.db.transaction(async (tx) => {
-    // The conversation's row is locked first, as admission does, so that the two never wait
-    // on each other in turn; raising the seq floor is what locks it.
-    await deps.conversations.raiseLastSeq(turn.conversationId, latestSeq, tx);
-    if (finalStep?.writeWithEnd && outcome.status === 'completed') return finalStep.writeWithEnd(tx, [finalStep.finishEvent, endEvent(outcome)]);
-    if (finalStep && !(await finalStep.write(tx))) return null;
-    const ended = await recordTurnEnd(deps, turn.id, attempt, outcome, tx, finalStep?.finishEvent);
-    if (!ended) return null;
-    const next = (await deps.turns.activeTurns(turn.conversationId, tx))[0];
-    return { ended, next: next ?? null };
-  });
+  const result =
+    finalStep?.completeWithEnd && outcome.status === 'completed'
+      ? await finalStep.completeWithEnd([finalStep.finishEvent, endEvent(outcome)], latestSeq)
+      : await deps.db.transaction(async (tx) => {
+          // The conversation's row is locked first, as admission does, so that the two never
+          // wait on each other in turn; raising the seq floor is what locks it.
+          await deps.conversations.raiseLastSeq(turn.conversationId, latestSeq, tx);
+          if (finalStep && !(await finalStep.write(tx))) return null;
+          const ended = await recordTurnEnd(deps, turn.id, attempt, outcome, tx, finalStep?.finishEvent);
+          if (!ended) return null;
+          const next = (await deps.turns.activeTurns(turn.conversationId, tx))[0];
+          return { ended, next: next ?? null };
+        });
   if (!result) return null;
   await announceTurnEnd(deps, result.ended, attempt, events);
   await startNext(deps, result.ended, result.next);

@@ -285,8 +285,8 @@ async function runAttempt(
         finishEvent: stepFinish,
         ...(output.toolCalls.length === 0 && calls.length === 0
           ? {
-              writeWithEnd: (tx: Queryable, endEvents: EventPayload[]) =>
-                deps.turns.completeWithFinalStep(turn.id, attempt, { record, content: output.text || null }, { finishReason, endEvents }, tx),
+              completeWithEnd: (endEvents: EventPayload[], seenSeq: number) =>
+                deps.turns.completeWithFinalStep(turn.id, attempt, { record, content: output.text || null }, { finishReason, endEvents, seenSeq }),
             }
           : {}),
       });

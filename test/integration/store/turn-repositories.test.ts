@@ -150,7 +150,7 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await turns.beginAttempt(bounded.id, 'bounded-job', true)).not.toHaveProperty('history');
   });
 
-  it('completes a turn with its last step in one statement, and names the next unfinished turn', async () => {
+  it('completes a turn with its last step in one round trip, raises the seq floor, and names the next unfinished turn', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
     const queued = await newTurn(conversation.id);
@@ -158,15 +158,44 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
     const endEvents = [{ type: 'turn-finish' as const, finishReason: 'stop', usage }];
     // A stale attempt changes nothing.
-    expect(await turns.completeWithFinalStep(turn.id, 2, { record, content: 'answer' }, { finishReason: 'stop', endEvents })).toBeNull();
-    const result = await turns.completeWithFinalStep(turn.id, 1, { record, content: 'answer' }, { finishReason: 'stop', endEvents });
+    expect(await turns.completeWithFinalStep(turn.id, 2, { record, content: 'answer' }, { finishReason: 'stop', endEvents, seenSeq: 5 })).toBeNull();
+    const result = await turns.completeWithFinalStep(turn.id, 1, { record, content: 'answer' }, { finishReason: 'stop', endEvents, seenSeq: 7 });
     expect(result?.ended).toMatchObject({ id: turn.id, status: 'completed', finishReason: 'stop', step: 1, usage, endEvents, steps: [record] });
+    // Read back from its JSON as the row reads: timestamps included.
+    expect(result?.ended).toEqual(await turns.get(turn.id));
+    expect((await conversations.getById(conversation.id))?.lastSeq).toBe(7);
     expect(result?.next).toEqual({ id: queued.id, conversationId: conversation.id, userId, retryAt: null, batchPriority: null, traceparent: null });
     expect((await messages.list(conversation.id)).map((message) => [message.role, message.content])).toEqual([
       ['user', 'hi'],
       ['assistant', 'answer'],
     ]);
-    expect(await turns.completeWithFinalStep(turn.id, 1, { record, content: 'again' }, { finishReason: 'stop', endEvents })).toBeNull();
+    expect(await turns.completeWithFinalStep(turn.id, 1, { record, content: 'again' }, { finishReason: 'stop', endEvents, seenSeq: 9 })).toBeNull();
+    // With no unfinished turn left, there is no next one.
+    await turns.beginAttempt(queued.id, 'next-job');
+    expect((await turns.completeWithFinalStep(queued.id, 1, { record, content: 'last' }, { finishReason: 'stop', endEvents, seenSeq: 9 }))?.next).toBeNull();
+  });
+
+  // PGlite is one connection: an admission cannot be in flight while a turn ends.
+  (kind === 'postgres' ? it : it.skip)('finds the next turn an admission adds while the turn ends', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    await turns.beginAttempt(turn.id, 'job');
+    const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
+    const endEvents = [{ type: 'turn-finish' as const, finishReason: 'stop', usage }];
+    let ending: ReturnType<TurnsRepository['completeWithFinalStep']> | undefined;
+    const admitted = await db.transaction(async (tx) => {
+      // As admission does: the conversation's row lock, then a turn queued behind the running one.
+      await conversations.lock(conversation.id, tx);
+      ending = turns.completeWithFinalStep(turn.id, 1, { record, content: 'answer' }, { finishReason: 'stop', endEvents, seenSeq: 1 });
+      for (;;) {
+        const { rows } = await db.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT complete_turn_with_final_step%'`,
+        );
+        if (rows[0]!.waiting > 0) break;
+      }
+      return turns.insert({ conversationId: conversation.id, userId, input: 'next', options: {}, requestHash: 'h' }, tx);
+    });
+    expect((await ending)?.next?.id).toBe(admitted.id);
   });
 
   it('stores a tool call result once: the first settle wins', async () => {
