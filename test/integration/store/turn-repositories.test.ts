@@ -175,29 +175,6 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect((await turns.completeWithFinalStep(queued.id, 1, { record, content: 'last' }, { finishReason: 'stop', endEvents, seenSeq: 9 }))?.next).toBeNull();
   });
 
-  // PGlite is one connection: an admission cannot be in flight while a turn ends.
-  (kind === 'postgres' ? it : it.skip)('finds the next turn an admission adds while the turn ends', async () => {
-    const conversation = await conversations.create({ userId });
-    const turn = await newTurn(conversation.id);
-    await turns.beginAttempt(turn.id, 'job');
-    const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
-    const endEvents = [{ type: 'turn-finish' as const, finishReason: 'stop', usage }];
-    let ending: ReturnType<TurnsRepository['completeWithFinalStep']> | undefined;
-    const admitted = await db.transaction(async (tx) => {
-      // As admission does: the conversation's row lock, then a turn queued behind the running one.
-      await conversations.lock(conversation.id, tx);
-      ending = turns.completeWithFinalStep(turn.id, 1, { record, content: 'answer' }, { finishReason: 'stop', endEvents, seenSeq: 1 });
-      for (;;) {
-        const { rows } = await db.query<{ waiting: number }>(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT complete_turn_with_final_step%'`,
-        );
-        if (rows[0]!.waiting > 0) break;
-      }
-      return turns.insert({ conversationId: conversation.id, userId, input: 'next', options: {}, requestHash: 'h' }, tx);
-    });
-    expect((await ending)?.next?.id).toBe(admitted.id);
-  });
-
   it('stores a tool call result once: the first settle wins', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
@@ -220,5 +197,46 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     await turns.beginAttempt(turn.id, 'job');
     await turns.commitStep(turn.id, 1, record);
     expect(await toolCalls.lastStepState(turn.id)).toMatchObject({ step: 1, toolMessagesWritten: false, calls: [{ toolCallId: 'a' }, { toolCallId: 'b' }] });
+  });
+});
+
+// PostgreSQL only: PGlite is one connection, so an admission cannot be in flight while a turn ends.
+describe('the end of a turn beside an admission, on PostgreSQL', () => {
+  let db: Db;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ db, drop } = await createTestDatabase('postgres'));
+  });
+  afterAll(() => drop());
+
+  it('finds the next turn an admission adds while the turn ends', async () => {
+    const conversations = new ConversationsRepository(db);
+    const turns = new TurnsRepository(db);
+    const userId = (await new UsersRepository(db).createUserWithKey('owner')).id;
+    const conversation = await conversations.create({ userId });
+    const turn = await turns.insert({ conversationId: conversation.id, userId, input: 'hi', options: {}, requestHash: 'h' });
+    await turns.beginAttempt(turn.id, 'job');
+    const record = { step: 1, finishReason: 'stop', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
+    const endEvents = [{ type: 'turn-finish' as const, finishReason: 'stop', usage }];
+    let ending: ReturnType<TurnsRepository['completeWithFinalStep']> | undefined;
+    const admitted = await db.transaction(async (tx) => {
+      // As admission does: the conversation's row lock, then a turn queued behind the running one.
+      await conversations.lock(conversation.id, tx);
+      ending = turns.completeWithFinalStep(turn.id, 1, { record, content: 'answer' }, { finishReason: 'stop', endEvents, seenSeq: 1 });
+      // Until the end waits for this transaction's lock (read from another connection: a
+      // transaction sees one snapshot of pg_stat_activity).
+      const holder = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      for (;;) {
+        const { rows } = await db.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE $1::int = ANY(pg_blocking_pids(pid)) AND query LIKE 'SELECT complete_turn_with_final_step%'`,
+          [holder],
+        );
+        if (rows[0]!.waiting > 0) break;
+      }
+      return turns.insert({ conversationId: conversation.id, userId, input: 'next', options: {}, requestHash: 'h' }, tx);
+    });
+    expect((await ending)?.next?.id).toBe(admitted.id);
   });
 });
