@@ -14,9 +14,10 @@ export async function ensureDevApiKey(users: DevKeyUsers, dataDir: string): Prom
   const saved = savedDevApiKey(dataDir);
   if (saved && (await users.findUserByApiKey(saved))) return { apiKey: saved, created: false };
   const user = await users.createUserWithKey('dev');
+  const file = devKeyFile(dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
-  fs.writeFileSync(devKeyFile(dataDir), `${user.apiKey}\n`, { mode: 0o600 });
-  fs.chmodSync(devKeyFile(dataDir), 0o600);
+  fs.writeFileSync(file, `${user.apiKey}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
   return { apiKey: user.apiKey, created: true };
 }
 

@@ -360,11 +360,7 @@ export class BatchesRepository {
 
 function toBatch(row: BatchRow): Batch {
   return {
-    id: row.id,
-    userId: row.user_id,
-    status: row.status,
-    concurrency: row.concurrency,
-    priority: row.priority,
+    ...toRunning(row),
     metadata: row.metadata,
     skipped: row.skipped,
     counts: { total: row.total, queued: row.queued, running: row.running, succeeded: row.succeeded, failed: row.failed, cancelled: row.cancelled },
