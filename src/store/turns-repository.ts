@@ -322,9 +322,19 @@ export class TurnsRepository {
     return rows.length > 0;
   }
 
-  /** Records a finished step and the turn's running totals. False when the attempt was fenced off. */
-  async commitStep(id: string, attempt: number, record: StepRecord, db: Queryable = this.db): Promise<boolean> {
-    const { rows } = await db.query(`UPDATE turns SET ${RECORD_STEP} WHERE ${STEP_OWNED} RETURNING id`, recordStepParams(id, attempt, record));
+  /**
+   * Records a finished step and the turn's running totals. False when the attempt was fenced off.
+   * `parkForTools`: the step's calls go out as tool jobs, and the turn waits for them from this
+   * commit on (a round trip less than parking it after).
+   */
+  async commitStep(id: string, attempt: number, record: StepRecord, parkForTools = false, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(
+      `UPDATE turns SET ${RECORD_STEP},
+         status = CASE WHEN $8::boolean THEN 'waiting_tools' ELSE status END,
+         awaiting = CASE WHEN $8::boolean THEN 'tools' ELSE awaiting END
+       WHERE ${STEP_OWNED} RETURNING id`,
+      [...recordStepParams(id, attempt, record), parkForTools],
+    );
     return rows.length > 0;
   }
 

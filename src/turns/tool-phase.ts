@@ -29,6 +29,9 @@ export interface ToolPhaseDeps {
 /** What the runner does after looking at a step's tool calls ('no_tools': the step had none). */
 export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
 
+/** The step's commit parks the turn for its tool jobs: some call is pending and runs on a server. */
+export const goesToToolJobs = (calls: NewToolCall[]) => calls.some((call) => call.status === 'pending' && call.kind !== 'client');
+
 const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
 
 /**
@@ -54,8 +57,9 @@ export async function startToolPhase(
   const client = pending.filter((call) => call.kind === 'client');
   if (pending.length === 0) return 'proceed';
 
-  // Parked before the fan-out, so a continuation that starts at once finds the turn waiting.
-  if (!(await deps.turns.setWaiting(context.turnId, context.attempt, server.length > 0 ? 'tools' : 'clients'))) return 'fenced';
+  // Parked before the fan-out, so a continuation that starts at once finds the turn waiting: a
+  // step with server calls by its commit (see `goesToToolJobs`), one with client calls only here.
+  if (server.length === 0 && !(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients'))) return 'fenced';
   for (const call of client) {
     events.emit({ type: 'tool-call-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args });
     await scheduleClientTimeout(deps.toolQueue, {

@@ -16,7 +16,7 @@ import { offeredToolNames } from './offered-tools';
 import { prepareToolCalls } from './prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
 import { streamStep, type StepOutput, type StreamedPieces } from './stream-step';
-import { resumeToolPhase, startToolPhase, type ToolPhaseDeps } from './tool-phase';
+import { goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from './tool-phase';
 import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from './turn-events';
 import { endChatSpan, startChatSpan } from '../tracing/chat-span';
@@ -272,8 +272,7 @@ async function runAttempt(
     });
     if (seenSeq === null) return stop(deps, turn.id, inflight, events, FENCED);
     const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: now().toISOString() };
-    // The turn's end raises the seq floor itself.
-    const writeStep = (tx: Queryable, raiseSeqTo: number | null) => commitStep(deps, turn, attempt, record, output, calls, raiseSeqTo, tx);
+    const writeStep = (tx: Queryable, continues: { seenSeq: number } | null) => commitStep(deps, turn, attempt, record, output, calls, continues, tx);
     const stepFinish = { type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage } as const;
     usage = addUsage(usage, output.usage);
 
@@ -295,7 +294,7 @@ async function runAttempt(
       logTurnEnd(log, ended);
       return { kind: 'done' };
     }
-    if (!(await deps.db.transaction((tx) => writeStep(tx, seenSeq)))) return stop(deps, turn.id, inflight, events, FENCED);
+    if (!(await deps.db.transaction((tx) => writeStep(tx, { seenSeq })))) return stop(deps, turn.id, inflight, events, FENCED);
     log.info(stepLine, 'step finished');
     await inflight.clear();
     events.emit(stepFinish);
@@ -362,7 +361,12 @@ export function logTurnEnd(log: Logger, ended: Turn | null): void {
   log.info({ status: ended.status, finishReason: ended.finishReason, error: ended.error?.code, steps: ended.step, usage: ended.usage }, 'turn ended');
 }
 
-/** The step's assistant message, its tool calls and the turn's step record (and the seq floor, unless the turn's end raises it), in the caller's transaction. */
+/**
+ * The step's assistant message, its tool calls and the turn's step record, in the caller's
+ * transaction. `continues`: the turn goes on to its tool phase, so the seq floor is raised
+ * here and the turn parked for its tool jobs; null when the turn's end writes the step (the
+ * end raises the floor itself).
+ */
 async function commitStep(
   deps: TurnRunnerDeps,
   turn: Turn,
@@ -370,16 +374,16 @@ async function commitStep(
   record: StepRecord,
   output: StepOutput,
   calls: ReturnType<typeof prepareToolCalls>,
-  raiseSeqTo: number | null,
+  continues: { seenSeq: number } | null,
   tx: Queryable,
 ): Promise<boolean> {
-  if (!(await deps.turns.commitStep(turn.id, attempt, record, tx))) return false;
+  if (!(await deps.turns.commitStep(turn.id, attempt, record, continues !== null && goesToToolJobs(calls), tx))) return false;
   await deps.messages.insertAssistantMessage(
     { conversationId: turn.conversationId, turnId: turn.id, step: record.step, content: output.text || null, toolCalls: output.toolCalls },
     tx,
   );
   await deps.toolCalls.insertMany(calls, tx);
-  if (raiseSeqTo !== null) await deps.conversations.raiseLastSeq(turn.conversationId, raiseSeqTo, tx);
+  if (continues) await deps.conversations.raiseLastSeq(turn.conversationId, continues.seenSeq, tx);
   return true;
 }
 

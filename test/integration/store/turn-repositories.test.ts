@@ -110,6 +110,19 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await turns.finish(turn.id, null, { status: 'cancelled', finishReason: 'cancelled' }, [])).toBeNull();
   });
 
+  it('parks a turn for its tool jobs with the step that called them, only while the attempt owns it', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    await turns.beginAttempt(turn.id, 'start');
+    const record = { step: 1, finishReason: 'tool_calls', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
+    expect(await turns.commitStep(turn.id, 2, record, true)).toBe(false);
+    expect(await turns.get(turn.id)).toMatchObject({ status: 'running', awaiting: null, step: 0 });
+    expect(await turns.commitStep(turn.id, 1, record, true)).toBe(true);
+    expect(await turns.get(turn.id)).toMatchObject({ status: 'waiting_tools', awaiting: 'tools', step: 1 });
+    // The flow's parent continues it in the same attempt.
+    expect(await turns.beginAttempt(turn.id, 'continuation')).toMatchObject({ restarted: false, turn: { attempt: 1, status: 'running', awaiting: null } });
+  });
+
   it('writes each message once and lists them in order', async () => {
     const conversation = await conversations.create({ userId });
     const turn = await newTurn(conversation.id);
