@@ -75,36 +75,43 @@ export class MessagesRepository {
   }
 
   /**
-   * The step's tool messages, in the order given, in one statement; a call's message is written
-   * once. With `fence`, only while that attempt runs the turn (its row locked for the insert):
-   * 'fenced', and nothing written, once it does not; 'existed' when an earlier run wrote them.
+   * The tool messages of a turn's settled calls (of one step, or of every step), in the
+   * assistant's order, in one statement; a call's message is written once. With `fence`, only
+   * while that attempt runs the turn (its row locked for the insert): 'fenced', and nothing
+   * written, once it does not; 'existed' when an earlier run wrote them.
    */
   async insertToolMessages(
-    messages: { conversationId: string; turnId: string; step: number; toolCallId: string; content: string }[],
+    scope: { turnId: string; step?: number },
     db: Queryable = this.db,
-    fence?: { turnId: string; attempt: number },
+    fence?: { attempt: number },
   ): Promise<'written' | 'existed' | 'fenced'> {
-    const records = JSON.stringify(messages.map((message, position) => ({ ...message, position })));
-    const insert = (condition: string) =>
-      `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_call_id)
-       SELECT "conversationId", "turnId", step, 'tool', to_jsonb(content), "toolCallId"
-       FROM jsonb_to_recordset($1::jsonb) AS r("conversationId" text, "turnId" text, step int, "toolCallId" text, content text, position int)
-       ${condition} ORDER BY position
-       ON CONFLICT (turn_id, tool_call_id) WHERE role = 'tool' DO NOTHING`;
+    const calls = '(SELECT * FROM tool_calls WHERE turn_id = $1 AND ($2::int IS NULL OR step = $2)) AS calls';
+    const params = [scope.turnId, scope.step ?? null];
     if (!fence) {
-      if (messages.length > 0) await db.query(insert(''), [records]);
+      await db.query(insertToolMessagesFrom(calls), params);
       return 'written';
     }
-    const { rows } = await db.query<{ held: boolean; written: boolean }>(
-      `WITH held AS (SELECT id FROM turns WHERE id = $2 AND attempt = $3 AND status = 'running' FOR UPDATE),
-       inserted AS (${insert('WHERE EXISTS (SELECT 1 FROM held)')} RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM held) AS held, EXISTS (SELECT 1 FROM inserted) AS written`,
-      [records, fence.turnId, fence.attempt],
+    const { rows } = await db.query<{ held: boolean; written: boolean; settled: boolean }>(
+      `WITH held AS (SELECT id FROM turns WHERE id = $1 AND attempt = $3 AND status = 'running' FOR UPDATE),
+       inserted AS (${insertToolMessagesFrom(calls, 'AND EXISTS (SELECT 1 FROM held)')} RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM held) AS held, EXISTS (SELECT 1 FROM inserted) AS written,
+              EXISTS (SELECT 1 FROM tool_calls WHERE turn_id = $1 AND ($2::int IS NULL OR step = $2) AND message IS NOT NULL) AS settled`,
+      [...params, fence.attempt],
     );
-    const { held, written } = rows[0]!;
-    return !held ? 'fenced' : written || messages.length === 0 ? 'written' : 'existed';
+    const { held, written, settled } = rows[0]!;
+    return !held ? 'fenced' : written || !settled ? 'written' : 'existed';
   }
 }
+
+/**
+ * An INSERT of the `tool` messages of the settled calls among `calls` (a relation with the
+ * columns of tool_calls), in the assistant's order; a call's message is written once.
+ */
+export const insertToolMessagesFrom = (calls: string, condition = '') =>
+  `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_call_id)
+   SELECT conversation_id, turn_id, step, 'tool', to_jsonb(message), tool_call_id FROM ${calls}
+   WHERE message IS NOT NULL ${condition} ORDER BY step, position
+   ON CONFLICT (turn_id, tool_call_id) WHERE role = 'tool' DO NOTHING`;
 
 export function toStoredMessage(row: MessageRow): StoredMessage {
   return {

@@ -1,5 +1,6 @@
 import { attemptFields, START_ATTEMPT, outcomeColumns, UNSETTLED, type AttemptFields, type AttemptRow, type AttemptStatus, type Outcome } from './attempt-columns';
 import type { Queryable } from './db';
+import { toStorableJson } from './storable-text';
 
 export type ToolCallStatus = AttemptStatus;
 export const SETTLED_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = ['succeeded', 'failed', 'cancelled'];
@@ -57,13 +58,14 @@ export class ToolCallsRepository {
       args: call.args,
       status: call.status,
       error: 'error' in call ? call.error : undefined,
+      message: call.status === 'pending' ? undefined : toolMessageContent(call),
     }));
     await db.query(
-      `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, finished_at)
-       SELECT turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error,
+      `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, message, finished_at)
+       SELECT turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, message,
               CASE WHEN status = 'pending' THEN NULL ELSE clock_timestamp() END
        FROM jsonb_to_recordset($1::jsonb) AS r(turn_id text, tool_call_id text, conversation_id text, step int, position int,
-            name text, kind text, arguments_text text, args jsonb, status text, error jsonb)
+            name text, kind text, arguments_text text, args jsonb, status text, error jsonb, message text)
        ORDER BY position
        ON CONFLICT (turn_id, tool_call_id) DO NOTHING`,
       [JSON.stringify(records)],
@@ -98,20 +100,6 @@ export class ToolCallsRepository {
     return { calls: rows.map(toRecord), toolMessagesWritten: rows[0]?.tool_messages_written ?? false };
   }
 
-  /**
-   * The state of the turn's last committed step, for a caller that does not know the step yet
-   * (a continuation reads it while it takes the turn). Null when that step has no calls.
-   */
-  async lastStepState(turnId: string): Promise<(StepState & { step: number }) | null> {
-    const { rows } = await this.db.query<ToolCallRow & { tool_messages_written: boolean }>(
-      `SELECT c.*, EXISTS (SELECT 1 FROM messages m WHERE m.turn_id = c.turn_id AND m.step = c.step AND m.role = 'tool') AS tool_messages_written
-       FROM tool_calls c WHERE c.turn_id = $1 AND c.step = (SELECT step FROM turns WHERE id = $1) ORDER BY c.position`,
-      [turnId],
-    );
-    if (rows.length === 0) return null;
-    return { step: rows[0]!.step, calls: rows.map(toRecord), toolMessagesWritten: rows[0]!.tool_messages_written };
-  }
-
   /** The unanswered client calls of each (turn, step), in one query. */
   async unsettledClientCalls(steps: { turnId: string; step: number }[]): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position'>[]> {
     if (steps.length === 0) return [];
@@ -141,9 +129,9 @@ export class ToolCallsRepository {
     db: Queryable = this.db,
   ): Promise<ToolCallRecord | null> {
     const { rows } = await db.query<ToolCallRow>(
-      `UPDATE tool_calls SET status = $3, result = $4, error = $5, finished_at = clock_timestamp()
+      `UPDATE tool_calls SET status = $3, result = $4, error = $5, message = $6, finished_at = clock_timestamp()
        WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
-      [turnId, toolCallId, outcome.status, ...outcomeColumns(outcome)],
+      [turnId, toolCallId, outcome.status, ...outcomeColumns(outcome), toolMessageContent(outcome)],
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }
@@ -151,17 +139,40 @@ export class ToolCallsRepository {
   /** Settles every unsettled call of a turn as cancelled (cancel, interrupt, max steps). */
   async cancelUnsettled(turnId: string, error: { code: string; message: string }, db: Queryable = this.db): Promise<ToolCallRecord[]> {
     const { rows } = await db.query<ToolCallRow>(
-      `UPDATE tool_calls SET status = 'cancelled', error = $2, finished_at = clock_timestamp()
+      `UPDATE tool_calls SET status = 'cancelled', error = $2, message = $3, finished_at = clock_timestamp()
        WHERE turn_id = $1 AND status IN ${UNSETTLED} RETURNING *`,
-      [turnId, JSON.stringify(error)],
+      [turnId, JSON.stringify(error), toolMessageContent({ status: 'cancelled', error })],
     );
     return rows.map(toRecord);
   }
 }
 
+/**
+ * The `tool` message the model receives for a settled call: the result as JSON text (a string
+ * result as it is), or `{"error": {code, message}}`, so the model can read a failure and try
+ * again. Stored with the outcome (`message`), so that SQL writes a step's tool messages.
+ */
+export function toolMessageContent(outcome: Outcome): string {
+  if (outcome.status === 'succeeded') {
+    const result = toStorableJson(outcome.result ?? null);
+    return typeof result === 'string' ? result : JSON.stringify(result);
+  }
+  const { code, message } = toStorableJson(outcome.error) as typeof outcome.error;
+  return JSON.stringify({ error: { code, message } });
+}
+
 export function durationMs(call: ToolCallRecord): number {
   if (!call.startedAt || !call.finishedAt) return 0;
   return Math.max(0, Date.parse(call.finishedAt) - Date.parse(call.startedAt));
+}
+
+/** A tool call row as `json_agg` writes it: its timestamps are text. */
+export type JsonToolCallRow = Omit<ToolCallRow, 'created_at' | 'started_at' | 'finished_at'> &
+  Record<'created_at' | 'started_at' | 'finished_at', string | null>;
+
+export function toolCallFromJson(row: JsonToolCallRow): ToolCallRecord {
+  const date = (text: string | null) => (text === null ? null : new Date(text));
+  return toRecord({ ...row, created_at: new Date(row.created_at!), started_at: date(row.started_at), finished_at: date(row.finished_at) });
 }
 
 function toRecord(row: ToolCallRow): ToolCallRecord {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice } from '../providers/model-provider';
 import type { Queryable } from './db';
-import { toStoredMessage, type MessageRow, type StoredMessage } from './messages-repository';
+import { insertToolMessagesFrom, toStoredMessage, type MessageRow, type StoredMessage } from './messages-repository';
+import { toolCallFromJson, type JsonToolCallRow, type StepState } from './tool-calls-repository';
 
 export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_tools'];
@@ -70,11 +71,20 @@ export interface BegunAttempt {
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
-   * With `readHistory`, when the attempt starts the turn's first step and the turn sends its
-   * whole history: the conversation's messages, its own user message last, read in the statement
-   * that checked no earlier turn is unfinished (so every message of those turns is in it).
+   * With `readHistory`, when the attempt starts a step and the turn sends its whole history: the
+   * conversation's messages, read in the statement that checked no earlier turn is unfinished (so
+   * every message of those turns is in it). On the first step its own user message is last; after
+   * a tool phase, the step's tool messages are.
    */
   history?: StoredMessage[];
+  /**
+   * Past the first step: the last step's calls, and whether their tool messages were written
+   * before (the phase completed) or by this take (every call had its outcome; the run announces
+   * the phase's end).
+   */
+  lastStep?: StepState & { toolMessagesWrittenHere: boolean };
+  /** Past the first step: the id of every call of the turn so far. */
+  toolCallIds?: string[];
 }
 
 interface BegunRow extends TurnRow {
@@ -85,6 +95,10 @@ interface BegunRow extends TurnRow {
   conversation_tools: string[] | null;
   user_allowed_tools: string[] | null;
   history: MessageRow[] | null;
+  step_calls: JsonToolCallRow[] | null;
+  tool_messages_written: boolean;
+  tool_messages_written_here: boolean;
+  tool_call_ids: string[] | null;
 }
 
 interface TurnRow {
@@ -280,18 +294,32 @@ export class TurnsRepository {
          SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools'
          ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
          RETURNING id, role, content, tool_calls, tool_call_id, turn_id
+       ), step_calls AS (
+         SELECT c.* FROM tool_calls c JOIN begun ON c.turn_id = begun.id AND c.step = begun.step
+       ), phase AS (
+         SELECT NOT EXISTS (SELECT 1 FROM step_calls WHERE message IS NULL) AS settled,
+                EXISTS (SELECT 1 FROM messages m JOIN begun ON m.turn_id = begun.id AND m.step = begun.step AND m.role = 'tool') AS written
+       ), tool_messages AS (
+         -- The step's tool phase completes in the take when every call has its outcome.
+         ${insertToolMessagesFrom('step_calls', 'AND (SELECT settled FROM phase)')}
+         RETURNING id, role, content, tool_calls, tool_call_id, turn_id
        ), history AS (
-         -- The statement does not see its own insert: a new user message comes from RETURNING,
-         -- one written by an earlier attempt is in the table.
+         -- The statement does not see its own inserts: a new user message and new tool messages
+         -- come from RETURNING, those written by an earlier run are in the table.
          SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
          UNION ALL SELECT * FROM user_message
+         UNION ALL SELECT * FROM tool_messages
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
               c.tools AS conversation_tools, u.allowed_tools AS user_allowed_tools,
-              CASE WHEN $3::boolean AND begun.step = 0 AND begun.options->'maxHistoryMessages' IS NULL THEN
+              CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
-              END AS history
+              END AS history,
+              CASE WHEN begun.step > 0 THEN (SELECT coalesce(json_agg(s ORDER BY s.position), '[]') FROM step_calls s) END AS step_calls,
+              (SELECT written FROM phase) AS tool_messages_written,
+              EXISTS (SELECT 1 FROM tool_messages) AS tool_messages_written_here,
+              CASE WHEN begun.step > 0 THEN ARRAY(SELECT tool_call_id FROM tool_calls WHERE turn_id = begun.id) END AS tool_call_ids
        FROM begun JOIN conversations c ON c.id = begun.conversation_id JOIN users u ON u.id = begun.user_id`,
       [id, jobId, readHistory],
     );
@@ -304,6 +332,16 @@ export class TurnsRepository {
       conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools },
       userAllowedTools: row.user_allowed_tools,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
+      ...(row.step_calls
+        ? {
+            lastStep: {
+              calls: row.step_calls.map(toolCallFromJson),
+              toolMessagesWritten: row.tool_messages_written,
+              toolMessagesWrittenHere: row.tool_messages_written_here,
+            },
+            toolCallIds: row.tool_call_ids ?? [],
+          }
+        : {}),
     };
   }
 

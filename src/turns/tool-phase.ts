@@ -12,7 +12,7 @@ import {
 } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
-import { toolMessageContent, toolResultEvent } from './tool-messages';
+import { toolResultEvent } from './tool-messages';
 import type { TurnEvents } from './turn-events';
 
 export interface ToolPhaseDeps {
@@ -31,6 +31,8 @@ export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
 
 /** The step's commit parks the turn for its tool jobs: some call is pending and runs on a server. */
 export const goesToToolJobs = (calls: NewToolCall[]) => calls.some((call) => call.status === 'pending' && call.kind !== 'client');
+
+type TakenStepState = StepState & { toolMessagesWrittenHere?: boolean };
 
 const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
 
@@ -103,15 +105,23 @@ export async function resumeToolPhase(
     tookOverToolPhase?: boolean;
     /** Where a fan-out made again joins the turn's trace. */
     trace?: FanOutTrace;
-    /** The step's state, when the caller read it already (read here otherwise). */
-    stepState?: StepState | undefined;
+    /**
+     * The step's state, when the take read it (read here otherwise). `toolMessagesWrittenHere`:
+     * every call had its outcome, and the take wrote their messages; the phase's end is announced here.
+     */
+    stepState?: TakenStepState | undefined;
   },
 ): Promise<ToolPhaseOutcome> {
-  const { calls, toolMessagesWritten } = context.stepState ?? (await deps.toolCalls.stepState(context.turnId, context.step));
+  const state: TakenStepState = context.stepState ?? (await deps.toolCalls.stepState(context.turnId, context.step));
+  const { calls, toolMessagesWritten, toolMessagesWrittenHere } = state;
   if (calls.length === 0) return 'no_tools';
   if (toolMessagesWritten) return 'proceed';
   if (context.tookOverToolPhase) {
     for (const call of calls) if (call.kind !== 'client' && call.attempts > 0 && isSettled(call)) context.events.emit(toolResultEvent(call));
+  }
+  if (toolMessagesWrittenHere) {
+    announcePhaseEnd(context.events, calls);
+    return 'proceed';
   }
 
   const unsettledServer = calls.filter((call) => !isSettled(call) && call.kind !== 'client');
@@ -178,31 +188,21 @@ async function parkForClients(
 /** Writes one tool message per call (all settled), in the assistant's order, then announces the phase's end. */
 async function completeToolPhase(
   deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; events: TurnEvents },
+  context: { turnId: string; attempt: number; step: number; events: TurnEvents },
   calls: ToolCallRecord[],
 ): Promise<ToolPhaseOutcome> {
-  const written = await writeToolMessages(deps, calls, deps.db, { turnId: context.turnId, attempt: context.attempt });
+  const written = await deps.messages.insertToolMessages({ turnId: context.turnId, step: context.step }, deps.db, { attempt: context.attempt });
   if (written === 'fenced') return 'fenced';
   // An earlier run completed the phase (and announced it) after this one read the step.
   if (written === 'existed') return 'proceed';
-  context.events.emit({
+  announcePhaseEnd(context.events, calls);
+  return 'proceed';
+}
+
+function announcePhaseEnd(events: TurnEvents, calls: ToolCallRecord[]): void {
+  events.emit({
     type: 'tool_processing_complete',
     results: calls.length,
     failed: calls.filter((call) => call.status !== 'succeeded').length,
   });
-  return 'proceed';
-}
-
-/** With `fence`: only while that attempt runs the turn (see `insertToolMessages`). */
-export async function writeToolMessages(
-  deps: Pick<ToolPhaseDeps, 'messages'>,
-  calls: ToolCallRecord[],
-  db: Queryable,
-  fence?: { turnId: string; attempt: number },
-): ReturnType<MessagesRepository['insertToolMessages']> {
-  return deps.messages.insertToolMessages(
-    calls.map((call) => ({ conversationId: call.conversationId, turnId: call.turnId, step: call.step, toolCallId: call.toolCallId, content: toolMessageContent(call) })),
-    db,
-    fence,
-  );
 }

@@ -1,7 +1,6 @@
 import type { Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
-import { writeToolMessages } from './tool-phase';
 
 /**
  * Leaves a turn that ends early (cancelled, interrupted, failed, out of steps) with a history
@@ -15,5 +14,5 @@ export async function repairTranscript(
   tx: Queryable,
 ): Promise<void> {
   await deps.toolCalls.cancelUnsettled(turnId, reason, tx);
-  await writeToolMessages(deps, await deps.toolCalls.listForTurn(turnId, tx), tx);
+  await deps.messages.insertToolMessages({ turnId }, tx);
 }

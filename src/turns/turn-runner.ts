@@ -7,7 +7,6 @@ import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../store/event-log';
 import type { Queryable } from '../store/db';
-import type { StepState } from '../store/tool-calls-repository';
 import { isTerminal, type BegunAttempt, type StepRecord, type Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
@@ -88,9 +87,6 @@ const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
  */
 export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const withHistory = deps.defaults.maxHistoryMessages === undefined;
-  // A continuation's step is read while the turn is taken, not after (a round trip less). A
-  // phase another run completed meanwhile is found when its tool messages are written.
-  const stepState = job.isContinuation ? deps.toolCalls.lastStepState(job.turnId).catch(() => null) : undefined;
   let begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
   if (!begun && job.conversationId) {
     // Admission enqueues a new turn's start while the transaction that records it commits, so
@@ -107,8 +103,7 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
   const log = deps.logger.child({ conversationId: turn.conversationId, turnId: turn.id, attempt: turn.attempt });
   if (begun.restarted) log.info({ jobId: job.jobId, step: turn.step + 1 }, 'turn started');
   else log.debug({ jobId: job.jobId, step: turn.step }, 'turn continues after its tool calls');
-  const prefetched = await stepState;
-  const outcome = await runAttempt(deps, job, begun, log, jobSignal, prefetched?.step === turn.step ? prefetched : undefined);
+  const outcome = await runAttempt(deps, job, begun, log, jobSignal);
   if (outcome.kind === 'stopped') {
     log.info({ jobId: job.jobId, reason: outcome.reason === 'aborted' ? String(jobSignal.reason) : outcome.reason }, 'turn attempt stopped');
   }
@@ -122,7 +117,6 @@ async function runAttempt(
   begun: BegunAttempt,
   log: Logger,
   jobSignal: AbortSignal,
-  stepState: StepState | undefined,
 ): Promise<TurnRunOutcome> {
   const now = deps.now ?? (() => new Date());
   const { turn, restarted, previous: before, conversation } = begun;
@@ -170,6 +164,8 @@ async function runAttempt(
   );
   const toolDefinitions = deps.tools.list().filter((tool) => offered.has(tool.name));
   let usage: Usage = turn.usage;
+  // A call id of the provider's that an earlier step of the turn used is replaced.
+  const takenToolCallIds = new Set(begun.toolCallIds);
 
   if (turn.step > 0) {
     events.emit(...opening.splice(0));
@@ -183,7 +179,7 @@ async function runAttempt(
       tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools' && before.awaiting === 'tools',
       // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
       trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
-      stepState,
+      stepState: begun.lastStep,
     });
     if (phase === 'fenced') return done(events, FENCED);
     if (phase === 'wait') return done(events);
@@ -197,8 +193,6 @@ async function runAttempt(
     events.emit(...opening.splice(0), { type: 'step-start', step });
     const history = await readHistory();
     let firstOutput = true;
-    // Tool calls are stored with their step: before the first commit there are none.
-    const takenToolCallIds = turn.step === 0 ? [] : (await deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId);
     const chatSpan = startChatSpan(deps.tracer, job.span, { model, conversationId: turn.conversationId, turnId: turn.id, step, providerUrl: deps.providerUrl });
     const result = await streamStep({
       provider: deps.provider,
@@ -295,6 +289,7 @@ async function runAttempt(
       return { kind: 'done' };
     }
     if (!(await deps.db.transaction((tx) => writeStep(tx, { seenSeq })))) return stop(deps, turn.id, inflight, events, FENCED);
+    for (const call of calls) takenToolCallIds.add(call.toolCallId);
     log.info(stepLine, 'step finished');
     await inflight.clear();
     events.emit(stepFinish);

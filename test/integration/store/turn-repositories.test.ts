@@ -135,13 +135,17 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const call = { id: 'call_0', type: 'function' as const, function: { name: 'calculator', arguments: '{"expression":"1+1"}' } };
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [call] })).toBe(true);
     expect(await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: 'again' })).toBe(false);
-    const toolMessage = { conversationId: conversation.id, turnId: turn.id, step: 1, toolCallId: 'call_0' };
+    const toolCall = { turnId: turn.id, toolCallId: 'call_0', conversationId: conversation.id, step: 1, position: 0, name: 'calculator', kind: 'builtin' };
+    await toolCalls.insertMany([{ ...toolCall, argumentsText: call.function.arguments, args: { expression: '1+1' }, status: 'pending' }]);
+    const step = { turnId: turn.id, step: 1 };
+    // Only a settled call has its message.
+    expect(await messages.insertToolMessages(step, undefined, { attempt: 3 })).toBe('written');
+    await toolCalls.settle(turn.id, 'call_0', { status: 'succeeded', result: 2 });
     // Fenced by the attempt (the third to begin runs the turn), written once.
-    const fence = (attempt: number) => ({ turnId: turn.id, attempt });
-    expect(await messages.insertToolMessages([{ ...toolMessage, content: '2' }], undefined, fence(2))).toBe('fenced');
-    expect(await messages.insertToolMessages([{ ...toolMessage, content: '2' }], undefined, fence(3))).toBe('written');
-    expect(await messages.insertToolMessages([{ ...toolMessage, content: 'dup' }], undefined, fence(3))).toBe('existed');
-    await messages.insertToolMessages([{ ...toolMessage, content: 'dup' }]);
+    expect(await messages.insertToolMessages(step, undefined, { attempt: 2 })).toBe('fenced');
+    expect(await messages.insertToolMessages(step, undefined, { attempt: 3 })).toBe('written');
+    expect(await messages.insertToolMessages(step, undefined, { attempt: 3 })).toBe('existed');
+    await messages.insertToolMessages({ turnId: turn.id });
     expect(await messages.list(conversation.id)).toEqual([
       { role: 'user', content: 'hi', turnId: turn.id },
       { role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
@@ -204,12 +208,44 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
       ['a', 'succeeded'],
       ['b', 'failed'],
     ]);
-    // The turn's last committed step is its step 0 until a step is recorded: no calls there.
-    expect(await toolCalls.lastStepState(turn.id)).toBeNull();
+  });
+
+  it('completes a tool phase in the take when every call has its outcome, and reads the step with the turn', async () => {
+    const conversation = await conversations.create({ userId });
+    const turn = await newTurn(conversation.id);
+    // On its first step a turn has no calls yet.
+    expect(await turns.beginAttempt(turn.id, 'start', true)).not.toHaveProperty('lastStep');
     const record = { step: 1, finishReason: 'tool_calls', usage, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() };
-    await turns.beginAttempt(turn.id, 'job');
-    await turns.commitStep(turn.id, 1, record);
-    expect(await toolCalls.lastStepState(turn.id)).toMatchObject({ step: 1, toolMessagesWritten: false, calls: [{ toolCallId: 'a' }, { toolCallId: 'b' }] });
+    const toolCall = { id: 'a', type: 'function' as const, function: { name: 'calculator', arguments: '{}' } };
+    await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: null, toolCalls: [toolCall] });
+    const base = { turnId: turn.id, conversationId: conversation.id, step: 1, name: 'calculator', kind: 'builtin', argumentsText: '{}', args: {} };
+    await toolCalls.insertMany([
+      { ...base, toolCallId: 'a', position: 0, status: 'pending' },
+      { ...base, toolCallId: 'b', position: 1, status: 'failed', error: { code: 'invalid_arguments', message: 'bad' } },
+    ]);
+    await turns.commitStep(turn.id, 1, record, true);
+
+    // A call without its outcome: the take writes nothing, and the run reads the history itself.
+    const early = await turns.beginAttempt(turn.id, 'continuation', true);
+    expect(early).toMatchObject({ toolCallIds: ['a', 'b'], lastStep: { toolMessagesWritten: false, toolMessagesWrittenHere: false } });
+    expect(early?.lastStep?.calls.map((call) => [call.toolCallId, call.status])).toEqual([['a', 'pending'], ['b', 'failed']]);
+    expect(early).not.toHaveProperty('history');
+    await turns.setWaiting(turn.id, 1, 'tools');
+
+    await toolCalls.settle(turn.id, 'a', { status: 'succeeded', result: { value: 2 } });
+    const begun = await turns.beginAttempt(turn.id, 'continuation', true);
+    expect(begun).toMatchObject({ restarted: false, lastStep: { toolMessagesWritten: false, toolMessagesWrittenHere: true } });
+    expect(begun?.lastStep?.calls[0]).toMatchObject({ toolCallId: 'a', status: 'succeeded', result: { value: 2 }, finishedAt: expect.any(String) });
+    const toolMessages = [
+      { role: 'tool', content: '{"value":2}', toolCallId: 'a', turnId: turn.id },
+      { role: 'tool', content: '{"error":{"code":"invalid_arguments","message":"bad"}}', toolCallId: 'b', turnId: turn.id },
+    ];
+    // The new tool messages come last in the history, as the table lists them.
+    expect(begun?.history?.slice(-2)).toEqual(toolMessages);
+    expect(begun?.history).toEqual(await messages.list(conversation.id));
+    // A later take finds the phase completed before it, and writes nothing again.
+    expect(await turns.beginAttempt(turn.id, 'continuation', true)).toMatchObject({ lastStep: { toolMessagesWritten: true, toolMessagesWrittenHere: false } });
+    expect((await messages.list(conversation.id)).filter((message) => message.role === 'tool')).toEqual(toolMessages);
   });
 });
 

@@ -121,20 +121,21 @@ describe('client tools next to server tools', () => {
   it('continues the turn when the client answers while the continuation is deciding to wait', async () => {
     // The race, made certain: the answer arrives (over the real API) right after the step's
     // continuation read the calls and saw the client call unanswered, before it parks the turn.
-    const toolCalls = harness.stack.resources.toolCalls;
-    // The flow's parent reads the step while it takes the turn (lastStepState).
-    const lastStepState = toolCalls.lastStepState.bind(toolCalls);
+    const turns = harness.stack.resources.turns;
+    // The flow's parent reads the step in the statement that takes the turn.
+    const beginAttempt = turns.beginAttempt.bind(turns);
     let answered = false;
-    toolCalls.lastStepState = async (turnId) => {
-      const state = await lastStepState(turnId);
-      const client = state?.calls.find((call) => call.kind === 'client');
-      const serverSettled = state?.calls.filter((call) => call.kind !== 'client').every((call) => call.status === 'succeeded');
+    turns.beginAttempt = async (...args) => {
+      const begun = await beginAttempt(...args);
+      const calls = begun?.lastStep?.calls ?? [];
+      const client = calls.find((call) => call.kind === 'client');
+      const serverSettled = calls.filter((call) => call.kind !== 'client').every((call) => call.status === 'succeeded');
       if (!answered && client && client.status === 'pending' && serverSettled) {
         answered = true;
-        const response = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: client.toolCallId, result: 'yes' });
+        const response = await harness.api.post(`/v1/turns/${args[0]}/tool-results`, { toolCallId: client.toolCallId, result: 'yes' });
         expect(response.body).toEqual({ accepted: true });
       }
-      return state;
+      return begun;
     };
     try {
       const run = await harness.runTurn({
@@ -144,7 +145,7 @@ describe('client tools next to server tools', () => {
       expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
       expect(eventsOfType(run.events, 'tool_processing_complete')).toEqual([expect.objectContaining({ results: 2, failed: 0 })]);
     } finally {
-      toolCalls.lastStepState = lastStepState;
+      turns.beginAttempt = beginAttempt;
     }
   });
 });
