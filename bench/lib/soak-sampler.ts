@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { redisFootprint, redisUsedMemory } from './backing-services';
 import { now } from './clock';
-import { heapUsedBytes } from './metrics-page';
+import { heapFigures } from './metrics-page';
 import { rssMiB } from './process-usage';
 
 export interface SoakSample {
@@ -13,6 +13,8 @@ export interface SoakSample {
   rss: Record<string, number>;
   /** V8 heap in use (MiB) per process that serves /metrics (prom-client's default metrics). */
   heap: Record<string, number>;
+  /** V8 heap in use right after the last major collection (MiB), per process that serves /metrics. */
+  heapAfterGc: Record<string, number>;
   /** INFO memory used_memory of the whole Redis server (MiB). */
   redisUsedMiB: number;
   /** Keys under the case's prefix and their MEMORY USAGE (MiB). */
@@ -40,10 +42,15 @@ export class SoakSampler {
     const rss: Record<string, number> = {};
     for (const process of this.processes) rss[process.name] = rssMiB(process.pid);
     const heap: Record<string, number> = {};
+    const heapAfterGc: Record<string, number> = {};
     const [usedMemory, footprint] = await Promise.all([
       redisUsedMemory(this.redis),
       redisFootprint(this.redis, this.prefix),
-      ...this.metricsUrls.map(async ({ name, url }) => (heap[name] = (await heapUsedBytes(url)) / 2 ** 20)),
+      ...this.metricsUrls.map(async ({ name, url }) => {
+        const figures = await heapFigures(url);
+        heap[name] = figures.used / 2 ** 20;
+        heapAfterGc[name] = figures.afterMajorGc / 2 ** 20;
+      }),
     ]);
     const sample: SoakSample = {
       at: (now() - this.startedAt) / 1000,
@@ -51,6 +58,7 @@ export class SoakSampler {
       turns: this.turns(),
       rss,
       heap,
+      heapAfterGc,
       redisUsedMiB: usedMemory / 2 ** 20,
       prefixKeys: footprint.keys,
       prefixMiB: footprint.bytes / 2 ** 20,

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PROVIDER_ERROR_KINDS, PROVIDER_REQUEST_STATUSES } from '../providers/provider-error';
 import type { DbConnectionFigures } from '../store/db';
+import { heapAfterLastMajorGc } from './heap-after-gc';
 
 const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 const TOOL_CALL_STATUSES = ['succeeded', 'failed'] as const;
@@ -148,6 +149,15 @@ export function createMetrics(options: { now?: () => number } = {}) {
     registers: [registry],
   });
 
+  heapAfterLastMajorGc();
+  new Gauge({
+    name: 'switchyard_heap_after_major_gc_bytes',
+    help: 'V8 heap in use right after the last major collection (what survives GC: a steady rise is a leak)',
+    registers: [registry],
+    collect() {
+      this.set(heapAfterLastMajorGc());
+    },
+  });
   new Gauge({
     name: 'switchyard_websocket_clients',
     help: 'Open websocket connections on this gateway',
