@@ -75,6 +75,25 @@ describe('multi-step tool turns', () => {
     ]);
   });
 
+  it('gives a call its own id when the model reuses the id of a call refused in an earlier step of the same run', async () => {
+    // Step 1's only call is refused before running (no `key`), so the run goes on to step 2 at once.
+    const run = await harness.runTurn({
+      steps: [{ toolCalls: [{ name: 'lookup', arguments: {} }] }, { toolCalls: [{ name: 'lookup', arguments: { key: 'second' } }] }, { text: 'found' }],
+    });
+    expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+    const ids = eventsOfType(run.events, 'tool-call-end').map((event) => event.toolCallId);
+    expect(new Set(ids).size).toBe(2);
+    expect(eventsOfType(run.events, 'tool-result').map((event) => [event.toolCallId, event.result ?? event.error.code])).toEqual([
+      [ids[0], 'invalid_arguments'],
+      [ids[1], { found: { key: 'second' } }],
+    ]);
+    const turn = await harness.api.get(`/v1/turns/${run.turnId}`);
+    expect(turn.body.toolCalls.map((call: any) => [call.step, call.status])).toEqual([
+      [1, 'failed'],
+      [2, 'succeeded'],
+    ]);
+  });
+
   it('retries a follow-up completion the provider refuses, without running the tools again', async () => {
     const before = server.requests.length;
     const run = await harness.runTurn({
