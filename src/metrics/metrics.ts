@@ -149,6 +149,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
     registers: [registry],
   });
 
+  // Watching the collections starts now, not at the first scrape.
   heapAfterLastMajorGc();
   new Gauge({
     name: 'switchyard_heap_after_major_gc_bytes',

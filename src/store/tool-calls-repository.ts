@@ -1,5 +1,6 @@
 import { attemptFields, START_ATTEMPT, outcomeColumns, UNSETTLED, type AttemptFields, type AttemptRow, type AttemptStatus, type Outcome } from './attempt-columns';
 import type { Queryable } from './db';
+import { dateFromJson } from './json-rows';
 import { toStorableJson } from './storable-text';
 
 export type ToolCallStatus = AttemptStatus;
@@ -25,6 +26,8 @@ export type NewToolCall = Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'conver
 export interface StepState {
   calls: ToolCallRecord[];
   toolMessagesWritten: boolean;
+  /** The statement that read the step wrote its tool messages (every call had its outcome). */
+  toolMessagesWrittenHere?: boolean;
 }
 
 interface ToolCallRow extends AttemptRow {
@@ -171,8 +174,7 @@ export type JsonToolCallRow = Omit<ToolCallRow, 'created_at' | 'started_at' | 'f
   Record<'created_at' | 'started_at' | 'finished_at', string | null>;
 
 export function toolCallFromJson(row: JsonToolCallRow): ToolCallRecord {
-  const date = (text: string | null) => (text === null ? null : new Date(text));
-  return toRecord({ ...row, created_at: new Date(row.created_at!), started_at: date(row.started_at), finished_at: date(row.finished_at) });
+  return toRecord({ ...row, created_at: new Date(row.created_at!), started_at: dateFromJson(row.started_at), finished_at: dateFromJson(row.finished_at) });
 }
 
 function toRecord(row: ToolCallRow): ToolCallRecord {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice } from '../providers/model-provider';
 import type { Queryable } from './db';
+import { dateFromJson } from './json-rows';
 import { insertToolMessagesFrom, toStoredMessage, type MessageRow, type StoredMessage } from './messages-repository';
 import { toolCallFromJson, type JsonToolCallRow, type StepState } from './tool-calls-repository';
 
@@ -82,7 +83,7 @@ export interface BegunAttempt {
    * before (the phase completed) or by this take (every call had its outcome; the run announces
    * the phase's end).
    */
-  lastStep?: StepState & { toolMessagesWrittenHere: boolean };
+  lastStep?: StepState;
   /** Past the first step: the id of every call of the turn so far. */
   toolCallIds?: string[];
 }
@@ -169,8 +170,13 @@ type JsonTurnRow = Omit<TurnRow, 'retry_at' | 'created_at' | 'started_at' | 'fin
   Record<'retry_at' | 'created_at' | 'started_at' | 'finished_at', string | null>;
 
 function fromJsonRow(row: JsonTurnRow): TurnRow {
-  const date = (text: string | null) => (text === null ? null : new Date(text));
-  return { ...row, retry_at: date(row.retry_at), created_at: new Date(row.created_at!), started_at: date(row.started_at), finished_at: date(row.finished_at) };
+  return {
+    ...row,
+    retry_at: dateFromJson(row.retry_at),
+    created_at: new Date(row.created_at!),
+    started_at: dateFromJson(row.started_at),
+    finished_at: dateFromJson(row.finished_at),
+  };
 }
 
 /** The statuses of an unfinished turn, as an SQL list. */

@@ -32,8 +32,6 @@ export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
 /** The step's commit parks the turn for its tool jobs: some call is pending and runs on a server. */
 export const goesToToolJobs = (calls: NewToolCall[]) => calls.some((call) => call.status === 'pending' && call.kind !== 'client');
 
-type TakenStepState = StepState & { toolMessagesWrittenHere?: boolean };
-
 const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
 
 /**
@@ -105,15 +103,11 @@ export async function resumeToolPhase(
     tookOverToolPhase?: boolean;
     /** Where a fan-out made again joins the turn's trace. */
     trace?: FanOutTrace;
-    /**
-     * The step's state, when the take read it (read here otherwise). `toolMessagesWrittenHere`:
-     * every call had its outcome, and the take wrote their messages; the phase's end is announced here.
-     */
-    stepState?: TakenStepState | undefined;
+    /** The step's state, when the take read it (read here otherwise; the phase's end is announced here when the take wrote the tool messages). */
+    stepState?: StepState | undefined;
   },
 ): Promise<ToolPhaseOutcome> {
-  const state: TakenStepState = context.stepState ?? (await deps.toolCalls.stepState(context.turnId, context.step));
-  const { calls, toolMessagesWritten, toolMessagesWrittenHere } = state;
+  const { calls, toolMessagesWritten, toolMessagesWrittenHere } = context.stepState ?? (await deps.toolCalls.stepState(context.turnId, context.step));
   if (calls.length === 0) return 'no_tools';
   if (toolMessagesWritten) return 'proceed';
   if (context.tookOverToolPhase) {
