@@ -118,6 +118,6 @@ if (!target) {
 }
 const callersIndex = rest.indexOf('--callers');
 const functionName = callersIndex >= 0 ? rest[callersIndex + 1] : undefined;
-const top = Number(rest.find((argument, index) => index !== callersIndex + 1 && /^\d+$/.test(argument)) ?? 25);
+const top = Number(rest.find((argument, index) => (callersIndex < 0 || index !== callersIndex + 1) && /^\d+$/.test(argument)) ?? 25);
 const file = mainThreadProfile(target);
 process.stdout.write(`${functionName ? callers(file, functionName, top) : summarize(file, top)}\n`);

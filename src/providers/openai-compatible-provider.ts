@@ -5,6 +5,7 @@ import type { CompletionRequest, ModelProvider, ProviderChunk } from './model-pr
 import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, type ProviderRequestStatus } from './provider-error';
 import { readProviderChunk } from './read-provider-chunk';
 import { serverSentData } from './server-sent-data';
+import { undiciRequestFetch } from './undici-request-fetch';
 
 export interface OpenAiCompatibleOptions {
   baseURL: string;
@@ -18,7 +19,7 @@ export interface OpenAiCompatibleOptions {
 /** The only place that talks to the `openai` SDK. */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
   // Retries are ours: the SDK would retry only before the first byte, and silently.
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'none', maxRetries: 0 });
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'none', maxRetries: 0, fetch: undiciRequestFetch });
 
   return {
     async checkReachable(timeoutMs: number): Promise<void> {
