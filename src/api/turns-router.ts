@@ -17,7 +17,7 @@ export interface TurnsRouterDeps {
   eventStream: TurnEventStreamer;
   answerClientTool(input: { userId: string; turnId: string; toolCallId: string; answer: ClientAnswer }): Promise<AnswerOutcome>;
   /** The running step's partial tool calls; null when unknown (none, or Redis is unreachable). */
-  inflight(turnId: string): Promise<InflightSnapshot | null>;
+  inflight(turn: { id: string; conversationId: string }): Promise<InflightSnapshot | null>;
 }
 
 const toolErrorSchema = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
@@ -35,7 +35,7 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
     // A finished turn has no calls in flight: its view comes from PostgreSQL alone.
     const [toolCalls, inflight] = await Promise.all([
       deps.toolCalls.listForTurn(turn.id),
-      isTerminal(turn.status) ? null : deps.inflight(turn.id),
+      isTerminal(turn.status) ? null : deps.inflight(turn),
     ]);
     res.json({
       ...turnView(turn),

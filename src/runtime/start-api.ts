@@ -10,6 +10,7 @@ import { LiveEvents } from '../store/live-events';
 import { answerClientToolCall } from '../turns/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
+import { inflightStateKey } from '../store/event-log';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
 import { listen } from './server-helpers';
@@ -133,8 +134,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     toolInvocations: { invocations: resources.invocations, toolQueue: resources.toolQueue, toolEvents },
     answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
     // The buffers are a convenience: while Redis is down the turn is still shown, without them.
-    inflight: (turnId) =>
-      InflightState.read(resources.redis, InflightState.keyFor(config.REDIS_PREFIX, turnId)).catch((error: unknown) => {
+    inflight: (turn) =>
+      InflightState.read(resources.redis, inflightStateKey(config.REDIS_PREFIX, turn.conversationId, turn.id)).catch((error: unknown) => {
         if (isBackendUnavailable(error)) return null;
         throw error;
       }),

@@ -36,7 +36,7 @@ export interface LoggedEvent {
   appendedAt?: number;
 }
 
-const APPEND_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'append-events-5.lua'), 'utf8');
+const APPEND_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'append-events-6.lua'), 'utf8');
 const READ_PAGE = 500;
 /**
  * Batch ids a conversation remembers. A resent batch is one of the last few appended to its
@@ -45,7 +45,15 @@ const READ_PAGE = 500;
 const BATCHES_KEPT = 64;
 
 type ScriptedRedis = RedisClient & {
-  appendEvents(seqKey: string, streamKey: string, attemptKey: string, batchesKey: string, endKey: string, ...args: (string | number)[]): Promise<number>;
+  appendEvents(
+    seqKey: string,
+    streamKey: string,
+    attemptKey: string,
+    batchesKey: string,
+    endKey: string,
+    inflightKey: string,
+    ...args: (string | number)[]
+  ): Promise<number>;
 };
 
 /** Events emitted by a worker carry its attempt; a later attempt's events fence them off. */
@@ -57,6 +65,21 @@ export interface AttemptFence {
 /** A later attempt of the turn has emitted events: this worker is stale and must stop. */
 export class AttemptFencedError extends Error {
   readonly code = 'attempt_fenced';
+}
+
+/**
+ * The in-flight state of a turn's running step (see InflightState), written by the batch that
+ * carries it: `value` null deletes it.
+ */
+export interface InflightWrite {
+  turnId: string;
+  value: string | null;
+  ttlSeconds: number;
+}
+
+/** Where a turn's in-flight state is kept: in its conversation's slot, so that appends write it. */
+export function inflightStateKey(prefix: string, conversationId: string, turnId: string): string {
+  return `${prefix}:conv:{${conversationId}}:inflight:${turnId}`;
 }
 
 /** The batch announces the end of a turn whose end was announced already: nothing was appended. */
@@ -78,7 +101,7 @@ export class EventLog {
     this.redis = options.redis as unknown as ScriptedRedis;
     // Defined once per connection; EventLogs sharing a connection share the command.
     if (typeof (options.redis as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
-      options.redis.defineCommand('appendEvents', { numberOfKeys: 5, lua: APPEND_SCRIPT });
+      options.redis.defineCommand('appendEvents', { numberOfKeys: 6, lua: APPEND_SCRIPT });
     }
   }
 
@@ -125,9 +148,10 @@ export class EventLog {
    * Exactly once: the connection resends a call whose reply a reconnect lost, and the script
    * recognises the batch by its id if its first run was applied. A batch that ends a turn (it
    * holds its final event) is appended once per turn: a second one throws
-   * {@link TurnEndAnnouncedError}.
+   * {@link TurnEndAnnouncedError}. `inflight` is written with the events, and only if they are
+   * appended; a batch may carry it alone (then it returns 0).
    */
-  async appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence): Promise<number> {
+  async appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number> {
     const events = bodies.map((body) => JSON.stringify(body));
     const batchId = `${this.batchPrefix}:${++this.batchCount}`;
     const ending = bodies.find((body) => TERMINAL_EVENT_TYPES.has(body.type));
@@ -138,6 +162,7 @@ export class EventLog {
         fence ? this.attemptKey(conversationId, fence.turnId) : this.seqKey(conversationId),
         this.batchesKey(conversationId),
         ending ? this.endKey(conversationId, ending.turnId) : this.seqKey(conversationId),
+        inflight ? inflightStateKey(this.options.prefix, conversationId, inflight.turnId) : this.seqKey(conversationId),
         this.channel(conversationId),
         this.sharded ? 'SPUBLISH' : 'PUBLISH',
         this.options.maxLength,
@@ -147,6 +172,8 @@ export class EventLog {
         batchId,
         BATCHES_KEPT,
         ending ? '1' : '',
+        inflight ? (inflight.value ?? 'DEL') : '',
+        inflight?.ttlSeconds ?? 0,
         ...events,
       );
     let seq = await run('');

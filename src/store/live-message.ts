@@ -9,7 +9,7 @@ export interface LiveMessage {
 const HEAD = /^\{"seq":(\d+),(?:"at":(\d+),)?/;
 
 /**
- * Reads a message of a conversation's channel, `{"seq":N,"at":T,…}` (see append-events-5.lua),
+ * Reads a message of a conversation's channel, `{"seq":N,"at":T,…}` (see append-events-6.lua),
  * and takes `"at":T,` out, so that a live event is the very text the log replays. Anything
  * else has seq 0 (which no subscriber waits for).
  */

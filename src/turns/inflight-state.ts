@@ -1,4 +1,5 @@
 import type { RedisClient } from '../runtime/redis-connection';
+import type { TurnEvents } from './turn-events';
 
 export interface InflightSnapshot {
   attempt: number;
@@ -9,8 +10,9 @@ export interface InflightSnapshot {
 /**
  * What a running step has produced so far, kept in Redis (never in PostgreSQL per token):
  * its in-flight tool-call buffers for `GET /v1/turns/:id`, and the mark that the step sent
- * output, which tells a restarted attempt to announce `attempt-discarded`.
- * Writes are fire-and-forget and throttled; the key expires on its own.
+ * output, which tells a restarted attempt to announce `attempt-discarded`. Written with the
+ * turn's events (see {@link TurnEvents.setInflight}): a worker fenced off writes none, and the
+ * announcement that ends the step clears it. Throttled; the key expires on its own.
  */
 export class InflightState {
   private lastWrite = 0;
@@ -18,22 +20,18 @@ export class InflightState {
   private latest: InflightSnapshot | undefined;
 
   constructor(
-    private readonly redis: RedisClient,
-    private readonly key: string,
+    private readonly events: Pick<TurnEvents, 'setInflight'>,
     private readonly throttleMs = 50,
     private readonly ttlSeconds = 3600,
   ) {}
 
-  static keyFor(prefix: string, turnId: string): string {
-    return `${prefix}:turn:${turnId}:inflight`;
-  }
-
+  /** The state at `key` (see `inflightStateKey`). */
   static async read(redis: RedisClient, key: string): Promise<InflightSnapshot | null> {
     const text = await redis.get(key);
     return text ? (JSON.parse(text) as InflightSnapshot) : null;
   }
 
-  /** Records the step's state; the first call of a step is written at once. */
+  /** Records the step's state; the first call of a step goes with the next batch of events. */
   update(snapshot: InflightSnapshot): void {
     this.latest = snapshot;
     const now = Date.now();
@@ -44,11 +42,13 @@ export class InflightState {
     }
   }
 
-  async clear(): Promise<void> {
+  /** Deletes the state with the next batch of events (the one that announces why). */
+  clear(): void {
     clearTimeout(this.pendingTimer);
     this.pendingTimer = undefined;
     this.latest = undefined;
-    await this.redis.del(this.key);
+    this.lastWrite = 0;
+    this.events.setInflight(null, 0);
   }
 
   private write(): void {
@@ -56,6 +56,6 @@ export class InflightState {
     this.pendingTimer = undefined;
     if (!this.latest) return;
     this.lastWrite = Date.now();
-    this.redis.set(this.key, JSON.stringify(this.latest), 'EX', this.ttlSeconds).catch(() => undefined);
+    this.events.setInflight(JSON.stringify(this.latest), this.ttlSeconds);
   }
 }

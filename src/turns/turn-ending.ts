@@ -7,7 +7,6 @@ import type { MessagesRepository } from '../store/messages-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import { TurnEndAnnouncedError } from '../store/event-log';
 import { isTerminal, type NextTurn, type Turn, type TurnsRepository } from '../store/turns-repository';
-import { InflightState } from './inflight-state';
 import { repairTranscript } from './transcript-repair';
 import { publishTurnCancel } from './turn-cancellations';
 import { TurnEvents, type EventAppender } from './turn-events';
@@ -34,7 +33,7 @@ export interface TurnEndingDeps {
     traceparent?: string | null;
   }): Promise<void>;
   metrics: Pick<Metrics, 'turnsFinished' | 'turnDuration' | 'turnSteps'>;
-  /** For cancel signals to the workers and the turn's in-flight state. */
+  /** For cancel signals to the workers. */
   redis: RedisClient;
   redisPrefix: string;
   /** After a turn's end is committed and announced (a batch item moves on). */
@@ -163,6 +162,8 @@ export async function announceTurnEnd(
   events: TurnEvents = endingEvents(deps, ended, attempt),
 ): Promise<boolean> {
   if (attempt === null) await publishTurnCancel(deps.redis, deps.redisPrefix, ended.id);
+  // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
+  events.setInflight(null, 0);
   events.emit(...(ended.endEvents ?? []));
   let finalSeq: number | null;
   try {
@@ -176,11 +177,7 @@ export async function announceTurnEnd(
     if (ended.finishedAt) deps.metrics.turnDuration.observe((Date.parse(ended.finishedAt) - Date.parse(ended.createdAt)) / 1000);
     deps.metrics.turnSteps.observe(ended.step);
   }
-  await Promise.all([
-    finalSeq !== null && deps.conversations.raiseLastSeq(ended.conversationId, finalSeq),
-    // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
-    deps.redis.del(InflightState.keyFor(deps.redisPrefix, ended.id)),
-  ]);
+  if (finalSeq !== null) await deps.conversations.raiseLastSeq(ended.conversationId, finalSeq);
   return finalSeq !== null;
 }
 

@@ -1,12 +1,13 @@
 import type { EventBody, EventPayload } from '../events/event';
-import type { AttemptFence } from '../store/event-log';
+import type { AttemptFence, InflightWrite } from '../store/event-log';
 
 export interface EventAppender {
   /**
    * Appends events of one conversation in order; resolves with the seq of the last one. With a
    * fence, rejects with `AttemptFencedError` once a later attempt of the turn has begun.
+   * `inflight` is written with the events, only if they are appended.
    */
-  appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence): Promise<number>;
+  appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number>;
 }
 
 /** A worker's events carry its attempt; `onFenced` is told when a later attempt took over. */
@@ -31,6 +32,7 @@ export class TurnEvents {
   private inFlight: Promise<void> | null = null;
   private failure: Error | undefined;
   private latestSeq = 0;
+  private pendingInflight: Omit<InflightWrite, 'turnId'> | undefined;
 
   constructor(
     private readonly log: EventAppender,
@@ -50,8 +52,23 @@ export class TurnEvents {
     if (!this.inFlight) this.sendQueued();
   }
 
-  /** Waits for every emitted event to be in the log; returns the latest seq. */
+  /**
+   * The turn's in-flight state (null deletes it), written with the next batch: with the events
+   * emitted right after it (the output it describes, the announcement that ends the step), or
+   * alone when none follow. A later call before that batch replaces it.
+   */
+  setInflight(value: string | null, ttlSeconds: number): void {
+    this.pendingInflight = { value, ttlSeconds };
+    if (!this.inFlight) {
+      queueMicrotask(() => {
+        if (!this.inFlight && this.pendingInflight) this.sendQueued();
+      });
+    }
+  }
+
+  /** Waits for every emitted event (and in-flight state) to be in the log; returns the latest seq. */
   async flush(): Promise<number> {
+    if (!this.inFlight && this.pendingInflight) this.sendQueued();
     while (this.inFlight) await this.inFlight;
     if (this.failure) {
       const failure = this.failure;
@@ -65,7 +82,9 @@ export class TurnEvents {
     const batch = this.queue;
     this.queue = [];
     const fence = this.fence && { turnId: this.turnId, attempt: this.fence.attempt };
-    this.inFlight = this.log.appendBatch(this.conversationId, batch, fence).then(
+    const inflight = this.pendingInflight && { turnId: this.turnId, ...this.pendingInflight };
+    this.pendingInflight = undefined;
+    this.inFlight = this.log.appendBatch(this.conversationId, batch, fence, inflight).then(
       (seq) => {
         this.latestSeq = Math.max(this.latestSeq, seq);
         this.next();
@@ -80,7 +99,7 @@ export class TurnEvents {
 
   private next(): void {
     this.inFlight = null;
-    if (this.queue.length > 0) this.sendQueued();
+    if (this.queue.length > 0 || this.pendingInflight) this.sendQueued();
   }
 }
 

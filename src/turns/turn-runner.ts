@@ -5,9 +5,9 @@ import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
 import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
-import { AttemptFencedError } from '../store/event-log';
+import { AttemptFencedError, inflightStateKey } from '../store/event-log';
 import type { Queryable } from '../store/db';
-import { isTerminal, type BegunAttempt, type StepRecord, type Turn } from '../store/turns-repository';
+import { type BegunAttempt, type StepRecord, type Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from './inflight-state';
@@ -125,13 +125,13 @@ async function runAttempt(
   const fenced = new AbortController();
   const signal = AbortSignal.any([jobSignal, fenced.signal]);
   const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id, { attempt, onFenced: () => fenced.abort() });
-  const inflight = new InflightState(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id));
+  const inflight = new InflightState(events);
   // The attempt's opening events go out with the first event after them, in one append.
   const opening: EventPayload[] = [];
   if (restarted) {
     deps.metrics.turnsStarted.inc();
     // Only an earlier attempt leaves a marker.
-    const previous = attempt > 1 ? await InflightState.read(deps.redis, InflightState.keyFor(deps.redisPrefix, turn.id)) : null;
+    const previous = attempt > 1 ? await InflightState.read(deps.redis, inflightStateKey(deps.redisPrefix, turn.conversationId, turn.id)) : null;
     opening.push({ type: 'turn-start', attempt });
     // The last attempt streamed part of a step that was never committed: clients drop it. A
     // worker that died mid-step without a marker (Redis lost it) may have sent output too.
@@ -216,10 +216,10 @@ async function runAttempt(
     endChatSpan(chatSpan, result);
 
     if (!result.ok) {
-      if (signal.aborted) return stop(deps, turn.id, inflight, events, fenced.signal.aborted ? FENCED : ABORTED);
+      if (signal.aborted) return done(events, fenced.signal.aborted ? FENCED : ABORTED);
       deps.metrics.providerErrors.inc({ kind: result.error.kind });
       const decision = decideProviderRetry(result.error, turn.providerRetries, deps.retryPolicy);
-      if (decision.kind === 'abandon') return stop(deps, turn.id, inflight, events, ABORTED);
+      if (decision.kind === 'abandon') return done(events, ABORTED);
       // What a client showed of this broken step is dropped, whether the turn retries or fails.
       if (decision.kind === 'fail') {
         if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
@@ -232,11 +232,10 @@ async function runAttempt(
       const error = { code: result.error.kind, message: result.error.message };
       if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, decision.delayMs))) return done(events, FENCED);
       if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
+      // Cleared with the announcement: a worker dying before it leaves the marker to the next attempt.
+      inflight.clear();
       events.emit({ type: 'provider-retry', attempt, retryInMs: decision.delayMs, reason: result.error.message });
-      const outcome = await done(events, { kind: 'delay', delayMs: decision.delayMs });
-      // Cleared only once announced: a worker dying before that leaves the marker to the next attempt.
-      if (outcome.kind === 'delay') await inflight.clear();
-      return outcome;
+      return done(events, { kind: 'delay', delayMs: decision.delayMs });
     }
 
     const output = result.output;
@@ -264,7 +263,7 @@ async function runAttempt(
       if (error instanceof AttemptFencedError) return null;
       throw error;
     });
-    if (seenSeq === null) return stop(deps, turn.id, inflight, events, FENCED);
+    if (seenSeq === null) return done(events, FENCED);
     const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: now().toISOString() };
     const writeStep = (tx: Queryable, continues: { seenSeq: number } | null) => commitStep(deps, turn, attempt, record, output, calls, continues, tx);
     const stepFinish = { type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage } as const;
@@ -283,15 +282,15 @@ async function runAttempt(
             }
           : {}),
       });
-      if (!ended) return stop(deps, turn.id, inflight, events, FENCED);
+      if (!ended) return done(events, FENCED);
       log.info(stepLine, 'step finished');
       logTurnEnd(log, ended);
       return { kind: 'done' };
     }
-    if (!(await deps.db.transaction((tx) => writeStep(tx, { seenSeq })))) return stop(deps, turn.id, inflight, events, FENCED);
+    if (!(await deps.db.transaction((tx) => writeStep(tx, { seenSeq })))) return done(events, FENCED);
     for (const call of calls) takenToolCallIds.add(call.toolCallId);
     log.info(stepLine, 'step finished');
-    await inflight.clear();
+    inflight.clear();
     events.emit(stepFinish);
     const trace = { turn: turn.traceparent, tools: traceparentOf(chatSpan) };
     const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events, trace }, calls);
@@ -307,23 +306,6 @@ function countStreamed(metrics: TurnRunnerDeps['metrics'], streamed: StreamedPie
   if (streamed.text > 0) metrics.streamedTokens.inc({ kind: 'text' }, streamed.text);
   if (streamed.reasoning > 0) metrics.streamedTokens.inc({ kind: 'reasoning' }, streamed.reasoning);
   if (streamed.toolCall > 0) metrics.streamedTokens.inc({ kind: 'tool_call' }, streamed.toolCall);
-}
-
-/**
- * Ends a run stopped in the middle of a step. Its in-flight mark stays when the turn goes on
- * elsewhere (the next attempt announces `attempt-discarded` from it), and goes with a turn that
- * ended meanwhile (cancelled, interrupted): its stream may have written the mark after the end.
- */
-async function stop(
-  deps: TurnRunnerDeps,
-  turnId: string,
-  inflight: InflightState,
-  events: TurnEvents,
-  outcome: TurnRunOutcome,
-): Promise<TurnRunOutcome> {
-  const turn = await deps.turns.get(turnId);
-  if (!turn || isTerminal(turn.status)) await inflight.clear();
-  return done(events, outcome);
 }
 
 /** Waits for this run's events to be logged; a stale worker's refused events end its run quietly. */

@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
 import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/subscriptions/conversation-subscription';
 import type { EventBody } from '../../../src/events/event';
-import { EventLog, TurnEndAnnouncedError } from '../../../src/store/event-log';
+import { AttemptFencedError, EventLog, inflightStateKey, TurnEndAnnouncedError } from '../../../src/store/event-log';
 import { LiveEvents } from '../../../src/store/live-events';
+import { TurnEvents } from '../../../src/turns/turn-events';
 import { uniqueSuffix } from '../../support/ids';
 import { dropRedisPrefix, TEST_REDIS_URL } from '../../support/services';
 
@@ -43,6 +44,40 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     expect(JSON.parse(events[0]!.json)).toEqual({ seq: 2, ...delta(id, 'b') });
     expect(events[0]!.json.startsWith('{"seq":2,')).toBe(true);
     expect(await log.window(id)).toEqual({ oldestSeq: 1, latestSeq: 3 });
+  });
+
+  it("writes a turn's in-flight state with its batch, alone or with events, and never for a worker fenced off", async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const key = inflightStateKey(prefix, id, 't1');
+    const state = (value: string | null) => ({ turnId: 't1', value, ttlSeconds: 60 });
+
+    expect(await log.appendBatch(id, [delta(id, 'a')], { turnId: 't1', attempt: 1 }, state('{"step":1}'))).toBe(1);
+    expect(await redis.get(key)).toBe('{"step":1}');
+    expect(await redis.ttl(key)).toBeGreaterThan(0);
+
+    // Attempt 2 took over: attempt 1's batch, and the state it carries, are refused.
+    expect(await log.appendBatch(id, [delta(id, 'b')], { turnId: 't1', attempt: 2 })).toBe(2);
+    await expect(log.appendBatch(id, [delta(id, 'c')], { turnId: 't1', attempt: 1 }, state('{"step":9}'))).rejects.toBeInstanceOf(AttemptFencedError);
+    expect(await redis.get(key)).toBe('{"step":1}');
+
+    // A batch without events writes the state and appends nothing.
+    expect(await log.appendBatch(id, [], { turnId: 't1', attempt: 2 }, state(null))).toBe(0);
+    expect(await redis.exists(key)).toBe(0);
+    expect(await log.window(id)).toEqual({ oldestSeq: 1, latestSeq: 2 });
+  });
+
+  it("sends a turn's in-flight state with its next batch of events, or alone when flushed without one", async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const key = inflightStateKey(prefix, id, 't1');
+    const events = new TurnEvents(log, id, 't1', { attempt: 1 });
+    events.setInflight('{"step":1}', 60);
+    events.emit({ type: 'text-delta', delta: 'a' });
+    expect(await events.flush()).toBe(1);
+    expect(await redis.get(key)).toBe('{"step":1}');
+
+    events.setInflight(null, 0);
+    expect(await events.flush()).toBe(1);
+    expect(await redis.exists(key)).toBe(0);
   });
 
   it("appends a turn's end once, whoever announces it, and refuses the whole second batch", async () => {
