@@ -42,6 +42,15 @@ export class InflightState {
     }
   }
 
+  /**
+   * The step's stream is over: an update still waiting out the throttle is dropped, so that no
+   * state is written after the step's end (announced with a clear, or with the turn's end).
+   */
+  streamEnded(): void {
+    clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+  }
+
   /** Deletes the state with the next batch of events (the one that announces why). */
   clear(): void {
     clearTimeout(this.pendingTimer);

@@ -212,6 +212,7 @@ async function runAttempt(
         firstOutput = false;
       },
     });
+    inflight.streamEnded();
     countStreamed(deps.metrics, result.streamed);
     endChatSpan(chatSpan, result);
 
