@@ -7,7 +7,7 @@ import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError, inflightStateKey } from '../store/event-log';
 import type { Queryable } from '../store/db';
-import { type BegunAttempt, type StepRecord, type Turn } from '../store/turns-repository';
+import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from './inflight-state';
