@@ -10,7 +10,6 @@ import { LiveEvents } from '../store/live-events';
 import { answerClientToolCall } from '../turns/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
-import { inflightStateKey } from '../store/event-log';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
 import { listen } from './server-helpers';
@@ -135,7 +134,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
     // The buffers are a convenience: while Redis is down the turn is still shown, without them.
     inflight: (turn) =>
-      InflightState.read(resources.redis, inflightStateKey(config.REDIS_PREFIX, turn.conversationId, turn.id)).catch((error: unknown) => {
+      InflightState.read(resources.redis, config.REDIS_PREFIX, turn).catch((error: unknown) => {
         if (isBackendUnavailable(error)) return null;
         throw error;
       }),

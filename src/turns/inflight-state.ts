@@ -1,4 +1,5 @@
 import type { RedisClient } from '../runtime/redis-connection';
+import { inflightStateKey } from '../store/event-log';
 import type { TurnEvents } from './turn-events';
 
 export interface InflightSnapshot {
@@ -20,14 +21,13 @@ export class InflightState {
   private latest: InflightSnapshot | undefined;
 
   constructor(
-    private readonly events: Pick<TurnEvents, 'setInflight'>,
+    private readonly events: Pick<TurnEvents, 'setInflight' | 'clearInflight'>,
     private readonly throttleMs = 50,
     private readonly ttlSeconds = 3600,
   ) {}
 
-  /** The state at `key` (see `inflightStateKey`). */
-  static async read(redis: RedisClient, key: string): Promise<InflightSnapshot | null> {
-    const text = await redis.get(key);
+  static async read(redis: RedisClient, prefix: string, turn: { id: string; conversationId: string }): Promise<InflightSnapshot | null> {
+    const text = await redis.get(inflightStateKey(prefix, turn.conversationId, turn.id));
     return text ? (JSON.parse(text) as InflightSnapshot) : null;
   }
 
@@ -57,7 +57,7 @@ export class InflightState {
     this.pendingTimer = undefined;
     this.latest = undefined;
     this.lastWrite = 0;
-    this.events.setInflight(null, 0);
+    this.events.clearInflight();
   }
 
   private write(): void {

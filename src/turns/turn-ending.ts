@@ -163,7 +163,7 @@ export async function announceTurnEnd(
 ): Promise<boolean> {
   if (attempt === null) await publishTurnCancel(deps.redis, deps.redisPrefix, ended.id);
   // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
-  events.setInflight(null, 0);
+  events.clearInflight();
   events.emit(...(ended.endEvents ?? []));
   let finalSeq: number | null;
   try {

@@ -53,12 +53,21 @@ export class TurnEvents {
   }
 
   /**
-   * The turn's in-flight state (null deletes it), written with the next batch: with the events
-   * emitted right after it (the output it describes, the announcement that ends the step), or
-   * alone when none follow. A later call before that batch replaces it.
+   * The turn's in-flight state, written with the next batch: with the events emitted right after
+   * it (the output it describes), or alone when none follow. A later call before that batch
+   * replaces it.
    */
-  setInflight(value: string | null, ttlSeconds: number): void {
-    this.pendingInflight = { value, ttlSeconds };
+  setInflight(value: string, ttlSeconds: number): void {
+    this.pend({ value, ttlSeconds });
+  }
+
+  /** Deletes the turn's in-flight state with the next batch (the announcement that ends its step). */
+  clearInflight(): void {
+    this.pend({ value: null, ttlSeconds: 0 });
+  }
+
+  private pend(write: Omit<InflightWrite, 'turnId'>): void {
+    this.pendingInflight = write;
     if (!this.inFlight) {
       queueMicrotask(() => {
         if (!this.inFlight && this.pendingInflight) this.sendQueued();

@@ -5,7 +5,7 @@ import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
 import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
-import { AttemptFencedError, inflightStateKey } from '../store/event-log';
+import { AttemptFencedError } from '../store/event-log';
 import type { Queryable } from '../store/db';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
@@ -131,7 +131,7 @@ async function runAttempt(
   if (restarted) {
     deps.metrics.turnsStarted.inc();
     // Only an earlier attempt leaves a marker.
-    const previous = attempt > 1 ? await InflightState.read(deps.redis, inflightStateKey(deps.redisPrefix, turn.conversationId, turn.id)) : null;
+    const previous = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
     opening.push({ type: 'turn-start', attempt });
     // The last attempt streamed part of a step that was never committed: clients drop it. A
     // worker that died mid-step without a marker (Redis lost it) may have sent output too.

@@ -75,7 +75,7 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     expect(await events.flush()).toBe(1);
     expect(await redis.get(key)).toBe('{"step":1}');
 
-    events.setInflight(null, 0);
+    events.clearInflight();
     expect(await events.flush()).toBe(1);
     expect(await redis.exists(key)).toBe(0);
   });
