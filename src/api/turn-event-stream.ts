@@ -5,6 +5,7 @@ import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
 import type { LoggedEvent } from '../store/event-log';
 import { isTerminal, type Turn } from '../store/turns-repository';
 import { LiveSseStreams, type LiveSseOptions } from './live-sse';
+import { writesPerTick } from '../runtime/writes-per-tick';
 
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {
@@ -58,10 +59,12 @@ export function createTurnEventStreamer(
       };
       if (after === 'invalid') return refuse({ ok: false, code: 'bad_cursor', message: 'Last-Event-ID must be an event seq (a non-negative integer)' });
 
+      const holdWrites = writesPerTick(res);
       /** Writes the event if it is this turn's; true when it was the turn's last. */
       const write = (json: string, seq: number): boolean => {
         if (!json.includes(marker)) return false;
         const type = (JSON.parse(json) as { type: EventType }).type;
+        holdWrites();
         res.write(`id: ${seq}\nevent: ${type}\ndata: ${json}\n\n`);
         return TERMINAL_EVENT_TYPES.has(type);
       };

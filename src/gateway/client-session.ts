@@ -61,6 +61,8 @@ export class ClientSession {
     readonly userId: string,
     private readonly services: SessionServices,
     private readonly limits: SessionLimits,
+    /** Called before each frame goes out: the frames of one tick leave in one write (writes-per-tick.ts). */
+    private readonly holdWrites: () => void = () => undefined,
   ) {
     socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     socket.on('pong', () => (this.alive = true));
@@ -80,6 +82,7 @@ export class ClientSession {
   send(frame: ServerFrame | string): void {
     if (this.closing || this.socket.readyState !== WebSocket.OPEN) return;
     if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) return this.disconnectSlowConsumer();
+    this.holdWrites();
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
@@ -185,6 +188,7 @@ export class ClientSession {
       deliver: (json, _seq, appendedAt) => {
         if (this.closing) return;
         if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) return this.disconnectSlowConsumer();
+        this.holdWrites();
         this.services.sendEvent(this.socket, json, appendedAt);
       },
       onError: (error) => {

@@ -5,6 +5,7 @@ import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limit
 import WebSocket, { WebSocketServer } from 'ws';
 import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from './client-session';
 import { eventFrame } from './frames';
+import { writesPerTick } from '../runtime/writes-per-tick';
 import { isOriginAllowed } from '../auth/origin-policy';
 import type { Principal } from '../auth/principal';
 import type { AuthGuard } from '../api/require-user';
@@ -93,7 +94,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       (principal) => {
         if (typeof principal === 'number') return refuse(socket, principal);
         wss.handleUpgrade(req, socket, head, (ws) => {
-          const session = new ClientSession(ws, principal.userId, services, limits);
+          // The socket ws writes to: the session holds its writes to the end of each tick.
+          const session = new ClientSession(ws, principal.userId, services, limits, writesPerTick(socket));
           sessions.add(session);
           const unregister = options.connections.add(principal.keyId, (reason) => session.close(CLOSE.policyViolation, reason));
           ws.once('close', () => {
