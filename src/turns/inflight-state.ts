@@ -18,7 +18,7 @@ export interface InflightSnapshot {
 export class InflightState {
   private lastWrite = 0;
   private pendingTimer: NodeJS.Timeout | undefined;
-  private latest: InflightSnapshot | undefined;
+  private readLatest: (() => InflightSnapshot) | undefined;
 
   constructor(
     private readonly events: Pick<TurnEvents, 'setInflight' | 'clearInflight'>,
@@ -31,9 +31,13 @@ export class InflightState {
     return text ? (JSON.parse(text) as InflightSnapshot) : null;
   }
 
-  /** Records the step's state; the first call of a step goes with the next batch of events. */
-  update(snapshot: InflightSnapshot): void {
-    this.latest = snapshot;
+  /**
+   * Records that the step's state changed; `read` gives it when it is written (at most once per
+   * throttle period, however many fragments arrive). The first call of a step goes with the
+   * next batch of events.
+   */
+  update(read: () => InflightSnapshot): void {
+    this.readLatest = read;
     const now = Date.now();
     if (now - this.lastWrite >= this.throttleMs) {
       this.write();
@@ -55,7 +59,7 @@ export class InflightState {
   clear(): void {
     clearTimeout(this.pendingTimer);
     this.pendingTimer = undefined;
-    this.latest = undefined;
+    this.readLatest = undefined;
     this.lastWrite = 0;
     this.events.clearInflight();
   }
@@ -63,8 +67,8 @@ export class InflightState {
   private write(): void {
     clearTimeout(this.pendingTimer);
     this.pendingTimer = undefined;
-    if (!this.latest) return;
+    if (!this.readLatest) return;
     this.lastWrite = Date.now();
-    this.events.setInflight(JSON.stringify(this.latest), this.ttlSeconds);
+    this.events.setInflight(JSON.stringify(this.readLatest()), this.ttlSeconds);
   }
 }

@@ -36,16 +36,17 @@ export interface StreamStepOptions {
   /** Ids of the turn's earlier tool calls: a provider id among them is replaced by a generated one. */
   takenToolCallIds?: Iterable<string>;
   /**
-   * Called on every piece of output; with the in-flight tool-call buffers when a tool-call
-   * fragment arrived (throttling is the callee's).
+   * Called on every piece of output; when a tool-call fragment arrived, with a reader of the
+   * in-flight tool-call buffers, called only when the callee (which throttles) writes them.
    */
-  onOutput?: (toolCalls?: ReturnType<ToolCallAssembler['snapshot']>) => void;
+  onOutput?: (readToolCalls?: () => ReturnType<ToolCallAssembler['snapshot']>) => void;
 }
 
 /** Streams one completion, relaying its output as events and assembling the step's message. */
 export async function streamStep(options: StreamStepOptions): Promise<StepStreamResult> {
   const { events } = options;
   const assembler = new ToolCallAssembler(options.generateToolCallId, options.takenToolCallIds);
+  const readToolCalls = () => assembler.snapshot();
   let text = '';
   let reasoning = '';
   let outputSent = false;
@@ -78,7 +79,7 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
         case 'tool-call-fragment':
           streamed.toolCall++;
           announce(assembler.push(chunk));
-          options.onOutput?.(assembler.snapshot());
+          options.onOutput?.(readToolCalls);
           break;
         case 'finish':
           announce(assembler.finish());

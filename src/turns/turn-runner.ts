@@ -206,9 +206,9 @@ async function runAttempt(
       signal,
       generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
       takenToolCallIds,
-      onOutput: (toolCalls) => {
+      onOutput: (readToolCalls) => {
         if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
-        if (firstOutput || toolCalls) inflight.update({ attempt, step, toolCalls: toolCalls ?? [] });
+        if (firstOutput || readToolCalls) inflight.update(() => ({ attempt, step, toolCalls: readToolCalls?.() ?? [] }));
         firstOutput = false;
       },
     });
