@@ -62,7 +62,7 @@ export class ClientSession {
     private readonly services: SessionServices,
     private readonly limits: SessionLimits,
     /** Called before each frame goes out: the frames of one tick leave in one write (writes-per-tick.ts). */
-    private readonly holdWrites: () => void = () => undefined,
+    private readonly holdWrites: () => void,
   ) {
     socket.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     socket.on('pong', () => (this.alive = true));
