@@ -51,24 +51,26 @@ export class InflightState {
    * state is written after the step's end (announced with a clear, or with the turn's end).
    */
   streamEnded(): void {
-    clearTimeout(this.pendingTimer);
-    this.pendingTimer = undefined;
+    this.dropPending();
   }
 
   /** Deletes the state with the next batch of events (the one that announces why). */
   clear(): void {
-    clearTimeout(this.pendingTimer);
-    this.pendingTimer = undefined;
+    this.dropPending();
     this.readLatest = undefined;
     this.lastWrite = 0;
     this.events.clearInflight();
   }
 
   private write(): void {
-    clearTimeout(this.pendingTimer);
-    this.pendingTimer = undefined;
+    this.dropPending();
     if (!this.readLatest) return;
     this.lastWrite = Date.now();
     this.events.setInflight(JSON.stringify(this.readLatest()), this.ttlSeconds);
+  }
+
+  private dropPending(): void {
+    clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
   }
 }
