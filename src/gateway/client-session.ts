@@ -78,6 +78,15 @@ export class ClientSession {
     return this.batches.size;
   }
 
+  /** Conversations and batches together: both count against `maxSubscriptions`. */
+  private get subscriptionTotal(): number {
+    return this.subscriptions.size + this.batches.size;
+  }
+
+  private refuseSubscription(subject: { conversationId: string } | { batchId: string }): void {
+    this.send({ type: 'error', code: 'too_many_subscriptions', message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`, ...subject });
+  }
+
   /** Sends a frame unless the client is too far behind, in which case it is disconnected. */
   send(frame: ServerFrame | string): void {
     if (this.closing || this.socket.readyState !== WebSocket.OPEN) return;
@@ -155,9 +164,7 @@ export class ClientSession {
     }
     this.batches.get(batchId)?.stop();
     this.batches.delete(batchId);
-    if (this.subscriptions.size + this.batches.size >= this.limits.maxSubscriptions) {
-      return this.send({ type: 'error', code: 'too_many_subscriptions', message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`, batchId });
-    }
+    if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ batchId });
     this.send({ type: 'subscribed', batchId });
     const following = await this.services.followBatch(batchId, {
       send: (frame) => this.send(frame),
@@ -174,14 +181,7 @@ export class ClientSession {
     // A repeated subscribe restarts from its new `after`.
     this.subscriptions.get(conversationId)?.dispose();
     this.subscriptions.delete(conversationId);
-    if (this.subscriptions.size >= this.limits.maxSubscriptions) {
-      return this.send({
-        type: 'error',
-        code: 'too_many_subscriptions',
-        message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`,
-        conversationId,
-      });
-    }
+    if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ conversationId });
     const outcome = await this.services.subscribe({
       conversationId,
       after,
