@@ -166,11 +166,18 @@ export class ClientSession {
     this.batches.delete(batchId);
     if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ batchId });
     this.send({ type: 'subscribed', batchId });
-    const following = await this.services.followBatch(batchId, {
+    // A batch that has already ended sends its batch-finish, and ends, before followBatch returns:
+    // such a subscription is never registered, so it neither lingers nor counts.
+    let ended = false;
+    let following: { stop(): void } | undefined;
+    following = await this.services.followBatch(batchId, {
       send: (frame) => this.send(frame),
-      onEnd: () => this.batches.delete(batchId),
+      onEnd: () => {
+        ended = true;
+        if (following && this.batches.get(batchId) === following) this.batches.delete(batchId);
+      },
     });
-    if (this.closing) return following.stop();
+    if (this.closing || ended) return following.stop();
     this.batches.set(batchId, following);
   }
 

@@ -253,6 +253,24 @@ describe('websocket abuse', () => {
       expect((await api.post(`/v1/batches/${batchId}/cancel`)).status).toBe(200);
       client.close();
     });
+
+    it('forgets a batch subscription once it sent batch-finish: it is no longer counted, nor against the limit', async () => {
+      const batchId = await submitBatch(`quick ${scripted({ text: 'done' })}`);
+      const watcher = await connect();
+      await subscribeBatch(watcher, batchId);
+      expect(await watcher.waitFor((frame) => frame.type === 'batch-finish', 60_000)).toMatchObject({ batchId, status: 'completed' });
+      watcher.close();
+      const batchesBefore = await subscriptionGauge('batch');
+
+      // Subscribing to a batch that has already finished gives its progress and its end at once.
+      const client = await connect();
+      await subscribeBatch(client, batchId);
+      expect(await client.waitFor((frame) => frame.type === 'batch-finish')).toMatchObject({ batchId, status: 'completed' });
+      expect(await subscriptionGauge('batch')).toBe(batchesBefore);
+      expect(await subscribeAll(client, conversations)).toMatchObject({ type: 'subscribed', conversationId: conversations[LIMIT - 1] });
+      expect(client.frames.filter((frame) => frame.type === 'error')).toEqual([]);
+      client.close();
+    });
   });
 });
 
