@@ -95,7 +95,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         if (typeof principal === 'number') return refuse(socket, principal);
         wss.handleUpgrade(req, socket, head, (ws) => {
           // The socket ws writes to: the session holds its writes to the end of each tick.
-          const session = new ClientSession(ws, principal.userId, services, limits, writesPerTick(socket));
+          const session = new ClientSession(ws, principal, services, limits, writesPerTick(socket));
           sessions.add(session);
           const unregister = options.connections.add(principal.keyId, (reason) => session.close(CLOSE.policyViolation, reason));
           ws.once('close', () => {
