@@ -64,6 +64,11 @@ export const configSchema = z
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
     WS_MAX_BUFFERED_BYTES: positiveInt.default(4 * 1024 * 1024),
     WS_HEARTBEAT_MS: positiveInt.default(30_000),
+    /**
+     * Open websockets one API key may hold on one API process (tickets and session tokens count
+     * against the key they were got with); one more handshake answers 429 before the upgrade.
+     */
+    WS_MAX_CONNECTIONS_PER_KEY: positiveInt.default(100),
     /** Default lifetime of a session token (POST /v1/session-tokens). */
     SESSION_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(900),
     /** How often each API process checks its open websockets and SSE streams for revoked keys. */

@@ -44,6 +44,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const verifiedKeys = new VerifiedKeyCache(resources.users, config.API_KEY_CACHE_TTL_MS);
   const authenticator = new Authenticator(verifiedKeys, tickets, sessionTokens);
   const connections = new OpenConnections();
+  // One count per user for HTTP requests and websocket handshakes alike.
+  const rateLimiter = createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE });
   const authGuard: AuthGuard = { failures: new FailedAuthGuard(config.AUTH_FAILURES_PER_MINUTE), addressOf: clientAddressOf(config.TRUST_PROXY) };
   // Invocations wait for their tool jobs, reading the tool queue's events only meanwhile.
   const toolEvents = new QueueEventsOnDemand({
@@ -118,7 +120,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     adminToken: config.ADMIN_TOKEN,
     authenticator,
     authGuard,
-    rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),
+    rateLimiter,
     tickets,
     allowedOrigins: config.ALLOWED_ORIGINS,
     sessionTokens,
@@ -171,7 +173,9 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     server,
     authenticate: (req) => authenticator.fromUpgradeRequest(req),
     authGuard,
+    rateLimiter,
     connections,
+    maxConnectionsPerKey: config.WS_MAX_CONNECTIONS_PER_KEY,
     ownsConversation: async (userId, conversationId) => (await resources.conversations.get(userId, conversationId)) !== null,
     ownsBatch: async (userId, batchId) => (await resources.batches.get(userId, batchId)) !== null,
     followBatch: followBatchProgress,
