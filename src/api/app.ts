@@ -14,6 +14,7 @@ import { conversationsRouter } from './conversations-router';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRouter, type HealthDeps } from './health-router';
 import { principalOf, requireUser, type AuthGuard } from './require-user';
+import { requireAdmin } from './require-admin';
 import { findUnstorableValue } from '../store/storable-json';
 import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
 import type { TurnEventStreamer } from './turn-event-stream';
@@ -97,7 +98,7 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use(requireJsonBody);
   app.use(express.json({ limit: deps.maxBodyBytes, strict: false }));
   app.use(refuseUnstorableInput);
-  app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users }));
+  app.use('/v1/admin', requireAdmin(deps.adminToken, deps.authGuard), adminRouter({ users: deps.users }));
   // The routes a browser app on another origin calls (with a session token, or to get one).
   app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
