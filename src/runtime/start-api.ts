@@ -12,7 +12,7 @@ import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
-import { listen } from './server-helpers';
+import { listen, requestTimeouts } from './server-helpers';
 import { createReadinessCheck } from './readiness';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
 import { OpenConnections } from '../auth/open-connections';
@@ -166,7 +166,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     playgroundDir: config.PLAYGROUND_DIR,
   });
 
-  const server = http.createServer(app);
+  const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
   const gateway = createGateway({
     server,
     authenticate: (req) => authenticator.fromUpgradeRequest(req),

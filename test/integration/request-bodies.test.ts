@@ -1,11 +1,12 @@
+import { rawRequest } from '../support/raw-http';
 import { startTestStack, type TestStack } from '../support/stack';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123';
 const FAILURES_PER_MINUTE = 5;
 
 /**
- * Credentials on the routes that take a body: wrong admin tokens are counted per client
- * address as wrong API keys are.
+ * Request bodies are read only for those who may send them: credentials (wrong admin tokens
+ * counted as wrong keys are) and rate limits first, and a refused request's body is never waited for.
  */
 describe('request bodies', () => {
   let stack: TestStack;
@@ -20,6 +21,7 @@ describe('request bodies', () => {
         TRUST_PROXY: 'loopback',
         AUTH_FAILURES_PER_MINUTE: String(FAILURES_PER_MINUTE),
         ADMIN_TOKEN,
+        REQUEST_TIMEOUT_MS: '5000',
       },
     });
     apiKey = (await stack.createUser('alice')).apiKey;
@@ -29,6 +31,64 @@ describe('request bodies', () => {
   const post = (path: string, body: string | Buffer, headers: Record<string, string>) =>
     fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
   const errorOf = async (response: Response) => [response.status, ((await response.json()) as any).error.code];
+  const failAuthentication = async (address: string, times: number) => {
+    for (let i = 0; i < times; i++) expect((await post('/v1/conversations', '{}', { authorization: 'Bearer sy_wrong', 'x-forwarded-for': address })).status).toBe(401);
+  };
+
+  describe('credentials before bodies', () => {
+    // 900 KB, under MAX_BODY_BYTES, and not JSON: read first, it would be a 400.
+    const junk = `{"title": ${'x'.repeat(900 * 1024)}`;
+
+    it('answers an unauthenticated 900 KB body with 401, and with 429 from an address over AUTH_FAILURES_PER_MINUTE', async () => {
+      const address = nextAddress();
+      for (const path of ['/v1/conversations', '/api/chat', '/v1/session-tokens']) {
+        expect(await errorOf(await post(path, junk, { 'x-forwarded-for': address }))).toEqual([401, 'unauthorized']);
+      }
+      expect(await errorOf(await post('/v1/conversations', junk, { authorization: 'Bearer sy_wrong', 'x-forwarded-for': address }))).toEqual([401, 'unauthorized']);
+      expect(await errorOf(await post('/v1/admin/users', junk, { authorization: 'Bearer wrong-admin-token', 'x-forwarded-for': address }))).toEqual([401, 'unauthorized']);
+
+      const flooding = nextAddress();
+      await failAuthentication(flooding, FAILURES_PER_MINUTE);
+      for (const path of ['/v1/conversations', '/api/chat', '/v1/admin/users']) {
+        const blocked = await post(path, junk, { authorization: `Bearer ${apiKey}`, 'x-forwarded-for': flooding });
+        expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(await errorOf(blocked)).toEqual([429, 'rate_limited']);
+      }
+      // With a good key from elsewhere, the same body is read, and refused for what it is.
+      expect(await errorOf(await post('/v1/conversations', junk, { authorization: `Bearer ${apiKey}`, 'x-forwarded-for': nextAddress() }))).toEqual([400, 'invalid_json']);
+    });
+
+    it('answers a request that declares a body it does not send at once, and closes the connection instead of waiting for the body', async () => {
+      const stalled = (path: string, headers: Record<string, string> = {}) =>
+        rawRequest(stack.url, {
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/json', 'content-length': '1000000', 'x-forwarded-for': nextAddress(), ...headers },
+          body: '{"title": ',
+        });
+      for (const [path, headers, status] of [
+        ['/v1/conversations', {}, 401],
+        ['/api/chat', { authorization: 'Bearer sy_wrong' }, 401],
+        ['/v1/admin/users', { authorization: 'Bearer wrong-admin-token' }, 401],
+        ['/nowhere', {}, 404],
+      ] as const) {
+        const answer = await stalled(path, headers);
+        expect([answer.status, JSON.parse(answer.body).error.code, answer.headers.connection]).toEqual([status, status === 401 ? 'unauthorized' : 'not_found', 'close']);
+        await answer.closed;
+      }
+    });
+
+    it('answers 408 and closes the connection when an authenticated body does not arrive within REQUEST_TIMEOUT_MS', async () => {
+      const answer = await rawRequest(stack.url, {
+        method: 'POST',
+        path: '/v1/conversations',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': '1000000' },
+        body: '{"title": ',
+      });
+      expect(answer.status).toBe(408);
+      await answer.closed;
+    });
+  });
 
   describe('the admin token', () => {
     it('counts wrong admin tokens per address and answers 429 past AUTH_FAILURES_PER_MINUTE, even to the right token', async () => {
