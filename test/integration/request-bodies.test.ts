@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { apiClient } from '../support/http';
 import { rawRequest } from '../support/raw-http';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -6,7 +8,8 @@ const FAILURES_PER_MINUTE = 5;
 
 /**
  * Request bodies are read only for those who may send them: credentials (wrong admin tokens
- * counted as wrong keys are) and rate limits first, and a refused request's body is never waited for.
+ * counted as wrong keys are) and rate limits first, and a refused request's body is never waited
+ * for. What is read must be UTF-8.
  */
 describe('request bodies', () => {
   let stack: TestStack;
@@ -101,6 +104,23 @@ describe('request bodies', () => {
       expect(await errorOf(await admin(ADMIN_TOKEN, address))).toEqual([429, 'rate_limited']);
       // Another address is not blocked by this one's failures.
       expect((await admin(ADMIN_TOKEN, nextAddress())).status).toBe(201);
+    });
+  });
+
+  describe('text', () => {
+    it('refuses a JSON body that is not valid UTF-8 with 400 and stores nothing of it', async () => {
+      const headers = { authorization: `Bearer ${apiKey}` };
+      const title = `latin-1 ${randomBytes(4).toString('hex')}`;
+      const invalid = Buffer.concat([Buffer.from(`{"title": "${title} `), Buffer.from([0xe9, 0xff, 0xfe, 0x28]), Buffer.from('"}')]);
+      const refused = await post('/v1/conversations', invalid, headers);
+      const { error } = (await refused.json()) as any;
+      expect([refused.status, error.code, error.message]).toEqual([400, 'invalid_request', expect.stringContaining('UTF-8')]);
+      const chat = Buffer.concat([Buffer.from(`{"id": "chat-${title}", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "`), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}]}')]);
+      expect(await errorOf(await post('/api/chat', chat, headers))).toEqual([400, 'invalid_request']);
+      const listed = await apiClient(stack.url, apiKey).get('/v1/conversations');
+      expect(JSON.stringify(listed.body)).not.toContain(title);
+      // The same text in UTF-8 is fine.
+      expect((await post('/v1/conversations', Buffer.from(`{"title": "${title} é\uFFFD("}`), headers)).status).toBe(201);
     });
   });
 });
