@@ -33,6 +33,8 @@ export interface ApiDeps {
   logger: Logger;
   metrics: Metrics;
   maxBodyBytes: number;
+  /** MAX_CHAT_BODY_BYTES: `/api/chat` bodies carry the whole UI history. */
+  maxChatBodyBytes: number;
   adminToken: string | undefined;
   authenticator: Authenticator;
   /** Bad credentials per client address (AUTH_FAILURES_PER_MINUTE, TRUST_PROXY). */
@@ -100,7 +102,8 @@ export function createApiApp(deps: ApiDeps): Express {
   // The routes a browser app on another origin calls (with a session token, or to get one).
   app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
-  app.use(['/v1', '/api/chat'], readJsonBody(deps.maxBodyBytes));
+  app.use('/v1', readJsonBody(deps.maxBodyBytes));
+  app.use('/api/chat', readJsonBody(deps.maxChatBodyBytes));
   app.post('/v1/ws-tickets', async (_req, res) => {
     res.status(201).json(await deps.tickets.issue(principalOf(res)));
   });

@@ -57,6 +57,12 @@ export const configSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
     /**
+     * The largest `POST /api/chat` body: the AI SDK's default transport resends the whole UI
+     * history with every message (Switchyard reads only the last one), so a chat outgrows
+     * MAX_BODY_BYTES long before any single message does.
+     */
+    MAX_CHAT_BODY_BYTES: positiveInt.default(16 * 1024 * 1024),
+    /**
      * The longest a request (headers and body) may take to arrive; past it the API answers 408
      * and closes the connection, so a client that declares a body and stalls holds no socket.
      */

@@ -115,6 +115,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     logger,
     metrics: resources.metrics,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    maxChatBodyBytes: config.MAX_CHAT_BODY_BYTES,
     adminToken: config.ADMIN_TOKEN,
     authenticator,
     authGuard,

@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
+import type { UIMessage } from 'ai';
+import { NodeChat, textOf } from '../support/ai-sdk-chat';
 import { apiClient } from '../support/http';
 import { rawRequest } from '../support/raw-http';
 import { startTestStack, type TestStack } from '../support/stack';
+import { scripted } from '../support/tool-turns';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123';
 const FAILURES_PER_MINUTE = 5;
+const CHAT_BODY_BYTES = 2 * 1024 * 1024;
 
 /**
- * Request bodies are read only for those who may send them: credentials (wrong admin tokens
- * counted as wrong keys are) and rate limits first, and a refused request's body is never waited
- * for. What is read must be UTF-8.
+ * Request bodies are read only for those who may send them: credentials and rate limits first
+ * (a refused request's body is never waited for), each route's own size limit, and text that
+ * is UTF-8.
  */
 describe('request bodies', () => {
   let stack: TestStack;
@@ -24,6 +28,7 @@ describe('request bodies', () => {
         TRUST_PROXY: 'loopback',
         AUTH_FAILURES_PER_MINUTE: String(FAILURES_PER_MINUTE),
         ADMIN_TOKEN,
+        MAX_CHAT_BODY_BYTES: String(CHAT_BODY_BYTES),
         REQUEST_TIMEOUT_MS: '5000',
       },
     });
@@ -121,6 +126,40 @@ describe('request bodies', () => {
       expect(JSON.stringify(listed.body)).not.toContain(title);
       // The same text in UTF-8 is fine.
       expect((await post('/v1/conversations', Buffer.from(`{"title": "${title} é\uFFFD("}`), headers)).status).toBe(201);
+    });
+  });
+
+  describe('/api/chat', () => {
+    const history = (bytes: number): UIMessage[] =>
+      Array.from({ length: Math.ceil(bytes / 100_000) }, (_, i) => ({
+        id: `old-${i}`,
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        parts: [{ type: 'text', text: 'h'.repeat(100_000) }],
+      }));
+    const chatWith = (messages: UIMessage[], options: Partial<ConstructorParameters<typeof NodeChat>[0]> = {}) =>
+      new NodeChat({ url: stack.url, token: apiKey, id: `chat-${randomBytes(6).toString('hex')}`, messages, ...options });
+
+    it('takes a useChat history larger than MAX_BODY_BYTES, up to MAX_CHAT_BODY_BYTES', async () => {
+      const chat = chatWith(history(stack.config.MAX_BODY_BYTES + 300_000));
+      await chat.sendMessage({ text: `still here ${scripted({ text: 'answered' })}` });
+      expect([chat.status, chat.error?.message]).toEqual(['ready', undefined]);
+      expect(textOf(chat.lastMessage)).toBe('answered');
+    });
+
+    it('refuses a history past MAX_CHAT_BODY_BYTES with 413, and serves it when the transport sends only the last message', async () => {
+      const messages = history(CHAT_BODY_BYTES + 100_000);
+      const whole = chatWith(messages);
+      await whole.sendMessage({ text: `too much ${scripted({ text: 'never' })}` });
+      expect(whole.status).toBe('error');
+      expect(whole.error?.message).toContain('payload_too_large');
+
+      // docs/API.md: Switchyard reads only the last message, so a transport may send only that.
+      const lastOnly = chatWith(messages, {
+        prepareSendMessagesRequest: ({ id, messages: all, trigger, messageId }) => ({ body: { id, messages: all.slice(-1), trigger, messageId } }),
+      });
+      await lastOnly.sendMessage({ text: `just the last ${scripted({ text: 'answered' })}` });
+      expect([lastOnly.status, lastOnly.error?.message]).toEqual(['ready', undefined]);
+      expect(textOf(lastOnly.lastMessage)).toBe('answered');
     });
   });
 });
