@@ -56,6 +56,17 @@ export const configSchema = z
     DATA_DIR: z.string().default('./.switchyard'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+    /**
+     * The largest `POST /api/chat` body: the AI SDK's default transport resends the whole UI
+     * history with every message (Switchyard reads only the last one), so a chat outgrows
+     * MAX_BODY_BYTES long before any single message does.
+     */
+    MAX_CHAT_BODY_BYTES: positiveInt.default(16 * 1024 * 1024),
+    /**
+     * The longest a request (headers and body) may take to arrive; past it the API answers 408
+     * and closes the connection, so a client that declares a body and stalls holds no socket.
+     */
+    REQUEST_TIMEOUT_MS: positiveInt.default(60_000),
     /** The largest batch submission (`POST /v1/batches`), and the most items one may hold. */
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
     MAX_BATCH_ITEMS: positiveInt.default(50_000),

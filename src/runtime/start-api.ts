@@ -12,7 +12,7 @@ import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
-import { listen } from './server-helpers';
+import { listen, requestTimeouts } from './server-helpers';
 import { createReadinessCheck } from './readiness';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
 import { OpenConnections } from '../auth/open-connections';
@@ -117,6 +117,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     logger,
     metrics: resources.metrics,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    maxChatBodyBytes: config.MAX_CHAT_BODY_BYTES,
     adminToken: config.ADMIN_TOKEN,
     authenticator,
     authGuard,
@@ -168,7 +169,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     playgroundDir: config.PLAYGROUND_DIR,
   });
 
-  const server = http.createServer(app);
+  const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
   const gateway = createGateway({
     server,
     authenticate: (req) => authenticator.fromUpgradeRequest(req),
