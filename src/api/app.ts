@@ -97,7 +97,7 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use(requireJsonBody);
   app.use(express.json({ limit: deps.maxBodyBytes, strict: false }));
   app.use(refuseUnstorableInput);
-  app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users }));
+  app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users, tools: deps.tools }));
   // The routes a browser app on another origin calls (with a session token, or to get one).
   app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
