@@ -125,6 +125,9 @@ describe('API boundaries', () => {
       expect((await cli(user.id, 'all')).code).toBe(0);
       expect(await toolsOf()).toEqual(everything);
       expect(await cli('user_nobody', 'all')).toMatchObject({ code: 1, stderr: 'no user user_nobody\n' });
+      const unknownByCli = await cli(user.id, 'calculator,calculater');
+      expect([unknownByCli.code, unknownByCli.stderr]).toEqual([1, 'unknown tools: calculater; the known tools are: calculator, current_time, random_number\n']);
+      expect(await toolsOf()).toEqual(everything);
     });
   });
 
