@@ -98,7 +98,7 @@ export function createApiApp(deps: ApiDeps): Express {
   );
   // Credentials and rate limits come before any body is read: a refused request's body is never
   // waited for (the error handler closes its connection), and costs no parsing.
-  app.use('/v1/admin', requireAdmin(deps.adminToken, deps.authGuard), readJsonBody(deps.maxBodyBytes), adminRouter({ users: deps.users }));
+  app.use('/v1/admin', requireAdmin(deps.adminToken, deps.authGuard), readJsonBody(deps.maxBodyBytes), adminRouter({ users: deps.users, tools: deps.tools }));
   // The routes a browser app on another origin calls (with a session token, or to get one).
   app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));

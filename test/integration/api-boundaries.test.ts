@@ -79,6 +79,24 @@ describe('API boundaries', () => {
       expect((await apiClient(stack.url, made.body.apiKey).get('/v1/conversations')).status).toBe(200);
     });
 
+    it("answers a new user's key id, and lists a user's keys without the keys themselves", async () => {
+      const admin = apiClient(stack.url, 'admin-token-for-tests-0123');
+      const made = await admin.post('/v1/admin/users', { name: 'erin' });
+      expect(made.body).toMatchObject({ id: expect.stringMatching(/^user_/), keyId: expect.stringMatching(/^key_/) });
+      const second = await stack.resources.users.createApiKey(made.body.id);
+      await stack.resources.users.revokeApiKey(second.id);
+
+      const listed = await admin.get(`/v1/admin/users/${made.body.id}/keys`);
+      expect(listed.status).toBe(200);
+      expect(listed.body.data).toEqual([
+        { id: made.body.keyId, prefix: made.body.apiKey.slice(0, 9), createdAt: expect.any(String), revokedAt: null },
+        { id: second.id, prefix: second.apiKey.slice(0, 9), createdAt: expect.any(String), revokedAt: expect.any(String) },
+      ]);
+      expect(JSON.stringify(listed.body)).not.toContain(made.body.apiKey);
+      expect((await admin.get('/v1/admin/users/user_nobody/keys')).status).toBe(404);
+      expect((await apiClient(stack.url, 'wrong-token').get(`/v1/admin/users/${made.body.id}/keys`)).status).toBe(401);
+    });
+
     it("limits a user's tools through PUT /v1/admin/users/:id/tools and the CLI, and lifts the limit", async () => {
       const admin = apiClient(stack.url, 'admin-token-for-tests-0123');
       const user = await stack.resources.users.createUserWithKey('dave');
@@ -91,6 +109,12 @@ describe('API boundaries', () => {
       expect(await toolsOf()).toEqual(['calculator']);
       expect((await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: 'calculator' })).body.error).toMatchObject({ code: 'invalid_request' });
       expect((await admin.put('/v1/admin/users/user_nobody/tools', { tools: null })).status).toBe(404);
+      // A name that is no tool is refused, with the names that are, and the limit stays as it was.
+      const unknown = await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: ['calculator', 'calculater'] });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'tools', message: 'unknown tool "calculater"' }] });
+      expect(unknown.body.error.message).toMatch(/^unknown tools: calculater; the known tools are: .*calculator, current_time, random_number/);
+      expect(await toolsOf()).toEqual(['calculator']);
 
       // The CLI does the same on the database; `all` lifts the limit.
       const cli = (...args: string[]) => runToExit('workers/cli.ts', stack.childEnv({ LOG_LEVEL: 'silent' }), ['users', 'tools', ...args]);
@@ -101,6 +125,9 @@ describe('API boundaries', () => {
       expect((await cli(user.id, 'all')).code).toBe(0);
       expect(await toolsOf()).toEqual(everything);
       expect(await cli('user_nobody', 'all')).toMatchObject({ code: 1, stderr: 'no user user_nobody\n' });
+      const unknownByCli = await cli(user.id, 'calculator,calculater');
+      expect([unknownByCli.code, unknownByCli.stderr]).toEqual([1, 'unknown tools: calculater; the known tools are: calculator, current_time, random_number\n']);
+      expect(await toolsOf()).toEqual(everything);
     });
   });
 
