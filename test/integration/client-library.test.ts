@@ -139,6 +139,44 @@ describe('client library', () => {
     expect(requests[1].messages.filter((message: any) => message.role === 'tool')).toHaveLength(1);
   });
 
+  it('answers a client tool again over HTTP when its connection drops before the answer was acknowledged: the answer is not lost', async () => {
+    const cutting = cutOnFirstAnswer(proxy);
+    const client = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      WebSocket: cutting.WebSocket,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onToolCall: () => ({ from: 'c' }),
+    });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    const view = await subscription.followTurn(turnId);
+    expect(cutting.lostAnswers).toHaveLength(1);
+    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'c' } })]);
+  });
+
+  it('resolves an answer over the websocket with its acknowledgement', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    let request: any;
+    for await (const event of subscription.turn(turnId)) {
+      if (event.type !== 'turn-waiting') continue;
+      request = event;
+      break;
+    }
+    const [toolCallId] = request.toolCallIds;
+    expect(await client.answerToolCall(turnId, toolCallId, { result: 'first' })).toEqual({ accepted: true });
+    // Acknowledged means stored: the turn shows it at once.
+    expect((await client.getTurn(turnId)).toolCalls).toEqual([expect.objectContaining({ toolCallId, status: 'succeeded', result: 'first' })]);
+    expect(await client.answerToolCall(turnId, toolCallId, { result: 'second' })).toEqual({ accepted: false });
+    expect(await subscription.followTurn(turnId)).toMatchObject({ status: 'completed', text: 'Thanks.' });
+  });
+
   it('reconnects after the connection drops mid-stream and resumes from the last seq: no gap, no duplicate', async () => {
     const states: string[] = [];
     const client = newClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, onConnectionChange: (state) => states.push(state) });
@@ -247,4 +285,23 @@ function frameRecorder(): { WebSocket: WebSocketConstructor; frames: any[]; wait
       });
     },
   };
+}
+
+/**
+ * A WebSocket (the `ws` package's) whose first client-tool answer is lost: the connection is
+ * cut under it just before the frame goes out, so the server never receives it.
+ */
+function cutOnFirstAnswer(proxy: TcpProxy): { WebSocket: WebSocketConstructor; lostAnswers: string[] } {
+  const lostAnswers: string[] = [];
+  class CuttingWebSocket extends WebSocket {
+    override send(data: any, ...rest: any[]): void {
+      if (lostAnswers.length === 0 && JSON.parse(String(data)).type === 'tool-result') {
+        lostAnswers.push(String(data));
+        proxy.cut();
+        proxy.restore();
+      }
+      (super.send as (...args: any[]) => void)(data, ...rest);
+    }
+  }
+  return { WebSocket: CuttingWebSocket as unknown as WebSocketConstructor, lostAnswers };
 }
