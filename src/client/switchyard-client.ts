@@ -3,6 +3,7 @@ import { serverFrameSchema, type ClientFrame, type ReceivedServerFrame } from '.
 import { AsyncQueue } from './async-queue';
 import { ConversationFeed, type ToolCallRequest } from './conversation-feed';
 import { httpApi, SwitchyardApiError, type HttpCall } from './http-api';
+import { openClientCalls, turnsToCheck, turnToolCallsSchema, type TurnToolCalls } from './open-client-calls';
 import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view';
 
 /** The part of the WHATWG WebSocket the client uses: the browser's, or the `ws` package's. */
@@ -414,13 +415,29 @@ export class SwitchyardClient {
   private async reload(state: SubscriptionState): Promise<void> {
     try {
       const conversation = await this.getConversation(state.conversationId);
-      state.feed.reloaded(conversation.lastSeq);
+      const known = state.feed.openRequests();
+      const turns = this.options.onToolCall ? await this.turnsWithToolCalls(turnsToCheck(known, conversation.messages)) : [];
+      state.feed.reloaded(conversation.lastSeq, openClientCalls(turns, known, conversation.lastSeq));
       state.options.onReload?.(conversation);
       this.resubscribe(state);
     } catch (error) {
       if (error instanceof SwitchyardApiError && error.status !== 0) return state.fail(error);
       this.socket?.close(4001, 'reload failed');
     }
+  }
+
+  /** Each turn's tool calls as the server has them; a turn that is gone, or not in a shape this client knows, has none. */
+  private async turnsWithToolCalls(turnIds: string[]): Promise<TurnToolCalls[]> {
+    const turns: TurnToolCalls[] = [];
+    for (const turnId of turnIds) {
+      const turn = await this.getTurn(turnId).catch((error: unknown) => {
+        if (error instanceof SwitchyardApiError && error.status === 404) return null;
+        throw error;
+      });
+      const parsed = turnToolCallsSchema.safeParse(turn);
+      if (parsed.success) turns.push(parsed.data);
+    }
+    return turns;
   }
 
   /** A repeated subscribe restarts the server's side from the new `after`. */

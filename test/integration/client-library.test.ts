@@ -221,6 +221,26 @@ describe('client library', () => {
     expect((await subscription.followTurn(next.turnId)).text).toBe('after the reload');
   });
 
+  it('runs a client tool still unanswered after a reload, though its request was among the events the reload skipped', async () => {
+    const asker = newClient();
+    const conversation = await asker.createConversation();
+    const watching = asker.subscribe(conversation.id);
+    await watching.ready;
+    // Enough events that the server no longer keeps the conversation's first ones.
+    await watching.followTurn((await asker.sendTurn(conversation.id, scripted({ tokens: 60, tokenDelayMs: 1 }))).turnId);
+    const { turnId } = await asker.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    for await (const event of watching.turn(turnId)) if (event.type === 'turn-waiting') break;
+
+    const reloads: number[] = [];
+    const answerer = newClient({ onToolCall: () => ({ from: 'after the reload' }) });
+    const subscription = answerer.subscribe(conversation.id, { after: 1, onReload: (reloaded) => reloads.push(reloaded.lastSeq) });
+    await subscription.ready;
+    const view = await watching.followTurn(turnId);
+    expect(reloads).toHaveLength(1);
+    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'after the reload' } })]);
+  });
+
   it('works with a session token, cancels, and reports a conversation that is not ours', async () => {
     const { token } = (await harness.api.post('/v1/session-tokens', {})).body;
     const owner = newClient();
