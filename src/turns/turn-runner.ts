@@ -176,7 +176,7 @@ async function runAttempt(
       step: turn.step,
       events,
       isContinuation: job.isContinuation,
-      tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools' && before.awaiting === 'tools',
+      tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools',
       // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
       trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
       stepState: begun.lastStep,
