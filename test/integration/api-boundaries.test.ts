@@ -104,6 +104,31 @@ describe('API boundaries', () => {
     });
   });
 
+  describe('conversations with an externalId', () => {
+    it('answers an externalId already in use with 409 external_id_conflict naming the conversation that has it', async () => {
+      const first = await alice.post('/v1/conversations', { externalId: 'chat-taken', title: 'first' });
+      expect(first.status).toBe(201);
+      const again = await alice.post('/v1/conversations', { externalId: 'chat-taken', title: 'second' });
+      expect(again.status).toBe(409);
+      expect(again.body.error).toEqual({ code: 'external_id_conflict', message: expect.stringContaining(first.body.id), details: { conversationId: first.body.id } });
+      expect((await alice.get('/v1/conversations?externalId=chat-taken')).body.data).toEqual([expect.objectContaining({ id: first.body.id, title: 'first' })]);
+      // Unique per user: another user's chat may have the same id.
+      const other = apiClient(stack.url, (await stack.createUser('dave')).apiKey);
+      expect((await other.post('/v1/conversations', { externalId: 'chat-taken' })).status).toBe(201);
+    });
+
+    it('makes one conversation when several with the same externalId arrive at once; the others answer 409 naming it', async () => {
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => alice.post('/v1/conversations', { externalId: 'chat-race', title: `racer ${i}` })));
+      const made = answers.filter((answer) => answer.status === 201);
+      expect(made).toHaveLength(1);
+      const refused = answers.filter((answer) => answer.status !== 201);
+      expect(refused.map((answer) => [answer.status, answer.body.error.code, answer.body.error.details])).toEqual(
+        Array.from({ length: 7 }, () => [409, 'external_id_conflict', { conversationId: made[0]!.body.id }]),
+      );
+      expect((await alice.get('/v1/conversations?externalId=chat-race')).body.data).toHaveLength(1);
+    });
+  });
+
   describe('bad input', () => {
     it('answers malformed JSON with invalid_json', async () => {
       const response = await alice.request('POST', '/v1/conversations', '{"title": ');
