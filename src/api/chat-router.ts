@@ -1,10 +1,11 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
-import { chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import { chatIdSchema, chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';
@@ -71,7 +72,8 @@ export function chatRouter(deps: ChatRouterDeps): Router {
 
   router.get('/:id/stream', async (req, res) => {
     const { userId, keyId } = principalOf(res);
-    const conversation = await deps.conversations.findByExternalId(userId, String(req.params.id));
+    const { id } = parseInput(chatStreamParamsSchema, req.params);
+    const conversation = await deps.conversations.findByExternalId(userId, id);
     const [active] = conversation ? await deps.turns.activeTurns(conversation.id) : [];
     if (!active) return void res.status(204).end();
     return deps.uiStream.stream({ turn: active, keyId, after: undefined, res });
@@ -79,6 +81,8 @@ export function chatRouter(deps: ChatRouterDeps): Router {
 
   return router;
 }
+
+const chatStreamParamsSchema = z.object({ id: chatIdSchema });
 
 /** A new chat's conversation is titled with the start of its first message, as chat apps list them. */
 function titleOf(content: TurnContent): string | undefined {

@@ -164,6 +164,17 @@ describe('API boundaries', () => {
       expect(response.body.error.code).toBe('not_found');
     });
 
+    it('answers a chat stream whose id holds a NUL with 400, and other route ids with a NUL with 404, never a 500', async () => {
+      const stream = await alice.get('/api/chat/chat%00nul/stream');
+      expect([stream.status, stream.body.error.code]).toEqual([400, 'invalid_request']);
+      expect(stream.body.error.details).toEqual([{ field: 'id', message: expect.stringContaining('NUL') }]);
+      for (const path of ['/v1/conversations/conv%00x', '/v1/turns/turn%00x', '/v1/turns/turn%00x/events', '/v1/batches/batch%00x', '/v1/batches/batch%00x/results']) {
+        const answer = await alice.get(path);
+        expect([path, answer.status, answer.body.error.code]).toEqual([path, 404, 'not_found']);
+      }
+      expect((await alice.post('/v1/tools/calc%00ulator/invoke', { params: {} })).status).toBe(404);
+    });
+
     it('answers websocket frames that are malformed, unknown or too large', async () => {
       const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
       client.send('{not json');
