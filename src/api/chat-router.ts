@@ -33,10 +33,9 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const { userId, keyId } = principalOf(res);
     const request = parseInput(chatRequestSchema, req.body);
     const ask = readChatRequest(request);
-    const title = ask.kind === 'message' ? titleOf(ask.content) : undefined;
-    const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, title ? { title } : {});
-
     if (ask.kind === 'message') {
+      const title = titleOf(ask.content);
+      const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, title ? { title } : {});
       const latestSeq = await deps.latestSeq(conversation.id);
       // The UIMessage id is the idempotency key: a resend is the same turn, replayed whole.
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {
@@ -48,8 +47,10 @@ export function chatRouter(deps: ChatRouterDeps): Router {
       return deps.uiStream.stream({ turn, keyId, after: created ? latestSeq : undefined, res });
     }
 
-    const turn = await deps.turns.getForUser(userId, ask.turnId);
-    if (!turn || turn.conversationId !== conversation.id) {
+    // Answers go to a turn of a chat that exists: one this user never started is refused, making nothing.
+    const conversation = await deps.conversations.findByExternalId(userId, request.id);
+    const turn = conversation ? await deps.turns.getForUser(userId, ask.turnId) : null;
+    if (!conversation || !turn || turn.conversationId !== conversation.id) {
       throw invalidAnswer(`the last assistant message (${ask.turnId}) is not a turn of this chat`);
     }
     const calls = await deps.toolCalls.listForTurn(turn.id);

@@ -251,6 +251,18 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     expect((await apiClient(harness.stack.url, 'sk_wrong').post('/api/chat', { id: chatId, messages: [userMessage] })).status).toBe(401);
   });
 
+  it('refuses answers to client tools for a chat it does not know, making no conversation', async () => {
+    const chatId = `chat-unknown-${Date.now()}`;
+    const answering = {
+      id: 'turn_not_here',
+      role: 'assistant',
+      parts: [{ type: 'tool-browser_timezone', toolCallId: 'call_0', state: 'output-available', input: {}, output: { timeZone: 'UTC' } }],
+    };
+    const refused = await harness.api.post('/api/chat', { id: chatId, messages: [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'hi' }] }, answering] });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'invalid_request']);
+    expect((await harness.api.get(`/v1/conversations?externalId=${chatId}`)).body.data).toEqual([]);
+  });
+
   async function postChat(chatId: string, messages: unknown[], token = harness.apiKey) {
     const response = await fetch(`${harness.stack.url}/api/chat`, chatRequest(chatId, messages, token));
     const raw = await response.text();
