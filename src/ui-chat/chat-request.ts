@@ -80,7 +80,8 @@ function userContent(parts: z.infer<typeof uiPart>[], index: number): TurnConten
     }
     // Other parts (data, sources, step markers) are the client's own and are not sent to the model.
   });
-  if (content.length === 0) throw invalid(['messages', index, 'parts'], 'the user message has no text');
+  // An image alone is a message (vision models answer it); nothing at all is not.
+  if (content.length === 0) throw invalid(['messages', index, 'parts'], 'the user message has no text and no image');
   return content.length === 1 && content[0]!.type === 'text' ? content[0]!.text : content;
 }
 
