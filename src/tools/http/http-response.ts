@@ -1,5 +1,5 @@
 import type { ToolOutcome } from '../tool';
-import { withoutUrlCredentials } from './url-credentials';
+import { withoutUrlCredentials } from '../url-credentials';
 
 /** Default cap on a response body: a tool result goes back into the model's context. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;

@@ -4,7 +4,7 @@ import type { ToolOutcome } from '../tool';
 import { errorMessage } from '../tool-errors';
 import { DEFAULT_MAX_RESPONSE_BYTES, outcomeOfResponse, readLimitedText } from './http-response';
 import type { HttpToolDefinition } from './parse-tool-file';
-import { withoutUrlCredentials } from './url-credentials';
+import { withoutUrlCredentials } from '../url-credentials';
 
 export interface HttpToolOptions {
   /** Default 1 MiB; a larger 2xx body is the error `response_too_large`. */

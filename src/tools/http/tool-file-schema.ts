@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TOOL_NAME_PATTERN } from '../tool';
 import { fieldListSchema } from './fields-to-json-schema';
-import { hasUrlCredentials } from './url-credentials';
+import { toolUrlSchema } from '../tool-url-schema';
 
 /**
  * What one entry of a tool file may say, for the two kinds declared in files: `http` (the
@@ -24,11 +24,7 @@ export const httpToolEntrySchema = z
     kind: z.literal('http').optional(),
     name: toolName,
     description: z.string().min(1),
-    url: z
-      .url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http:// or https:// URL') })
-      .refine((url) => !hasUrlCredentials(url), {
-        message: 'must not carry credentials (user:password@), which errors would show; send them in "headers" with a ${ENV_VAR}',
-      }),
+    url: toolUrlSchema,
     method: z
       .string()
       .transform((method) => method.toUpperCase())

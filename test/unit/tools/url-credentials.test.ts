@@ -1,4 +1,4 @@
-import { hasUrlCredentials, withoutUrlCredentials } from '../../../src/tools/http/url-credentials';
+import { hasUrlCredentials, withoutUrlCredentials } from '../../../src/tools/url-credentials';
 
 describe('URL credentials', () => {
   it('finds a user or a password in a URL, and nothing in text that is no URL', () => {
