@@ -168,6 +168,8 @@ describe('API boundaries', () => {
       const stream = await alice.get('/api/chat/chat%00nul/stream');
       expect([stream.status, stream.body.error.code]).toEqual([400, 'invalid_request']);
       expect(stream.body.error.details).toEqual([{ field: 'id', message: expect.stringContaining('NUL') }]);
+      const loneSurrogate = await alice.get('/api/chat/chat%ED%A0%80/stream');
+      expect([loneSurrogate.status, loneSurrogate.body.error.code]).toEqual([400, 'invalid_request']);
       for (const path of ['/v1/conversations/conv%00x', '/v1/turns/turn%00x', '/v1/turns/turn%00x/events', '/v1/batches/batch%00x', '/v1/batches/batch%00x/results']) {
         const answer = await alice.get(path);
         expect([path, answer.status, answer.body.error.code]).toEqual([path, 404, 'not_found']);
