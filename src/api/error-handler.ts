@@ -14,6 +14,7 @@ const STATUS: Record<AppErrorCode, number> = {
   payload_too_large: 413,
   conversation_busy: 409,
   idempotency_conflict: 409,
+  external_id_conflict: 409,
   rate_limited: 429,
   unavailable: 503,
   tool_failed: 502,

@@ -89,7 +89,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   };
 
   const eventSource: ConversationEventSource = {
-    read: (conversationId, afterSeq) => resources.eventLog.read(conversationId, afterSeq),
+    read: (conversationId, afterSeq, count) => resources.eventLog.read(conversationId, afterSeq, count),
     window: (conversationId) => resources.eventLog.window(conversationId),
     subscribe: (input) =>
       subscribeToConversation(

@@ -131,6 +131,31 @@ describe('API boundaries', () => {
     });
   });
 
+  describe('conversations with an externalId', () => {
+    it('answers an externalId already in use with 409 external_id_conflict naming the conversation that has it', async () => {
+      const first = await alice.post('/v1/conversations', { externalId: 'chat-taken', title: 'first' });
+      expect(first.status).toBe(201);
+      const again = await alice.post('/v1/conversations', { externalId: 'chat-taken', title: 'second' });
+      expect(again.status).toBe(409);
+      expect(again.body.error).toEqual({ code: 'external_id_conflict', message: expect.stringContaining(first.body.id), details: { conversationId: first.body.id } });
+      expect((await alice.get('/v1/conversations?externalId=chat-taken')).body.data).toEqual([expect.objectContaining({ id: first.body.id, title: 'first' })]);
+      // Unique per user: another user's chat may have the same id.
+      const other = apiClient(stack.url, (await stack.createUser('dave')).apiKey);
+      expect((await other.post('/v1/conversations', { externalId: 'chat-taken' })).status).toBe(201);
+    });
+
+    it('makes one conversation when several with the same externalId arrive at once; the others answer 409 naming it', async () => {
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => alice.post('/v1/conversations', { externalId: 'chat-race', title: `racer ${i}` })));
+      const made = answers.filter((answer) => answer.status === 201);
+      expect(made).toHaveLength(1);
+      const refused = answers.filter((answer) => answer.status !== 201);
+      expect(refused.map((answer) => [answer.status, answer.body.error.code, answer.body.error.details])).toEqual(
+        Array.from({ length: 7 }, () => [409, 'external_id_conflict', { conversationId: made[0]!.body.id }]),
+      );
+      expect((await alice.get('/v1/conversations?externalId=chat-race')).body.data).toHaveLength(1);
+    });
+  });
+
   describe('bad input', () => {
     it('answers malformed JSON with invalid_json', async () => {
       const response = await alice.request('POST', '/v1/conversations', '{"title": ');
@@ -164,6 +189,19 @@ describe('API boundaries', () => {
       const response = await alice.get('/v1/nothing-here');
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe('not_found');
+    });
+
+    it('answers a chat stream whose id holds a NUL with 400, and other route ids with a NUL with 404, never a 500', async () => {
+      const stream = await alice.get('/api/chat/chat%00nul/stream');
+      expect([stream.status, stream.body.error.code]).toEqual([400, 'invalid_request']);
+      expect(stream.body.error.details).toEqual([{ field: 'id', message: expect.stringContaining('NUL') }]);
+      const loneSurrogate = await alice.get('/api/chat/chat%ED%A0%80/stream');
+      expect([loneSurrogate.status, loneSurrogate.body.error.code]).toEqual([400, 'invalid_request']);
+      for (const path of ['/v1/conversations/conv%00x', '/v1/turns/turn%00x', '/v1/turns/turn%00x/events', '/v1/batches/batch%00x', '/v1/batches/batch%00x/results']) {
+        const answer = await alice.get(path);
+        expect([path, answer.status, answer.body.error.code]).toEqual([path, 404, 'not_found']);
+      }
+      expect((await alice.post('/v1/tools/calc%00ulator/invoke', { params: {} })).status).toBe(404);
     });
 
     it('answers websocket frames that are malformed, unknown or too large', async () => {
