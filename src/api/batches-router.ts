@@ -104,17 +104,17 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
   });
 
   router.get('/:id/results', async (req, res) => {
+    const { after } = parseInput(resultsSchema, req.query);
     const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
     if (!batch) throw notFound('batch');
-    const { after } = parseInput(resultsSchema, req.query);
+    // The first page before the headers: a failure is still an error answer, not a cut stream.
+    let items = await deps.batches.endedItems(batch.id, after, RESULTS_PAGE);
     res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-cache' });
     // Page by page from the database: a 50,000-item batch is never held in memory.
-    for (let cursor = after; !res.destroyed; ) {
-      const items = await deps.batches.endedItems(batch.id, cursor, RESULTS_PAGE);
-      if (items.length === 0) break;
+    while (items.length > 0 && !res.destroyed) {
       const page = items.map((item) => JSON.stringify(resultLine(item))).join('\n') + '\n';
       if (!res.write(page)) await new Promise((resolve) => res.once('drain', resolve));
-      cursor = items[items.length - 1]!.position;
+      items = await deps.batches.endedItems(batch.id, items[items.length - 1]!.position, RESULTS_PAGE);
     }
     res.end();
   });
@@ -123,7 +123,18 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
 }
 
 const RESULTS_PAGE = 500;
-const resultsSchema = z.object({ after: z.coerce.number().int().min(-1).default(-1) }).strict();
+/** An item's position is a PostgreSQL integer: a cursor past it is the client's mistake, not a query error. */
+const MAX_POSITION = 2_147_483_647;
+const resultsSchema = z
+  .object({
+    after: z
+      .string()
+      .regex(/^(-1|\d{1,10})$/, 'an item index (-1 for the start)')
+      .transform(Number)
+      .pipe(z.number().max(MAX_POSITION, `at most ${MAX_POSITION}`))
+      .default(-1),
+  })
+  .strict();
 
 /** A results line (docs/API.md): `index` is the item's 0-based position in the submission. */
 export function resultLine(item: BatchItemRecord) {
