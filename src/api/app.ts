@@ -63,7 +63,10 @@ export interface ApiDeps {
   followBatch: BatchesRouterDeps['followBatch'];
   batchStreams: BatchesRouterDeps['streams'];
   maxBatchBytes: number;
+  maxBatchJsonBytes: number;
   maxBatchItems: number;
+  batchSubmissionSlots: BatchesRouterDeps['submissionSlots'];
+  batchSpoolDir: string;
   latestSeq(conversationId: string): Promise<number>;
   checkReady: HealthDeps['checkReady'];
   /** PLAYGROUND_DIR: the playground bundle served at `/`. */
@@ -91,7 +94,10 @@ export function createApiApp(deps: ApiDeps): Express {
       streams: deps.batchStreams,
       usableTools: { tools: deps.tools, userAllowedTools: deps.userAllowedTools },
       maxBatchBytes: deps.maxBatchBytes,
+      maxBatchJsonBytes: deps.maxBatchJsonBytes,
       maxBatchItems: deps.maxBatchItems,
+      submissionSlots: deps.batchSubmissionSlots,
+      spoolDir: deps.batchSpoolDir,
     }),
   );
   app.use(requireJsonBody);
