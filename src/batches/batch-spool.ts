@@ -4,8 +4,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import { createInterface } from 'node:readline';
 import type { BatchItem } from './batch-request';
+import { readJsonlLines } from './jsonl-lines';
 
 /**
  * A submission's checked items on disk until the whole body has been read and checked: the
@@ -39,7 +39,10 @@ export class BatchSpool {
     if (this.failure) throw this.failure;
     const input = createReadStream(this.file);
     try {
-      for await (const line of createInterface({ input, crlfDelay: Infinity })) yield JSON.parse(line) as BatchItem;
+      // Pulled chunk by chunk as the items are stored (readline would read ahead of a slow consumer).
+      for await (const entry of readJsonlLines(input, { maxBytes: Infinity, maxLineBytes: Infinity })) {
+        if ('text' in entry && entry.text) yield JSON.parse(entry.text) as BatchItem;
+      }
     } finally {
       // Also when the reader stops early (a failed transaction): no file handle is left open.
       input.destroy();
