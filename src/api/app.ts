@@ -65,7 +65,10 @@ export interface ApiDeps {
   followBatch: BatchesRouterDeps['followBatch'];
   batchStreams: BatchesRouterDeps['streams'];
   maxBatchBytes: number;
+  maxBatchJsonBytes: number;
   maxBatchItems: number;
+  batchSubmissionSlots: BatchesRouterDeps['submissionSlots'];
+  batchSpoolDir: string;
   latestSeq(conversationId: string): Promise<number>;
   checkReady: HealthDeps['checkReady'];
   /** PLAYGROUND_DIR: the playground bundle served at `/`. */
@@ -93,7 +96,10 @@ export function createApiApp(deps: ApiDeps): Express {
       streams: deps.batchStreams,
       usableTools: { tools: deps.tools, userAllowedTools: deps.userAllowedTools },
       maxBatchBytes: deps.maxBatchBytes,
+      maxBatchJsonBytes: deps.maxBatchJsonBytes,
       maxBatchItems: deps.maxBatchItems,
+      submissionSlots: deps.batchSubmissionSlots,
+      spoolDir: deps.batchSpoolDir,
     }),
   );
   // Credentials and rate limits come before any body is read: a refused request's body is never

@@ -1,14 +1,15 @@
-import express, { Router, type NextFunction, type RequestHandler } from 'express';
+import type { Request } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
-import { parseBatchRequest } from '../batches/batch-request';
 import type { BatchRunner } from '../batches/batch-runner';
+import { submitBatch, type BatchSubmissionDeps } from '../batches/batch-submission';
 import { AppError, notFound } from '../errors/app-error';
 import type { Batch, BatchesRepository, BatchItemRecord } from '../store/batches-repository';
-import { findUnstorableValue } from '../store/storable-json';
 import { principalOf, userIdOf } from './require-user';
 import type { BatchProgressFrame } from '../batches/batch-progress';
 import type { LiveSseStreams } from './live-sse';
-import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
+import type { SubmissionSlots } from './submission-slots';
+import { usableTools, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
 
 export interface BatchesRouterDeps {
@@ -22,12 +23,19 @@ export interface BatchesRouterDeps {
   usableTools: UsableToolsDeps;
   /** MAX_BATCH_BYTES: batches take more than MAX_BODY_BYTES. */
   maxBatchBytes: number;
+  /** MAX_BATCH_JSON_BYTES: a JSON batch body, and one JSONL line (what is parsed whole). */
+  maxBatchJsonBytes: number;
   /** MAX_BATCH_ITEMS. */
   maxBatchItems: number;
+  /** MAX_BATCH_SUBMISSIONS_IN_FLIGHT: submissions this process reads at once. */
+  submissionSlots: SubmissionSlots;
+  /** Where JSONL submissions wait on disk while their body is read. */
+  spoolDir: string;
 }
 
 const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl'];
-type NextFunctionWrapper = (next: NextFunction) => NextFunction;
+/** Seconds a submission refused for want of a slot is told to wait. */
+const SUBMISSION_RETRY_AFTER_SECONDS = 5;
 const idempotencyKeySchema = z.string().min(1).max(200).optional();
 const listSchema = z
   .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this API').optional() })
@@ -40,20 +48,48 @@ const listSchema = z
 export function batchesRouter(deps: BatchesRouterDeps): Router {
   const router = Router();
 
-  router.post('/', readBatchBody(deps.maxBatchBytes), async (req, res) => {
+  const submission: BatchSubmissionDeps = {
+    batches: deps.batches,
+    usableToolNames: async (userId) => new Set((await usableTools(deps.usableTools, userId)).map((tool) => tool.name)),
+    spoolDir: deps.spoolDir,
+    maxBatchBytes: deps.maxBatchBytes,
+    maxBatchJsonBytes: deps.maxBatchJsonBytes,
+    maxBatchItems: deps.maxBatchItems,
+  };
+
+  router.post('/', async (req, res) => {
+    const format = batchFormat(req, deps.maxBatchBytes);
     const idempotencyKey = parseInput(idempotencyKeySchema, req.header('idempotency-key'));
-    const isJsonl = typeof req.body === 'string';
-    const parsed = parseBatchRequest({
-      ...(isJsonl ? { jsonl: req.body as string } : { json: req.body }),
-      query: req.query as Record<string, unknown>,
-      maxItems: deps.maxBatchItems,
-    });
-    const unstorable = findUnstorableValue(parsed.items);
-    if (unstorable) throw new AppError('invalid_request', `invalid batch: ${unstorable.field}: ${unstorable.message}`, [unstorable]);
-    const userId = userIdOf(res);
-    const toolNames = new Set(parsed.items.flatMap((item) => item.spec.tools ?? []));
-    await assertUsableToolNames(deps.usableTools, userId, [...toolNames]);
-    const outcome = await deps.batches.create({ userId, ...parsed, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    // Before a byte of the body is read: a refused submission costs no memory.
+    const release = deps.submissionSlots.tryTake();
+    if (!release) {
+      throw new AppError(
+        'unavailable',
+        `this API process is reading ${deps.submissionSlots.limit} batch submissions already (MAX_BATCH_SUBMISSIONS_IN_FLIGHT); try again shortly`,
+        undefined,
+        SUBMISSION_RETRY_AFTER_SECONDS,
+      );
+    }
+    let outcome;
+    try {
+      outcome = await submitBatch(submission, {
+        userId: userIdOf(res),
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+        format,
+        query: req.query as Record<string, unknown>,
+        // Not destroyed when reading stops early: the rest is drained below, and the answer read.
+        body: req.iterator({ destroyOnReturn: false }),
+      });
+    } catch (error) {
+      // The slot is given back before draining: what is left costs no memory.
+      release();
+      // A client gone mid-body is not our failure (nor worth an error log): nobody reads the answer.
+      if (req.destroyed && !req.complete) throw new AppError('invalid_request', 'the submission was cut off before its end; nothing was stored');
+      await drainBody(req);
+      throw error;
+    } finally {
+      release();
+    }
     if (outcome.kind === 'conflict') throw new AppError('idempotency_conflict', 'this Idempotency-Key was used for another batch');
     if (outcome.kind === 'created') deps.startBatch(outcome.batch.id);
     // 202: accepted, its items run from here on; an Idempotency-Key repeat answers the batch it made.
@@ -104,17 +140,17 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
   });
 
   router.get('/:id/results', async (req, res) => {
+    const { after } = parseInput(resultsSchema, req.query);
     const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
     if (!batch) throw notFound('batch');
-    const { after } = parseInput(resultsSchema, req.query);
+    // The first page before the headers: a failure is still an error answer, not a cut stream.
+    let items = await deps.batches.endedItems(batch.id, after, RESULTS_PAGE);
     res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-cache' });
     // Page by page from the database: a 50,000-item batch is never held in memory.
-    for (let cursor = after; !res.destroyed; ) {
-      const items = await deps.batches.endedItems(batch.id, cursor, RESULTS_PAGE);
-      if (items.length === 0) break;
+    while (items.length > 0 && !res.destroyed) {
       const page = items.map((item) => JSON.stringify(resultLine(item))).join('\n') + '\n';
       if (!res.write(page)) await new Promise((resolve) => res.once('drain', resolve));
-      cursor = items[items.length - 1]!.position;
+      items = await deps.batches.endedItems(batch.id, items[items.length - 1]!.position, RESULTS_PAGE);
     }
     res.end();
   });
@@ -123,7 +159,18 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
 }
 
 const RESULTS_PAGE = 500;
-const resultsSchema = z.object({ after: z.coerce.number().int().min(-1).default(-1) }).strict();
+/** An item's position is a PostgreSQL integer: a cursor past it is the client's mistake, not a query error. */
+const MAX_POSITION = 2_147_483_647;
+const resultsSchema = z
+  .object({
+    after: z
+      .string()
+      .regex(/^(-1|\d{1,10})$/, 'an item index (-1 for the start)')
+      .transform(Number)
+      .pipe(z.number().max(MAX_POSITION, `at most ${MAX_POSITION}`))
+      .default(-1),
+  })
+  .strict();
 
 /** A results line (docs/API.md): `index` is the item's 0-based position in the submission. */
 export function resultLine(item: BatchItemRecord) {
@@ -140,22 +187,33 @@ export function resultLine(item: BatchItemRecord) {
   };
 }
 
-/** JSON, or JSONL as text; anything else is a 415 that says what is taken. */
-function readBatchBody(limit: number): RequestHandler {
-  const json = express.json({ limit, strict: false });
-  const jsonl = express.text({ limit, type: JSONL_TYPES });
-  // The limit is named: a batch may be far larger than other requests.
-  const named: NextFunctionWrapper = (next) => (error) => {
-    if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
-      return next(new AppError('payload_too_large', `a batch submission is at most ${limit} bytes (MAX_BATCH_BYTES); split it into several batches`));
-    }
-    next(error);
-  };
-  return (req, res, next) => {
-    if (req.is(JSONL_TYPES)) return jsonl(req, res, named(next));
-    if (req.is('application/json')) return json(req, res, named(next));
-    next(new AppError('unsupported_media_type', `a batch is JSON (application/json) or JSONL (${JSONL_TYPES.join(' or ')})`));
-  };
+/**
+ * JSON or JSONL, in UTF-8 and uncompressed; anything else is a 415 that says what is taken. A
+ * declared length past MAX_BATCH_BYTES is refused before reading.
+ */
+function batchFormat(req: Request, maxBatchBytes: number): 'json' | 'jsonl' {
+  const format = req.is(JSONL_TYPES) ? 'jsonl' : req.is('application/json') ? 'json' : null;
+  if (!format) throw new AppError('unsupported_media_type', `a batch is JSON (application/json) or JSONL (${JSONL_TYPES.join(' or ')})`);
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  if (charset && !/^utf-?8$/i.test(charset)) throw new AppError('unsupported_media_type', `a batch is UTF-8; this one says charset=${charset}`);
+  const encoding = req.headers['content-encoding'];
+  if (encoding && encoding.toLowerCase() !== 'identity') throw new AppError('unsupported_media_type', `a batch is sent uncompressed; this one is ${encoding}`);
+  if (Number(req.headers['content-length'] ?? 0) > maxBatchBytes) {
+    throw new AppError('payload_too_large', `a batch submission is at most ${maxBatchBytes} bytes (MAX_BATCH_BYTES); split it into several batches`);
+  }
+  return format;
+}
+
+/**
+ * Reads off what is left of a refused submission's body, as body parsers do, so that the
+ * client, still sending, gets the answer rather than a reset connection. Costs no memory.
+ */
+async function drainBody(req: Request): Promise<void> {
+  if (req.complete) return;
+  await new Promise<void>((resolve) => {
+    req.once('end', resolve).once('close', resolve).once('error', () => resolve());
+    req.resume();
+  });
 }
 
 export function batchView(batch: Batch) {

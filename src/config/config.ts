@@ -70,6 +70,14 @@ export const configSchema = z
     /** The largest batch submission (`POST /v1/batches`), and the most items one may hold. */
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
     MAX_BATCH_ITEMS: positiveInt.default(50_000),
+    /**
+     * What the API parses whole of a batch: a JSON body, and each line of a JSONL body (which is
+     * streamed into the database line by line, up to MAX_BATCH_BYTES). Bounds the memory one
+     * submission takes.
+     */
+    MAX_BATCH_JSON_BYTES: positiveInt.default(8 * 1024 * 1024),
+    /** Batch submissions one API process reads at once; more answer 503 with Retry-After before their body is read. */
+    MAX_BATCH_SUBMISSIONS_IN_FLIGHT: positiveInt.default(4),
     /** The largest websocket frame a client may send; a larger one closes the connection with 1009 (API.md). */
     WS_MAX_FRAME_BYTES: positiveInt.default(64 * 1024),
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */

@@ -29,6 +29,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   // Figures owned elsewhere are read at scrape time through these, set once their owner exists.
   let countWebsocketClients = () => 0;
   let countSubscriptions = () => ({ conversation: 0, batch: 0 });
+  let countBatchSubmissions = () => 0;
   let readDbConnections: () => DbConnectionFigures | null = () => null;
   let queues: WatchedQueue[] = [];
   let queueCounts: { at: number; counts: Promise<{ queue: string; counts: Record<string, number> }[]> } | undefined;
@@ -179,6 +180,14 @@ export function createMetrics(options: { now?: () => number } = {}) {
     },
   });
   new Gauge({
+    name: 'switchyard_batch_submissions_in_flight',
+    help: 'Batch submissions this API process is reading now (at most MAX_BATCH_SUBMISSIONS_IN_FLIGHT)',
+    registers: [registry],
+    collect() {
+      this.set(countBatchSubmissions());
+    },
+  });
+  new Gauge({
     name: 'switchyard_db_connections',
     help: "This process's database connections, by state (busy, idle, max: the pool's size)",
     labelNames: ['state'] as const,
@@ -282,6 +291,9 @@ export function createMetrics(options: { now?: () => number } = {}) {
     },
     countSubscriptionsWith(counter: () => { conversation: number; batch: number }) {
       countSubscriptions = counter;
+    },
+    countBatchSubmissionsWith(counter: () => number) {
+      countBatchSubmissions = counter;
     },
     readDbConnectionsWith(reader: () => DbConnectionFigures) {
       readDbConnections = reader;

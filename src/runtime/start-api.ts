@@ -1,4 +1,5 @@
 import http from 'node:http';
+import os from 'node:os';
 import { createApiApp, type ApiDeps } from '../api/app';
 import { createUserRateLimiter } from '../api/user-rate-limit';
 import { createTurnEventStreamer, type ConversationEventSource } from '../api/turn-event-stream';
@@ -22,6 +23,7 @@ import { createUiMessageStreamer } from '../api/ui-message-stream';
 import { turnServiceWithBatches } from './batch-runner-for';
 import { batchChannel, followBatch, type BatchProgressSource } from '../batches/batch-progress';
 import { LiveSseStreams } from '../api/live-sse';
+import { SubmissionSlots } from '../api/submission-slots';
 import { startRevocationWatch } from '../auth/revocation-watch';
 import { QueueEventsOnDemand, queueEventsReader } from '../queue/queue-events-on-demand';
 import { SessionTokens } from '../auth/session-tokens';
@@ -106,6 +108,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   };
   const followBatchProgress: ApiDeps['followBatch'] = (batchId, options) => followBatch(batchProgress, batchId, options);
   const batchStreams = new LiveSseStreams({ connections });
+  const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
+  resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
   const uiStream = createUiMessageStreamer(eventSource, {
     connections,
     isClientTool: (toolName) => resources.tools.get(toolName)?.kind === 'client',
@@ -150,7 +154,10 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     followBatch: followBatchProgress,
     batchStreams,
     maxBatchBytes: config.MAX_BATCH_BYTES,
+    maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
     maxBatchItems: config.MAX_BATCH_ITEMS,
+    batchSubmissionSlots,
+    batchSpoolDir: os.tmpdir(),
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
     // The API streams no completion; it checks the provider only to report it (docs/API.md: /readyz).
     checkReady: createReadinessCheck({

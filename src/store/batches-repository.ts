@@ -107,8 +107,12 @@ interface BatchRow {
   finished_at: Date | null;
 }
 
-/** Items per INSERT statement: one statement for thousands of items, bounded in size. */
-const INSERT_CHUNK = 5_000;
+/**
+ * Items per INSERT statement: one statement for thousands of items, bounded in count and in
+ * size, so that storing a batch of any size holds one chunk in memory at a time.
+ */
+const INSERT_CHUNK_ITEMS = 2_000;
+const INSERT_CHUNK_CHARS = 2 * 1024 * 1024;
 
 export class BatchesRepository {
   constructor(
@@ -116,11 +120,15 @@ export class BatchesRepository {
     private readonly generateId: () => string = () => `batch_${randomUUID()}`,
   ) {}
 
-  /** The batch and every item in one transaction: it exists entirely or not at all. */
+  /**
+   * The batch and every item in one transaction: it exists entirely or not at all. `items` may
+   * be read as they are inserted (a submission read back from disk); they are not read at all
+   * when the Idempotency-Key names a batch already.
+   */
   async create(input: {
     userId: string;
     options: BatchOptions;
-    items: BatchItem[];
+    items: Iterable<BatchItem> | AsyncIterable<BatchItem>;
     skipped: { line: number; message: string }[];
     idempotencyKey?: string;
     requestHash: string;
@@ -128,7 +136,7 @@ export class BatchesRepository {
     const outcome = await this.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ id: string }>(
         `INSERT INTO batches (id, user_id, concurrency, priority, metadata, total, queued, skipped, idempotency_key, request_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)
+         VALUES ($1, $2, $3, $4, $5, 0, 0, $6, $7, $8)
          ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
         [
           this.generateId(),
@@ -136,7 +144,6 @@ export class BatchesRepository {
           input.options.concurrency,
           input.options.priority,
           input.options.metadata === undefined ? null : JSON.stringify(input.options.metadata),
-          input.items.length,
           JSON.stringify(input.skipped),
           input.idempotencyKey ?? null,
           input.requestHash,
@@ -148,19 +155,28 @@ export class BatchesRepository {
         const row = existing.rows[0]!;
         return row.request_hash === input.requestHash ? { kind: 'replayed' as const, id: row.id } : { kind: 'conflict' as const };
       }
-      for (let start = 0; start < input.items.length; start += INSERT_CHUNK) {
-        const chunk = input.items.slice(start, start + INSERT_CHUNK).map((item, offset) => ({
-          position: start + offset,
-          line: item.line,
-          custom_id: item.customId ?? null,
-          spec: item.spec,
-        }));
+      let position = 0;
+      let chunk: string[] = [];
+      let chunkChars = 0;
+      const insertChunk = async () => {
+        if (chunk.length === 0) return;
         await tx.query(
           `INSERT INTO batch_items (batch_id, position, line, custom_id, spec)
            SELECT $1, position, line, custom_id, spec FROM jsonb_to_recordset($2::jsonb) AS r(position int, line int, custom_id text, spec jsonb)`,
-          [id, JSON.stringify(chunk)],
+          [id, `[${chunk.join(',')}]`],
         );
+        chunk = [];
+        chunkChars = 0;
+      };
+      for await (const item of input.items) {
+        const row = JSON.stringify({ position: position++, line: item.line, custom_id: item.customId ?? null, spec: item.spec });
+        chunk.push(row);
+        chunkChars += row.length;
+        if (chunk.length >= INSERT_CHUNK_ITEMS || chunkChars >= INSERT_CHUNK_CHARS) await insertChunk();
       }
+      await insertChunk();
+      // Items are inserted queued: the batch's row starts with queued = total (0009_batch_counts.sql).
+      await tx.query('UPDATE batches SET total = $2, queued = $2 WHERE id = $1', [id, position]);
       return { kind: 'created' as const, id };
     });
     if (outcome.kind === 'conflict') return outcome;

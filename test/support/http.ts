@@ -1,3 +1,4 @@
+import http from 'node:http';
 /** A small JSON client for tests: real HTTP, status and body returned, never thrown. */
 export interface ApiResponse<T = any> {
   status: number;
@@ -31,4 +32,56 @@ export function apiClient(baseUrl: string, apiKey?: string) {
     post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>('POST', path, body ?? {}, headers),
     put: <T = any>(path: string, body: unknown) => request<T>('PUT', path, body),
   };
+}
+
+export interface OpenUpload {
+  /** Sends more of the body. */
+  write(text: string | Buffer): void;
+  /** Ends the body. */
+  end(text?: string): void;
+  /** The answer, as soon as the server sends it (also before the body ended). */
+  response: Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>;
+}
+
+/**
+ * A POST whose body is sent piece by piece (chunked) while the test holds it open: a slow
+ * upload. The response resolves whenever the server answers, body ended or not.
+ */
+export function openUpload(baseUrl: string, path: string, headers: Record<string, string>): OpenUpload {
+  const request = http.request(`${baseUrl}${path}`, { method: 'POST', headers });
+  const response = new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>((resolve, reject) => {
+    request.once('error', reject);
+    request.once('response', (incoming) => {
+      let text = '';
+      incoming.setEncoding('utf8');
+      incoming.on('data', (piece: string) => (text += piece));
+      incoming.once('end', () => {
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON: keep the text
+        }
+        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, body });
+      });
+    });
+  });
+  request.flushHeaders();
+  return {
+    write: (text) => void request.write(text),
+    end: (text) => void request.end(text),
+    response,
+  };
+}
+
+/** One sample of a Prometheus metric on `/metrics` (no labels), or null while it has none. */
+export async function readMetric(baseUrl: string, name: string): Promise<number | null> {
+  const page = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = page.split('\n').find((each) => each.startsWith(`${name} `));
+  return line === undefined ? null : Number(line.slice(name.length + 1));
+}
+
+/** Waits until the metric reads `value` (asked again each 20 ms; the test's timeout bounds it). */
+export async function waitForMetric(baseUrl: string, name: string, value: number): Promise<void> {
+  while ((await readMetric(baseUrl, name)) !== value) await new Promise((resolve) => setTimeout(resolve, 20));
 }

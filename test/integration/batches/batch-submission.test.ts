@@ -128,4 +128,15 @@ describe('batch submission', () => {
     const last = await stack.resources.db.query<{ custom_id: string; line: number }>('SELECT custom_id, line FROM batch_items WHERE batch_id = $1 AND position = 4999', [created.body.id]);
     expect(last.rows[0]).toEqual({ custom_id: 'row-4999', line: 5000 });
   });
+
+  it('answers 400 to a results cursor out of range, before any line is written', async () => {
+    const created = await api.post('/v1/batches', { items: [{ messages: ['x'] }] });
+    expect(created.status).toBe(202);
+    for (const after of ['2147483648', '99999999999999999999', 'abc', '-2', '1.5', '']) {
+      const response = await api.get(`/v1/batches/${created.body.id}/results?after=${after}`);
+      expect([after, response.status, response.body.error.code]).toEqual([after, 400, 'invalid_request']);
+    }
+    const fine = await fetch(`${stack.url}/v1/batches/${created.body.id}/results?after=2147483647`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect([fine.status, await fine.text()]).toEqual([200, '']);
+  });
 });

@@ -1,0 +1,117 @@
+import { isUtf8 } from 'node:buffer';
+import { AppError } from '../errors/app-error';
+import type { BatchesRepository, CreateBatchOutcome } from '../store/batches-repository';
+import { BatchItemChecker } from './batch-item-checker';
+import { readJsonBatch, readJsonlOptions, type BatchDefaults, type BatchItem, type BatchOptions } from './batch-request';
+import { BatchSpool } from './batch-spool';
+import { readJsonlLines } from './jsonl-lines';
+
+export interface BatchSubmissionDeps {
+  batches: Pick<BatchesRepository, 'create'>;
+  /** The tool names this user may use. */
+  usableToolNames(userId: string): Promise<ReadonlySet<string>>;
+  /** Where a JSONL submission's checked items wait until its body has been read whole. */
+  spoolDir: string;
+  /** MAX_BATCH_BYTES. */
+  maxBatchBytes: number;
+  /** MAX_BATCH_JSON_BYTES: a JSON body, and one JSONL line. */
+  maxBatchJsonBytes: number;
+  /** MAX_BATCH_ITEMS. */
+  maxBatchItems: number;
+}
+
+export interface BatchSubmission {
+  userId: string;
+  idempotencyKey?: string;
+  format: 'json' | 'jsonl';
+  query: Record<string, unknown>;
+  /** The request body's bytes, as they arrive. */
+  body: AsyncIterable<Buffer>;
+}
+
+/**
+ * `POST /v1/batches` from its body to its stored batch, in bounded memory whatever its size:
+ * 1. JSONL is read line by line, each line checked as it comes (a bad one is a problem of its
+ *    line), the kept items written to a spool file; a JSON body, which cannot be split before
+ *    it is parsed, is read whole up to its own smaller limit (MAX_BATCH_JSON_BYTES).
+ * 2. Once the body is read, a refusal names every bad line (nothing was stored).
+ * 3. The batch and its items are stored in one transaction, the items in chunks: it exists
+ *    entirely or not at all.
+ */
+export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSubmission): Promise<CreateBatchOutcome> {
+  const usableTools = await deps.usableToolNames(submission.userId);
+  const store = (checker: BatchItemChecker, options: BatchOptions, items: Iterable<BatchItem> | AsyncIterable<BatchItem>) => {
+    const { skipped, requestHash } = checker.finish();
+    const { userId, idempotencyKey } = submission;
+    return deps.batches.create({ userId, options, items, skipped, requestHash, ...(idempotencyKey ? { idempotencyKey } : {}) });
+  };
+
+  if (submission.format === 'json') {
+    const batch = readJsonBatch(await readJsonBody(submission.body, deps), submission.query);
+    const checker = newChecker(deps, batch.options, batch.defaults, usableTools);
+    const items: BatchItem[] = [];
+    batch.items.forEach((value, index) => {
+      const item = checker.checkValue(index + 1, value);
+      if (item && !checker.refusing) items.push(item);
+    });
+    return store(checker, batch.options, items);
+  }
+
+  const options = readJsonlOptions(submission.query);
+  const checker = newChecker(deps, options, {}, usableTools);
+  const maxLineBytes = Math.min(deps.maxBatchJsonBytes, deps.maxBatchBytes);
+  const spool = BatchSpool.create(deps.spoolDir);
+  try {
+    for await (const entry of readJsonlLines(submission.body, { maxBytes: deps.maxBatchBytes, maxLineBytes })) {
+      const item =
+        'tooLong' in entry
+          ? checker.refuseLine({ line: entry.line, message: `longer than ${maxLineBytes} bytes (MAX_BATCH_JSON_BYTES); split the item's messages over several items` })
+          : checker.checkLine(entry.line, entry.text);
+      if (item && !checker.refusing) await spool.write(item);
+    }
+    return await store(checker, options, spool.items());
+  } finally {
+    await spool.discard();
+  }
+}
+
+/** Tools every item gets (`defaults.tools`) are the batch's problem, not one line's. */
+function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: ReadonlySet<string>): BatchItemChecker {
+  const unknown = (defaults.tools ?? []).filter((name) => !usableTools.has(name));
+  if (unknown.length > 0) {
+    throw new AppError(
+      'invalid_request',
+      `unknown tools: ${unknown.join(', ')}`,
+      unknown.map((name) => ({ line: 0, field: 'defaults.tools', message: `unknown tool "${name}"` })),
+    );
+  }
+  return new BatchItemChecker({ options, defaults, maxItems: deps.maxBatchItems, usableTools });
+}
+
+/** A JSON body, parsed whole: at most MAX_BATCH_JSON_BYTES of strict UTF-8. */
+async function readJsonBody(body: AsyncIterable<Buffer>, deps: BatchSubmissionDeps): Promise<unknown> {
+  const limit = Math.min(deps.maxBatchJsonBytes, deps.maxBatchBytes);
+  const pieces: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > limit) {
+      throw new AppError(
+        'payload_too_large',
+        limit < deps.maxBatchBytes
+          ? `a JSON batch is at most ${limit} bytes (MAX_BATCH_JSON_BYTES); send a larger one as JSONL (application/x-ndjson), up to ${deps.maxBatchBytes} bytes (MAX_BATCH_BYTES)`
+          : `a batch submission is at most ${limit} bytes (MAX_BATCH_BYTES); split it into several batches`,
+      );
+    }
+    pieces.push(chunk);
+  }
+  const bytes = Buffer.concat(pieces);
+  if (!isUtf8(bytes)) throw new AppError('invalid_request', 'invalid batch: the body is not valid UTF-8; nothing was stored');
+  const text = new TextDecoder('utf-8').decode(bytes).trim();
+  try {
+    // An empty body is an empty object: its missing `items` is then named.
+    return text ? JSON.parse(text) : {};
+  } catch {
+    throw new AppError('invalid_json', 'the request body is not valid JSON');
+  }
+}
