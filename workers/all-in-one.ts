@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { createConfiguredLogger } from '../src/logging/logger';
-import { loadConfig } from '../src/config/config';
+import { allInOneConfig } from '../src/runtime/all-in-one-config';
+import { describeStores } from '../src/runtime/describe-stores';
 import { ensureDevApiKey } from '../src/runtime/dev-api-key';
 import { createResources } from '../src/runtime/resources';
 import { CLOSE_MARGIN_MS, runMain, startInSteps } from '../src/runtime/run-main';
@@ -15,7 +16,7 @@ const EXAMPLE_TOOLS_DIR = path.join(__dirname, '..', 'examples', 'tools');
 /** `npm start`: API, gateway and workers in one process, on the embedded defaults. */
 runMain(() =>
   startInSteps(async (opened) => {
-    const config = loadConfig({ TOOLS_DIR: EXAMPLE_TOOLS_DIR, LOG_FORMAT: 'pretty', ...process.env });
+    const config = allInOneConfig(process.env, { TOOLS_DIR: EXAMPLE_TOOLS_DIR, LOG_FORMAT: 'pretty' });
     const logger = createConfiguredLogger(config);
     // The service runs without its playground rather than not at all.
     await buildPlayground(config.PLAYGROUND_DIR).catch((error: unknown) => logger.warn({ err: error }, 'the playground could not be built; / will say so'));
@@ -25,7 +26,8 @@ runMain(() =>
     const api = opened(await startApi(resources));
     const worker = opened(await startWorker(resources, { withHealthServer: false, ...(scripted ? { providerUrl: scripted.url } : {}) }));
     const { apiKey, created } = await ensureDevApiKey(resources.users, config.DATA_DIR);
-    process.stdout.write(banner({ url: api.url, apiKey, created, model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL! }));
+    const stores = describeStores(resources);
+    process.stdout.write(banner({ url: api.url, apiKey, created, model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL!, ...stores }));
     return {
       closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
       async close() {
@@ -38,10 +40,12 @@ runMain(() =>
   }),
 );
 
-function banner(input: { url: string; apiKey: string; created: boolean; model: string }): string {
+function banner(input: { url: string; apiKey: string; created: boolean; model: string; redis: string; database: string }): string {
   const ws = input.url.replace(/^http/, 'ws');
   return `
 Switchyard is running at ${input.url}  (model: ${input.model})
+Redis: ${input.redis}
+Database: ${input.database}
 Playground: open ${input.url}/ in a browser and paste the dev API key
 Dev API key${input.created ? ' (new; kept in DATA_DIR/dev-api-key)' : ''}: ${input.apiKey}
 

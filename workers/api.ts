@@ -1,5 +1,6 @@
 import { loadConfig } from '../src/config/config';
 import { createConfiguredLogger } from '../src/logging/logger';
+import { describeStores } from '../src/runtime/describe-stores';
 import { createResources } from '../src/runtime/resources';
 import { CLOSE_MARGIN_MS, runMain, startInSteps, StartupError } from '../src/runtime/run-main';
 import { startApi } from '../src/runtime/start-api';
@@ -15,7 +16,7 @@ runMain(() =>
     // Tools run on the workers: this process starts no MCP server.
     const resources = opened(await createResources(config, logger, { runsTools: false, serviceName: 'switchyard-api' }));
     const api = await startApi(resources);
-    logger.info({ url: api.url }, 'api started');
+    logger.info({ url: api.url, ...describeStores(resources) }, 'api started');
     return {
       closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
       async close() {

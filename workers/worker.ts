@@ -1,5 +1,6 @@
 import { loadConfig } from '../src/config/config';
 import { createConfiguredLogger } from '../src/logging/logger';
+import { describeStores } from '../src/runtime/describe-stores';
 import { createResources } from '../src/runtime/resources';
 import { CLOSE_MARGIN_MS, runMain, startInSteps, StartupError } from '../src/runtime/run-main';
 import { startWorker } from '../src/runtime/start-worker';
@@ -17,7 +18,7 @@ runMain(() =>
     const scripted = config.LLM_BASE_URL ? undefined : opened(await startScriptedModel());
     const resources = opened(await createResources(config, logger, { runsTools: true, serviceName: 'switchyard-worker' }));
     const worker = await startWorker(resources, { withHealthServer: true, ...(scripted ? { providerUrl: scripted.url } : {}) });
-    logger.info({ port: worker.port }, 'worker started');
+    logger.info({ port: worker.port, ...describeStores(resources) }, 'worker started');
     return {
       closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
       async close() {

@@ -36,6 +36,11 @@ export class DatabaseLockedError extends StartupError {
   override readonly code = 'database_locked';
 }
 
+/** Where the embedded database of a DATA_DIR lives. */
+export function pgliteDir(dataDir: string): string {
+  return path.join(dataDir, 'db');
+}
+
 /** Opens PostgreSQL or PGlite behind the one {@link Db} interface the repositories see. */
 export async function openDb(options: OpenDbOptions): Promise<Db> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
@@ -178,7 +183,7 @@ async function ensureSchema(connectionString: string, schema: string): Promise<v
  * after LOCK_STALE_MS; a start meanwhile waits that out.
  */
 async function openPglite(options: OpenDbOptions): Promise<Db> {
-  const dir = path.join(options.dataDir, 'db');
+  const dir = pgliteDir(options.dataDir);
   fs.mkdirSync(dir, { recursive: true });
   const releaseLock = await lockFolder(dir, options.onError);
   let pglite: PGlite;

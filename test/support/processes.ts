@@ -122,9 +122,11 @@ export function runToExit(entry: string, env: Record<string, string>, args: stri
 
 export interface AllInOneProcess {
   child: ChildProcess;
-  /** What its banner says: the API's URL and the dev API key. */
+  /** What its banner says: the API's URL, the dev API key, the Redis and the database lines. */
   url: string;
   apiKey: string;
+  redis: string;
+  database: string;
   stdout: () => string;
   /** Resolves once its stdout (so far or later) holds `text`; rejects after `timeoutMs` (default 20000). */
   waitForOutput(text: string, timeoutMs?: number): Promise<void>;
@@ -164,6 +166,7 @@ export function spawnAllInOne(env: Record<string, string>): Promise<AllInOneProc
             },
           });
         });
+  const bannerLine = (label: string) => new RegExp(`^${label}: (.+)$`, 'm').exec(stdout)?.[1] ?? '';
   return new Promise((resolve, reject) => {
     exited.then((code) => reject(new Error(`all-in-one exited with ${code} before its banner: ${stderr}${stdout}`)));
     // The banner's last line names the CLI's watch command.
@@ -172,6 +175,8 @@ export function spawnAllInOne(env: Record<string, string>): Promise<AllInOneProc
         child,
         url: /Switchyard is running at (\S+)/.exec(stdout)![1]!,
         apiKey: /Dev API key[^:]*: (sy_\S+)/.exec(stdout)![1]!,
+        redis: bannerLine('Redis'),
+        database: bannerLine('Database'),
         stdout: () => stdout,
         waitForOutput,
         kill() {
