@@ -1,17 +1,14 @@
-import path from 'node:path';
 import { createConfiguredLogger } from '../src/logging/logger';
 import { allInOneConfig } from '../src/runtime/all-in-one-config';
 import { describeStores } from '../src/runtime/describe-stores';
 import { ensureDevApiKey } from '../src/runtime/dev-api-key';
+import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
 import { createResources } from '../src/runtime/resources';
 import { CLOSE_MARGIN_MS, runMain, startInSteps } from '../src/runtime/run-main';
 import { startApi } from '../src/runtime/start-api';
 import { startWorker } from '../src/runtime/start-worker';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
 import { buildPlayground } from '../src/playground/build';
-
-/** The example tools `npm start` offers when TOOLS_DIR is not set (a client tool for the playground). */
-const EXAMPLE_TOOLS_DIR = path.join(__dirname, '..', 'examples', 'tools');
 
 /** `npm start`: API, gateway and workers in one process, on the embedded defaults. */
 runMain(() =>

@@ -1,55 +1,65 @@
 import { parseArgs } from 'node:util';
-import WebSocket from 'ws';
 import { announceRevocation } from '../src/auth/revocation-watch';
-import { SwitchyardClient, type WebSocketConstructor } from '../src/client';
 import { batchCommand, runBatchFile } from '../src/batches/batch-cli';
+import { ApiUnreachableError, fetchReaching } from '../src/cli/api-unreachable';
+import { knownToolsForCli } from '../src/cli/cli-known-tools';
+import { synopsisOf, usageFor } from '../src/cli/cli-usage';
+import { watchConversation } from '../src/cli/watch-command';
 import { loadConfig, type Config } from '../src/config/config';
+import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedded-database';
 import { migrate } from '../src/store/migrate';
 import { openDb } from '../src/store/open-db';
 import { UsersRepository } from '../src/store/users-repository';
 import { configuredRedisTarget, connectRedis, whenReady } from '../src/runtime/redis-connection';
 import { apiKeyForCli } from '../src/runtime/dev-api-key';
+import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
+import { unknownToolNames, unknownToolsMessage } from '../src/tools/known-tools';
 
-const USAGE = `usage: npm run cli -- <command>
-  users create <name>         make a user and print its API key (shown once)
-  users list                  list users
-  users tools <userId> <a,b|all>
-                              limit a user's turns to these tools ("" for none; all lifts the limit)
-  keys create <userId>        another API key for a user
-  keys revoke <keyId>         revoke a key at once (its open websockets and SSE streams close too)
-  batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--url URL] [--key KEY]
-                              run a batch with a progress bar, writing result lines as items end;
-                              the same command again resumes it and writes only what is missing
-  batch status|cancel|retry|results <batchId> [--url URL] [--key KEY]
-  watch <conversationId> [--url http://127.0.0.1:3000] [--key KEY] [--after SEQ]
-                              print a conversation's events as they happen (websocket;
-                              reconnects and resumes where it was)
-The API commands take --key, else SWITCHYARD_API_KEY, else the key \`npm start\` keeps in DATA_DIR.`;
+const noKey = (dataDir: string) =>
+  `no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run \`npm start\` once (it keeps a dev key in DATA_DIR; there is none in ${dataDir})`;
+const DEFAULT_URL = 'http://127.0.0.1:3000';
 
-const NO_KEY = 'no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run `npm start` once (it keeps a dev key in DATA_DIR)';
+const OPTIONS = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  after: { type: 'string' },
+  out: { type: 'string' },
+  concurrency: { type: 'string' },
+  'skip-invalid': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { url: { type: 'string' }, key: { type: 'string' }, after: { type: 'string' }, out: { type: 'string' }, concurrency: { type: 'string' } },
-  });
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  if (values.help || positionals[0] === 'help') {
+    process.stdout.write(`${usageFor(positionals[0] === 'help' ? positionals.slice(1) : positionals)}\n`);
+    return 0;
+  }
   const [group, command, argument] = positionals;
   if (group === 'watch' || group === 'batch') {
-    const key = apiKeyForCli(values.key, process.env, loadConfig().DATA_DIR);
-    if (group === 'watch' && command) return watch(command, { ...values, key });
-    if (group === 'batch') return batch(command, argument, { ...values, key });
+    const { DATA_DIR } = loadConfig();
+    const key = apiKeyForCli(values.key, process.env, DATA_DIR);
+    const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
+    if (group === 'watch') return watch(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
+    return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
-  if (!group || !command) return fail(USAGE);
+  if (!group || !command) return fail(usageFor(positionals));
 
   const config = loadConfig();
+  // A DATA_DIR other than the server's would get a new, empty database of its own: never made here.
+  if (!config.DATABASE_URL && !embeddedDatabaseExists(config.DATA_DIR)) {
+    return fail(
+      `no Switchyard database in DATA_DIR ${config.DATA_DIR} (nothing at ${embeddedDatabaseDir(config.DATA_DIR)}): ` +
+        'set DATA_DIR to the one your server uses (or DATABASE_URL), or run `npm start` there once to make it',
+    );
+  }
   const db = await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: config.DATA_DIR });
   try {
     await migrate(db);
     const users = new UsersRepository(db);
     switch (`${group} ${command}`) {
       case 'users create':
-        if (!argument) return fail('usage: npm run cli -- users create <name>');
+        if (!argument) return fail(synopsisOf('users create'));
         print(await users.createUserWithKey(argument));
         return 0;
       case 'users list':
@@ -57,28 +67,50 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'users tools': {
         const list = positionals[3];
-        if (!argument || list === undefined) return fail('usage: npm run cli -- users tools <userId> <tool,tool|all>');
+        if (!argument || list === undefined) return fail(synopsisOf('users tools'));
         const tools = list === 'all' ? null : list.split(',').map((name) => name.trim()).filter(Boolean);
+        if (tools) {
+          const known = await knownToolsForCli(toolsDirOf(config), process.env);
+          const unknown = unknownToolNames(tools, known);
+          if (unknown.length > 0) return fail(unknownToolsMessage(unknown, known));
+        }
         if (!(await users.setAllowedTools(argument, tools))) return fail(`no user ${argument}`);
         print({ id: argument, allowedTools: tools });
         return 0;
       }
       case 'keys create':
-        if (!argument) return fail('usage: npm run cli -- keys create <userId>');
+        if (!argument) return fail(synopsisOf('keys create'));
         if (!(await users.getUser(argument))) return fail(`no user ${argument}`);
         print(await users.createApiKey(argument));
         return 0;
-      case 'keys revoke':
-        if (!argument) return fail('usage: npm run cli -- keys revoke <keyId>');
-        await users.revokeApiKey(argument);
+      case 'keys list':
+        if (!argument) return fail(synopsisOf('keys list'));
+        if (!(await users.getUser(argument))) return fail(`no user ${argument}`);
+        print(await users.listApiKeys(argument));
+        return 0;
+      case 'keys revoke': {
+        if (!argument) return fail(synopsisOf('keys revoke'));
+        if (!(await users.revokeApiKey(argument))) {
+          const key = await users.getApiKey(argument);
+          return fail(key ? `key ${argument} was already revoked at ${key.revokedAt}` : `no key ${argument} (npm run cli -- keys list <userId> lists a user's keys)`);
+        }
         print({ revoked: argument, announced: await announce(config, argument) });
         return 0;
+      }
       default:
-        return fail(USAGE);
+        return fail(usageFor(positionals));
     }
   } finally {
     await db.close();
   }
+}
+
+/**
+ * The tools folder the server reads: TOOLS_DIR, else, on the embedded database (that is, under
+ * `npm start`), the example tools `npm start` offers.
+ */
+function toolsDirOf(config: Config): string {
+  return (process.env.TOOLS_DIR ?? config.DATABASE_URL) ? config.TOOLS_DIR : EXAMPLE_TOOLS_DIR;
 }
 
 /**
@@ -103,48 +135,36 @@ async function announce(config: Config, keyId: string): Promise<boolean> {
   }
 }
 
-async function batch(command: string | undefined, argument: string | undefined, options: { url?: string; key?: string; out?: string; concurrency?: string }): Promise<number> {
-  if (!command || !argument) return fail(USAGE);
-  if (!options.key) return fail(NO_KEY);
-  const connection = { baseUrl: options.url ?? 'http://127.0.0.1:3000', token: options.key, progress: process.stderr };
+type ApiCommandOptions = { baseUrl: string; dataDir: string; key?: string; out?: string; concurrency?: string; after?: string; 'skip-invalid'?: boolean };
+
+async function batch(command: string | undefined, argument: string | undefined, options: ApiCommandOptions): Promise<number> {
+  if (!command || !argument) return fail(usageFor(['batch', ...(command ? [command] : [])]));
+  if (!['run', 'status', 'cancel', 'retry', 'results'].includes(command)) return fail(usageFor(['batch']));
+  if (!options.key) return fail(noKey(options.dataDir));
+  const connection = { baseUrl: options.baseUrl, token: options.key, progress: process.stderr, fetch: fetchReaching(options.baseUrl) };
   if (command !== 'run') return batchCommand(command, argument, { ...connection, stdout: process.stdout });
-  if (!options.out) return fail('batch run needs --out <results.jsonl>');
+  if (!options.out) return fail(`batch run needs --out <results.jsonl>\n${synopsisOf('batch run')}`);
   const concurrency = options.concurrency === undefined ? undefined : Number(options.concurrency);
   if (concurrency !== undefined && !Number.isInteger(concurrency)) return fail('--concurrency must be an integer');
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
-  return runBatchFile({ file: argument, out: options.out, ...(concurrency ? { concurrency } : {}) }, { ...connection, signal: stop.signal });
+  return runBatchFile(
+    { file: argument, out: options.out, ...(concurrency ? { concurrency } : {}), skipInvalid: options['skip-invalid'] ?? false },
+    { ...connection, signal: stop.signal },
+  );
 }
 
-/** Follows a conversation with the client library: it reconnects and resumes by seq on its own. */
-function watch(conversationId: string, options: { url?: string; key?: string; after?: string }): Promise<number> {
-  if (!options.key) return Promise.resolve(fail(NO_KEY));
+function watch(conversationId: string | undefined, options: ApiCommandOptions): Promise<number> | number {
+  if (!conversationId) return fail(synopsisOf('watch'));
+  if (!options.key) return fail(noKey(options.dataDir));
   const after = options.after === undefined ? undefined : Number(options.after);
-  if (after !== undefined && !Number.isInteger(after)) return Promise.resolve(fail('--after must be a seq (an integer)'));
-  const client = new SwitchyardClient({
-    baseUrl: options.url ?? 'http://127.0.0.1:3000',
-    token: options.key,
-    WebSocket: WebSocket as unknown as WebSocketConstructor,
-    onConnectionChange: (state) => {
-      if (state === 'reconnecting') process.stderr.write('connection lost; reconnecting\n');
-    },
-  });
-  return new Promise((resolve) => {
-    const subscription = client.subscribe(conversationId, {
-      ...(after === undefined ? {} : { after }),
-      // Printed as the server takes the subscription, so it comes before the replay's events.
-      onSubscribed: () => print({ type: 'subscribed', conversationId, after: subscription.lastSeq ?? null }, 0),
-      onEvent: (event) => print({ type: 'event', event }, 0),
-      onReload: (conversation) => print({ type: 'reloaded', conversationId, lastSeq: conversation.lastSeq }, 0),
-      onError: (error) => {
-        client.close();
-        resolve(fail(`watch: ${error.message}`));
-      },
-    });
-    process.once('SIGINT', () => {
-      client.close();
-      resolve(0);
-    });
+  if (after !== undefined && !Number.isInteger(after)) return fail('--after must be a seq (an integer)');
+  return watchConversation(conversationId, {
+    baseUrl: options.baseUrl,
+    key: options.key,
+    ...(after === undefined ? {} : { after }),
+    print: (value) => print(value, 0),
+    say: (line) => process.stderr.write(`${line}\n`),
   });
 }
 
@@ -157,10 +177,18 @@ function fail(message: string): number {
   return 1;
 }
 
+/** One line for what the user can fix (a wrong option, a URL where nothing answers), never a stack. */
+function describeFailure(error: unknown): string {
+  if (error instanceof ApiUnreachableError) return error.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${(error as Error).message}\n(npm run cli -- --help lists the commands and their options)`;
+  return error instanceof Error ? error.message : String(error);
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`switchyard cli: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`switchyard cli: ${describeFailure(error)}\n`);
     process.exit(1);
   },
 );

@@ -73,6 +73,8 @@ export async function startSwitchyard(context: RunContext, options: StackOptions
     // (which still runs, and costs what it costs), not the service's capacity.
     RATE_LIMIT_PER_MINUTE: '100000000',
     MAX_ACTIVE_TURNS_PER_USER: '100000',
+    // The idle-websocket case holds 10,000 websockets of that one user's key.
+    WS_MAX_CONNECTIONS_PER_KEY: '100000',
     ...options.env,
   };
   const services: ServiceRole[] = [];

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator';
 import type { SessionTokens } from '../auth/session-tokens';
 import type { WsTickets } from '../auth/ws-tickets';
-import { AppError } from '../errors/app-error';
 import type { Metrics } from '../metrics/metrics';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -14,7 +13,8 @@ import { conversationsRouter } from './conversations-router';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRouter, type HealthDeps } from './health-router';
 import { principalOf, requireUser, type AuthGuard } from './require-user';
-import { findUnstorableValue } from '../store/storable-json';
+import { readJsonBody } from './json-body';
+import { requireAdmin } from './require-admin';
 import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { toolsRouter, type ToolsRouterDeps } from './tools-router';
@@ -33,6 +33,8 @@ export interface ApiDeps {
   logger: Logger;
   metrics: Metrics;
   maxBodyBytes: number;
+  /** MAX_CHAT_BODY_BYTES: `/api/chat` bodies carry the whole UI history. */
+  maxChatBodyBytes: number;
   adminToken: string | undefined;
   authenticator: Authenticator;
   /** Bad credentials per client address (AUTH_FAILURES_PER_MINUTE, TRUST_PROXY). */
@@ -94,13 +96,14 @@ export function createApiApp(deps: ApiDeps): Express {
       maxBatchItems: deps.maxBatchItems,
     }),
   );
-  app.use(requireJsonBody);
-  app.use(express.json({ limit: deps.maxBodyBytes, strict: false }));
-  app.use(refuseUnstorableInput);
-  app.use('/v1/admin', adminRouter({ adminToken: deps.adminToken, users: deps.users }));
+  // Credentials and rate limits come before any body is read: a refused request's body is never
+  // waited for (the error handler closes its connection), and costs no parsing.
+  app.use('/v1/admin', requireAdmin(deps.adminToken, deps.authGuard), readJsonBody(deps.maxBodyBytes), adminRouter({ users: deps.users, tools: deps.tools }));
   // The routes a browser app on another origin calls (with a session token, or to get one).
   app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
+  app.use('/v1', readJsonBody(deps.maxBodyBytes));
+  app.use('/api/chat', readJsonBody(deps.maxChatBodyBytes));
   app.post('/v1/ws-tickets', async (_req, res) => {
     res.status(201).json(await deps.tickets.issue(principalOf(res)));
   });
@@ -146,22 +149,6 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use(errorHandler(deps.logger));
   return app;
 }
-
-/** A body in anything but JSON is a 415, not a confusing validation error about a missing field. */
-const requireJsonBody: RequestHandler = (req, _res, next) => {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is('application/json')) {
-    throw new AppError('unsupported_media_type', 'request bodies must be JSON (Content-Type: application/json)');
-  }
-  next();
-};
-
-/** What PostgreSQL would refuse (a NUL, a lone surrogate, absurd nesting) is the client's 400, not our 500. */
-const refuseUnstorableInput: RequestHandler = (req, _res, next) => {
-  const problem = findUnstorableValue(req.body) ?? findUnstorableValue(req.query);
-  if (problem) throw new AppError('invalid_request', `invalid request: ${problem.field}: ${problem.message}`, [problem]);
-  next();
-};
 
 function countRequests(metrics: Metrics): RequestHandler {
   return (req, res, next) => {

@@ -1,10 +1,11 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
-import { chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import { chatIdSchema, chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';
@@ -32,10 +33,9 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const { userId, keyId } = principalOf(res);
     const request = parseInput(chatRequestSchema, req.body);
     const ask = readChatRequest(request);
-    const title = ask.kind === 'message' ? titleOf(ask.content) : undefined;
-    const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, title ? { title } : {});
-
     if (ask.kind === 'message') {
+      const title = titleOf(ask.content);
+      const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, title ? { title } : {});
       const latestSeq = await deps.latestSeq(conversation.id);
       // The UIMessage id is the idempotency key: a resend is the same turn, replayed whole.
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {
@@ -47,8 +47,10 @@ export function chatRouter(deps: ChatRouterDeps): Router {
       return deps.uiStream.stream({ turn, keyId, after: created ? latestSeq : undefined, res });
     }
 
-    const turn = await deps.turns.getForUser(userId, ask.turnId);
-    if (!turn || turn.conversationId !== conversation.id) {
+    // Answers go to a turn of a chat that exists: one this user never started is refused, making nothing.
+    const conversation = await deps.conversations.findByExternalId(userId, request.id);
+    const turn = conversation ? await deps.turns.getForUser(userId, ask.turnId) : null;
+    if (!conversation || !turn || turn.conversationId !== conversation.id) {
       throw invalidAnswer(`the last assistant message (${ask.turnId}) is not a turn of this chat`);
     }
     const calls = await deps.toolCalls.listForTurn(turn.id);
@@ -71,7 +73,8 @@ export function chatRouter(deps: ChatRouterDeps): Router {
 
   router.get('/:id/stream', async (req, res) => {
     const { userId, keyId } = principalOf(res);
-    const conversation = await deps.conversations.findByExternalId(userId, String(req.params.id));
+    const { id } = parseInput(chatStreamParamsSchema, req.params);
+    const conversation = await deps.conversations.findByExternalId(userId, id);
     const [active] = conversation ? await deps.turns.activeTurns(conversation.id) : [];
     if (!active) return void res.status(204).end();
     return deps.uiStream.stream({ turn: active, keyId, after: undefined, res });
@@ -79,6 +82,8 @@ export function chatRouter(deps: ChatRouterDeps): Router {
 
   return router;
 }
+
+const chatStreamParamsSchema = z.object({ id: chatIdSchema });
 
 /** A new chat's conversation is titled with the start of its first message, as chat apps list them. */
 function titleOf(content: TurnContent): string | undefined {

@@ -24,8 +24,12 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   router.post('/', async (req, res) => {
     const body = parseInput(createConversationSchema, req.body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
-    const conversation = await deps.conversations.create({ userId: userIdOf(res), ...body });
-    res.status(201).json(conversation);
+    const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
+    if (outcome.kind === 'external_id_taken') {
+      const { id } = outcome.existing;
+      throw new AppError('external_id_conflict', `conversation ${id} already has this externalId`, { conversationId: id });
+    }
+    res.status(201).json(outcome.conversation);
   });
 
   router.get('/', async (req, res) => {

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { AppError, type AppErrorCode } from '../errors/app-error';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
@@ -13,6 +14,7 @@ const STATUS: Record<AppErrorCode, number> = {
   payload_too_large: 413,
   conversation_busy: 409,
   idempotency_conflict: 409,
+  external_id_conflict: 409,
   rate_limited: 429,
   unavailable: 503,
   tool_failed: 502,
@@ -21,14 +23,23 @@ const STATUS: Record<AppErrorCode, number> = {
 
 /** The one place where errors become HTTP answers: `{error: {code, message, details?}}`. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (thrown, _req, res, _next) => {
+  return (thrown, req, res, _next) => {
     const error = toAppError(thrown);
     if (error.code === 'internal') logger.error({ err: thrown }, 'request failed');
+    // Refused before its body was read (credentials, a rate limit, a declared length over the
+    // limit): the connection closes after the answer, instead of waiting for a body nobody reads
+    // (a client may declare a megabyte and send ten bytes).
+    if (!res.headersSent && hasUnreadBody(req)) res.setHeader('Connection', 'close');
     if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
     res.status(STATUS[error.code]).json({
       error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) },
     });
   };
+}
+
+function hasUnreadBody(req: IncomingMessage): boolean {
+  const declaresBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  return declaresBody && !req.complete;
 }
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {

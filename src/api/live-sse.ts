@@ -33,10 +33,17 @@ export class LiveSse {
     return this.ended;
   }
 
-  /** Runs `cleanup` when the stream ends (at once if it has). */
-  onEnd(cleanup: () => void): void {
-    if (this.ended) cleanup();
-    else this.cleanups.push(cleanup);
+  /** Runs `cleanup` when the stream ends (at once if it has); returns its removal. */
+  onEnd(cleanup: () => void): () => void {
+    if (this.ended) {
+      cleanup();
+      return () => undefined;
+    }
+    this.cleanups.push(cleanup);
+    return () => {
+      const index = this.cleanups.indexOf(cleanup);
+      if (index >= 0) this.cleanups.splice(index, 1);
+    };
   }
 
   end(last = ''): void {
@@ -73,6 +80,28 @@ export class LiveSseStreams {
     this.options.onSlowReader?.();
     live.end();
     return true;
+  }
+
+  /**
+   * Waits until `res` has sent what it holds when that is `maxBufferedBytes` or more; true
+   * when the stream may go on, false when it ended meanwhile (the reader left, shutdown, a
+   * revoked key). What backpressure is for a stream that can wait: a replay of what is stored.
+   */
+  async drained(live: LiveSse, res: Response): Promise<boolean> {
+    if (live.isEnded) return false;
+    // Only a write that found the buffer full is followed by 'drain'.
+    if (res.writableLength < this.maxBufferedBytes || !res.writableNeedDrain) return true;
+    return new Promise<boolean>((resolve) => {
+      const onDrain = () => {
+        forget();
+        resolve(!live.isEnded);
+      };
+      res.once('drain', onDrain);
+      const forget = live.onEnd(() => {
+        res.off('drain', onDrain);
+        resolve(false);
+      });
+    });
   }
 
   start(res: Response, keyId: string, revoked: (reason: string) => string): LiveSse {

@@ -4,7 +4,7 @@ import type { Authenticator } from '../auth/authenticator';
 import type { FailedAuthGuard } from '../auth/failed-auth-guard';
 import type { Principal } from '../auth/principal';
 import { AppError } from '../errors/app-error';
-import { sessionTokenMayUse } from './session-scope';
+import { SESSION_TOKEN_SCOPE, sessionTokenMayUse } from './session-scope';
 
 /** Bad credentials counted per client address (see FailedAuthGuard). */
 export interface AuthGuard {
@@ -27,7 +27,7 @@ export function requireUser(authenticator: Authenticator, guard: AuthGuard): Req
       throw new AppError('unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
     }
     if (principal.viaSession && !sessionTokenMayUse(req.method, `${req.baseUrl}${req.path}`)) {
-      throw new AppError('forbidden', 'a session token may read conversations and turns, cancel turns, get websocket tickets and use /api/chat; this route needs the API key');
+      throw new AppError('forbidden', `${SESSION_TOKEN_SCOPE}; this route needs the API key`);
     }
     res.locals.principal = principal;
     next();

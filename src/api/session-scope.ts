@@ -1,3 +1,6 @@
+/** What a session token may do, in words, for the refusals of every transport. */
+export const SESSION_TOKEN_SCOPE = 'a session token may read conversations and turns, cancel turns, get websocket tickets and use /api/chat';
+
 /**
  * What a session token may do (docs/API.md): read conversations and turns, cancel a turn, get a
  * websocket ticket, and chat through the AI SDK routes. Everything else (posting through the
@@ -7,4 +10,14 @@ export function sessionTokenMayUse(method: string, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return /^\/v1\/(conversations|turns)(\/|$)|^\/api\/chat\/[^/]+\/stream$/.test(path);
   if (method === 'POST') return /^\/v1\/turns\/[^/]+\/cancel$/.test(path) || path === '/v1/ws-tickets' || path === '/api/chat';
   return false;
+}
+
+/**
+ * Whether a session token may follow this on the websocket: exactly when it may read the HTTP
+ * route that serves the same, so that its scope is the same on every transport (a batch's
+ * progress, `GET /v1/batches/:id/events`, needs the API key). Pure.
+ */
+export function sessionTokenMayFollow(subject: { conversationId: string } | { batchId: string }): boolean {
+  const path = 'batchId' in subject ? `/v1/batches/${encodeURIComponent(subject.batchId)}/events` : `/v1/conversations/${encodeURIComponent(subject.conversationId)}`;
+  return sessionTokenMayUse('GET', path);
 }

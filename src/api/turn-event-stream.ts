@@ -9,7 +9,8 @@ import { writesPerTick } from '../runtime/writes-per-tick';
 
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {
-  read(conversationId: string, afterSeq: number): Promise<{ events: LoggedEvent[] }>;
+  /** Events with seq > `afterSeq`, oldest first; at most `count` (default: the log's page). */
+  read(conversationId: string, afterSeq: number, count?: number): Promise<{ events: LoggedEvent[] }>;
   /** The oldest seq the log keeps (null: none) and the latest seq given out. */
   window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }>;
   subscribe(input: {
@@ -30,7 +31,9 @@ export interface TurnEventStreamer {
 /**
  * `GET /v1/turns/:id/events`: the turn's events as server-sent events, each with `id: <seq>`
  * so a reconnecting EventSource resumes with `Last-Event-ID`. Ends after the turn's final
- * event. A reader that falls `maxBufferedBytes` behind is cut off; it resumes by its last id.
+ * event. A live reader that falls `maxBufferedBytes` behind is cut off; it resumes by its last
+ * id. A replay of a finished turn waits for its reader instead, holding at most about
+ * `maxBufferedBytes` for it.
  * A `Last-Event-ID` that is not a seq, or is beyond the latest, gets one `error` event
  * `{code: "bad_cursor"}`; one older than the log keeps, `{code: "cursor_expired", oldestSeq}`
  * (reload the turn over HTTP); then the stream ends, as the websocket answers a subscribe.
@@ -58,6 +61,7 @@ export function createTurnEventStreamer(
         res.end(errorEvent(error));
       };
       if (after === 'invalid') return refuse({ ok: false, code: 'bad_cursor', message: 'Last-Event-ID must be an event seq (a non-negative integer)' });
+      const revoked = (reason: string) => errorEvent({ code: 'unauthorized', message: reason });
 
       const holdWrites = writesPerTick(res);
       /** Writes the event if it is this turn's; true when it was the turn's last. */
@@ -73,17 +77,27 @@ export function createTurnEventStreamer(
         // A finished turn: replay what the log still keeps, then end.
         const checked = checkCursor({ after, ...(await source.window(turn.conversationId)) });
         if (!checked.ok) return refuse(checked);
-        for (let cursor = checked.after; ; ) {
-          const { events } = await source.read(turn.conversationId, cursor);
+        const replay = streams.start(res, keyId, revoked);
+        for (let cursor = checked.after, count = MAX_REPLAY_PAGE; ; ) {
+          const { events } = await source.read(turn.conversationId, cursor, count);
           if (events.length === 0) break;
-          for (const event of events) write(event.json, event.seq);
+          let bytes = 0;
+          for (const event of events) {
+            // A reader that does not keep up is waited for rather than buffered for: on a
+            // finished turn nothing is missed by waiting.
+            if (res.writableLength >= streams.maxBufferedBytes && !(await streams.drained(replay, res))) return;
+            if (replay.isEnded) return;
+            write(event.json, event.seq);
+            bytes += event.json.length;
+          }
           cursor = events[events.length - 1]!.seq;
+          count = replayPageSize(bytes / events.length, streams.maxBufferedBytes);
         }
-        res.end();
+        replay.end();
         return;
       }
 
-      const live = streams.start(res, keyId, (reason) => errorEvent({ code: 'unauthorized', message: reason }));
+      const live = streams.start(res, keyId, revoked);
       const outcome = await source.subscribe({
         conversationId: turn.conversationId,
         after,
@@ -103,6 +117,17 @@ export function createTurnEventStreamer(
       outcome.subscription.start();
     },
   };
+}
+
+/** Events per page of a replay: the log's own page, fewer when they are large. */
+const MAX_REPLAY_PAGE = 500;
+
+/**
+ * How many events to read next so that a page holds about `maxBufferedBytes`: what a replay
+ * keeps in memory for its reader besides what its socket buffers. Pure.
+ */
+function replayPageSize(averageEventBytes: number, maxBufferedBytes: number): number {
+  return Math.max(1, Math.min(MAX_REPLAY_PAGE, Math.floor(maxBufferedBytes / Math.max(1, averageEventBytes))));
 }
 
 /** The seq a reader resumes after (header, or `?lastEventId=` where headers cannot be set). */

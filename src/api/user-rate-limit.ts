@@ -22,15 +22,25 @@ export function createUserRateLimiter(options: { redis: RedisClient; prefix: str
   });
 }
 
+/**
+ * Counts one request of the user (an HTTP request or a websocket handshake); over the rate, the
+ * seconds until the user may go on.
+ */
+export async function consumeUserRate(limiter: UserRateLimiter, userId: string): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+  try {
+    await limiter.consume(userId);
+    return { ok: true };
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+  }
+}
+
 /** 429 `rate_limited` with `Retry-After` once a user is over the rate. */
 export function limitUserRate(limiter: UserRateLimiter): RequestHandler {
   return async (_req, res, next) => {
-    try {
-      await limiter.consume(userIdOf(res));
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      throw new AppError('rate_limited', 'too many requests; slow down', undefined, Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
-    }
+    const rate = await consumeUserRate(limiter, userIdOf(res));
+    if (!rate.ok) throw new AppError('rate_limited', 'too many requests; slow down', undefined, rate.retryAfterSeconds);
     next();
   };
 }

@@ -3,12 +3,14 @@ import type { RedisClient } from '../runtime/redis-connection';
 import { z } from 'zod';
 import type { Principal } from './principal';
 
-const storedTicketSchema = z.object({ userId: z.string(), keyId: z.string() });
+/** A ticket got with a session token keeps that: its websocket has the token's scope, not the key's. */
+const storedTicketSchema = z.object({ userId: z.string(), keyId: z.string(), viaSession: z.boolean().optional() });
 
 /**
  * Short-lived, single-use tickets for browser websocket handshakes, which cannot carry an
  * Authorization header. GETDEL makes redeeming atomic: a ticket works once, on one gateway.
- * A ticket remembers the key it was issued for, so revoking that key voids it too.
+ * A ticket remembers the key it was issued for, so revoking that key voids it too, and whether
+ * it was got with a session token (`viaSession`).
  */
 export class WsTickets {
   constructor(
@@ -19,7 +21,8 @@ export class WsTickets {
 
   async issue(principal: Principal): Promise<{ ticket: string; expiresInSeconds: number }> {
     const ticket = `wst_${randomBytes(24).toString('base64url')}`;
-    await this.redis.set(this.key(ticket), JSON.stringify(principal), 'EX', this.ttlSeconds);
+    const stored: z.infer<typeof storedTicketSchema> = { userId: principal.userId, keyId: principal.keyId, ...(principal.viaSession ? { viaSession: true } : {}) };
+    await this.redis.set(this.key(ticket), JSON.stringify(stored), 'EX', this.ttlSeconds);
     return { ticket, expiresInSeconds: this.ttlSeconds };
   }
 

@@ -15,9 +15,20 @@ export interface BatchCliOptions {
   progress: NodeJS.WriteStream;
   /** Ends the follow (Ctrl-C); the batch goes on in the service. */
   signal: AbortSignal;
+  /** Every request's fetch (the CLI's names the URL when nothing answers there). */
+  fetch: typeof fetch;
 }
 
-type BatchView = { id: string; status: string; counts: { total: number; succeeded: number; failed: number; cancelled: number }; usage: { totalTokens: number } };
+type BatchView = {
+  id: string;
+  status: string;
+  counts: { total: number; succeeded: number; failed: number; cancelled: number };
+  usage: { totalTokens: number };
+  skipped?: { line: number; message: string }[];
+};
+
+/** Line problems printed for a refused file; the count of the rest is said. */
+const MAX_PRINTED_PROBLEMS = 50;
 
 /**
  * `batch run <items.jsonl> --out <results.jsonl>`: submits the file (its content names the
@@ -25,22 +36,30 @@ type BatchView = { id: string; status: string; counts: { total: number; succeede
  * ended item's result line to `--out` once; a run after a crash or Ctrl-C writes only what
  * `--out` lacks. Resolves with the exit code.
  */
-export async function runBatchFile(input: { file: string; out: string; concurrency?: number }, options: BatchCliOptions): Promise<number> {
+export async function runBatchFile(input: { file: string; out: string; concurrency?: number; skipInvalid?: boolean }, options: BatchCliOptions): Promise<number> {
   const body = await readFile(input.file);
   const idempotencyKey = `file-${createHash('sha256').update(body).digest('hex').slice(0, 40)}`;
-  const query = input.concurrency ? `?concurrency=${input.concurrency}` : '';
-  const response = await fetch(`${options.baseUrl}/v1/batches${query}`, {
+  const query = new URLSearchParams({
+    ...(input.concurrency ? { concurrency: String(input.concurrency) } : {}),
+    ...(input.skipInvalid ? { skipInvalid: 'true' } : {}),
+  }).toString();
+  const response = await options.fetch(`${options.baseUrl}/v1/batches${query ? `?${query}` : ''}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/x-ndjson', 'idempotency-key': idempotencyKey },
     body,
   });
   const submitted = (await response.json()) as BatchView & { error?: { message: string; details?: { line: number; field?: string; message: string }[] } };
   if (!response.ok) {
-    const details = (submitted.error?.details ?? []).slice(0, 20).map((detail) => `  line ${detail.line}${detail.field ? ` ${detail.field}` : ''}: ${detail.message}`);
-    options.progress.write([`batch refused: ${submitted.error?.message ?? response.status}`, ...details].join('\n') + '\n');
+    options.progress.write(refusal(response.status, submitted.error, input.skipInvalid ?? false));
     return 1;
   }
   options.progress.write(`${response.status === 202 ? 'submitted' : 'resuming'} batch ${submitted.id} (${submitted.counts.total} items) → ${input.out}\n`);
+  const skipped = submitted.skipped ?? [];
+  if (skipped.length > 0) {
+    const listed = skipped.slice(0, MAX_PRINTED_PROBLEMS).map((each) => `  line ${each.line}: ${each.message}`);
+    const more = skipped.length > listed.length ? [`  (and ${skipped.length - listed.length} more)`] : [];
+    options.progress.write([`skipped ${skipped.length} invalid line${skipped.length === 1 ? '' : 's'}:`, ...listed, ...more].join('\n') + '\n');
+  }
 
   const written = await writtenLines(input.out);
   const writer = new ResultsWriter(options, submitted.id, input.out, written);
@@ -62,6 +81,15 @@ export async function runBatchFile(input: { file: string; out: string; concurren
   } finally {
     display.stop();
   }
+}
+
+/** Why the service refused the file: its message, every problem of every line (up to a limit), and how to run the valid lines. */
+function refusal(status: number, error: { message: string; details?: { line: number; field?: string; message: string }[] } | undefined, skipInvalid: boolean): string {
+  const details = error?.details ?? [];
+  const listed = details.slice(0, MAX_PRINTED_PROBLEMS).map((detail) => `  line ${detail.line}${detail.field ? ` ${detail.field}` : ''}: ${detail.message}`);
+  const more = details.length > listed.length ? [`  (and ${details.length - listed.length} more)`] : [];
+  const hint = details.some((detail) => detail.line > 0) && !skipInvalid ? ['batch run --skip-invalid runs the valid lines and lists the others'] : [];
+  return [`batch refused: ${error?.message ?? status}`, ...listed, ...more, ...hint].join('\n') + '\n';
 }
 
 /** How often the download goes back to the first index `--out` lacks, for items that ended out of order. */
@@ -117,7 +145,7 @@ class ResultsWriter {
   }
 
   private async download(after: number): Promise<void> {
-    const response = await fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${after}`, {
+    const response = await this.options.fetch(`${this.options.baseUrl}/v1/batches/${this.batchId}/results?after=${after}`, {
       headers: { authorization: `Bearer ${this.options.token}` },
     });
     if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `results answered ${response.status}`);
@@ -164,7 +192,7 @@ async function followProgress(
   for (;;) {
     if (options.signal.aborted) return null;
     try {
-      const response = await fetch(`${options.baseUrl}/v1/batches/${batchId}/events`, { headers: { authorization: `Bearer ${options.token}` }, signal: options.signal });
+      const response = await options.fetch(`${options.baseUrl}/v1/batches/${batchId}/events`, { headers: { authorization: `Bearer ${options.token}` }, signal: options.signal });
       if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `batch events answered ${response.status}`);
       let type = '';
       for await (const line of lines(response.body)) {
@@ -255,7 +283,7 @@ export async function batchCommand(command: string, batchId: string, options: Om
       options.stdout.write(`${JSON.stringify(await http('POST', `${path}/${command}`), null, 2)}\n`);
       return 0;
     case 'results': {
-      const response = await fetch(`${options.baseUrl}${path}/results`, { headers: { authorization: `Bearer ${options.token}` } });
+      const response = await options.fetch(`${options.baseUrl}${path}/results`, { headers: { authorization: `Bearer ${options.token}` } });
       if (!response.ok || !response.body) throw new SwitchyardApiError(response.status, 'http_error', `results answered ${response.status}`);
       for await (const chunk of response.body) options.stdout.write(chunk as Uint8Array);
       return 0;

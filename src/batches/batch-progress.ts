@@ -76,6 +76,12 @@ export async function followBatch(
   };
   const unlisten = await source.listen(batchId, schedule);
   const poll = setInterval(schedule, options.pollMs ?? 2_000);
-  await read();
+  try {
+    await read();
+  } catch (error) {
+    // The caller gets no handle to stop with: what was started for it stops here.
+    stop();
+    throw error;
+  }
   return { stop };
 }

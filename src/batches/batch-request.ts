@@ -88,8 +88,10 @@ export function parseBatchRequest(input: { json?: unknown; jsonl?: string; query
   for (const { line, value } of values) {
     const parsed = itemSchema.safeParse(value);
     if (!parsed.success) {
-      const [issue] = fieldIssues(parsed.error.issues);
-      problems.push({ line, ...(issue?.field ? { field: issue.field } : {}), message: issue?.message ?? 'invalid item' });
+      // Every problem of the line at once: whoever fixes it should not find them one run at a time.
+      const issues = fieldIssues(parsed.error.issues);
+      if (issues.length === 0) problems.push({ line, message: 'invalid item' });
+      for (const issue of issues) problems.push({ line, ...(issue.field ? { field: issue.field } : {}), message: issue.message });
       continue;
     }
     const { customId, ...fields } = parsed.data;
@@ -114,9 +116,16 @@ export function parseBatchRequest(input: { json?: unknown; jsonl?: string; query
   return {
     options: { ...options, ...(metadata ? { metadata } : {}) },
     items,
-    skipped: problems.map(({ line, field, message }) => ({ line, message: field ? `${field}: ${message}` : message })),
+    skipped: skippedLines(problems),
     requestHash,
   };
+}
+
+/** One entry per skipped line, its problems joined. */
+function skippedLines(problems: readonly Problem[]): { line: number; message: string }[] {
+  const byLine = new Map<number, string[]>();
+  for (const { line, field, message } of problems) byLine.set(line, [...(byLine.get(line) ?? []), field ? `${field}: ${message}` : message]);
+  return [...byLine].map(([line, messages]) => ({ line, message: messages.join('; ') }));
 }
 
 function readJson(body: unknown, query: Record<string, unknown>) {

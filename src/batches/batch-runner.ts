@@ -15,7 +15,7 @@ export interface BatchRunnerDeps {
   batches: BatchesRepository;
   conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId'>;
   messages: Pick<MessagesRepository, 'insertContext' | 'list'>;
-  turns: Pick<TurnsRepository, 'listForConversation' | 'activeTurns'>;
+  turns: Pick<TurnsRepository, 'listForConversation'>;
   toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
   metrics: Pick<Metrics, 'batchItemsStarted' | 'batchItemsEnded'>;
@@ -69,14 +69,33 @@ export class BatchRunner {
   async cancel(batch: Pick<RunningBatch, 'id' | 'userId'>): Promise<void> {
     const cancelling = await this.deps.batches.cancel(batch.id);
     if (cancelling) this.deps.metrics.batchItemsEnded.inc({ status: 'cancelled' }, cancelling.cancelledQueued);
-    for (const item of cancelling?.running ?? []) {
-      const [active] = item.conversationId ? await this.deps.turns.activeTurns(item.conversationId) : [];
-      // Its turn's end moves the item to cancelled (turnEnded); one with no turn yet ends here.
-      if (active) await this.deps.turnService.cancel(batch.userId, active.id);
-      else await this.finish(item, 'cancelled', { ...EMPTY_RESULT, error: CANCELLED });
-    }
+    const running = cancelling?.running ?? [];
+    // Read after the mark, so that an item moved on here starts no further message.
+    const marked = running.length > 0 ? await this.deps.batches.running(batch.id) : null;
+    if (marked) for (const item of running) await this.cancelItem(marked, item);
     await this.deps.batches.endIfDone(batch.id);
     this.deps.notify(batch.id);
+  }
+
+  /**
+   * A running item of a cancelling batch. Its active turn is cancelled, and that turn's end
+   * ends the item (turnEnded). A turn of its that has ended may not have moved the item on yet
+   * (its worker records that after the turn's end is committed): the item ends here with that
+   * turn's result, as the worker would have ended it, so an ended turn's result is never lost.
+   * An item whose current message has no turn yet ends cancelled, with what its earlier turns gave.
+   */
+  private async cancelItem(batch: RunningBatch, item: BatchItemRecord): Promise<void> {
+    if (!item.conversationId) return this.finish(item, 'cancelled', { ...EMPTY_RESULT, error: CANCELLED });
+    const turns = await this.deps.turns.listForConversation(item.conversationId);
+    const last = turns[turns.length - 1];
+    if (last && !isTerminal(last.status)) {
+      await this.deps.turnService.cancel(batch.userId, last.id);
+      return;
+    }
+    if (last && turns.length > userMessagesBefore(item)) return this.advance(batch, item, last);
+    // post() finds the batch cancelling and cancels the turn it makes.
+    const result = last ? await this.result(item.conversationId, last) : EMPTY_RESULT;
+    await this.finish(item, 'cancelled', { ...result, error: CANCELLED });
   }
 
   /** Runs the failed items again, each in a new conversation. Returns how many. */

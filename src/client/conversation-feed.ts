@@ -39,10 +39,20 @@ export class ConversationFeed {
     return 'deliver';
   }
 
-  /** After a reload over HTTP: resume from the conversation's last seq. */
-  reloaded(lastSeq: number): void {
+  /** The client-tool requests seen and not answered yet: a reload asks the server about them. */
+  openRequests(): ToolCallRequest[] {
+    return [...this.unanswered.values()];
+  }
+
+  /**
+   * After a reload over HTTP: resume from the conversation's last seq, with the client-tool
+   * calls the server shows unanswered (`open`). The events skipped may have answered some of the
+   * requests seen before, or asked for others; one this client ran already is not run again.
+   */
+  reloaded(lastSeq: number, open: ToolCallRequest[]): void {
     this.lastSeq = lastSeq;
     this.unanswered.clear();
+    for (const request of open) this.unanswered.set(request.toolCallId, request);
   }
 
   /**

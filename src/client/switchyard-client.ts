@@ -3,6 +3,7 @@ import { serverFrameSchema, type ClientFrame, type ReceivedServerFrame } from '.
 import { AsyncQueue } from './async-queue';
 import { ConversationFeed, type ToolCallRequest } from './conversation-feed';
 import { httpApi, SwitchyardApiError, type HttpCall } from './http-api';
+import { openClientCalls, turnsToCheck, turnToolCallsSchema, type TurnToolCalls } from './open-client-calls';
 import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view';
 
 /** The part of the WHATWG WebSocket the client uses: the browser's, or the `ws` package's. */
@@ -35,6 +36,11 @@ export interface SwitchyardClientOptions {
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** How often the connection is checked with a `ping` frame (a dead one is replaced). */
   pingIntervalMs?: number;
+  /**
+   * How long a client tool's answer sent over the websocket waits for the server's
+   * acknowledgement before it is sent again over HTTP. Default 10 000 ms.
+   */
+  ackTimeoutMs?: number;
 }
 
 export interface SubscribeOptions {
@@ -96,6 +102,13 @@ interface SubscriptionState {
 const OPEN = 1;
 const RECENT_EVENTS = 5_000;
 
+/** An answer sent over a socket, waiting for its `tool-result-ack` (null: none will come on that socket). */
+interface AckWaiter {
+  socket: WebSocketLike;
+  settle(accepted: boolean | null): void;
+}
+const ackKey = (turnId: string, toolCallId: string) => `${turnId}\n${toolCallId}`;
+
 /**
  * Switchyard from a browser or Node: the HTTP API, and the websocket gateway with what every
  * front end otherwise writes by hand: ticket auth, reconnects with backoff that resume from
@@ -112,6 +125,7 @@ export class SwitchyardClient {
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private pingTimer: ReturnType<typeof setInterval> | undefined;
   private awaitingPong = false;
+  private readonly ackWaiters = new Map<string, Set<AckWaiter>>();
 
   constructor(private readonly options: SwitchyardClientOptions) {
     this.http = httpApi(options);
@@ -138,10 +152,47 @@ export class SwitchyardClient {
     return this.http('POST', `/v1/turns/${encodeURIComponent(turnId)}/cancel`);
   }
 
-  /** Answers a client tool call (over the websocket when it is open). The first answer wins. */
-  async answerToolCall(turnId: string, toolCallId: string, answer: ClientToolAnswer): Promise<void> {
-    if (this.socket?.readyState === OPEN) return this.send({ type: 'tool-result', turnId, toolCallId, ...answer });
-    await this.http('POST', `/v1/turns/${encodeURIComponent(turnId)}/tool-results`, { toolCallId, ...answer });
+  /**
+   * Answers a client tool call: over the websocket when it is open, and done when the server
+   * acknowledged it; over HTTP when the socket is not open, or when it closes (or stays silent
+   * for `ackTimeoutMs`) before the acknowledgement, since the answer may never have arrived.
+   * The first answer of a call wins, so one sent twice is harmless. `accepted: false`: the call
+   * had its answer already (from another client, or this one's earlier send).
+   */
+  async answerToolCall(turnId: string, toolCallId: string, answer: ClientToolAnswer): Promise<{ accepted: boolean }> {
+    const socket = this.socket;
+    if (socket?.readyState === OPEN) {
+      const accepted = await this.answerOverSocket(socket, { type: 'tool-result', turnId, toolCallId, ...answer });
+      if (accepted !== null) return { accepted };
+    }
+    const answered = await this.http<{ accepted: boolean }>('POST', `/v1/turns/${encodeURIComponent(turnId)}/tool-results`, { toolCallId, ...answer });
+    return { accepted: answered.accepted };
+  }
+
+  /** Sends the answer and waits for its acknowledgement on that socket; null when none came. */
+  private answerOverSocket(socket: WebSocketLike, frame: Extract<ClientFrame, { type: 'tool-result' }>): Promise<boolean | null> {
+    const key = ackKey(frame.turnId, frame.toolCallId);
+    const waiters = this.ackWaiters.get(key) ?? new Set<AckWaiter>();
+    this.ackWaiters.set(key, waiters);
+    return new Promise((resolve) => {
+      const waiter: AckWaiter = {
+        socket,
+        settle: (accepted) => {
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          if (waiters.size === 0 && this.ackWaiters.get(key) === waiters) this.ackWaiters.delete(key);
+          resolve(accepted);
+        },
+      };
+      const timer = setTimeout(() => waiter.settle(null), this.options.ackTimeoutMs ?? 10_000);
+      waiters.add(waiter);
+      socket.send(JSON.stringify(frame));
+    });
+  }
+
+  /** The answers sent on a socket that closed will never be acknowledged there. */
+  private abandonAcks(socket: WebSocketLike): void {
+    for (const waiters of [...this.ackWaiters.values()]) for (const waiter of [...waiters]) if (waiter.socket === socket) waiter.settle(null);
   }
 
   subscribe(conversationId: string, options: SubscribeOptions = {}): Subscription {
@@ -225,8 +276,10 @@ export class SwitchyardClient {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     clearInterval(this.pingTimer);
-    this.socket?.close(1000, 'client closed');
+    const socket = this.socket;
     this.socket = null;
+    socket?.close(1000, 'client closed');
+    if (socket) this.abandonAcks(socket);
     for (const state of this.subscriptions.values()) for (const queue of state.queues) queue.end();
     this.subscriptions.clear();
     this.options.onConnectionChange?.('closed');
@@ -266,6 +319,7 @@ export class SwitchyardClient {
     socket.onmessage = (message) => this.receive(String(message.data));
     socket.onerror = () => undefined;
     socket.onclose = (event) => {
+      this.abandonAcks(socket);
       if (this.socket !== socket) return;
       this.socket = null;
       clearInterval(this.pingTimer);
@@ -321,9 +375,11 @@ export class SwitchyardClient {
         return this.deliver(frame.event as SwitchyardEvent);
       case 'error':
         return this.onErrorFrame(frame);
+      case 'tool-result-ack':
+        for (const waiter of [...(this.ackWaiters.get(ackKey(frame.turnId, frame.toolCallId)) ?? [])]) waiter.settle(frame.accepted);
+        return;
       case 'unsubscribed':
       case 'pong':
-      case 'tool-result-ack':
       case 'batch-progress':
       case 'batch-finish':
         return;
@@ -359,13 +415,29 @@ export class SwitchyardClient {
   private async reload(state: SubscriptionState): Promise<void> {
     try {
       const conversation = await this.getConversation(state.conversationId);
-      state.feed.reloaded(conversation.lastSeq);
+      const known = state.feed.openRequests();
+      const turns = this.options.onToolCall ? await this.turnsWithToolCalls(turnsToCheck(known, conversation.messages)) : [];
+      state.feed.reloaded(conversation.lastSeq, openClientCalls(turns, known, conversation.lastSeq));
       state.options.onReload?.(conversation);
       this.resubscribe(state);
     } catch (error) {
       if (error instanceof SwitchyardApiError && error.status !== 0) return state.fail(error);
       this.socket?.close(4001, 'reload failed');
     }
+  }
+
+  /** Each turn's tool calls as the server has them; a turn that is gone, or not in a shape this client knows, has none. */
+  private async turnsWithToolCalls(turnIds: string[]): Promise<TurnToolCalls[]> {
+    const turns: TurnToolCalls[] = [];
+    for (const turnId of turnIds) {
+      const turn = await this.getTurn(turnId).catch((error: unknown) => {
+        if (error instanceof SwitchyardApiError && error.status === 404) return null;
+        throw error;
+      });
+      const parsed = turnToolCallsSchema.safeParse(turn);
+      if (parsed.success) turns.push(parsed.data);
+    }
+    return turns;
   }
 
   /** A repeated subscribe restarts the server's side from the new `after`. */

@@ -61,6 +61,17 @@ export const configSchema = z
      */
     LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
     MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+    /**
+     * The largest `POST /api/chat` body: the AI SDK's default transport resends the whole UI
+     * history with every message (Switchyard reads only the last one), so a chat outgrows
+     * MAX_BODY_BYTES long before any single message does.
+     */
+    MAX_CHAT_BODY_BYTES: positiveInt.default(16 * 1024 * 1024),
+    /**
+     * The longest a request (headers and body) may take to arrive; past it the API answers 408
+     * and closes the connection, so a client that declares a body and stalls holds no socket.
+     */
+    REQUEST_TIMEOUT_MS: positiveInt.default(60_000),
     /** The largest batch submission (`POST /v1/batches`), and the most items one may hold. */
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
     MAX_BATCH_ITEMS: positiveInt.default(50_000),
@@ -69,6 +80,11 @@ export const configSchema = z
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
     WS_MAX_BUFFERED_BYTES: positiveInt.default(4 * 1024 * 1024),
     WS_HEARTBEAT_MS: positiveInt.default(30_000),
+    /**
+     * Open websockets one API key may hold on one API process (tickets and session tokens count
+     * against the key they were got with); one more handshake answers 429 before the upgrade.
+     */
+    WS_MAX_CONNECTIONS_PER_KEY: positiveInt.default(100),
     /** Default lifetime of a session token (POST /v1/session-tokens). */
     SESSION_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(900),
     /** How often each API process checks its open websockets and SSE streams for revoked keys. */

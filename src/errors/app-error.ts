@@ -12,6 +12,7 @@ export type AppErrorCode =
   | 'payload_too_large'
   | 'conversation_busy'
   | 'idempotency_conflict'
+  | 'external_id_conflict'
   | 'rate_limited'
   | 'unavailable'
   | 'tool_failed'

@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { EventLogRestartedError, type ConversationSubscription, type SubscribeOutcome } from '../subscriptions/conversation-subscription';
 import type { BatchProgressFrame } from '../batches/batch-progress';
+import type { Principal } from '../auth/principal';
+import { SESSION_TOKEN_SCOPE, sessionTokenMayFollow } from '../api/session-scope';
 import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
 
 export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };
@@ -58,7 +60,8 @@ export class ClientSession {
 
   constructor(
     readonly socket: WebSocket,
-    readonly userId: string,
+    /** Who opened it; a session token's (`viaSession`) follows what that token may read over HTTP. */
+    private readonly principal: Pick<Principal, 'userId' | 'viaSession'>,
     private readonly services: SessionServices,
     private readonly limits: SessionLimits,
     /** Called before each frame goes out: the frames of one tick leave in one write (writes-per-tick.ts). */
@@ -70,12 +73,33 @@ export class ClientSession {
     socket.on('error', (error) => services.logger.debug({ err: error }, 'websocket error'));
   }
 
+  get userId(): string {
+    return this.principal.userId;
+  }
+
   get subscriptionCount(): number {
     return this.subscriptions.size;
   }
 
   get batchSubscriptionCount(): number {
     return this.batches.size;
+  }
+
+  /** Conversations and batches together: both count against `maxSubscriptions`. */
+  private get subscriptionTotal(): number {
+    return this.subscriptions.size + this.batches.size;
+  }
+
+  private refuseSubscription(subject: { conversationId: string } | { batchId: string }): void {
+    this.send({ type: 'error', code: 'too_many_subscriptions', message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`, ...subject });
+  }
+
+  /** A session token follows here only what it may read over HTTP: a `forbidden` error frame, as HTTP's 403. */
+  private mayFollow(subject: { conversationId: string } | { batchId: string }): boolean {
+    if (!this.principal.viaSession || sessionTokenMayFollow(subject)) return true;
+    const what = 'batchId' in subject ? 'following a batch' : 'following this';
+    this.send({ type: 'error', code: 'forbidden', message: `${SESSION_TOKEN_SCOPE}; ${what} needs the API key`, ...subject });
+    return false;
   }
 
   /** Sends a frame unless the client is too far behind, in which case it is disconnected. */
@@ -150,38 +174,38 @@ export class ClientSession {
 
   /** A batch's progress: `batch-progress` frames while it changes, then `batch-finish`. */
   private async followBatch(batchId: string): Promise<void> {
+    if (!this.mayFollow({ batchId })) return;
     if (!(await this.services.ownsBatch(this.userId, batchId))) {
       return this.send({ type: 'error', code: 'not_found', message: 'no such batch', batchId });
     }
     this.batches.get(batchId)?.stop();
     this.batches.delete(batchId);
-    if (this.subscriptions.size + this.batches.size >= this.limits.maxSubscriptions) {
-      return this.send({ type: 'error', code: 'too_many_subscriptions', message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`, batchId });
-    }
+    if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ batchId });
     this.send({ type: 'subscribed', batchId });
-    const following = await this.services.followBatch(batchId, {
+    // A batch that has already ended sends its batch-finish, and ends, before followBatch returns:
+    // such a subscription is never registered, so it neither lingers nor counts.
+    let ended = false;
+    let following: { stop(): void } | undefined;
+    following = await this.services.followBatch(batchId, {
       send: (frame) => this.send(frame),
-      onEnd: () => this.batches.delete(batchId),
+      onEnd: () => {
+        ended = true;
+        if (following && this.batches.get(batchId) === following) this.batches.delete(batchId);
+      },
     });
-    if (this.closing) return following.stop();
+    if (this.closing || ended) return following.stop();
     this.batches.set(batchId, following);
   }
 
   private async subscribe(conversationId: string, after: number | undefined): Promise<void> {
+    if (!this.mayFollow({ conversationId })) return;
     if (!(await this.services.ownsConversation(this.userId, conversationId))) {
       return this.send({ type: 'error', code: 'not_found', message: 'no such conversation', conversationId });
     }
     // A repeated subscribe restarts from its new `after`.
     this.subscriptions.get(conversationId)?.dispose();
     this.subscriptions.delete(conversationId);
-    if (this.subscriptions.size >= this.limits.maxSubscriptions) {
-      return this.send({
-        type: 'error',
-        code: 'too_many_subscriptions',
-        message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`,
-        conversationId,
-      });
-    }
+    if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ conversationId });
     const outcome = await this.services.subscribe({
       conversationId,
       after,

@@ -7,19 +7,21 @@ import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from '
 import { eventFrame } from './frames';
 import { writesPerTick } from '../runtime/writes-per-tick';
 import { isOriginAllowed } from '../auth/origin-policy';
-import type { Principal } from '../auth/principal';
-import type { AuthGuard } from '../api/require-user';
 import type { OpenConnections } from '../auth/open-connections';
+import { admitHandshake, type HandshakeAdmissionDeps } from './handshake-admission';
+import { ConnectionCap } from './connection-cap';
+import { refuseHandshake } from './handshake-refusals';
 import type { Metrics } from '../metrics/metrics';
 
-export interface GatewayOptions extends Omit<SessionServices, 'sendEvent' | 'admitFrame' | 'onSlowConsumer'>, Partial<Omit<SessionLimits, 'maxBufferedBytes'>> {
+export interface GatewayOptions
+  extends Omit<SessionServices, 'sendEvent' | 'admitFrame' | 'onSlowConsumer'>,
+    Partial<Omit<SessionLimits, 'maxBufferedBytes'>>,
+    Omit<HandshakeAdmissionDeps, 'connectionsPerKey'> {
   server: http.Server;
   /** Default `/v1/ws`. */
   path?: string;
-  /** Who a handshake is (`Authorization: Bearer` or `?ticket=`), or null to refuse it with 401. */
-  authenticate(req: http.IncomingMessage): Promise<Principal | null>;
-  /** Handshakes with bad credentials, counted per client address as the HTTP API counts them. */
-  authGuard: AuthGuard;
+  /** Open websockets one API key may hold on this gateway (WS_MAX_CONNECTIONS_PER_KEY); more are refused with 429. */
+  maxConnectionsPerKey: number;
   /** Where each connection is registered under its key, so that revoking the key closes it. */
   connections: OpenConnections;
   allowedOrigins: readonly string[];
@@ -53,6 +55,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxSubscriptions: options.maxSubscriptions ?? 100,
   };
   const admitFrame = frameAdmission(options.framesPerSecond ?? 50, options.frameBurst ?? 100);
+  const connectionsPerKey = new ConnectionCap(options.maxConnectionsPerKey);
 
   // Every subscriber of a conversation on this gateway gets the same bytes: encode them once.
   let lastJson: string | undefined;
@@ -77,25 +80,27 @@ export function createGateway(options: GatewayOptions): Gateway {
     onSlowConsumer: () => options.metrics.slowConsumerDisconnects.inc({ transport: 'websocket' }),
   };
 
+  const admission: HandshakeAdmissionDeps = {
+    authenticate: options.authenticate,
+    authGuard: options.authGuard,
+    rateLimiter: options.rateLimiter,
+    connectionsPerKey,
+  };
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== path) return refuse(socket, 404);
-    if (!isOriginAllowed(req.headers.origin, req.headers.host, options.allowedOrigins)) return refuse(socket, 403);
-    const address = options.authGuard.addressOf(req);
-    /** The handshake's principal, or the status it is refused with. */
-    const admit = async (): Promise<Principal | 401 | 429> => {
-      if ((await options.authGuard.failures.waitSeconds(address)) > 0) return 429;
-      const principal = await options.authenticate(req);
-      if (principal) return principal;
-      await options.authGuard.failures.failed(address);
-      return 401;
-    };
-    admit().then(
-      (principal) => {
-        if (typeof principal === 'number') return refuse(socket, principal);
+    if (url.pathname !== path) return refuseHandshake(socket, { reason: 'not_found' });
+    if (!isOriginAllowed(req.headers.origin, req.headers.host, options.allowedOrigins)) return refuseHandshake(socket, { reason: 'origin' });
+    admitHandshake(req, admission).then(
+      (admitted) => {
+        if (!admitted.ok) return refuseHandshake(socket, admitted.refusal);
+        const { principal } = admitted;
+        // The key's place is given back when the TCP connection ends, whether the upgrade
+        // completed or ws refused it (it then never calls back), or the peer left meanwhile.
+        if (socket.destroyed) return admitted.release();
+        socket.once('close', admitted.release);
         wss.handleUpgrade(req, socket, head, (ws) => {
           // The socket ws writes to: the session holds its writes to the end of each tick.
-          const session = new ClientSession(ws, principal.userId, services, limits, writesPerTick(socket));
+          const session = new ClientSession(ws, principal, services, limits, writesPerTick(socket));
           sessions.add(session);
           const unregister = options.connections.add(principal.keyId, (reason) => session.close(CLOSE.policyViolation, reason));
           ws.once('close', () => {
@@ -106,7 +111,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       (error: unknown) => {
         options.logger.warn({ err: error }, 'websocket handshake failed');
-        refuse(socket, 503);
+        refuseHandshake(socket, { reason: 'unavailable' });
       },
     );
   };
@@ -146,24 +151,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
-}
-
-const REFUSALS = {
-  401: ['Unauthorized', 'unauthorized', 'a valid API key (Authorization: Bearer) or ticket (?ticket=) is required'],
-  403: ['Forbidden', 'forbidden', 'this Origin may not open websockets here (ALLOWED_ORIGINS)'],
-  404: ['Not Found', 'not_found', 'no websocket endpoint here'],
-  429: ['Too Many Requests', 'rate_limited', 'too many handshakes with a missing or wrong key from this address; wait'],
-  503: ['Service Unavailable', 'unavailable', 'try again shortly'],
-} as const;
-
-/** Answers a handshake with an HTTP error before any upgrade, in the API's error format. */
-function refuse(socket: Duplex, status: keyof typeof REFUSALS): void {
-  const [text, code, message] = REFUSALS[status];
-  const body = JSON.stringify({ error: { code, message } });
-  const retryAfter = status === 503 ? 'Retry-After: 5\r\n' : status === 429 ? 'Retry-After: 60\r\n' : '';
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`,
-  );
 }
 
 /**

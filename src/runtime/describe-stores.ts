@@ -1,6 +1,6 @@
 import type { Config } from '../config/config';
 import { redactUrl } from '../errors/connection-failure';
-import { pgliteDir } from '../store/open-db';
+import { embeddedDatabaseDir } from '../store/embedded-database';
 import { describeRedisTarget, type RedisTarget } from './redis-connection';
 
 /**
@@ -12,6 +12,6 @@ export function describeStores(input: { config: Pick<Config, 'DATABASE_URL' | 'D
   const schema = config.DATABASE_SCHEMA === 'public' ? '' : ` (schema ${config.DATABASE_SCHEMA})`;
   return {
     redis: `${describeRedisTarget(input.redisTarget)} (REDIS_PREFIX ${config.REDIS_PREFIX})`,
-    database: config.DATABASE_URL ? `PostgreSQL at ${redactUrl(config.DATABASE_URL)}${schema}` : `the embedded PGlite in ${pgliteDir(config.DATA_DIR)}${schema}`,
+    database: config.DATABASE_URL ? `PostgreSQL at ${redactUrl(config.DATABASE_URL)}${schema}` : `the embedded PGlite in ${embeddedDatabaseDir(config.DATA_DIR)}${schema}`,
   };
 }

@@ -12,7 +12,7 @@ import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
 import { connectRedis } from './redis-connection';
 import type { Resources } from './resources';
-import { listen } from './server-helpers';
+import { listen, requestTimeouts } from './server-helpers';
 import { createReadinessCheck } from './readiness';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
 import { OpenConnections } from '../auth/open-connections';
@@ -44,6 +44,8 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const verifiedKeys = new VerifiedKeyCache(resources.users, config.API_KEY_CACHE_TTL_MS);
   const authenticator = new Authenticator(verifiedKeys, tickets, sessionTokens);
   const connections = new OpenConnections();
+  // One count per user for HTTP requests and websocket handshakes alike.
+  const rateLimiter = createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE });
   const authGuard: AuthGuard = { failures: new FailedAuthGuard(config.AUTH_FAILURES_PER_MINUTE), addressOf: clientAddressOf(config.TRUST_PROXY) };
   // Invocations wait for their tool jobs, reading the tool queue's events only meanwhile.
   const toolEvents = new QueueEventsOnDemand({
@@ -87,7 +89,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   };
 
   const eventSource: ConversationEventSource = {
-    read: (conversationId, afterSeq) => resources.eventLog.read(conversationId, afterSeq),
+    read: (conversationId, afterSeq, count) => resources.eventLog.read(conversationId, afterSeq, count),
     window: (conversationId) => resources.eventLog.window(conversationId),
     subscribe: (input) =>
       subscribeToConversation(
@@ -115,10 +117,11 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     logger,
     metrics: resources.metrics,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    maxChatBodyBytes: config.MAX_CHAT_BODY_BYTES,
     adminToken: config.ADMIN_TOKEN,
     authenticator,
     authGuard,
-    rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),
+    rateLimiter,
     tickets,
     allowedOrigins: config.ALLOWED_ORIGINS,
     sessionTokens,
@@ -166,12 +169,14 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     playgroundDir: config.PLAYGROUND_DIR,
   });
 
-  const server = http.createServer(app);
+  const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
   const gateway = createGateway({
     server,
     authenticate: (req) => authenticator.fromUpgradeRequest(req),
     authGuard,
+    rateLimiter,
     connections,
+    maxConnectionsPerKey: config.WS_MAX_CONNECTIONS_PER_KEY,
     ownsConversation: async (userId, conversationId) => (await resources.conversations.get(userId, conversationId)) !== null,
     ownsBatch: async (userId, batchId) => (await resources.batches.get(userId, batchId)) !== null,
     followBatch: followBatchProgress,

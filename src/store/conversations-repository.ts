@@ -25,6 +25,11 @@ export interface NewConversation {
   metadata?: Record<string, unknown>;
 }
 
+/** What `createUnlessExternalIdTaken` did. */
+export type NewConversationOutcome =
+  | { kind: 'created'; conversation: Conversation }
+  | { kind: 'external_id_taken'; existing: Conversation };
+
 interface ConversationRow {
   id: string;
   user_id: string;
@@ -59,18 +64,30 @@ export class ConversationsRepository {
     const { rows } = await this.db.query<ConversationRow>(
       `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-      [
-        this.generateId(),
-        input.userId,
-        input.externalId ?? null,
-        input.title ?? null,
-        input.system ?? null,
-        input.model ?? null,
-        input.tools === undefined ? null : JSON.stringify(input.tools),
-        input.metadata === undefined ? null : JSON.stringify(input.metadata),
-      ],
+      this.insertParams(input),
     );
     return toConversation(rows[0]!);
+  }
+
+  /**
+   * Makes the conversation unless its `externalId` is the user's already: then the one that has
+   * it. Also when two requests with one `externalId` arrive at once, one is made and the other
+   * finds it (the unique index decides), never an error.
+   */
+  async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { rows } = await this.db.query<ConversationRow>(
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
+        this.insertParams(input),
+      );
+      if (rows[0]) return { kind: 'created', conversation: toConversation(rows[0]) };
+      const existing = input.externalId === undefined ? null : await this.findByExternalId(input.userId, input.externalId);
+      if (existing) return { kind: 'external_id_taken', existing };
+      // Not found after a conflict: the conflicting insert did not commit after all; try again.
+    }
+    throw new Error(`conversation externalId ${JSON.stringify(input.externalId)} neither inserted nor found`);
   }
 
   /**
@@ -82,22 +99,8 @@ export class ConversationsRepository {
     externalId: string,
     fields: Omit<NewConversation, 'userId' | 'externalId'> = {},
   ): Promise<Conversation & { created: boolean }> {
-    // ON CONFLICT: two first requests of one chat at once make one conversation.
-    const { rows } = await this.db.query<{ id: string }>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING id`,
-      [
-        this.generateId(),
-        userId,
-        externalId,
-        fields.title ?? null,
-        fields.system ?? null,
-        fields.model ?? null,
-        fields.tools === undefined ? null : JSON.stringify(fields.tools),
-        fields.metadata === undefined ? null : JSON.stringify(fields.metadata),
-      ],
-    );
-    return { ...(await this.findByExternalId(userId, externalId))!, created: rows.length > 0 };
+    const outcome = await this.createUnlessExternalIdTaken({ ...fields, userId, externalId });
+    return outcome.kind === 'created' ? { ...outcome.conversation, created: true } : { ...outcome.existing, created: false };
   }
 
   async findByExternalId(userId: string, externalId: string): Promise<Conversation | null> {
@@ -154,6 +157,19 @@ export class ConversationsRepository {
     const last = pageRows[pageRows.length - 1];
     const nextCursor = rows.length > options.limit && last ? { before: String(last.ordinal) } : null;
     return { data: pageRows.map(toConversation), nextCursor };
+  }
+
+  private insertParams(input: NewConversation): unknown[] {
+    return [
+      this.generateId(),
+      input.userId,
+      input.externalId ?? null,
+      input.title ?? null,
+      input.system ?? null,
+      input.model ?? null,
+      input.tools === undefined ? null : JSON.stringify(input.tools),
+      input.metadata === undefined ? null : JSON.stringify(input.metadata),
+    ];
   }
 
   /** Keeps PostgreSQL's copy of the latest seq; never moves it back. */

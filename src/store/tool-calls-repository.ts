@@ -124,17 +124,21 @@ export class ToolCallsRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** Stores the outcome unless one is stored already: the first answer wins. */
+  /**
+   * Stores the outcome unless one is stored already: the first answer wins. `attempts` is given
+   * for a call no worker ran (a client tool's answer: 1, its timeout: 0), so that the stored call
+   * says what its `tool-result` said.
+   */
   async settle(
     turnId: string,
     toolCallId: string,
-    outcome: Outcome,
+    outcome: Outcome & { attempts?: number },
     db: Queryable = this.db,
   ): Promise<ToolCallRecord | null> {
     const { rows } = await db.query<ToolCallRow>(
-      `UPDATE tool_calls SET status = $3, result = $4, error = $5, message = $6, finished_at = clock_timestamp()
+      `UPDATE tool_calls SET status = $3, result = $4, error = $5, message = $6, finished_at = clock_timestamp(), attempts = COALESCE($7::int, attempts)
        WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
-      [turnId, toolCallId, outcome.status, ...outcomeColumns(outcome), toolMessageContent(outcome)],
+      [turnId, toolCallId, outcome.status, ...outcomeColumns(outcome), toolMessageContent(outcome), outcome.attempts ?? null],
     );
     return rows[0] ? toRecord(rows[0]) : null;
   }

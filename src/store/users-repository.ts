@@ -103,17 +103,15 @@ export class UsersRepository {
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
-    const { rows } = await this.db.query<{ id: string; user_id: string; prefix: string; created_at: Date; revoked_at: Date | null }>(
-      'SELECT id, user_id, prefix, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY created_at, id',
-      [userId],
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      userId: row.user_id,
-      prefix: row.prefix,
-      createdAt: row.created_at.toISOString(),
-      revokedAt: row.revoked_at?.toISOString() ?? null,
-    }));
+    const { rows } = await this.db.query<ApiKeyRow>('SELECT id, user_id, prefix, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY created_at, id', [
+      userId,
+    ]);
+    return rows.map(toApiKeyInfo);
+  }
+
+  async getApiKey(keyId: string): Promise<ApiKeyInfo | null> {
+    const { rows } = await this.db.query<ApiKeyRow>('SELECT id, user_id, prefix, created_at, revoked_at FROM api_keys WHERE id = $1', [keyId]);
+    return rows[0] ? toApiKeyInfo(rows[0]) : null;
   }
 
   /** null lifts the limit; a list limits the user's turns to those tools. */
@@ -128,6 +126,18 @@ export class UsersRepository {
   async allowedTools(userId: string): Promise<string[] | null> {
     return (await this.getUser(userId))?.allowedTools ?? null;
   }
+}
+
+interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  prefix: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+function toApiKeyInfo(row: ApiKeyRow): ApiKeyInfo {
+  return { id: row.id, userId: row.user_id, prefix: row.prefix, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
 }
 
 function toUser(row: UserRow): User {

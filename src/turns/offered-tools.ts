@@ -14,3 +14,14 @@ export function offeredToolNames(input: {
   const available = new Set(input.available);
   return requested.filter((name) => available.has(name) && (!allowedForUser || allowedForUser.has(name)));
 }
+
+/**
+ * The offered tools in the order the model is given them: the ones the service runs first,
+ * client tools last. A model told only to "use tools" takes the first ones it is given (the
+ * scripted model takes three), and a client tool waits for a client to answer it, which a curl
+ * or `watch` user never does; so a general ask reaches the tools that answer by themselves first.
+ * Stable otherwise (the registry's name order).
+ */
+export function inOfferOrder<T extends { kind: string }>(tools: readonly T[]): T[] {
+  return [...tools.filter((tool) => tool.kind !== 'client'), ...tools.filter((tool) => tool.kind === 'client')];
+}

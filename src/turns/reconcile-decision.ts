@@ -19,6 +19,7 @@ const isLive = (job: ObservedJob) => job.state === 'live';
  */
 export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'clients' | null }, jobs: {
   turnJobs: ObservedJob[];
+  /** One per client call of the turn's step still without an answer. */
   clientTimeouts: ObservedJob[];
 }): ReconcileAction {
   if (jobs.turnJobs.some(isLive)) return { kind: 'none' };
@@ -37,8 +38,11 @@ export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'cli
     };
   }
   // Parked for client answers: nothing runs until an answer or a timeout arrives, so it is
-  // only stuck if a timeout job is gone (then a run re-arms them).
+  // stuck if a timeout job is gone (then a run re-arms them), or if every call has its answer:
+  // the process that stored the last one died before resuming the turn, and nothing else will.
   if (turn.status === 'waiting_tools' && turn.awaiting === 'clients') {
+    const everyCallAnswered = jobs.clientTimeouts.length === 0;
+    if (everyCallAnswered) return { kind: 'enqueue' };
     return jobs.clientTimeouts.every(isLive) ? { kind: 'none' } : { kind: 'enqueue' };
   }
   return { kind: 'enqueue' };

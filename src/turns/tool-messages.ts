@@ -16,3 +16,12 @@ export function toolResultEvent(
     durationMs: overrides.durationMs ?? durationMs(call),
   };
 }
+
+/**
+ * The `tool-result` event of a client tool's call, when it is answered and whenever it is
+ * announced again: no attempt of Switchyard's ran, so its time is from the request to the answer.
+ */
+export function clientToolResultEvent(call: ToolCallRecord): Extract<EventPayload, { type: 'tool-result' }> {
+  const askedToAnswered = call.finishedAt ? Date.parse(call.finishedAt) - Date.parse(call.createdAt) : 0;
+  return toolResultEvent(call, { durationMs: Math.max(0, askedToAnswered) });
+}

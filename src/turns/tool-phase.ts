@@ -12,7 +12,7 @@ import {
 } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
-import { toolResultEvent } from './tool-messages';
+import { clientToolResultEvent, toolResultEvent } from './tool-messages';
 import type { TurnEvents } from './turn-events';
 
 export interface ToolPhaseDeps {
@@ -86,11 +86,12 @@ export async function startToolPhase(
 /**
  * A turn taken up after its last committed step asked for tools (the flow's parent, a client's
  * last answer, or a restart after a crash). Completes the tool phase when every call is settled.
- * `tookOverToolPhase`: the turn was waiting for its tool jobs and this is not their flow's
- * parent (the job that started the phase was redelivered, or the reconciler re-enqueued it).
- * A tool worker may then have died between storing a result and announcing it, and the phase
- * may complete before that job is redelivered: the settled results are announced again (a
- * client keys results by toolCallId, so one seen twice is harmless; one never seen is not).
+ * `tookOverToolPhase`: the turn was waiting for its tool jobs or its clients' answers and this
+ * is neither their flow's parent nor an answer's resume (the job that started the phase was
+ * redelivered, or the reconciler re-enqueued it). A tool worker, or the API process that took a
+ * client's answer, may then have died between storing a result and announcing it, and the phase
+ * may complete before anything announces it: the settled results are announced again (a client
+ * keys results by toolCallId, so one seen twice is harmless; one never seen is not).
  */
 export async function resumeToolPhase(
   deps: ToolPhaseDeps,
@@ -111,7 +112,11 @@ export async function resumeToolPhase(
   if (calls.length === 0) return 'no_tools';
   if (toolMessagesWritten) return 'proceed';
   if (context.tookOverToolPhase) {
-    for (const call of calls) if (call.kind !== 'client' && call.attempts > 0 && isSettled(call)) context.events.emit(toolResultEvent(call));
+    for (const call of calls) {
+      if (!isSettled(call)) continue;
+      if (call.kind === 'client') context.events.emit(clientToolResultEvent(call));
+      else if (call.attempts > 0) context.events.emit(toolResultEvent(call));
+    }
   }
   if (toolMessagesWrittenHere) {
     announcePhaseEnd(context.events, calls);

@@ -11,7 +11,7 @@ import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from './inflight-state';
-import { offeredToolNames } from './offered-tools';
+import { inOfferOrder, offeredToolNames } from './offered-tools';
 import { prepareToolCalls } from './prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
 import { streamStep, type StepOutput, type StreamedPieces } from './stream-step';
@@ -162,7 +162,7 @@ async function runAttempt(
       available: deps.tools.list().map((tool) => tool.name),
     }),
   );
-  const toolDefinitions = deps.tools.list().filter((tool) => offered.has(tool.name));
+  const toolDefinitions = inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name)));
   let usage: Usage = turn.usage;
   // A call id of the provider's that an earlier step of the turn used is replaced.
   const takenToolCallIds = new Set(begun.toolCallIds);
@@ -176,7 +176,7 @@ async function runAttempt(
       step: turn.step,
       events,
       isContinuation: job.isContinuation,
-      tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools' && before.awaiting === 'tools',
+      tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools',
       // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
       trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
       stepState: begun.lastStep,

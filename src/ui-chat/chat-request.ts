@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import { describeFieldIssue, fieldIssues, formatPath, type FieldIssue } from '../errors/zod-issues';
+import { unstorableTextProblem } from '../store/storable-text';
 import type { ClientAnswer } from '../turns/client-tool-answers';
 
 /**
@@ -14,8 +15,17 @@ const uiMessage = z.looseObject({
   role: z.enum(['system', 'user', 'assistant']),
   parts: z.array(uiPart).max(10_000),
 });
+/** A chat id is the conversation's `externalId`: text PostgreSQL can store, as the route's too. */
+export const chatIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .superRefine((id, context) => {
+    const problem = unstorableTextProblem(id);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
 export const chatRequestSchema = z.looseObject({
-  id: z.string().min(1).max(200),
+  id: chatIdSchema,
   messages: z.array(uiMessage).min(1).max(100_000),
   trigger: z.enum(['submit-message', 'regenerate-message']).default('submit-message'),
   messageId: z.string().max(150).optional(),
@@ -70,7 +80,8 @@ function userContent(parts: z.infer<typeof uiPart>[], index: number): TurnConten
     }
     // Other parts (data, sources, step markers) are the client's own and are not sent to the model.
   });
-  if (content.length === 0) throw invalid(['messages', index, 'parts'], 'the user message has no text');
+  // An image alone is a message (vision models answer it); nothing at all is not.
+  if (content.length === 0) throw invalid(['messages', index, 'parts'], 'the user message has no text and no image');
   return content.length === 1 && content[0]!.type === 'text' ? content[0]!.text : content;
 }
 

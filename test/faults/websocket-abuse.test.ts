@@ -198,6 +198,80 @@ describe('websocket abuse', () => {
     expect(conversation.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: text });
     await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
   });
+
+  describe('subscriptions per connection (at most 100, conversations and batches together)', () => {
+    const LIMIT = 100;
+    const conversations: string[] = [];
+    const subscriptionGauge = async (kind: 'conversation' | 'batch') => {
+      const page = await (await fetch(`${stack.url}/metrics`)).text();
+      return Number(new RegExp(`^switchyard_websocket_subscriptions\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(page)?.[1]);
+    };
+    const submitBatch = async (message: string) => {
+      const submitted = await api.post('/v1/batches', { items: [{ messages: [message] }] });
+      expect(submitted.status).toBe(202);
+      return submitted.body.batchId as string;
+    };
+    const subscribeBatch = async (client: TestWsClient, batchId: string) => {
+      client.send({ type: 'subscribe', batchId });
+      await client.waitFor((frame) => frame.type === 'subscribed' && frame.batchId === batchId);
+    };
+    /** Subscribes to each conversation in turn; the answer to the last one (subscribed or error). */
+    const subscribeAll = async (client: TestWsClient, ids: string[]) => {
+      let last: any;
+      for (const conversationId of ids) {
+        const sentAt = client.frames.length;
+        client.send({ type: 'subscribe', conversationId });
+        last = await client.waitFor(
+          (frame) => ['subscribed', 'error'].includes(frame.type) && frame.conversationId === conversationId && client.frames.indexOf(frame) >= sentAt,
+        );
+      }
+      return last;
+    };
+
+    beforeAll(async () => {
+      conversations.push(...(await Promise.all(Array.from({ length: LIMIT }, () => newConversation()))));
+    });
+
+    it('counts a batch subscription against the limit with the conversation ones', async () => {
+      // A batch that is still running when its subscription is counted.
+      const batchId = await submitBatch(`slow ${scripted({ tokens: 100_000, tokenDelayMs: 20 })}`);
+      const batchesBefore = await subscriptionGauge('batch');
+      const client = await connect();
+      await subscribeBatch(client, batchId);
+      expect(await subscribeAll(client, conversations.slice(0, LIMIT - 1))).toMatchObject({ type: 'subscribed' });
+      expect(await subscribeAll(client, conversations.slice(LIMIT - 1))).toMatchObject({
+        type: 'error',
+        code: 'too_many_subscriptions',
+        conversationId: conversations[LIMIT - 1],
+      });
+      expect(await subscriptionGauge('batch')).toBe(batchesBefore + 1);
+      // Ending the batch subscription makes room for the last conversation.
+      client.send({ type: 'unsubscribe', batchId });
+      await client.waitFor((frame) => frame.type === 'unsubscribed' && frame.batchId === batchId);
+      expect(await subscribeAll(client, conversations.slice(LIMIT - 1))).toMatchObject({ type: 'subscribed' });
+      expect(await subscriptionGauge('batch')).toBe(batchesBefore);
+      expect((await api.post(`/v1/batches/${batchId}/cancel`)).status).toBe(200);
+      client.close();
+    });
+
+    it('forgets a batch subscription once it sent batch-finish: it is no longer counted, nor against the limit', async () => {
+      const batchId = await submitBatch(`quick ${scripted({ text: 'done' })}`);
+      const watcher = await connect();
+      await subscribeBatch(watcher, batchId);
+      expect(await watcher.waitFor((frame) => frame.type === 'batch-finish', 60_000)).toMatchObject({ batchId, status: 'completed' });
+      watcher.close();
+      const batchesBefore = await subscriptionGauge('batch');
+
+      // Subscribing to a batch that has already finished gives its progress and its end at once.
+      const client = await connect();
+      await subscribeBatch(client, batchId);
+      expect(await client.waitFor((frame) => frame.type === 'batch-finish')).toMatchObject({ batchId, status: 'completed' });
+      expect(await subscriptionGauge('batch')).toBe(batchesBefore);
+      expect(await subscribeAll(client, conversations)).toMatchObject({ type: 'subscribed', conversationId: conversations[LIMIT - 1] });
+      expect(client.frames.filter((frame) => frame.type === 'error')).toEqual([]);
+      client.close();
+    });
+  });
 });
 
 /** One client-to-server text frame (clients must mask theirs), for a raw socket. */

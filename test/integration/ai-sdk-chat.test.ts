@@ -227,7 +227,8 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
       [{ messages: [userMessage] }, /id/],
       [{ id: chatId, messages: [] }, /messages/],
       [{ id: chatId, messages: [{ id: 'x', role: 'robot', parts: [] }] }, /role/],
-      [{ id: chatId, messages: [{ id: 'x', role: 'user', parts: [{ type: 'step-start' }] }] }, /no text/],
+      [{ id: chatId, messages: [{ id: 'x', role: 'user', parts: [{ type: 'step-start' }] }] }, /no text and no image/],
+      [{ id: chatId, messages: [{ id: 'x', role: 'user', parts: [{ type: 'text', text: '' }] }] }, /no text and no image/],
       [{ id: chatId, messages: [{ id: 'x', role: 'user', parts: [{ type: 'file', mediaType: 'application/pdf', url: 'data:,' }] }] }, /image/],
       [{ id: chatId, messages: [userMessage, { id: 'a1', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] }, /nothing new/],
       [{ id: chatId, messages: [userMessage], trigger: 'regenerate-message' }, /regenerat/],
@@ -249,6 +250,28 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const conversation = (await harness.api.get(`/v1/conversations?externalId=${chat.id}`)).body.data[0];
     expect((await harness.api.get(`/v1/conversations/${conversation.id}`)).body.messages.filter((each: any) => each.role === 'user')).toHaveLength(1);
     expect((await apiClient(harness.stack.url, 'sk_wrong').post('/api/chat', { id: chatId, messages: [userMessage] })).status).toBe(401);
+  });
+
+  it('runs a user message that is only an image: the model gets the image part', async () => {
+    const chatId = `chat-image-${Date.now()}`;
+    const imageUrl = `https://images.example/${chatId}.png`;
+    const answer = await postChat(chatId, [{ id: 'img', role: 'user', parts: [{ type: 'file', mediaType: 'image/png', url: imageUrl }] }]);
+    expect(answer.status).toBe(200);
+    expect(answer.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    const [request] = harness.providerRequests(imageUrl);
+    expect(request.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'image_url', image_url: { url: imageUrl } }] });
+  });
+
+  it('refuses answers to client tools for a chat it does not know, making no conversation', async () => {
+    const chatId = `chat-unknown-${Date.now()}`;
+    const answering = {
+      id: 'turn_not_here',
+      role: 'assistant',
+      parts: [{ type: 'tool-browser_timezone', toolCallId: 'call_0', state: 'output-available', input: {}, output: { timeZone: 'UTC' } }],
+    };
+    const refused = await harness.api.post('/api/chat', { id: chatId, messages: [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'hi' }] }, answering] });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'invalid_request']);
+    expect((await harness.api.get(`/v1/conversations?externalId=${chatId}`)).body.data).toEqual([]);
   });
 
   async function postChat(chatId: string, messages: unknown[], token = harness.apiKey) {

@@ -79,6 +79,24 @@ describe('API boundaries', () => {
       expect((await apiClient(stack.url, made.body.apiKey).get('/v1/conversations')).status).toBe(200);
     });
 
+    it("answers a new user's key id, and lists a user's keys without the keys themselves", async () => {
+      const admin = apiClient(stack.url, 'admin-token-for-tests-0123');
+      const made = await admin.post('/v1/admin/users', { name: 'erin' });
+      expect(made.body).toMatchObject({ id: expect.stringMatching(/^user_/), keyId: expect.stringMatching(/^key_/) });
+      const second = await stack.resources.users.createApiKey(made.body.id);
+      await stack.resources.users.revokeApiKey(second.id);
+
+      const listed = await admin.get(`/v1/admin/users/${made.body.id}/keys`);
+      expect(listed.status).toBe(200);
+      expect(listed.body.data).toEqual([
+        { id: made.body.keyId, prefix: made.body.apiKey.slice(0, 9), createdAt: expect.any(String), revokedAt: null },
+        { id: second.id, prefix: second.apiKey.slice(0, 9), createdAt: expect.any(String), revokedAt: expect.any(String) },
+      ]);
+      expect(JSON.stringify(listed.body)).not.toContain(made.body.apiKey);
+      expect((await admin.get('/v1/admin/users/user_nobody/keys')).status).toBe(404);
+      expect((await apiClient(stack.url, 'wrong-token').get(`/v1/admin/users/${made.body.id}/keys`)).status).toBe(401);
+    });
+
     it("limits a user's tools through PUT /v1/admin/users/:id/tools and the CLI, and lifts the limit", async () => {
       const admin = apiClient(stack.url, 'admin-token-for-tests-0123');
       const user = await stack.resources.users.createUserWithKey('dave');
@@ -91,6 +109,12 @@ describe('API boundaries', () => {
       expect(await toolsOf()).toEqual(['calculator']);
       expect((await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: 'calculator' })).body.error).toMatchObject({ code: 'invalid_request' });
       expect((await admin.put('/v1/admin/users/user_nobody/tools', { tools: null })).status).toBe(404);
+      // A name that is no tool is refused, with the names that are, and the limit stays as it was.
+      const unknown = await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: ['calculator', 'calculater'] });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'tools', message: 'unknown tool "calculater"' }] });
+      expect(unknown.body.error.message).toMatch(/^unknown tools: calculater; the known tools are: .*calculator, current_time, random_number/);
+      expect(await toolsOf()).toEqual(['calculator']);
 
       // The CLI does the same on the database; `all` lifts the limit.
       const cli = (...args: string[]) => runToExit('workers/cli.ts', stack.childEnv({ LOG_LEVEL: 'silent' }), ['users', 'tools', ...args]);
@@ -101,6 +125,34 @@ describe('API boundaries', () => {
       expect((await cli(user.id, 'all')).code).toBe(0);
       expect(await toolsOf()).toEqual(everything);
       expect(await cli('user_nobody', 'all')).toMatchObject({ code: 1, stderr: 'no user user_nobody\n' });
+      const unknownByCli = await cli(user.id, 'calculator,calculater');
+      expect([unknownByCli.code, unknownByCli.stderr]).toEqual([1, 'unknown tools: calculater; the known tools are: calculator, current_time, random_number\n']);
+      expect(await toolsOf()).toEqual(everything);
+    });
+  });
+
+  describe('conversations with an externalId', () => {
+    it('answers an externalId already in use with 409 external_id_conflict naming the conversation that has it', async () => {
+      const first = await alice.post('/v1/conversations', { externalId: 'chat-taken', title: 'first' });
+      expect(first.status).toBe(201);
+      const again = await alice.post('/v1/conversations', { externalId: 'chat-taken', title: 'second' });
+      expect(again.status).toBe(409);
+      expect(again.body.error).toEqual({ code: 'external_id_conflict', message: expect.stringContaining(first.body.id), details: { conversationId: first.body.id } });
+      expect((await alice.get('/v1/conversations?externalId=chat-taken')).body.data).toEqual([expect.objectContaining({ id: first.body.id, title: 'first' })]);
+      // Unique per user: another user's chat may have the same id.
+      const other = apiClient(stack.url, (await stack.createUser('dave')).apiKey);
+      expect((await other.post('/v1/conversations', { externalId: 'chat-taken' })).status).toBe(201);
+    });
+
+    it('makes one conversation when several with the same externalId arrive at once; the others answer 409 naming it', async () => {
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => alice.post('/v1/conversations', { externalId: 'chat-race', title: `racer ${i}` })));
+      const made = answers.filter((answer) => answer.status === 201);
+      expect(made).toHaveLength(1);
+      const refused = answers.filter((answer) => answer.status !== 201);
+      expect(refused.map((answer) => [answer.status, answer.body.error.code, answer.body.error.details])).toEqual(
+        Array.from({ length: 7 }, () => [409, 'external_id_conflict', { conversationId: made[0]!.body.id }]),
+      );
+      expect((await alice.get('/v1/conversations?externalId=chat-race')).body.data).toHaveLength(1);
     });
   });
 
@@ -137,6 +189,19 @@ describe('API boundaries', () => {
       const response = await alice.get('/v1/nothing-here');
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe('not_found');
+    });
+
+    it('answers a chat stream whose id holds a NUL with 400, and other route ids with a NUL with 404, never a 500', async () => {
+      const stream = await alice.get('/api/chat/chat%00nul/stream');
+      expect([stream.status, stream.body.error.code]).toEqual([400, 'invalid_request']);
+      expect(stream.body.error.details).toEqual([{ field: 'id', message: expect.stringContaining('NUL') }]);
+      const loneSurrogate = await alice.get('/api/chat/chat%ED%A0%80/stream');
+      expect([loneSurrogate.status, loneSurrogate.body.error.code]).toEqual([400, 'invalid_request']);
+      for (const path of ['/v1/conversations/conv%00x', '/v1/turns/turn%00x', '/v1/turns/turn%00x/events', '/v1/batches/batch%00x', '/v1/batches/batch%00x/results']) {
+        const answer = await alice.get(path);
+        expect([path, answer.status, answer.body.error.code]).toEqual([path, 404, 'not_found']);
+      }
+      expect((await alice.post('/v1/tools/calc%00ulator/invoke', { params: {} })).status).toBe(404);
     });
 
     it('answers websocket frames that are malformed, unknown or too large', async () => {

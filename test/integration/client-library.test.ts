@@ -139,6 +139,44 @@ describe('client library', () => {
     expect(requests[1].messages.filter((message: any) => message.role === 'tool')).toHaveLength(1);
   });
 
+  it('answers a client tool again over HTTP when its connection drops before the answer was acknowledged: the answer is not lost', async () => {
+    const cutting = cutOnFirstAnswer(proxy);
+    const client = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      WebSocket: cutting.WebSocket,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onToolCall: () => ({ from: 'c' }),
+    });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    const view = await subscription.followTurn(turnId);
+    expect(cutting.lostAnswers).toHaveLength(1);
+    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'c' } })]);
+  });
+
+  it('resolves an answer over the websocket with its acknowledgement', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    let request: any;
+    for await (const event of subscription.turn(turnId)) {
+      if (event.type !== 'turn-waiting') continue;
+      request = event;
+      break;
+    }
+    const [toolCallId] = request.toolCallIds;
+    expect(await client.answerToolCall(turnId, toolCallId, { result: 'first' })).toEqual({ accepted: true });
+    // Acknowledged means stored: the turn shows it at once.
+    expect((await client.getTurn(turnId)).toolCalls).toEqual([expect.objectContaining({ toolCallId, status: 'succeeded', result: 'first' })]);
+    expect(await client.answerToolCall(turnId, toolCallId, { result: 'second' })).toEqual({ accepted: false });
+    expect(await subscription.followTurn(turnId)).toMatchObject({ status: 'completed', text: 'Thanks.' });
+  });
+
   it('reconnects after the connection drops mid-stream and resumes from the last seq: no gap, no duplicate', async () => {
     const states: string[] = [];
     const client = newClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, onConnectionChange: (state) => states.push(state) });
@@ -181,6 +219,26 @@ describe('client library', () => {
     // It goes on live from there.
     const next = await resumed.sendTurn(conversation.id, scripted({ text: 'after the reload' }));
     expect((await subscription.followTurn(next.turnId)).text).toBe('after the reload');
+  });
+
+  it('runs a client tool still unanswered after a reload, though its request was among the events the reload skipped', async () => {
+    const asker = newClient();
+    const conversation = await asker.createConversation();
+    const watching = asker.subscribe(conversation.id);
+    await watching.ready;
+    // Enough events that the server no longer keeps the conversation's first ones.
+    await watching.followTurn((await asker.sendTurn(conversation.id, scripted({ tokens: 60, tokenDelayMs: 1 }))).turnId);
+    const { turnId } = await asker.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    for await (const event of watching.turn(turnId)) if (event.type === 'turn-waiting') break;
+
+    const reloads: number[] = [];
+    const answerer = newClient({ onToolCall: () => ({ from: 'after the reload' }) });
+    const subscription = answerer.subscribe(conversation.id, { after: 1, onReload: (reloaded) => reloads.push(reloaded.lastSeq) });
+    await subscription.ready;
+    const view = await watching.followTurn(turnId);
+    expect(reloads).toHaveLength(1);
+    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'after the reload' } })]);
   });
 
   it('works with a session token, cancels, and reports a conversation that is not ours', async () => {
@@ -247,4 +305,23 @@ function frameRecorder(): { WebSocket: WebSocketConstructor; frames: any[]; wait
       });
     },
   };
+}
+
+/**
+ * A WebSocket (the `ws` package's) whose first client-tool answer is lost: the connection is
+ * cut under it just before the frame goes out, so the server never receives it.
+ */
+function cutOnFirstAnswer(proxy: TcpProxy): { WebSocket: WebSocketConstructor; lostAnswers: string[] } {
+  const lostAnswers: string[] = [];
+  class CuttingWebSocket extends WebSocket {
+    override send(data: any, ...rest: any[]): void {
+      if (lostAnswers.length === 0 && JSON.parse(String(data)).type === 'tool-result') {
+        lostAnswers.push(String(data));
+        proxy.cut();
+        proxy.restore();
+      }
+      (super.send as (...args: any[]) => void)(data, ...rest);
+    }
+  }
+  return { WebSocket: CuttingWebSocket as unknown as WebSocketConstructor, lostAnswers };
 }

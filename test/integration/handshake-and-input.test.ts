@@ -222,3 +222,106 @@ describe('websocket handshakes and bad input', () => {
     });
   });
 });
+
+/** RELIABILITY.md case 20 at the handshake: a websocket is paid for like a request, and held within a cap per key. */
+describe('websocket handshakes within the per-user rate and the per-key connection cap', () => {
+  const refusal = async (handshake: ReturnType<typeof rawHandshake>) => {
+    const answer = await handshake;
+    answer.socket.destroy();
+    return { status: answer.status, upgrade: answer.headers.upgrade, retryAfter: Number(answer.headers['retry-after']), error: answer.status === 101 ? undefined : JSON.parse(answer.body).error };
+  };
+  const bearer = (apiKey: string) => ({ headers: { authorization: `Bearer ${apiKey}` } });
+
+  describe('RATE_LIMIT_PER_MINUTE', () => {
+    const PER_MINUTE = 5;
+    let stack: TestStack;
+    const clients: TestWsClient[] = [];
+
+    beforeAll(async () => {
+      stack = await startTestStack({ env: { RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) } });
+    });
+    afterAll(async () => {
+      for (const client of clients) client.close();
+      await stack.close();
+    });
+
+    it('counts a handshake as a request of its user: past the rate it is answered 429 before the upgrade, as HTTP is', async () => {
+      const user = await stack.createUser('handshaker');
+      const api = apiClient(stack.url, user.apiKey);
+      // Two requests and two handshakes of the user's five a minute (a ticket is one request too).
+      expect((await api.get('/v1/conversations')).status).toBe(200);
+      const { ticket } = (await api.post('/v1/ws-tickets')).body;
+      clients.push(await TestWsClient.connect(stack.url, { apiKey: user.apiKey }), await TestWsClient.connect(stack.url, { ticket }));
+      expect((await api.get('/v1/conversations')).status).toBe(200);
+
+      const refused = await refusal(rawHandshake(stack.url, bearer(user.apiKey)));
+      expect(refused).toEqual({ status: 429, upgrade: undefined, retryAfter: expect.any(Number), error: { code: 'rate_limited', message: 'too many requests; slow down' } });
+      expect(refused.retryAfter).toBeGreaterThan(0);
+      expect(refused.retryAfter).toBeLessThanOrEqual(60);
+      // The same count as HTTP's: the next request is over it too.
+      expect((await api.get('/v1/conversations')).status).toBe(429);
+      // Another user has a count of their own.
+      const other = await stack.createUser('neighbour');
+      expect((await refusal(rawHandshake(stack.url, bearer(other.apiKey)))).status).toBe(101);
+    });
+  });
+
+  describe('WS_MAX_CONNECTIONS_PER_KEY', () => {
+    const CAP = 3;
+    let stack: TestStack;
+    const clients: TestWsClient[] = [];
+
+    beforeAll(async () => {
+      stack = await startTestStack({ env: { WS_MAX_CONNECTIONS_PER_KEY: String(CAP) } });
+    });
+    afterAll(async () => {
+      for (const client of clients) client.close();
+      await stack.close();
+    });
+
+    const openWebsockets = async () => {
+      const page = await (await fetch(`${stack.url}/metrics`)).text();
+      return Number(/^switchyard_websocket_clients (\d+)$/m.exec(page)?.[1]);
+    };
+
+    it('refuses a key one websocket past the cap with 429 before the upgrade, tickets included; another key and a closed socket make room', async () => {
+      expect(stack.config.WS_MAX_CONNECTIONS_PER_KEY).toBe(CAP);
+      const user = await stack.createUser('many-tabs');
+      const api = apiClient(stack.url, user.apiKey);
+      const ticket = async () => (await api.post('/v1/ws-tickets')).body.ticket as string;
+      for (let i = 0; i < CAP - 1; i++) clients.push(await TestWsClient.connect(stack.url, { apiKey: user.apiKey }));
+      clients.push(await TestWsClient.connect(stack.url, { ticket: await ticket() }));
+
+      const expectedRefusal = {
+        status: 429,
+        upgrade: undefined,
+        retryAfter: expect.any(Number),
+        error: { code: 'rate_limited', message: expect.stringContaining('open websockets for this API key') },
+      };
+      expect(await refusal(rawHandshake(stack.url, bearer(user.apiKey)))).toEqual(expectedRefusal);
+      expect(await refusal(rawHandshake(stack.url, { path: `/v1/ws?ticket=${await ticket()}` }))).toEqual(expectedRefusal);
+      // A session token's websocket counts against the key it was minted with.
+      const token = (await api.post('/v1/session-tokens', {})).body.token as string;
+      expect(await refusal(rawHandshake(stack.url, bearer(token)))).toEqual(expectedRefusal);
+
+      // Counted per key: the same user's other key has places of its own.
+      const otherKey = await stack.resources.users.createApiKey(user.id);
+      const byOtherKey = await TestWsClient.connect(stack.url, { apiKey: otherKey.apiKey });
+      clients.push(byOtherKey);
+      expect(await openWebsockets()).toBe(CAP + 1);
+
+      // A closed websocket gives its place back (once the gateway saw it go), and only one.
+      const closing = clients[0]!;
+      closing.close();
+      await closing.whenClosed();
+      // The close happens in the gateway after the client saw it: wait for its count to drop.
+      const deadline = Date.now() + 5000;
+      while ((await openWebsockets()) !== CAP) {
+        if (Date.now() > deadline) throw new Error('the gateway kept the closed websocket');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      clients.push(await TestWsClient.connect(stack.url, { apiKey: user.apiKey }));
+      expect(await refusal(rawHandshake(stack.url, bearer(user.apiKey)))).toEqual(expectedRefusal);
+    });
+  });
+});

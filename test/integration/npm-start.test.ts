@@ -106,6 +106,32 @@ describe('npm start, as a new user runs it', () => {
     expect(page.stdout).toContain('"name":"browser_timezone"');
   }, 60_000);
 
+  it('answers the README\'s "use tools please" with the three built-in tools, none of them the example client tool', async () => {
+    const url = /Switchyard is running at (\S+)/.exec(banner)![1];
+    const apiKey = /Dev API key[^:]*: (sy_\S+)/.exec(banner)![1];
+    const auth = `-H "Authorization: Bearer ${apiKey}" -H 'Content-Type: application/json'`;
+    const idOf = (field: string) => `node -pe 'JSON.parse(require("fs").readFileSync(0)).${field}'`;
+    const run = await inside(
+      [
+        'set -e',
+        `CONV=$(curl -s ${url}/v1/conversations ${auth} -d '{"title":"tools"}' | ${idOf('id')})`,
+        `TURN=$(curl -s ${url}/v1/conversations/$CONV/turns ${auth} -d '{"content":"use tools please"}' | ${idOf('turnId')})`,
+        `curl -sN ${url}/v1/turns/$TURN/events ${auth}`,
+      ].join('\n'),
+    );
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const data = run.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)));
+    const started = data.find((event) => event.type === 'tool_processing_start');
+    expect(started.toolCalls.map((call: { toolName: string }) => call.toolName)).toEqual(['calculator', 'current_time', 'random_number']);
+    const results = data.filter((event) => event.type === 'tool-result');
+    expect(results.map((result) => result.error ?? null)).toEqual([null, null, null]);
+    expect(run.stdout).not.toContain('browser_timezone');
+    expect(run.stdout).toContain('event: turn-finish');
+  }, 60_000);
+
   it('refuses a second npm start, and the CLI, on the same DATA_DIR with one line', async () => {
     const second = await inside('npm start --silent', { DATA_DIR: dataDir, PORT: '3001', LOG_LEVEL: 'warn' });
     expect(second.code).toBe(1);

@@ -1,4 +1,4 @@
-import { sessionTokenMayUse } from '../../src/api/session-scope';
+import { sessionTokenMayFollow, sessionTokenMayUse } from '../../src/api/session-scope';
 import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -59,6 +59,34 @@ describe('POST /v1/session-tokens', () => {
     expect((await session.get('/v1/conversations')).status).toBe(401);
   });
 
+  it('follows no batch over the websocket, as over HTTP: a forbidden error frame, through a ticket or its own handshake', async () => {
+    const user = await stack.resources.users.createUserWithKey('batch-owner');
+    const keyed = apiClient(stack.url, user.apiKey);
+    const batchId = (await keyed.post('/v1/batches', { items: [{ messages: [scripted({ text: 'done' })] }] })).body.batchId as string;
+    const conversationId = (await keyed.post('/v1/conversations', {})).body.id as string;
+    const token = (await keyed.post('/v1/session-tokens', {})).body.token as string;
+    const session = apiClient(stack.url, token);
+    const refusedOverHttp = await session.get(`/v1/batches/${batchId}/events`);
+    expect([refusedOverHttp.status, refusedOverHttp.body.error.code]).toEqual([403, 'forbidden']);
+
+    const viaTicket = await TestWsClient.connect(stack.url, { ticket: (await session.post('/v1/ws-tickets')).body.ticket });
+    const viaHeader = await TestWsClient.connect(stack.url, { apiKey: token });
+    for (const socket of [viaTicket, viaHeader]) {
+      socket.send({ type: 'subscribe', batchId });
+      expect(await socket.waitFor((frame) => frame.type === 'error')).toMatchObject({ code: 'forbidden', batchId });
+      // What a session token may read, it reads here too.
+      socket.send({ type: 'subscribe', conversationId });
+      expect(await socket.waitFor((frame) => frame.type === 'subscribed')).toMatchObject({ conversationId });
+      expect(socket.frames.filter((frame) => frame.batchId !== undefined && frame.type !== 'error')).toEqual([]);
+      socket.close();
+    }
+    // The key itself follows it.
+    const keyedSocket = await TestWsClient.connect(stack.url, { apiKey: user.apiKey });
+    keyedSocket.send({ type: 'subscribe', batchId });
+    expect(await keyedSocket.waitFor((frame) => frame.type === 'subscribed')).toEqual({ type: 'subscribed', batchId });
+    keyedSocket.close();
+  });
+
   it('answers CORS for the browser routes as ALLOWED_ORIGINS says', async () => {
     const preflight = (origin: string, path = '/v1/session-tokens') =>
       fetch(`${stack.url}${path}`, {
@@ -87,6 +115,10 @@ describe('POST /v1/session-tokens', () => {
     expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/tool-results')).toBe(false);
     expect(sessionTokenMayUse('DELETE', '/v1/conversations/c')).toBe(false);
     expect(sessionTokenMayUse('GET', '/v1/admin/users')).toBe(false);
+    // The websocket follows what the HTTP routes serve.
+    expect(sessionTokenMayFollow({ conversationId: 'conv_1' })).toBe(true);
+    expect(sessionTokenMayFollow({ batchId: 'batch_1' })).toBe(false);
+    expect(sessionTokenMayFollow({ conversationId: '../batches/b/events' })).toBe(true);
   });
 
   it("ends an /api/chat stream with an error chunk when the key it was opened with is revoked; the turn goes on", async () => {

@@ -1,4 +1,4 @@
-import { AbstractChat, DefaultChatTransport, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import { AbstractChat, DefaultChatTransport, type ChatInit, type ChatState, type ChatStatus, type PrepareSendMessagesRequest, type UIMessage } from 'ai';
 
 /**
  * The AI SDK's own chat logic (what `useChat` runs), with the plainest state: an array. Tests
@@ -7,10 +7,12 @@ import { AbstractChat, DefaultChatTransport, type ChatInit, type ChatState, type
 export class NodeChat extends AbstractChat<UIMessage> {
   private readonly listeners = new Set<() => void>();
 
-  constructor(options: { url: string; token: string; fetch?: typeof fetch } & Omit<ChatInit<UIMessage>, 'transport'>) {
-    const { url, token, fetch: fetchImpl, ...init } = options;
+  constructor(
+    options: { url: string; token: string; fetch?: typeof fetch; prepareSendMessagesRequest?: PrepareSendMessagesRequest<UIMessage> } & Omit<ChatInit<UIMessage>, 'transport'>,
+  ) {
+    const { url, token, fetch: fetchImpl, prepareSendMessagesRequest, ...init } = options;
     let notify = () => {};
-    const state = arrayState(() => notify());
+    const state = arrayState(() => notify(), init.messages ?? []);
     super({
       ...init,
       state,
@@ -18,6 +20,7 @@ export class NodeChat extends AbstractChat<UIMessage> {
         api: `${url}/api/chat`,
         headers: { authorization: `Bearer ${token}` },
         ...(fetchImpl ? { fetch: fetchImpl } : {}),
+        ...(prepareSendMessagesRequest ? { prepareSendMessagesRequest } : {}),
       }),
     });
     notify = () => {
@@ -48,8 +51,8 @@ export class NodeChat extends AbstractChat<UIMessage> {
   }
 }
 
-function arrayState(changed: () => void): ChatState<UIMessage> {
-  let messages: UIMessage[] = [];
+function arrayState(changed: () => void, initial: UIMessage[]): ChatState<UIMessage> {
+  let messages: UIMessage[] = [...initial];
   let status: ChatStatus = 'ready';
   let error: Error | undefined;
   return {

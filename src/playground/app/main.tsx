@@ -131,7 +131,16 @@ function ChatLoader(props: { token: string; chatId: string; onExpired(): void; o
 }
 
 function Chat(props: { token: string; chatId: string; initialMessages: UIMessage[]; onTurnEnd(): void }) {
-  const transport = useMemo(() => new DefaultChatTransport({ api: '/api/chat', headers: { authorization: `Bearer ${props.token}` } }), [props.token]);
+  const transport = useMemo(
+    () =>
+      new DefaultChatTransport({
+        api: '/api/chat',
+        headers: { authorization: `Bearer ${props.token}` },
+        // Switchyard reads only the last message (stored history wins): the rest would only make a long chat's requests grow.
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } }),
+      }),
+    [props.token],
+  );
   const { messages, sendMessage, status, error, addToolOutput } = useChat({
     id: props.chatId,
     messages: props.initialMessages,

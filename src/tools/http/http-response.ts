@@ -1,4 +1,5 @@
 import type { ToolOutcome } from '../tool';
+import { withoutUrlCredentials } from '../url-credentials';
 
 /** Default cap on a response body: a tool result goes back into the model's context. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -51,7 +52,7 @@ export function outcomeOfResponse(
       error: {
         code: 'http_error',
         status: response.status,
-        message: `redirected${location ? ` to ${location}` : ''}; redirects are not followed, configure the final URL`,
+        message: `redirected${location ? ` to ${withoutUrlCredentials(location)}` : ''}; redirects are not followed, configure the final URL`,
         retryable: false,
       },
     };

@@ -4,6 +4,7 @@ import type { ToolOutcome } from '../tool';
 import { errorMessage } from '../tool-errors';
 import { DEFAULT_MAX_RESPONSE_BYTES, outcomeOfResponse, readLimitedText } from './http-response';
 import type { HttpToolDefinition } from './parse-tool-file';
+import { withoutUrlCredentials } from '../url-credentials';
 
 export interface HttpToolOptions {
   /** Default 1 MiB; a larger 2xx body is the error `response_too_large`. */
@@ -78,8 +79,11 @@ export function appendQuery(url: URL, args: Record<string, unknown>): void {
   }
 }
 
-/** undici's "fetch failed" says nothing; its cause says what happened (ECONNREFUSED, ENOTFOUND). */
+/**
+ * undici's "fetch failed" says nothing; its cause says what happened (ECONNREFUSED, ENOTFOUND).
+ * Either may quote the URL: never with its credentials.
+ */
 function describeFetchError(error: unknown): string {
   const cause = typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
-  return cause === undefined ? errorMessage(error) : `${errorMessage(error)}: ${errorMessage(cause)}`;
+  return withoutUrlCredentials(cause === undefined ? errorMessage(error) : `${errorMessage(error)}: ${errorMessage(cause)}`);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TOOL_NAME_PATTERN } from '../tool';
 import { fieldListSchema } from './fields-to-json-schema';
+import { toolUrlSchema } from '../tool-url-schema';
 
 /**
  * What one entry of a tool file may say, for the two kinds declared in files: `http` (the
@@ -23,7 +24,7 @@ export const httpToolEntrySchema = z
     kind: z.literal('http').optional(),
     name: toolName,
     description: z.string().min(1),
-    url: z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http:// or https:// URL') }),
+    url: toolUrlSchema,
     method: z
       .string()
       .transform((method) => method.toUpperCase())

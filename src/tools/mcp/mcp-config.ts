@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
 import { errorMessage, ToolLoadError } from '../tool-errors';
+import { toolUrlSchema } from '../tool-url-schema';
 
 /**
  * `mcp.json`, in the `mcpServers` format that MCP clients (Claude Desktop, Cursor, VS Code)
@@ -36,7 +37,7 @@ const stdioEntrySchema = z.looseObject({
 
 const httpEntrySchema = z.looseObject({
   type: z.enum(['http', 'streamable-http', 'streamableHttp']).optional(),
-  url: z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? undefined : 'must be an http:// or https:// URL') }),
+  url: toolUrlSchema,
   /** Values may reference `${ENV_VAR}`. */
   headers: z.record(z.string(), z.string()).default({}),
   ...commonFields,

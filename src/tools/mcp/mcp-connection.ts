@@ -6,6 +6,7 @@ import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelconte
 import type { Logger } from 'pino';
 import type { ToolOutcome } from '../tool';
 import { errorMessage } from '../tool-errors';
+import { withoutUrlCredentials } from '../url-credentials';
 import type { McpServerConfig } from './mcp-config';
 import { stdioServerEnvironment } from './stdio-server-environment';
 
@@ -164,8 +165,9 @@ export class McpConnection {
   }
 }
 
+/** The transport's errors may quote the server's URL: never with its credentials. */
 function unavailable(message: string): ToolOutcome {
-  return { ok: false, error: { code: 'mcp_unavailable', message, retryable: true } };
+  return { ok: false, error: { code: 'mcp_unavailable', message: withoutUrlCredentials(message), retryable: true } };
 }
 
 /** The text parts of a result, which is what an error result explains itself with. */

@@ -79,6 +79,28 @@ describe('the batch CLI', () => {
     expect([keyless.code, keyless.stderr.trim()]).toEqual([1, expect.stringMatching(/^no API key: pass --key/)]);
   });
 
+  it('reports every problem of a line, and with --skip-invalid runs the valid lines and lists the others', async () => {
+    const items = path.join(dir, 'partly-bad.jsonl');
+    const out = path.join(dir, 'partly-bad-out.jsonl');
+    const twoProblems = JSON.stringify({ messages: ['hi'], maxSteps: 0, colour: 'blue' });
+    await writeFile(items, [JSON.stringify({ customId: 'ok', messages: [scripted({ text: 'fine' })] }), '{oops', twoProblems].join('\n'));
+    const args = ['batch', 'run', items, '--out', out, '--url', stack.url, '--key', apiKey];
+
+    const refused = await runToExit('workers/cli.ts', {}, args);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('line 2: not valid JSON');
+    expect(refused.stderr).toMatch(/line 3 maxSteps: /);
+    expect(refused.stderr).toContain('line 3 colour: is not a known field');
+    expect(refused.stderr).toContain('batch run --skip-invalid runs the valid lines');
+
+    const skipping = await runToExit('workers/cli.ts', {}, [...args, '--skip-invalid']);
+    expect(skipping.stderr).toContain('skipped 2 invalid lines:');
+    expect(skipping.stderr).toMatch(/line 3: maxSteps: .*; colour: is not a known field/);
+    expect(skipping.stderr).toMatch(/completed: 1 succeeded, 0 failed, 0 cancelled of 1; 1 results in/);
+    expect(skipping.code).toBe(0);
+    expect(JSON.parse(await readFile(out, 'utf8'))).toMatchObject({ customId: 'ok', status: 'succeeded', text: 'fine' });
+  }, 60_000);
+
   it('runs the example data set of docs/examples/batch as its README says, with the key `npm start` keeps in DATA_DIR', async () => {
     const out = path.join(dir, 'tickets-results.jsonl');
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'batch-cli-data-'));

@@ -79,17 +79,21 @@ describe('batch submission', () => {
       JSON.stringify({ customId: 'ok-1', messages: ['duplicate id'] }),
       JSON.stringify({ messages: ['x'], maxSteps: 0 }),
       JSON.stringify({ messages: ['x'], colour: 'red' }),
+      // Two problems on one line: both are named.
+      JSON.stringify({ messages: ['x'], maxSteps: 0, tools: 'calculator' }),
     ];
     const before = await storedBatches();
     const refused = await postJsonl(lines);
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toMatch(/^invalid batch: line 3: not valid JSON \(and 4 more\); nothing was stored/);
+    expect(refused.body.error.message).toMatch(/^invalid batch: line 3: not valid JSON \(and 6 more\); nothing was stored/);
     expect(refused.body.error.details).toEqual([
       { line: 3, message: 'not valid JSON' },
       { line: 5, field: 'messages', message: 'needs at least one user message' },
       { line: 6, field: 'customId', message: '"ok-1" is used by an earlier item' },
       { line: 7, field: 'maxSteps', message: expect.any(String) },
       { line: 8, field: 'colour', message: 'is not a known field' },
+      { line: 9, field: 'tools', message: expect.any(String) },
+      { line: 9, field: 'maxSteps', message: expect.any(String) },
     ]);
     expect(await storedBatches()).toBe(before);
 
@@ -97,7 +101,8 @@ describe('batch submission', () => {
     expect(skipping.status).toBe(202);
     expect(skipping.body.counts.total).toBe(2);
     expect(skipping.body.concurrency).toBe(4);
-    expect(skipping.body.skipped.map((each: { line: number }) => each.line)).toEqual([3, 5, 6, 7, 8]);
+    expect(skipping.body.skipped.map((each: { line: number }) => each.line)).toEqual([3, 5, 6, 7, 8, 9]);
+    expect(skipping.body.skipped.at(-1).message).toMatch(/^tools: .+; maxSteps: .+/);
   });
 
   it('refuses what it cannot take with the limit named: too many items, too many bytes, another media type, unknown tools', async () => {

@@ -4,7 +4,8 @@ import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../../supp
 /** Which tools the model is offered: the turn's list, else the conversation's, else all. */
 describe('tool selection', () => {
   let harness: ToolTurnHarness;
-  const ALL = ['calculator', 'confirm', 'current_time', 'random_number'];
+  // The tools the service runs first, then the client tools (each in name order).
+  const ALL = ['calculator', 'current_time', 'random_number', 'confirm'];
 
   beforeAll(async () => {
     harness = await startToolTurnHarness({
@@ -30,6 +31,17 @@ describe('tool selection', () => {
       function: { name: 'calculator', description: expect.any(String), parameters: expect.objectContaining({ type: 'object' }) },
     });
     expect(request).not.toHaveProperty('tool_choice');
+  });
+
+  it('answers "use tools please" (the README\'s example) with the tools the service runs, not a client tool nobody answers', async () => {
+    const conversationId = await harness.newConversation();
+    const client = await harness.subscribe(conversationId);
+    const posted = await harness.api.post(`/v1/conversations/${conversationId}/turns`, { content: 'use tools please' });
+    const start = await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'tool_processing_start');
+    expect(start.event.toolCalls.map((call: { toolName: string }) => call.toolName)).toEqual(['calculator', 'current_time', 'random_number']);
+    const events = (await client.waitForTurnEnd(posted.body.turnId)).filter((event) => event.turnId === posted.body.turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(events.filter((event) => event.type === 'tool-result').map((event) => event.error ?? null)).toEqual([null, null, null]);
   });
 
   it("limits the tools to the conversation's list, and the turn's list wins over it", async () => {

@@ -1,3 +1,4 @@
+import { createHttpTool } from '../../../src/tools/http/http-tool';
 import { loadToolRegistry } from '../../../src/tools/tool-registry';
 import type { ToolRegistry } from '../../../src/tools/tool';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../../support/tool-servers';
@@ -105,6 +106,31 @@ describe('http tools against a real HTTP server', () => {
       error: { code: 'http_error', status: 302, message: 'redirected to http://elsewhere.example/new; redirects are not followed, configure the final URL', retryable: false },
     });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('never puts the credentials of a URL in an error, neither from a redirect nor from a failed request', async () => {
+    const tools = await load([{ name: 'moved', description: 'Moved', url: `${server.url}/old` }]);
+    server.route('/old', { status: 302, headers: { location: 'http://admin:hunter2@elsewhere.example/new' } });
+    expect(await tools.execute('moved', {}, context())).toMatchObject({
+      ok: false,
+      error: { code: 'http_error', message: 'redirected to http://***@elsewhere.example/new; redirects are not followed, configure the final URL' },
+    });
+    // Tool files cannot declare such a URL (loading refuses it); a tool built in code still never echoes one.
+    const direct = createHttpTool({
+      kind: 'http',
+      name: 'direct',
+      description: 'Direct',
+      url: `http://admin:hunter2@127.0.0.1:${new URL(server.url).port}/direct`,
+      method: 'POST',
+      headers: {},
+      timeoutMs: 5_000,
+      retries: 0,
+      inputSchema: { type: 'object' },
+      source: 'code',
+    });
+    const failed = await direct.execute({}, context());
+    expect(failed).toMatchObject({ ok: false, error: { code: 'network_error' } });
+    expect(JSON.stringify(failed)).not.toMatch(/hunter2|admin/);
   });
 
   it('refuses a response body over the cap', async () => {

@@ -58,6 +58,14 @@ describe('loadToolRegistry', () => {
     await expect(loadToolRegistry({ toolsDir, env: {} })).rejects.toThrow(/^.*bad\.json: "tools\[1\]\.retries": /);
   });
 
+  it('refuses a URL that carries credentials, naming the file and the field but not the password', async () => {
+    const toolsDir = await writeToolsDir({ 'secret.json': { ...httpTool('secret'), url: 'http://svc:hunter2@127.0.0.1:9/x' } });
+    const error = await loadToolRegistry({ toolsDir, env: {} }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(ToolLoadError);
+    expect((error as Error).message).toMatch(/secret\.json: "url": .*credentials/);
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+
   it('refuses an input schema that is not JSON Schema, naming the file and the tool', async () => {
     const toolsDir = await writeToolsDir({ 'odd.json': { ...httpTool('odd'), inputSchema: { type: 'object', properties: { a: { type: 'strng' } } } } });
     await expect(loadToolRegistry({ toolsDir, env: {} })).rejects.toThrow(/odd\.json: tool "odd": the input schema is not valid JSON Schema: /);

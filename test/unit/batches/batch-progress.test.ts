@@ -60,3 +60,24 @@ describe('following a batch', () => {
     following.stop();
   });
 });
+
+describe('following a batch whose first read fails', () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] }));
+  afterEach(() => jest.useRealTimers());
+
+  it('refuses, and leaves no timer and no listener behind', async () => {
+    let listening = false;
+    const source: BatchProgressSource = {
+      get: async () => {
+        throw new Error('the database is away');
+      },
+      listen: async () => {
+        listening = true;
+        return () => (listening = false);
+      },
+    };
+    await expect(followBatch(source, 'b1', { send: () => undefined, pollMs: 1_000 })).rejects.toThrow('the database is away');
+    expect(listening).toBe(false);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});

@@ -43,6 +43,12 @@ describe('parseMcpConfig', () => {
 });
 
 describe('stdioServerEnvironment', () => {
+  it('refuses a server url that carries credentials, naming the server and the field but not the password', () => {
+    const message = loadError({ mcpServers: { remote: { url: 'https://svc:hunter2@mcp.example.com/mcp' } } });
+    expect(message).toMatch(/tools\/mcp\.json: .*remote.*url.*credentials/);
+    expect(message).not.toContain('hunter2');
+  });
+
   it('gives the entry env and PATH, never the service environment, and masks the SDK defaults', () => {
     const service = { PATH: '/usr/bin', HOME: '/root', USER: 'root', LLM_API_KEY: 'sk-secret', DATABASE_URL: 'postgres://x' };
     const environment = stdioServerEnvironment({ TOKEN: 't' }, service);

@@ -37,4 +37,11 @@ describe('decideReconcile', () => {
     expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('live'), job('live')] })).toEqual({ kind: 'none' });
     expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('live'), job('unknown')] })).toEqual({ kind: 'enqueue' });
   });
+
+  it('enqueues a turn waiting for client answers that has them all (the process that stored the last one died before resuming it)', () => {
+    const waiting = { status: 'waiting_tools', awaiting: 'clients' } as const;
+    expect(decideReconcile(waiting, { turnJobs: [job('unknown'), job('unknown'), job('unknown')], clientTimeouts: [] })).toEqual({ kind: 'enqueue' });
+    // Its resume is on its way: left to it.
+    expect(decideReconcile(waiting, { turnJobs: [job('unknown'), job('unknown'), job('live')], clientTimeouts: [] })).toEqual({ kind: 'none' });
+  });
 });

@@ -21,7 +21,7 @@ describe('readChatRequest', () => {
   });
 
   it('names the message, its parts or the trigger when that is what is wrong', () => {
-    expect(refusal({ id: 'c', messages: [user([{ type: 'step-start' }])] }).details).toEqual([{ field: 'messages[0].parts', message: 'the user message has no text' }]);
+    expect(refusal({ id: 'c', messages: [user([{ type: 'step-start' }])] }).details).toEqual([{ field: 'messages[0].parts', message: 'the user message has no text and no image' }]);
     expect(refusal({ id: 'c', messages: [user([{ type: 'file', mediaType: 'application/pdf', url: 'data:,' }])] }).details).toEqual([
       { field: 'messages[0].parts[0].mediaType', message: 'only image files (mediaType image/*, with a url) can be sent' },
     ]);

@@ -1,0 +1,66 @@
+/** One command of `npm run cli`: how it is written and what it does. */
+interface CommandUsage {
+  /** The words that name it (`users create`); `help` for one group lists the commands starting with its word. */
+  name: string;
+  synopsis: string;
+  description: string;
+}
+
+const API_OPTIONS = '[--url URL] [--key KEY]';
+
+const COMMANDS: CommandUsage[] = [
+  { name: 'users create', synopsis: 'users create <name>', description: "make a user; prints its id, its key's id and the API key (shown once)" },
+  { name: 'users list', synopsis: 'users list', description: 'list users' },
+  {
+    name: 'users tools',
+    synopsis: 'users tools <userId> <a,b|all>',
+    description: 'limit a user\'s turns to these tools ("" for none; all lifts the limit); unknown names are refused',
+  },
+  { name: 'keys create', synopsis: 'keys create <userId>', description: 'another API key for a user' },
+  { name: 'keys list', synopsis: 'keys list <userId>', description: "a user's keys: id, first characters, created and revoked times (never the key)" },
+  { name: 'keys revoke', synopsis: 'keys revoke <keyId>', description: 'revoke a key at once (its open websockets and SSE streams close too)' },
+  {
+    name: 'batch run',
+    synopsis: `batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--skip-invalid] ${API_OPTIONS}`,
+    description:
+      'run a batch with a progress bar, writing result lines as items end; --skip-invalid runs the valid\n' +
+      'lines and lists the others; the same command again resumes it and writes only what is missing',
+  },
+  { name: 'batch status', synopsis: `batch status <batchId> ${API_OPTIONS}`, description: "a batch's status, counts, usage and ETA" },
+  { name: 'batch cancel', synopsis: `batch cancel <batchId> ${API_OPTIONS}`, description: 'cancel a batch' },
+  { name: 'batch retry', synopsis: `batch retry <batchId> ${API_OPTIONS}`, description: 'run its failed items again' },
+  { name: 'batch results', synopsis: `batch results <batchId> ${API_OPTIONS}`, description: "every ended item's result line, in input order" },
+  {
+    name: 'watch',
+    synopsis: `watch <conversationId> [--after SEQ] ${API_OPTIONS}`,
+    description: "print a conversation's events as they happen (websocket; reconnects and resumes where it was)",
+  },
+];
+
+const FOOTER = [
+  'The users and keys commands open the database itself (DATABASE_URL, else the embedded one in DATA_DIR,',
+  'which `npm start` makes). The other commands talk to the API: --url (default http://127.0.0.1:3000),',
+  'and --key, else SWITCHYARD_API_KEY, else the key `npm start` keeps in DATA_DIR.',
+  'Every command takes --help.',
+].join('\n');
+
+const render = (command: CommandUsage) => `  ${command.synopsis}\n${command.description.replace(/^/gm, '      ')}`;
+
+/**
+ * Usage for what was typed before `--help` (or after a mistake): the command's own when the
+ * words name one, its group's when they name a group, else every command.
+ */
+export function usageFor(words: readonly string[]): string {
+  const [group, command] = words;
+  const exact = COMMANDS.find((each) => each.name === `${group} ${command}` || (each.name === group && !each.name.includes(' ')));
+  if (exact) return `usage: npm run cli -- ${exact.synopsis}\n${exact.description.replace(/^/gm, '  ')}`;
+  const ofGroup = COMMANDS.filter((each) => each.name.startsWith(`${group} `));
+  if (ofGroup.length > 0) return `usage: npm run cli -- ${group} <command>\n${ofGroup.map(render).join('\n')}`;
+  return `usage: npm run cli -- <command> [--help]\n${COMMANDS.map(render).join('\n')}\n${FOOTER}`;
+}
+
+/** The one-line synopsis of a command, for a refusal of missing arguments. */
+export function synopsisOf(name: string): string {
+  const command = COMMANDS.find((each) => each.name === name);
+  return `usage: npm run cli -- ${command?.synopsis ?? name}`;
+}

@@ -1,0 +1,45 @@
+import type http from 'node:http';
+import type { AuthGuard } from '../api/require-user';
+import { consumeUserRate, type UserRateLimiter } from '../api/user-rate-limit';
+import type { Principal } from '../auth/principal';
+import type { ConnectionCap } from './connection-cap';
+import type { HandshakeRefusal } from './handshake-refusals';
+
+export interface HandshakeAdmissionDeps {
+  /** Who a handshake is (`Authorization: Bearer` or `?ticket=`), or null. */
+  authenticate(req: http.IncomingMessage): Promise<Principal | null>;
+  /** Handshakes with bad credentials, counted per client address as the HTTP API counts them. */
+  authGuard: AuthGuard;
+  /** The HTTP API's per-user limiter: a handshake counts as one request of its user. */
+  rateLimiter: UserRateLimiter;
+  connectionsPerKey: ConnectionCap;
+}
+
+export type HandshakeAdmission = { ok: true; principal: Principal; release(): void } | { ok: false; refusal: HandshakeRefusal };
+
+/** Retry-After of a handshake refused for the key's open connections: one of them must close first. */
+const CONNECTIONS_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Decides a handshake before the upgrade, as the HTTP API decides a request:
+ * 1. an address past AUTH_FAILURES_PER_MINUTE is refused before any lookup (429);
+ * 2. missing or wrong credentials are counted against the address (401);
+ * 3. the handshake counts as one request of its user (RATE_LIMIT_PER_MINUTE, shared with HTTP; 429);
+ * 4. it takes a place among its key's open websockets (WS_MAX_CONNECTIONS_PER_KEY; 429),
+ *    which the caller gives back (`release`) when the socket closes.
+ */
+export async function admitHandshake(req: http.IncomingMessage, deps: HandshakeAdmissionDeps): Promise<HandshakeAdmission> {
+  const address = deps.authGuard.addressOf(req);
+  const wait = await deps.authGuard.failures.waitSeconds(address);
+  if (wait > 0) return { ok: false, refusal: { reason: 'failed_auth', retryAfterSeconds: wait } };
+  const principal = await deps.authenticate(req);
+  if (!principal) {
+    await deps.authGuard.failures.failed(address);
+    return { ok: false, refusal: { reason: 'unauthorized' } };
+  }
+  const rate = await consumeUserRate(deps.rateLimiter, principal.userId);
+  if (!rate.ok) return { ok: false, refusal: { reason: 'user_rate', retryAfterSeconds: rate.retryAfterSeconds } };
+  const release = deps.connectionsPerKey.take(principal.keyId);
+  if (!release) return { ok: false, refusal: { reason: 'connections_per_key', retryAfterSeconds: CONNECTIONS_RETRY_AFTER_SECONDS } };
+  return { ok: true, principal, release };
+}

@@ -1,0 +1,56 @@
+import type { SwitchyardEvent } from '../../../src/events/event';
+import { ConversationFeed, type ToolCallRequest } from '../../../src/client/conversation-feed';
+import { openClientCalls, turnsToCheck } from '../../../src/client/open-client-calls';
+
+const base = { conversationId: 'c1', turnId: 't1' };
+const request = (seq: number, toolCallId: string): ToolCallRequest => ({ ...base, seq, type: 'tool-call-request', toolCallId, toolName: 'ask_user', args: {} });
+const event = (seq: number, body: Record<string, unknown>) => ({ ...base, seq, ...body }) as SwitchyardEvent;
+
+describe('a conversation feed reloaded over HTTP', () => {
+  it('keeps the client-tool requests the server shows unanswered, and runs each once', () => {
+    const feed = new ConversationFeed(undefined);
+    // Subscribed while the conversation stood at seq 10: the request is part of the replay, not run yet.
+    feed.subscribed(10);
+    expect(feed.accept(request(4, 'call_a'))).toBe('deliver');
+    expect(feed.accept(request(5, 'call_b'))).toBe('deliver');
+    expect(feed.takeRunnable()).toEqual([]);
+
+    // The rest of the replay is gone (cursor_expired): the server says call_a is still open.
+    feed.reloaded(20, [request(4, 'call_a')]);
+    feed.subscribed(20);
+    expect(feed.lastSeq).toBe(20);
+    expect(feed.takeRunnable().map((each) => each.toolCallId)).toEqual(['call_a']);
+    expect(feed.takeRunnable()).toEqual([]);
+
+    // Reloaded again with it still open: it ran already, so it is not run again.
+    feed.reloaded(25, [request(4, 'call_a'), request(25, 'call_c')]);
+    expect(feed.takeRunnable().map((each) => each.toolCallId)).toEqual(['call_c']);
+    expect(feed.accept(event(26, { type: 'tool-result', toolCallId: 'call_a', result: 1, attempts: 1, durationMs: 1 }))).toBe('deliver');
+    expect(feed.openRequests().map((each) => each.toolCallId)).toEqual(['call_c']);
+  });
+});
+
+describe('open client calls after a reload', () => {
+  const turn = {
+    id: 't1',
+    conversationId: 'c1',
+    toolCalls: [
+      { toolCallId: 'call_a', toolName: 'ask_user', kind: 'client', status: 'pending', args: { q: 1 } },
+      { toolCallId: 'call_b', toolName: 'ask_user', kind: 'client', status: 'succeeded', args: {} },
+      { toolCallId: 'call_c', toolName: 'calculator', kind: 'builtin', status: 'pending', args: {} },
+      { toolCallId: 'call_d', toolName: 'ask_user', kind: 'client', status: 'pending', args: { q: 4 } },
+    ],
+  };
+
+  it('are the unanswered client calls: a request seen before as it was, one never seen made from the turn', () => {
+    expect(openClientCalls([turn], [request(4, 'call_a'), request(5, 'call_b')], 30)).toEqual([
+      request(4, 'call_a'),
+      { type: 'tool-call-request', seq: 30, conversationId: 'c1', turnId: 't1', toolCallId: 'call_d', toolName: 'ask_user', args: { q: 4 } },
+    ]);
+  });
+
+  it('are looked for in the turns of the requests seen and in the latest turn', () => {
+    expect(turnsToCheck([request(4, 'call_a')], [{ role: 'user', turnId: 't1' }, { role: 'assistant', turnId: 't2' }])).toEqual(['t1', 't2']);
+    expect(turnsToCheck([], [])).toEqual([]);
+  });
+});
