@@ -1,41 +1,48 @@
-import { loadConfig } from '../src/config/config';
-import { createLogger } from '../src/logging/logger';
+import { createConfiguredLogger } from '../src/logging/logger';
+import { allInOneConfig } from '../src/runtime/all-in-one-config';
+import { describeStores } from '../src/runtime/describe-stores';
 import { ensureDevApiKey } from '../src/runtime/dev-api-key';
 import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
 import { createResources } from '../src/runtime/resources';
-import { CLOSE_MARGIN_MS, runMain } from '../src/runtime/run-main';
+import { CLOSE_MARGIN_MS, runMain, startInSteps } from '../src/runtime/run-main';
 import { startApi } from '../src/runtime/start-api';
 import { startWorker } from '../src/runtime/start-worker';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
 import { buildPlayground } from '../src/playground/build';
 
 /** `npm start`: API, gateway and workers in one process, on the embedded defaults. */
-runMain(async () => {
-  const config = loadConfig({ TOOLS_DIR: EXAMPLE_TOOLS_DIR, ...process.env });
-  const logger = createLogger(config.LOG_LEVEL);
-  // The service runs without its playground rather than not at all.
-  await buildPlayground(config.PLAYGROUND_DIR).catch((error: unknown) => logger.warn({ err: error }, 'the playground could not be built; / will say so'));
-  const scripted = config.LLM_BASE_URL ? undefined : await startScriptedModel();
-  const resources = await createResources(config, logger);
-  const worker = await startWorker(resources, { withHealthServer: false, ...(scripted ? { providerUrl: scripted.url } : {}) });
-  const api = await startApi(resources);
-  const { apiKey, created } = await ensureDevApiKey(resources.users, config.DATA_DIR);
-  process.stdout.write(banner({ url: api.url, apiKey, created, model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL! }));
-  return {
-    closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
-    async close() {
-      await api.close();
-      await worker.close();
-      await resources.close();
-      await scripted?.close();
-    },
-  };
-});
+runMain(() =>
+  startInSteps(async (opened) => {
+    const config = allInOneConfig(process.env, { TOOLS_DIR: EXAMPLE_TOOLS_DIR, LOG_FORMAT: 'pretty' });
+    const logger = createConfiguredLogger(config);
+    // The service runs without its playground rather than not at all.
+    await buildPlayground(config.PLAYGROUND_DIR).catch((error: unknown) => logger.warn({ err: error }, 'the playground could not be built; / will say so'));
+    const scripted = config.LLM_BASE_URL ? undefined : opened(await startScriptedModel());
+    const resources = opened(await createResources(config, logger));
+    // The API first: a port in use stops the start before the workers take any job.
+    const api = opened(await startApi(resources));
+    const worker = opened(await startWorker(resources, { withHealthServer: false, ...(scripted ? { providerUrl: scripted.url } : {}) }));
+    const { apiKey, created } = await ensureDevApiKey(resources.users, config.DATA_DIR);
+    const stores = describeStores(resources);
+    process.stdout.write(banner({ url: api.url, apiKey, created, model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL!, ...stores }));
+    return {
+      closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
+      async close() {
+        await api.close();
+        await worker.close();
+        await resources.close();
+        await scripted?.close();
+      },
+    };
+  }),
+);
 
-function banner(input: { url: string; apiKey: string; created: boolean; model: string }): string {
+function banner(input: { url: string; apiKey: string; created: boolean; model: string; redis: string; database: string }): string {
   const ws = input.url.replace(/^http/, 'ws');
   return `
 Switchyard is running at ${input.url}  (model: ${input.model})
+Redis: ${input.redis}
+Database: ${input.database}
 Playground: open ${input.url}/ in a browser and paste the dev API key
 Dev API key${input.created ? ' (new; kept in DATA_DIR/dev-api-key)' : ''}: ${input.apiKey}
 

@@ -1,25 +1,28 @@
 import { loadConfig } from '../src/config/config';
-import { createLogger } from '../src/logging/logger';
+import { createConfiguredLogger } from '../src/logging/logger';
+import { describeStores } from '../src/runtime/describe-stores';
 import { createResources } from '../src/runtime/resources';
-import { CLOSE_MARGIN_MS, runMain, StartupError } from '../src/runtime/run-main';
+import { CLOSE_MARGIN_MS, runMain, startInSteps, StartupError } from '../src/runtime/run-main';
 import { startApi } from '../src/runtime/start-api';
 
 /** `npm run api`: the HTTP API and websocket gateway, without workers. */
-runMain(async () => {
-  const config = loadConfig();
-  if (!config.DATABASE_URL) {
-    throw new StartupError('npm run api shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
-  }
-  const logger = createLogger(config.LOG_LEVEL);
-  // Tools run on the workers: this process starts no MCP server.
-  const resources = await createResources(config, logger, { runsTools: false, serviceName: 'switchyard-api' });
-  const api = await startApi(resources);
-  logger.info({ url: api.url }, 'api started');
-  return {
-    closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
-    async close() {
-      await api.close();
-      await resources.close();
-    },
-  };
-});
+runMain(() =>
+  startInSteps(async (opened) => {
+    const config = loadConfig();
+    if (!config.DATABASE_URL) {
+      throw new StartupError('npm run api shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
+    }
+    const logger = createConfiguredLogger(config);
+    // Tools run on the workers: this process starts no MCP server.
+    const resources = opened(await createResources(config, logger, { runsTools: false, serviceName: 'switchyard-api' }));
+    const api = await startApi(resources);
+    logger.info({ url: api.url, ...describeStores(resources) }, 'api started');
+    return {
+      closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
+      async close() {
+        await api.close();
+        await resources.close();
+      },
+    };
+  }),
+);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { runMain, StartupError } from '../src/runtime/run-main';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
 import { describeZodIssues } from '../src/errors/zod-issues';
+import { describeListenFailure } from '../src/errors/listen-failure';
 
 // Only these two: the scripted model needs none of Switchyard's configuration.
 const envSchema = z.object({
@@ -15,7 +16,9 @@ runMain(async () => {
   if (!env.success) {
     throw new StartupError(`invalid environment: ${describeZodIssues(env.error.issues)}`);
   }
-  const model = await startScriptedModel({ port: env.data.PORT, host: env.data.HOST });
+  const model = await startScriptedModel({ port: env.data.PORT, host: env.data.HOST }).catch((error: unknown) => {
+    throw describeListenFailure(error, env.data.PORT, env.data.HOST);
+  });
   const body = JSON.stringify({ model: 'scripted', stream: true, messages: [{ role: 'user', content: 'Hello there' }] });
   process.stdout.write(`scripted model listening on ${model.url}\n`);
   process.stdout.write(`try: curl -sN ${model.url}/chat/completions -H 'Content-Type: application/json' -d '${body}'\n`);

@@ -1,28 +1,31 @@
 import { loadConfig } from '../src/config/config';
-import { createLogger } from '../src/logging/logger';
+import { createConfiguredLogger } from '../src/logging/logger';
+import { describeStores } from '../src/runtime/describe-stores';
 import { createResources } from '../src/runtime/resources';
-import { CLOSE_MARGIN_MS, runMain, StartupError } from '../src/runtime/run-main';
+import { CLOSE_MARGIN_MS, runMain, startInSteps, StartupError } from '../src/runtime/run-main';
 import { startWorker } from '../src/runtime/start-worker';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
 
 /** `npm run worker`: turn workers, with /healthz and /metrics on PORT. */
-runMain(async () => {
-  const config = loadConfig();
-  if (!config.DATABASE_URL) {
-    throw new StartupError('npm run worker shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
-  }
-  const logger = createLogger(config.LOG_LEVEL);
-  // Without a provider configured, a worker talks to a scripted model of its own.
-  const scripted = config.LLM_BASE_URL ? undefined : await startScriptedModel();
-  const resources = await createResources(config, logger, { runsTools: true, serviceName: 'switchyard-worker' });
-  const worker = await startWorker(resources, { withHealthServer: true, ...(scripted ? { providerUrl: scripted.url } : {}) });
-  logger.info({ port: worker.port }, 'worker started');
-  return {
-    closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
-    async close() {
-      await worker.close();
-      await resources.close();
-      await scripted?.close();
-    },
-  };
-});
+runMain(() =>
+  startInSteps(async (opened) => {
+    const config = loadConfig();
+    if (!config.DATABASE_URL) {
+      throw new StartupError('npm run worker shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
+    }
+    const logger = createConfiguredLogger(config);
+    // Without a provider configured, a worker talks to a scripted model of its own.
+    const scripted = config.LLM_BASE_URL ? undefined : opened(await startScriptedModel());
+    const resources = opened(await createResources(config, logger, { runsTools: true, serviceName: 'switchyard-worker' }));
+    const worker = await startWorker(resources, { withHealthServer: true, ...(scripted ? { providerUrl: scripted.url } : {}) });
+    logger.info({ port: worker.port, ...describeStores(resources) }, 'worker started');
+    return {
+      closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
+      async close() {
+        await worker.close();
+        await resources.close();
+        await scripted?.close();
+      },
+    };
+  }),
+);

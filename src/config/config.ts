@@ -55,6 +55,11 @@ export const configSchema = z
     ALLOWED_ORIGINS: z.string().optional(),
     DATA_DIR: z.string().default('./.switchyard'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * `json`: one JSON object a line, for a log collector (`npm run api` / `worker`); `pretty`:
+     * one readable line an entry, for a terminal (`npm start` defaults to it).
+     */
+    LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
     MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
     /**
      * The largest `POST /api/chat` body: the AI SDK's default transport resends the whole UI

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 /** Credential headers, in the spellings HTTP libraries and tool files use. */
 const SECRET_HEADERS = ['authorization', 'Authorization', 'proxy-authorization', 'Proxy-Authorization', 'cookie', 'Cookie', 'x-api-key', 'X-Api-Key', 'X-API-Key'];
@@ -26,4 +27,14 @@ export const REDACTED_PATHS = [
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } }, destination);
+}
+
+/**
+ * The process's logger as configured: JSON lines on stdout, or with LOG_FORMAT=pretty one
+ * readable line an entry (time, level, message, then the fields), written synchronously so
+ * that it keeps its place among what the process prints itself (the start banner).
+ */
+export function createConfiguredLogger(config: { LOG_LEVEL: string; LOG_FORMAT: 'json' | 'pretty' }): Logger {
+  if (config.LOG_FORMAT === 'json') return createLogger(config.LOG_LEVEL);
+  return createLogger(config.LOG_LEVEL, pinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }));
 }

@@ -20,7 +20,9 @@ import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
-import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, ensureRedis, whenReady, type RedisClient, type RedisTarget } from './redis-connection';
+import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, describeRedisTarget, ensureRedis, whenReady, type RedisClient, type RedisTarget } from './redis-connection';
+import { assertRedisPrefixOurs, reclaimRedisPrefix } from './redis-prefix-ownership';
+import { readDeploymentId } from '../store/deployment-id';
 import { queuePrefix } from '../queue/queue-prefix';
 import type { TurnEndingDeps } from '../turns/turn-ending';
 import { startTracing } from '../tracing/start-tracing';
@@ -36,6 +38,8 @@ export interface Resources {
   /** OpenTelemetry spans; a no-op tracer unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   tracer: Tracer;
   db: Db;
+  /** This database's deployment id, which owns REDIS_PREFIX on the Redis. */
+  deploymentId: string;
   /** The Redis or Redis Cluster every connection of the process goes to. */
   redisTarget: RedisTarget;
   /** Commands; fails fast when Redis is down (the API answers 503). */
@@ -108,10 +112,18 @@ export async function createResources(
     await whenReady(redis);
     await assertNoEviction(redis);
 
+    // The prefix is this database's on this Redis, or the process stops here, before any of
+    // its queues could take another deployment's jobs.
+    const prefix = queuePrefix(config);
+    const deploymentId = await readDeploymentId(db);
+    const ownership = { redis, redisPrefix: config.REDIS_PREFIX, queuePrefix: prefix, deploymentId, where: describeRedisTarget(redisTarget) };
+    await assertRedisPrefixOurs(ownership);
+    // Every later 'ready' is a reconnection, perhaps to a Redis that came back empty.
+    redis.on('ready', () => void reclaimRedisPrefix(ownership, logger));
+
     // Producers share the fail-fast connection: while Redis is down an enqueue fails at once
     // (the API answers 503; the turn is in PostgreSQL and the reconciler enqueues it later)
     // instead of waiting in an offline queue. Workers' blocking connections wait outages out.
-    const prefix = queuePrefix(config);
     const turnQueue = createTurnQueue(redis, prefix);
     closers.push(() => turnQueue.close());
     const batchTurnQueue = createTurnQueue(redis, prefix, BATCH_TURN_QUEUE);
@@ -166,6 +178,7 @@ export async function createResources(
       metrics,
       tracer: tracing.tracer,
       db,
+      deploymentId,
       redisTarget,
       redis,
       queuePrefix: prefix,

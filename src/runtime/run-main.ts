@@ -51,3 +51,27 @@ export function runMain(main: () => Promise<RunningMain>): void {
       process.exit(1);
     });
 }
+
+/** Something a start step opened. */
+export interface Closable {
+  close(): Promise<unknown>;
+}
+
+/**
+ * A start in steps, each registering what it opened with `opened`: when a later step throws (a
+ * port in use, a prefix taken), what was opened is closed, last first, before the error goes on
+ * to {@link runMain}, so that nothing outlives a start that failed (an embedded redis-server, a
+ * folder's lock).
+ */
+export async function startInSteps<T>(start: (opened: <C extends Closable>(part: C) => C) => Promise<T>): Promise<T> {
+  const parts: Closable[] = [];
+  try {
+    return await start((part) => {
+      parts.push(part);
+      return part;
+    });
+  } catch (error) {
+    for (const part of parts.reverse()) await part.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -36,6 +36,16 @@ export async function startWorker(
     idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
     onRequest: (status) => resources.metrics.providerRequests.inc({ status }),
   });
+  // Listening comes first: a port in use stops the start before this process takes any job.
+  let server: http.Server | undefined;
+  let port: number | undefined;
+  if (options.withHealthServer) {
+    const app = express();
+    const checkReady = createReadinessCheck({ redis: resources.redis, db: resources.db, provider });
+    app.use(healthRouter({ checkReady, registry: resources.metrics.registry }));
+    server = http.createServer(app);
+    port = await listen(server, config.PORT, config.HOST);
+  }
   const blocking = connectRedis(resources.redisTarget, 'queue');
   const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   for (const connection of [blocking, subscriber]) connection.on('error', (error) => logger.debug({ err: error }, 'worker redis error'));
@@ -96,16 +106,6 @@ export async function startWorker(
     { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
   );
   const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
-
-  let server: http.Server | undefined;
-  let port: number | undefined;
-  if (options.withHealthServer) {
-    const app = express();
-    const checkReady = createReadinessCheck({ redis: resources.redis, db: resources.db, provider });
-    app.use(healthRouter({ checkReady, registry: resources.metrics.registry }));
-    server = http.createServer(app);
-    port = await listen(server, config.PORT, config.HOST);
-  }
 
   return {
     ...(port !== undefined ? { port } : {}),

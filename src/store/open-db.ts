@@ -9,6 +9,7 @@ import { BackendUnavailableError } from '../errors/backend-unavailable';
 import { describeConnectionFailure, redactUrl, unusableStoreLine } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
 import type { Db, Transaction } from './db';
+import { embeddedDatabaseDir } from './embedded-database';
 import { StatementNames } from './statement-names';
 
 export interface OpenDbOptions {
@@ -178,7 +179,7 @@ async function ensureSchema(connectionString: string, schema: string): Promise<v
  * after LOCK_STALE_MS; a start meanwhile waits that out.
  */
 async function openPglite(options: OpenDbOptions): Promise<Db> {
-  const dir = path.join(options.dataDir, 'db');
+  const dir = embeddedDatabaseDir(options.dataDir);
   fs.mkdirSync(dir, { recursive: true });
   const releaseLock = await lockFolder(dir, options.onError);
   let pglite: PGlite;

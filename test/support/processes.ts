@@ -119,3 +119,71 @@ export function runToExit(entry: string, env: Record<string, string>, args: stri
   child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr, stdout })));
 }
+
+export interface AllInOneProcess {
+  child: ChildProcess;
+  /** What its banner says: the API's URL, the dev API key, the Redis and the database lines. */
+  url: string;
+  apiKey: string;
+  redis: string;
+  database: string;
+  stdout: () => string;
+  /** Resolves once its stdout (so far or later) holds `text`; rejects after `timeoutMs` (default 20000). */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
+  /** SIGTERM, and waits for the exit. */
+  kill(): Promise<number | null>;
+}
+
+/**
+ * Starts `npm start`'s entry point (workers/all-in-one.ts) as a child process and waits for its
+ * banner. Give it a DATA_DIR and a PLAYGROUND_DIR of the test's own.
+ */
+export function spawnAllInOne(env: Record<string, string>): Promise<AllInOneProcess> {
+  const child = spawnEntry('workers/all-in-one.ts', { PORT: '0', ...env });
+  let stdout = '';
+  let stderr = '';
+  let waiters: { text: string; resolve: () => void }[] = [];
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  child.stdout!.on('data', (chunk) => {
+    stdout += String(chunk);
+    waiters = waiters.filter((waiter) => {
+      if (!stdout.includes(waiter.text)) return true;
+      waiter.resolve();
+      return false;
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitForOutput = (text: string, timeoutMs = 20_000) =>
+    stdout.includes(text)
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`all-in-one: no "${text}" in its output within ${timeoutMs} ms`)), timeoutMs);
+          waiters.push({
+            text,
+            resolve: () => {
+              clearTimeout(timer);
+              resolve();
+            },
+          });
+        });
+  const bannerLine = (label: string) => new RegExp(`^${label}: (.+)$`, 'm').exec(stdout)?.[1] ?? '';
+  return new Promise((resolve, reject) => {
+    exited.then((code) => reject(new Error(`all-in-one exited with ${code} before its banner: ${stderr}${stdout}`)));
+    // The banner's last line names the CLI's watch command.
+    const ready = () =>
+      resolve({
+        child,
+        url: /Switchyard is running at (\S+)/.exec(stdout)![1]!,
+        apiKey: /Dev API key[^:]*: (sy_\S+)/.exec(stdout)![1]!,
+        redis: bannerLine('Redis'),
+        database: bannerLine('Database'),
+        stdout: () => stdout,
+        waitForOutput,
+        kill() {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+      });
+    waitForOutput('npm run cli -- watch', 120_000).then(ready, reject);
+  });
+}

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../../src/config/config';
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ PORT: 3000, HOST: '127.0.0.1', LLM_MODEL: 'scripted', REDIS_PREFIX: 'switchyard', LOG_LEVEL: 'info' });
+    expect(config).toMatchObject({ PORT: 3000, HOST: '127.0.0.1', LLM_MODEL: 'scripted', REDIS_PREFIX: 'switchyard', LOG_LEVEL: 'info', LOG_FORMAT: 'json' });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.ALLOWED_ORIGINS).toEqual([]);
   });
@@ -13,6 +13,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/^invalid configuration: "PORT": .+$/);
     expect(() => loadConfig({ REDIS_URL: 'not a url' })).toThrow(/REDIS_URL/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ LOG_FORMAT: 'colourful' })).toThrow(/LOG_FORMAT/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
   });
 
