@@ -20,7 +20,7 @@ import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
-import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, describeRedisTarget, ensureRedis, whenReady, type RedisClient, type RedisTarget } from './redis-connection';
+import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, describeRedisTarget, ensureRedis, whenReady, type RedisClient, type RedisTarget } from '../redis/redis-connection';
 import { assertRedisPrefixOurs, reclaimRedisPrefix } from './redis-prefix-ownership';
 import { readDeploymentId } from '../store/deployment-id';
 import { queuePrefix } from '../queue/queue-prefix';

@@ -11,7 +11,7 @@ import { LiveEvents } from '../store/live-events';
 import { answerClientToolCall } from '../turns/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../turns/inflight-state';
-import { connectRedis } from './redis-connection';
+import { connectRedis } from '../redis/redis-connection';
 import type { Resources } from './resources';
 import { listen, requestTimeouts } from './server-helpers';
 import { createReadinessCheck } from './readiness';

@@ -6,7 +6,7 @@ import { startToolWorker } from '../turns/tool-worker';
 import { TurnCancellations } from '../turns/turn-cancellations';
 import { startReconciler } from '../turns/turn-reconciler';
 import { startTurnWorker } from '../turns/turn-worker';
-import { connectRedis } from './redis-connection';
+import { connectRedis } from '../redis/redis-connection';
 import type { Resources } from './resources';
 import { listen } from './server-helpers';
 import { createReadinessCheck } from './readiness';

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import { inflightStateKey } from '../store/event-log';
 import type { TurnEvents } from './turn-events';
 

@@ -1,5 +1,5 @@
 import type { Span, Tracer } from '@opentelemetry/api';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
 import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
