@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../turns/client-tool-answers';
-import type { InflightSnapshot } from '../turns/inflight-state';
+import type { InflightSnapshot } from '../event-log/inflight-state';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
 import { principalOf, userIdOf } from './require-user';

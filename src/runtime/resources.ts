@@ -8,7 +8,7 @@ import { createToolQueue } from '../queue/tool-queue';
 import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
-import { EventLog } from '../store/event-log';
+import { EventLog } from '../event-log/event-log';
 import { MessagesRepository } from '../store/messages-repository';
 import { migrate } from '../store/migrate';
 import { openDb } from '../store/open-db';
