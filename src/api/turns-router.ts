@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
-import type { AnswerOutcome, ClientAnswer } from '../turns/client-tool-answers';
+import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
 import type { InflightSnapshot } from '../event-log/inflight-state';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';

@@ -8,7 +8,7 @@ import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
 import { createGateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
-import { answerClientToolCall } from '../turns/client-tool-answers';
+import { answerClientToolCall } from '../tool-calls/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../event-log/inflight-state';
 import { connectRedis } from '../redis/redis-connection';

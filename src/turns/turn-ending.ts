@@ -8,7 +8,7 @@ import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import { TurnEndAnnouncedError } from '../event-log/event-log';
 import { isTerminal, type NextTurn, type Turn, type TurnsRepository } from '../store/turns-repository';
 import { repairTranscript } from './transcript-repair';
-import { publishTurnCancel } from './turn-cancellations';
+import { publishTurnCancel } from '../queue/turn-cancellations';
 import { TurnEvents, type EventAppender } from '../event-log/turn-events';
 
 export interface TurnEndingDeps {

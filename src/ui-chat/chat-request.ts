@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import { describeFieldIssue, fieldIssues, formatPath, type FieldIssue } from '../errors/zod-issues';
 import { unstorableTextProblem } from '../store/storable-text';
-import type { ClientAnswer } from '../turns/client-tool-answers';
+import type { ClientAnswer } from '../tool-calls/client-tool-answers';
 
 /**
  * The body of the AI SDK's default chat transport: `{id, messages, trigger, messageId?}` plus
