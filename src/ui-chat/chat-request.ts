@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import { describeFieldIssue, fieldIssues, formatPath, type FieldIssue } from '../errors/zod-issues';
-import { unstorableTextProblem } from '../store/storable-text';
+import { unstorableTextProblem } from '../storable/storable-text';
 import type { ClientAnswer } from '../tool-calls/client-tool-answers';
 
 /**
