@@ -10,7 +10,7 @@ import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedd
 import { migrate } from '../src/store/migrate';
 import { openDb } from '../src/store/open-db';
 import { UsersRepository } from '../src/store/users-repository';
-import { configuredRedisTarget, connectRedis, whenReady } from '../src/runtime/redis-connection';
+import { configuredRedisTarget, connectRedis, whenReady } from '../src/redis/redis-connection';
 import { apiKeyForCli } from '../src/runtime/dev-api-key';
 import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
 import { unknownToolNames, unknownToolsMessage } from '../src/tools/known-tools';

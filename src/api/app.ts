@@ -19,7 +19,7 @@ import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { toolsRouter, type ToolsRouterDeps } from './tools-router';
 import { turnsRouter, type TurnsRouterDeps } from './turns-router';
-import type { ToolInvocationDeps } from '../tools/tool-invocations';
+import type { ToolInvocationDeps } from '../tool-calls/tool-invocations';
 import { sessionTokenSchema } from './request-schemas';
 import { parseInput } from './validate';
 import cors from 'cors';

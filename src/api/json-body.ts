@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { AppError } from '../errors/app-error';
-import { findUnstorableValue } from '../store/storable-json';
+import { findUnstorableValue } from '../storable/storable-json';
 
 /**
  * Reads and checks a JSON body of at most `limitBytes`: JSON only (415), within the limit (413),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import type { ToolInvocation } from '../store/tool-invocations-repository';
 import type { ToolRegistry } from '../tools/tool';
-import { invokeTool, type ToolInvocationDeps } from '../tools/tool-invocations';
+import { invokeTool, type ToolInvocationDeps } from '../tool-calls/tool-invocations';
 import { userIdOf } from './require-user';
 import { usableTools } from './usable-tools';
 import { parseInput } from './validate';

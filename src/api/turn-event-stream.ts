@@ -2,10 +2,10 @@ import type { Request, Response } from 'express';
 import type { SubscribeOutcome } from '../subscriptions/conversation-subscription';
 import { checkCursor, type CursorCheck } from '../events/cursor';
 import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
-import type { LoggedEvent } from '../store/event-log';
+import type { LoggedEvent } from '../event-log/event-log';
 import { isTerminal, type Turn } from '../store/turns-repository';
 import { LiveSseStreams, type LiveSseOptions } from './live-sse';
-import { writesPerTick } from '../runtime/writes-per-tick';
+import { writesPerTick } from '../subscriptions/writes-per-tick';
 
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {

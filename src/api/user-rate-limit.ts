@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors/app-error';
 import { userIdOf } from './require-user';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import { z } from 'zod';
 import type { Principal } from './principal';
 

@@ -1,8 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { AppError } from '../errors/app-error';
 import { fieldIssues } from '../errors/zod-issues';
-import { findUnstorableValue } from '../store/storable-json';
-import { itemSchema, type BatchDefaults, type BatchItem, type BatchItemSpec, type BatchOptions } from './batch-request';
+import { findUnstorableValue } from '../storable/storable-json';
+import { itemSchema, type BatchDefaults, type BatchItem, type BatchItemSpec, type BatchOptions } from '../store/batch-item';
 
 /** Line problems listed in one refusal; the count of the rest is said. */
 const MAX_LISTED_PROBLEMS = 100;

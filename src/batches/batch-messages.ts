@@ -1,4 +1,4 @@
-import type { BatchMessage } from './batch-request';
+import type { BatchMessage } from '../store/batch-item';
 
 const isUser = (message: BatchMessage) => typeof message !== 'object' || Array.isArray(message) || message.role === 'user';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { toolChoiceSchema, turnContentSchema } from '../api/request-schemas';
+import { partialItemSchema, type BatchDefaults, type BatchOptions } from '../store/batch-item';
 import { AppError } from '../errors/app-error';
 import { describeZodIssues, fieldIssues } from '../errors/zod-issues';
-import { findUnstorableValue } from '../store/storable-json';
+import { findUnstorableValue } from '../storable/storable-json';
 
 /** The highest `concurrency` a batch may ask for (docs/API.md: "at most a documented limit"). */
 export const MAX_BATCH_CONCURRENCY = 256;
@@ -10,42 +10,6 @@ export const DEFAULT_BATCH_CONCURRENCY = 8;
 /** `priority` orders batches among themselves: higher runs first. */
 export const DEFAULT_BATCH_PRIORITY = 5;
 export const MAX_BATCH_PRIORITY = 9;
-
-const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name: letters, digits, _ or -, at most 64');
-const message = z.union([turnContentSchema, z.object({ role: z.enum(['user', 'assistant']), content: turnContentSchema }).strict()]);
-const itemFields = {
-  customId: z.string().min(1).max(200),
-  messages: z.array(message).min(1).max(100),
-  system: z.string().max(200_000),
-  model: z.string().min(1).max(200),
-  tools: z.array(toolName).max(128),
-  toolChoice: toolChoiceSchema,
-  maxSteps: z.number().int().min(1).max(100),
-  metadata: z.record(z.string(), z.unknown()),
-};
-const partialItemSchema = z.object(itemFields).partial().strict();
-export const itemSchema = z
-  .object({ ...itemFields, messages: itemFields.messages.optional() })
-  .partial()
-  .strict();
-
-export type BatchMessage = z.infer<typeof message>;
-/** One item as stored: defaults applied, at least one user message. */
-export type BatchItemSpec = Omit<z.infer<typeof partialItemSchema>, 'customId' | 'messages'> & { messages: BatchMessage[] };
-
-export interface BatchItem {
-  /** 1-based position in the JSON `items`, or line in the JSONL body. */
-  line: number;
-  customId?: string;
-  spec: BatchItemSpec;
-}
-
-export interface BatchOptions {
-  concurrency: number;
-  priority: number;
-  metadata?: Record<string, unknown>;
-  skipInvalid: boolean;
-}
 
 const optionsSchema = z
   .object({
@@ -60,7 +24,6 @@ const jsonBodySchema = optionsSchema.extend({
   defaults: partialItemSchema.omit({ customId: true }).optional(),
 });
 
-export type BatchDefaults = Omit<z.infer<typeof partialItemSchema>, 'customId'>;
 
 /** A JSON submission read up to its items: the options, and the items still to be checked one by one. */
 export interface JsonBatch {

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import type { BatchItem } from './batch-request';
+import type { BatchItem } from '../store/batch-item';
 import { readJsonlLines } from './jsonl-lines';
 
 /**

@@ -2,7 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import { AppError } from '../errors/app-error';
 import type { BatchesRepository, CreateBatchOutcome } from '../store/batches-repository';
 import { BatchItemChecker } from './batch-item-checker';
-import { readJsonBatch, readJsonlOptions, type BatchDefaults, type BatchItem, type BatchOptions } from './batch-request';
+import type { BatchDefaults, BatchItem, BatchOptions } from '../store/batch-item';
+import { readJsonBatch, readJsonlOptions } from './batch-request';
 import { BatchSpool } from './batch-spool';
 import { readJsonlLines } from './jsonl-lines';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The one event model of API.md, shared by the worker, the websocket gateway, the SSE
  * route and the replay log. `seq` is assigned by the event log when the event is
- * appended (see store/event-log.ts); producers emit an {@link EventBody} without it.
+ * appended (see event-log/event-log.ts); producers emit an {@link EventBody} without it.
  */
 const usage = z.object({
   promptTokens: z.number().int().nonnegative(),

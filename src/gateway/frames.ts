@@ -1,4 +1,4 @@
-import { findUnstorableValue } from '../store/storable-json';
+import { findUnstorableValue } from '../storable/storable-json';
 import { describeZodIssues } from '../errors/zod-issues';
 import { clientFrameSchemaFor, clientFrameSchemas, type ClientFrame, type ClientFrameType, type FrameErrorCode } from '../events/ws-frames';
 

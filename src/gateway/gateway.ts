@@ -5,7 +5,7 @@ import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limit
 import WebSocket, { WebSocketServer } from 'ws';
 import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from './client-session';
 import { eventFrame } from './frames';
-import { writesPerTick } from '../runtime/writes-per-tick';
+import { writesPerTick } from '../subscriptions/writes-per-tick';
 import { isOriginAllowed } from '../auth/origin-policy';
 import type { OpenConnections } from '../auth/open-connections';
 import { admitHandshake, type HandshakeAdmissionDeps } from './handshake-admission';

@@ -1,7 +1,16 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PROVIDER_ERROR_KINDS, PROVIDER_REQUEST_STATUSES } from '../providers/provider-error';
-import type { DbConnectionFigures } from '../store/db';
 import { heapAfterLastMajorGc } from './heap-after-gc';
+
+/** A database's connections now (PGlite: its one connection and the callers queued for it). */
+export interface ConnectionPoolFigures {
+  /** The pool's size. */
+  max: number;
+  busy: number;
+  idle: number;
+  /** Queries and transactions waiting for a connection. */
+  waiting: number;
+}
 
 const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 const TOOL_CALL_STATUSES = ['succeeded', 'failed'] as const;
@@ -30,7 +39,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   let countWebsocketClients = () => 0;
   let countSubscriptions = () => ({ conversation: 0, batch: 0 });
   let countBatchSubmissions = () => 0;
-  let readDbConnections: () => DbConnectionFigures | null = () => null;
+  let readDbConnections: () => ConnectionPoolFigures | null = () => null;
   let queues: WatchedQueue[] = [];
   let queueCounts: { at: number; counts: Promise<{ queue: string; counts: Record<string, number> }[]> } | undefined;
   let knownTools = new Set<string>();
@@ -295,7 +304,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
     countBatchSubmissionsWith(counter: () => number) {
       countBatchSubmissions = counter;
     },
-    readDbConnectionsWith(reader: () => DbConnectionFigures) {
+    readDbConnectionsWith(reader: () => ConnectionPoolFigures) {
       readDbConnections = reader;
     },
     watchQueues(watched: WatchedQueue[]) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Usage } from '../events/event';
 import type { ProviderChunk } from './model-provider';
-import { toStorableText } from '../store/storable-text';
+import { toStorableText } from '../storable/storable-text';
 import { ProviderError } from './provider-error';
 
 /**

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 
 /** What the reconciler needs to know of a job: whether something will still run it. */
 export type ObservedJobState = 'live' | 'failed' | 'completed' | 'unknown';

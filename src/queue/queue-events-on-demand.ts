@@ -1,5 +1,5 @@
 import { QueueEvents, type Queue } from 'bullmq';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 
 /** A started QueueEvents and how to stop it (its connection included). */
 export interface OpenQueueEvents {

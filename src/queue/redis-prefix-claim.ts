@@ -1,4 +1,4 @@
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 
 /**
  * The key naming the deployment that owns a prefix. It sits beside the queues it guards (the

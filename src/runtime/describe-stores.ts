@@ -1,7 +1,7 @@
 import type { Config } from '../config/config';
 import { redactUrl } from '../errors/connection-failure';
 import { embeddedDatabaseDir } from '../store/embedded-database';
-import { describeRedisTarget, type RedisTarget } from './redis-connection';
+import { describeRedisTarget, type RedisTarget } from '../redis/redis-connection';
 
 /**
  * The Redis and the database a process uses, without credentials, for its start banner or

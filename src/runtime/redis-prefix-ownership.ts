@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { StartupError } from '../errors/startup-error';
 import { claimRedisPrefix, deploymentKey } from '../queue/redis-prefix-claim';
-import type { RedisClient } from './redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 
 export class RedisPrefixTakenError extends StartupError {
   override readonly code = 'redis_prefix_taken';

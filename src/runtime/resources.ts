@@ -8,7 +8,7 @@ import { createToolQueue } from '../queue/tool-queue';
 import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
-import { EventLog } from '../store/event-log';
+import { EventLog } from '../event-log/event-log';
 import { MessagesRepository } from '../store/messages-repository';
 import { migrate } from '../store/migrate';
 import { openDb } from '../store/open-db';
@@ -20,7 +20,7 @@ import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
-import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, describeRedisTarget, ensureRedis, whenReady, type RedisClient, type RedisTarget } from './redis-connection';
+import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, describeRedisTarget, ensureRedis, whenReady, type RedisClient, type RedisTarget } from '../redis/redis-connection';
 import { assertRedisPrefixOurs, reclaimRedisPrefix } from './redis-prefix-ownership';
 import { readDeploymentId } from '../store/deployment-id';
 import { queuePrefix } from '../queue/queue-prefix';

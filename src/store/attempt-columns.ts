@@ -1,4 +1,4 @@
-import { toStorableJson } from './storable-text';
+import { toStorableJson } from '../storable/storable-text';
 
 /**
  * The columns a run of a tool keeps, shared by a turn's tool calls and direct invocations:

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BatchItem, BatchItemSpec, BatchOptions } from '../batches/batch-request';
+import type { BatchItem, BatchItemSpec, BatchOptions } from './batch-item';
 import type { Db, Queryable } from './db';
 import { ACTIVE_SQL } from './turns-repository';
 

@@ -1,3 +1,5 @@
+import type { ConnectionPoolFigures } from '../metrics/metrics';
+
 /**
  * The database seen by repositories: PostgreSQL through `pg`, or embedded PGlite. Both speak
  * the same SQL; repositories never know which one they have.
@@ -11,21 +13,11 @@ export interface Transaction extends Queryable {
   exec(sql: string): Promise<void>;
 }
 
-/** A database's connections now (PGlite: its one connection and the callers queued for it). */
-export interface DbConnectionFigures {
-  /** The pool's size. */
-  max: number;
-  busy: number;
-  idle: number;
-  /** Queries and transactions waiting for a connection. */
-  waiting: number;
-}
-
 export interface Db extends Queryable {
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   readonly kind: 'postgres' | 'pglite';
   /** Read for metrics: cheap, no I/O. */
-  connections(): DbConnectionFigures;
+  connections(): ConnectionPoolFigures;
   close(): Promise<void>;
 }

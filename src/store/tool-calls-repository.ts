@@ -1,7 +1,7 @@
 import { attemptFields, START_ATTEMPT, outcomeColumns, UNSETTLED, type AttemptFields, type AttemptRow, type AttemptStatus, type Outcome } from './attempt-columns';
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
-import { toStorableJson } from './storable-text';
+import { toStorableJson } from '../storable/storable-text';
 
 export type ToolCallStatus = AttemptStatus;
 export const SETTLED_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = ['succeeded', 'failed', 'cancelled'];

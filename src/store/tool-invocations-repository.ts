@@ -1,6 +1,6 @@
 import { attemptFields, START_ATTEMPT, outcomeColumns, UNSETTLED, type AttemptFields, type AttemptRow, type Outcome } from './attempt-columns';
 import type { Queryable } from './db';
-import { toStorableJson } from './storable-text';
+import { toStorableJson } from '../storable/storable-text';
 
 export type InvocationStatus = 'pending' | 'running' | 'succeeded' | 'failed';
 

@@ -1,5 +1,5 @@
-import type { LoggedEvent } from '../store/event-log';
-import type { LiveListener } from '../store/live-events';
+import type { LoggedEvent } from '../event-log/event-log';
+import type { LiveListener } from '../event-log/live-events';
 import { checkCursor, type CursorCheck } from '../events/cursor';
 
 export interface SubscriptionSources {

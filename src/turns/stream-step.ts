@@ -2,7 +2,7 @@ import type { Usage } from '../events/event';
 import type { AssistantToolCall, CompletionRequest, ModelProvider } from '../providers/model-provider';
 import { ProviderError } from '../providers/provider-error';
 import { ToolCallAssembler, type AssemblerOutput } from './tool-call-assembler';
-import type { TurnEvents } from './turn-events';
+import type { TurnEvents } from '../event-log/turn-events';
 
 export interface StepOutput {
   text: string;

@@ -1,15 +1,15 @@
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
-import { TurnEndAnnouncedError } from '../store/event-log';
+import { TurnEndAnnouncedError } from '../event-log/event-log';
 import { isTerminal, type NextTurn, type Turn, type TurnsRepository } from '../store/turns-repository';
 import { repairTranscript } from './transcript-repair';
-import { publishTurnCancel } from './turn-cancellations';
-import { TurnEvents, type EventAppender } from './turn-events';
+import { publishTurnCancel } from '../queue/turn-cancellations';
+import { TurnEvents, type EventAppender } from '../event-log/turn-events';
 
 export interface TurnEndingDeps {
   db: Db;

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
 import { observeJobs, type ObservedJob } from '../queue/job-states';
 import { clientTimeoutJobId, continuationJobId } from '../queue/tool-queue';

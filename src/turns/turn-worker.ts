@@ -2,7 +2,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { jobFailure, readJobFailure, toJobFailure } from '../queue/job-failure';
 import { BATCH_TURN_QUEUE, TURN_JOB_OPTIONS, TURN_QUEUE, turnJobSchema } from '../queue/turn-queue';
-import type { TurnCancellations } from './turn-cancellations';
+import type { TurnCancellations } from '../queue/turn-cancellations';
 import { endTurn } from './turn-ending';
 import { logTurnEnd, runTurn, type TurnRunnerDeps } from './turn-runner';
 import { isBackendUnavailable } from '../errors/backend-unavailable';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import { describeFieldIssue, fieldIssues, formatPath, type FieldIssue } from '../errors/zod-issues';
-import { unstorableTextProblem } from '../store/storable-text';
-import type { ClientAnswer } from '../turns/client-tool-answers';
+import { unstorableTextProblem } from '../storable/storable-text';
+import type { ClientAnswer } from '../tool-calls/client-tool-answers';
 
 /**
  * The body of the AI SDK's default chat transport: `{id, messages, trigger, messageId?}` plus

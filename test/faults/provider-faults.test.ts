@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { QueueEvents } from 'bullmq';
 import { TURN_QUEUE, turnJobId } from '../../src/queue/turn-queue';
-import { connectRedis } from '../../src/runtime/redis-connection';
+import { connectRedis } from '../../src/redis/redis-connection';
 import { apiClient } from '../support/http';
 import { visibleStepTexts } from '../support/client-view';
 import { checkInvariants } from '../support/invariants';

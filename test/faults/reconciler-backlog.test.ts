@@ -1,7 +1,7 @@
 import { observeJobs } from '../../src/queue/job-states';
 import { enqueueTurn, turnJobId } from '../../src/queue/turn-queue';
 import { reconcileTurns, startReconciler, type ReconcileCounts, type ReconcilerDeps } from '../../src/turns/turn-reconciler';
-import type { RedisClient } from '../../src/runtime/redis-connection';
+import type { RedisClient } from '../../src/redis/redis-connection';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**

@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { healthRouter } from '../../src/api/health-router';
 import { createOpenAiCompatibleProvider } from '../../src/providers/openai-compatible-provider';
 import { createReadinessCheck, PROVIDER_CHECK_TTL_MS, type ReadinessDeps } from '../../src/runtime/readiness';
-import { connectRedis, whenReady, type RedisClient } from '../../src/runtime/redis-connection';
+import { connectRedis, whenReady, type RedisClient } from '../../src/redis/redis-connection';
 import { listen } from '../../src/runtime/server-helpers';
 import { startScriptedModel } from '../../src/scripted-model/scripted-model-server';
 import { apiClient } from '../support/http';

@@ -4,7 +4,7 @@ import type { ClientToolDefinition } from '../http/parse-tool-file';
 
 /**
  * A `client` tool: declared like an http tool, run by a subscribed client (the browser). The
- * server only checks its arguments and waits for the answer (turns/client-tool-answers.ts), so
+ * server only checks its arguments and waits for the answer (tool-calls/client-tool-answers.ts), so
  * executing it here is a mistake the caller hears about rather than a silent no-op.
  */
 export function createClientTool(definition: ClientToolDefinition): ExecutableTool {

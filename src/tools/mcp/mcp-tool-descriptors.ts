@@ -1,4 +1,4 @@
-import type { RedisClient } from '../../runtime/redis-connection';
+import type { RedisClient } from '../../redis/redis-connection';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ExecutableTool } from '../executable-tool';

@@ -6,7 +6,7 @@ import { Cluster, Redis, ReplyError } from 'ioredis';
 import { DatabaseError } from 'pg';
 import { isBackendUnavailable } from '../../../src/errors/backend-unavailable';
 import { readJobFailure, toJobFailure } from '../../../src/queue/job-failure';
-import { redisOptions } from '../../../src/runtime/redis-connection';
+import { redisOptions } from '../../../src/redis/redis-connection';
 import { openDb } from '../../../src/store/open-db';
 import { uniqueSuffix } from '../../support/ids';
 import { closedPort } from '../../support/ports';

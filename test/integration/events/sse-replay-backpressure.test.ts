@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createTurnEventStreamer, type ConversationEventSource } from '../../../src/api/turn-event-stream';
 import { OpenConnections } from '../../../src/auth/open-connections';
-import type { LoggedEvent } from '../../../src/store/event-log';
+import type { LoggedEvent } from '../../../src/event-log/event-log';
 import { startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 
 /** The reader's allowance: what the server may hold for it (WS_MAX_BUFFERED_BYTES). */

@@ -1,6 +1,6 @@
 import { UnrecoverableError, Worker } from 'bullmq';
 import { enqueueInvocation, TOOL_QUEUE } from '../../../src/queue/tool-queue';
-import { invocationIdFor } from '../../../src/tools/tool-invocations';
+import { invocationIdFor } from '../../../src/tool-calls/tool-invocations';
 import { apiClient } from '../../support/http';
 import { everythingServerEntry, scriptedMcpServerEntry, startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';

@@ -1,5 +1,5 @@
-import type { RedisClient } from '../runtime/redis-connection';
-import { inflightStateKey } from '../store/event-log';
+import type { RedisClient } from '../redis/redis-connection';
+import { inflightStateKey } from './event-log';
 import type { TurnEvents } from './turn-events';
 
 export interface InflightSnapshot {

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/subscriptions/conversation-subscription';
 import type { EventBody } from '../../../src/events/event';
-import { AttemptFencedError, EventLog, inflightStateKey, TurnEndAnnouncedError } from '../../../src/store/event-log';
-import { LiveEvents } from '../../../src/store/live-events';
-import { TurnEvents } from '../../../src/turns/turn-events';
+import { AttemptFencedError, EventLog, inflightStateKey, TurnEndAnnouncedError } from '../../../src/event-log/event-log';
+import { LiveEvents } from '../../../src/event-log/live-events';
+import { TurnEvents } from '../../../src/event-log/turn-events';
 import { uniqueSuffix } from '../../support/ids';
 import { dropRedisPrefix, TEST_REDIS_URL } from '../../support/services';
 

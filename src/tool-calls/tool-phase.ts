@@ -13,7 +13,7 @@ import {
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { clientToolResultEvent, toolResultEvent } from './tool-messages';
-import type { TurnEvents } from './turn-events';
+import type { TurnEvents } from '../event-log/turn-events';
 
 export interface ToolPhaseDeps {
   db: Db;

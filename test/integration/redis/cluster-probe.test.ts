@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { probeCluster } from '../../../src/runtime/redis-connection';
+import { probeCluster } from '../../../src/redis/redis-connection';
 
 /** A start on REDIS_CLUSTER_NODES refuses, in one line, what is not a serving cluster. */
 describe('probeCluster', () => {

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { describeConnectionFailure, redactUrl, unusableStoreLine, type ConnectionFailure } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';
-import type { Config } from '../config/config';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -32,7 +31,7 @@ export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; n
 export type RedisRole = 'command' | 'blocking' | 'queue' | 'subscriber';
 
 /** The Redis the configuration names; undefined when it names none (the embedded default). */
-export function configuredRedisTarget(config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): RedisTarget | undefined {
+export function configuredRedisTarget(config: { REDIS_URL?: string | undefined; REDIS_CLUSTER_NODES?: ClusterNode[] | undefined }): RedisTarget | undefined {
   if (config.REDIS_CLUSTER_NODES) return { kind: 'cluster', nodes: config.REDIS_CLUSTER_NODES };
   return config.REDIS_URL ? { kind: 'single', url: config.REDIS_URL } : undefined;
 }

@@ -1,4 +1,4 @@
-import { toStorableJson, toStorableText, unstorableTextProblem } from '../../../src/store/storable-text';
+import { toStorableJson, toStorableText, unstorableTextProblem } from '../../../src/storable/storable-text';
 
 describe('storable text', () => {
   it('names what PostgreSQL would refuse', () => {

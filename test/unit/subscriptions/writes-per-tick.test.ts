@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { writesPerTick } from '../../../src/runtime/writes-per-tick';
+import { writesPerTick } from '../../../src/subscriptions/writes-per-tick';
 
 /** A stream that records each write the way a socket makes it: one system call per `_write`/`_writev`. */
 function recordingStream(): { stream: Writable; calls: string[][] } {

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 
 const cancelChannel = (prefix: string) => `${prefix}:turn-cancel`;
 

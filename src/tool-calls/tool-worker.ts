@@ -4,7 +4,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { jobFailure, toJobFailure } from '../queue/job-failure';
 import { TOOL_QUEUE, toolJobSchema, type ToolJobData } from '../queue/tool-queue';
 import { runToolJob, ToolJobAbortedError, type ToolJobDeps } from './tool-job-runner';
-import type { TurnCancellations } from './turn-cancellations';
+import type { TurnCancellations } from '../queue/turn-cancellations';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { failSpan } from '../tracing/fail-span';
 import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';

@@ -1,4 +1,4 @@
-import { findUnstorableValue, MAX_JSON_DEPTH } from '../../../src/store/storable-json';
+import { findUnstorableValue, MAX_JSON_DEPTH } from '../../../src/storable/storable-json';
 
 describe('findUnstorableValue', () => {
   it('accepts what PostgreSQL stores, including paired surrogates (emoji) and nesting up to the limit', () => {

@@ -1,5 +1,5 @@
 import type { EventBody, EventPayload } from '../events/event';
-import type { AttemptFence, InflightWrite } from '../store/event-log';
+import type { AttemptFence, InflightWrite } from './event-log';
 
 export interface EventAppender {
   /**

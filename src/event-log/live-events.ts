@@ -1,4 +1,4 @@
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import { parseLiveMessage } from './live-message';
 
 /** `appendedAt`: when the event was appended (ms since the epoch), when its producer said. */

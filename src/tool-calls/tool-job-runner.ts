@@ -9,7 +9,7 @@ import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolCallContext, ToolOutcome, ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';
 import { toolResultEvent } from './tool-messages';
-import { TurnEvents, type EventAppender } from './turn-events';
+import { TurnEvents, type EventAppender } from '../event-log/turn-events';
 import { describeToolCall, recordToolOutcome } from '../tracing/tool-span';
 
 export interface ToolJobDeps extends ClientToolAnswerDeps {

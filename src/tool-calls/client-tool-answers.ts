@@ -3,7 +3,7 @@ import type { Db } from '../store/db';
 import { SETTLED_TOOL_CALL_STATUSES, type ToolCallRecord, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { Turn, TurnsRepository } from '../store/turns-repository';
 import { clientToolResultEvent } from './tool-messages';
-import { TurnEvents, type EventAppender } from './turn-events';
+import { TurnEvents, type EventAppender } from '../event-log/turn-events';
 
 export interface ClientToolAnswerDeps {
   db: Db;

@@ -4,7 +4,7 @@ import type { QueueEventsOnDemand } from '../queue/queue-events-on-demand';
 import { AppError } from '../errors/app-error';
 import { enqueueInvocation } from '../queue/tool-queue';
 import type { ToolInvocation, ToolInvocationsRepository } from '../store/tool-invocations-repository';
-import type { ToolDescriptor } from './tool';
+import type { ToolDescriptor } from '../tools/tool';
 
 export interface ToolInvocationDeps {
   invocations: ToolInvocationsRepository;

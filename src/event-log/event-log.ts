@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RedisClient } from '../runtime/redis-connection';
+import type { RedisClient } from '../redis/redis-connection';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { TERMINAL_EVENT_TYPES, type EventBody } from '../events/event';
 

@@ -1,4 +1,4 @@
-import { parseLiveMessage } from '../../../src/store/live-message';
+import { parseLiveMessage } from '../../../src/event-log/live-message';
 
 describe('parseLiveMessage', () => {
   it('takes the append time out, leaving the event as the log stores it', () => {

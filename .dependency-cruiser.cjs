@@ -1,0 +1,65 @@
+/**
+ * The rooms of src/, top to bottom (README, "Architecture"). A room imports rooms of its own
+ * layer or below, never above; `madge --circular` keeps rooms of one layer from importing each
+ * other in a circle. `npm run lint:imports` checks it, and CI runs it.
+ */
+const LAYERS = [
+  ['workers'],
+  ['runtime'],
+  ['api', 'gateway', 'cli', 'playground'],
+  ['ui-chat', 'batches'],
+  ['turns'],
+  ['tool-calls'],
+  ['tools', 'subscriptions', 'auth'],
+  ['event-log', 'store', 'queue'],
+  ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model', 'client'],
+  ['redis'],
+  ['events', 'errors', 'storable'],
+];
+
+const roomPath = (room) => (room === 'workers' ? '^workers/' : `^src/${room}/`);
+const anyOf = (rooms) => rooms.map(roomPath).join('|');
+
+const upwardRules = LAYERS.flatMap((rooms, depth) =>
+  depth === 0
+    ? []
+    : rooms.map((room) => ({
+        name: `${room}-imports-no-room-above-it`,
+        comment: `${room}/ is below ${LAYERS.slice(0, depth).flat().join(', ')}`,
+        severity: 'error',
+        from: { path: roomPath(room) },
+        to: { path: anyOf(LAYERS.slice(0, depth).flat()) },
+      })),
+);
+
+module.exports = {
+  forbidden: [
+    ...upwardRules,
+    {
+      name: 'only-workers-import-runtime',
+      comment: 'runtime/ is wiring: the entry points in workers/ start it, nothing else reaches into it',
+      severity: 'error',
+      from: { pathNot: '^(workers|src/runtime)/' },
+      to: { path: '^src/runtime/' },
+    },
+    {
+      name: 'client-imports-only-events',
+      comment: 'the client library runs in browsers and other projects: it shares the event model and nothing of the server',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^(src|workers)/', pathNot: '^src/(client|events)/' },
+    },
+    {
+      name: 'every-file-is-in-a-room',
+      comment: 'a folder of src/ that is not in LAYERS has no place in the rules: add it there',
+      severity: 'error',
+      from: { path: '^src/[^/]+/' , pathNot: anyOf(LAYERS.flat()) },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { toolChoiceSchema, toolNameSchema, turnContentSchema } from '../events/turn-content';
+
+// A batch item as it is submitted and stored: the batch submission checks it, the batches
+// repository keeps it, and the batch runner makes turns of it.
+
+const message = z.union([turnContentSchema, z.object({ role: z.enum(['user', 'assistant']), content: turnContentSchema }).strict()]);
+const itemFields = {
+  customId: z.string().min(1).max(200),
+  messages: z.array(message).min(1).max(100),
+  system: z.string().max(200_000),
+  model: z.string().min(1).max(200),
+  tools: z.array(toolNameSchema).max(128),
+  toolChoice: toolChoiceSchema,
+  maxSteps: z.number().int().min(1).max(100),
+  metadata: z.record(z.string(), z.unknown()),
+};
+export const partialItemSchema = z.object(itemFields).partial().strict();
+export const itemSchema = z
+  .object({ ...itemFields, messages: itemFields.messages.optional() })
+  .partial()
+  .strict();
+
+export type BatchMessage = z.infer<typeof message>;
+/** One item as stored: defaults applied, at least one user message. */
+export type BatchItemSpec = Omit<z.infer<typeof partialItemSchema>, 'customId' | 'messages'> & { messages: BatchMessage[] };
+
+export interface BatchItem {
+  /** 1-based position in the JSON `items`, or line in the JSONL body. */
+  line: number;
+  customId?: string;
+  spec: BatchItemSpec;
+}
+
+export interface BatchOptions {
+  concurrency: number;
+  priority: number;
+  metadata?: Record<string, unknown>;
+  skipInvalid: boolean;
+}
+
+export type BatchDefaults = Omit<z.infer<typeof partialItemSchema>, 'customId'>;
