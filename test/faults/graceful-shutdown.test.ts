@@ -11,7 +11,7 @@ import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../sup
 import { TestWsClient } from '../support/ws-client';
 
 /**
- * RELIABILITY.md case 5 and the API side of a deploy: SIGTERM to real worker and API
+ * docs/RELIABILITY.md case 5 and the API side of a deploy: SIGTERM to real worker and API
  * processes. A worker stops taking jobs, finishes what it can within SHUTDOWN_GRACE_MS, hands
  * the rest back and exits; an API process closes its websockets with 1012, and a client that
  * resubscribes elsewhere with `after` misses nothing. Even with Redis down, a stopping process

@@ -21,7 +21,7 @@ async function timed<T>(request: () => Promise<T>): Promise<T & { elapsedMs: num
   return { ...response, elapsedMs: Date.now() - started };
 }
 
-/** RELIABILITY.md case 8, and the reconciler that makes it safe. */
+/** docs/RELIABILITY.md case 8, and the reconciler that makes it safe. */
 describe('Redis unreachable', () => {
   let redis: PrivateRedis;
   let stack: TestStack;
@@ -223,7 +223,7 @@ describe('the reconciler at start', () => {
   });
 });
 
-/** RELIABILITY.md case 9: PostgreSQL unreachable (a proxy cut) while a step streams and commits. */
+/** docs/RELIABILITY.md case 9: PostgreSQL unreachable (a proxy cut) while a step streams and commits. */
 describe('PostgreSQL down when a step commits', () => {
   let proxy: TcpProxy;
   let stack: TestStack;

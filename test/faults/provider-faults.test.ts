@@ -9,7 +9,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
 
 /**
- * RELIABILITY.md cases 11–15: a provider that refuses, fails, cuts or stalls. Retries are
+ * docs/RELIABILITY.md cases 11–15: a provider that refuses, fails, cuts or stalls. Retries are
  * counted at the scripted model itself (the SDK must never retry on its own), the client's
  * view is rebuilt from the websocket events, and every test ends with the three invariants.
  */

@@ -11,7 +11,7 @@ import { TestWsClient } from '../support/ws-client';
 const LONG_TEXT = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
 
 /**
- * RELIABILITY.md case 7: Redis comes back EMPTY (a restart without its data, a failover to a
+ * docs/RELIABILITY.md case 7: Redis comes back EMPTY (a restart without its data, a failover to a
  * replica that had nothing). PostgreSQL knows which turns are unfinished: the reconciler
  * re-enqueues each of them, each completes once, and the conversation's seqs continue from
  * PostgreSQL's `last_seq`.

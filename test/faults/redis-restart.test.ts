@@ -10,7 +10,7 @@ const scripted = (scenario: unknown) => `${randomBytes(4).toString('hex')} [[scr
 const LONG_TEXT = Array.from({ length: 100 }, (_, i) => `part${i}`).join(' ');
 
 /**
- * RELIABILITY.md case 6: Redis restarts with its data (AOF). Real API and worker processes
+ * docs/RELIABILITY.md case 6: Redis restarts with its data (AOF). Real API and worker processes
  * must reconnect by themselves, the turn in flight must complete, and no job may be stuck.
  */
 describe('Redis restarts with its data', () => {

@@ -15,7 +15,7 @@ const TOOL_SECRET = planted('tool');
 const ADMIN_TOKEN = planted('admin');
 
 /**
- * RELIABILITY.md case 26: secrets in the provider key, a user's API key and a tool header never
+ * docs/RELIABILITY.md case 26: secrets in the provider key, a user's API key and a tool header never
  * reach any process's logs (debug level), Redis (job data included) or PostgreSQL (keys only as
  * a SHA-256); a revoked key stops working at once. The API and the worker are real processes.
  */

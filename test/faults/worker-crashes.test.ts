@@ -8,7 +8,7 @@ import { startToolHttpServer, type ToolHttpServer } from '../support/tool-server
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /**
- * RELIABILITY.md cases 1–4: real worker processes killed (SIGKILL) or stopped (SIGSTOP) in the
+ * docs/RELIABILITY.md cases 1–4: real worker processes killed (SIGKILL) or stopped (SIGSTOP) in the
  * middle of a turn. Short locks (2 s, stall checks every 500 ms) so that a dead worker's job is
  * taken back within seconds.
  */
