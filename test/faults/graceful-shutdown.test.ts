@@ -7,7 +7,7 @@ import { spawnService, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis } from '../support/redis-server';
 import { startTestStack } from '../support/stack';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
-import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
+import { eventsOfType, scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
 /**
@@ -215,7 +215,7 @@ describe('graceful shutdown', () => {
       client.send({ type: 'subscribe', conversationId });
       await client.waitFor((frame) => frame.type === 'subscribed');
       const answer = words('outage', 60);
-      const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: `[[scripted ${JSON.stringify({ text: answer, tokenDelayMs: 25 })}]]` })).body.turnId;
+      const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: answer, tokenDelayMs: 25 }) })).body.turnId;
       await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
 
       await redis.stop();

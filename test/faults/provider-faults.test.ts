@@ -5,6 +5,7 @@ import { connectRedis } from '../../src/runtime/redis-connection';
 import { apiClient } from '../support/http';
 import { visibleStepTexts } from '../support/client-view';
 import { checkInvariants } from '../support/invariants';
+import { markedScripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
 
@@ -111,7 +112,7 @@ describe('provider faults', () => {
     client.send({ type: 'subscribe', conversationId });
     await client.waitFor((frame) => frame.type === 'subscribed');
     const marker = `run-${randomBytes(6).toString('hex')}`;
-    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} [[scripted ${JSON.stringify(scenario)}]]` });
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
     expect(posted.status).toBe(202);
     return { turnId: posted.body.turnId, conversationId, marker, client };
   }

@@ -3,9 +3,9 @@ import { apiClient } from '../support/http';
 import { followBatchEvents } from '../support/batch-events';
 import { checkInvariants } from '../support/invariants';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
+import { markedScripted, scripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
-import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
 const LONG_TEXT = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
@@ -45,7 +45,7 @@ describe('Redis comes back empty', () => {
     /** Posts a turn whose user message carries a marker, to count its provider requests. */
     const post = async (conversationId: string, scenario: unknown, extra: Record<string, unknown> = {}) => {
       const marker = `m-${randomBytes(6).toString('hex')}`;
-      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} [[scripted ${JSON.stringify(scenario)}]]`, ...extra });
+      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker), ...extra });
       expect(posted.status).toBe(202);
       return { turnId: posted.body.turnId as string, marker };
     };

@@ -1,8 +1,7 @@
 import { apiClient } from '../support/http';
+import { scripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
-
-const scripted = (scenario: unknown) => `[[scripted ${JSON.stringify(scenario)}]]`;
 
 describe('the turn pipeline', () => {
   let stack: TestStack;

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { apiClient } from './http';
+import { markedScripted, scripted } from './scripted';
 import { startTestStack, type TestStack, type TestStackOptions } from './stack';
 import { writeToolsDir } from './tool-servers';
 import { TestWsClient } from './ws-client';
 
-/** A user message that makes the scripted model follow `scenario`. */
-export const scripted = (scenario: unknown) => `[[scripted ${JSON.stringify(scenario)}]]`;
+export { scripted };
 
 /** One turn driven to its end over the API and a websocket client. */
 export interface TurnRun {
@@ -74,7 +74,7 @@ export async function startToolTurnHarness(
     },
     async postTurn(conversationId, scenario, body = {}) {
       const marker = `run-${randomBytes(6).toString('hex')}`;
-      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} ${scripted(scenario)}`, ...body });
+      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker), ...body });
       if (posted.status !== 202) throw new Error(`posting a turn answered ${posted.status}: ${JSON.stringify(posted.body)}`);
       return { turnId: posted.body.turnId as string, marker };
     },
