@@ -3,7 +3,7 @@ import { faultProcesses } from '../support/fault-processes';
 import { checkInvariants } from '../support/invariants';
 import { TEST_REDIS_URL } from '../support/services';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
+import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /**
@@ -18,14 +18,7 @@ describe('worker crashes', () => {
 
   beforeAll(async () => {
     server = await startToolHttpServer();
-    const tool = (name: string) => ({
-      name,
-      description: `${name} tool`,
-      url: `${server.url}/${name}`,
-      inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } },
-      timeoutMs: 30_000,
-      retries: 0,
-    });
+    const tool = (name: string) => httpToolEntry(server.url, name, { timeoutMs: 30_000, retries: 0 }, 'amount');
     harness = await startToolTurnHarness({
       workers: 0,
       env: { LOCK_DURATION_MS: '2000', STALLED_INTERVAL_MS: '500' },
