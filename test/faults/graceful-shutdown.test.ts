@@ -148,9 +148,7 @@ describe('graceful shutdown', () => {
     const leaving = await processes.spawn('api');
     await processes.addWorker();
     const conversationId = await harness.newConversation();
-    const first = await TestWsClient.connect(leaving.url, { apiKey: harness.apiKey });
-    first.send({ type: 'subscribe', conversationId });
-    await first.waitFor((frame) => frame.type === 'subscribed');
+    const first = await TestWsClient.subscribed(leaving.url, { apiKey: harness.apiKey }, conversationId);
     const answer = words('gw', 120);
     const { turnId } = await harness.postTurn(conversationId, { text: answer, tokenDelayMs: 20 });
     await first.waitFor(() => eventsOfType(first.events(), 'text-delta').length >= 5);
@@ -195,9 +193,7 @@ describe('graceful shutdown', () => {
       const { apiKey } = await stack.createUser();
       const api = apiClient(stack.url, apiKey);
       const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-      const client = await TestWsClient.connect(stack.url, { apiKey });
-      client.send({ type: 'subscribe', conversationId });
-      await client.waitFor((frame) => frame.type === 'subscribed');
+      const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
       const answer = words('outage', 60);
       const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: answer, tokenDelayMs: 25 }) })).body.turnId;
       await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');

@@ -135,9 +135,7 @@ describe('Redis or PostgreSQL that hangs', () => {
   /** Runs a turn with a tool call to its end: proves the API, both BullMQ workers and the gateway serve. */
   async function runToolTurn(apiKey: string, conversationId: string, turnId?: string): Promise<string> {
     const api = apiClient(stack.url, apiKey);
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     const scenario = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'five' }] };
     const id = turnId ?? (await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario) })).body.turnId;
     const events = (await client.waitForTurnEnd(id)).filter((event) => event.turnId === id);
@@ -210,9 +208,7 @@ describe('the reconciler at start', () => {
     const turnId = posted.body.turnId as string;
     expect(await stack.resources.turnQueue.remove(turnJobId(turnId))).toBe(1);
 
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     await stack.addWorker();
     const events = await client.waitForTurnEnd(turnId);
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish', turnId });
@@ -252,9 +248,7 @@ describe('PostgreSQL down when a step commits', () => {
     const unseen = await stack.createUser('pg-outage-unseen');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text, tokenDelayMs: 15 }) });
     const turnId = posted.body.turnId as string;
     const failedOnce = new Promise<void>((resolve) => {
@@ -337,9 +331,7 @@ describe('PostgreSQL away for longer than a job retries', () => {
     const { apiKey } = await stack.createUser('long-outage');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: 'survives a long outage', tokenDelayMs: 50 }) });
     const turnId = posted.body.turnId as string;
     await client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'text-delta');

@@ -107,10 +107,8 @@ describe('provider faults', () => {
     const created = await api.post('/v1/conversations', {});
     expect(created.status).toBe(201);
     const conversationId = created.body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     clients.push(client);
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
     const marker = `run-${randomBytes(6).toString('hex')}`;
     const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
     expect(posted.status).toBe(202);

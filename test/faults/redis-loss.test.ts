@@ -57,9 +57,7 @@ describe('Redis comes back empty', () => {
 
     // A finished turn first, so that the conversation's last_seq in PostgreSQL is not 0.
     const streaming = await newConversation();
-    const watcher = await TestWsClient.connect(stack.url, { apiKey });
-    watcher.send({ type: 'subscribe', conversationId: streaming });
-    await watcher.waitFor((frame) => frame.type === 'subscribed');
+    const watcher = await TestWsClient.subscribed(stack.url, { apiKey }, streaming);
     const finished = await post(streaming, { text: 'first answer' });
     await watcher.waitForTurnEnd(finished.turnId);
     const lastSeqBefore = (await api.get(`/v1/conversations/${streaming}`)).body.lastSeq as number;

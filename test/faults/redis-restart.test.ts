@@ -35,9 +35,7 @@ describe('Redis restarts with its data', () => {
     const { apiKey } = await stack.createUser('restart');
     const http = apiClient(api.url, apiKey);
     const conversationId = (await http.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(api.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(api.url, { apiKey }, conversationId);
     const inFlight = (await http.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: LONG_TEXT, tokenDelayMs: 15 }) })).body.turnId as string;
     await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
 

@@ -59,10 +59,8 @@ describe('secrets', () => {
   it('keeps every planted secret out of the logs, Redis and PostgreSQL while the service uses them', async () => {
     const client = apiClient(api.url, user.apiKey);
     const conversationId = (await client.post('/v1/conversations', {})).body.id as string;
-    const ws = await TestWsClient.connect(api.url, { apiKey: user.apiKey });
+    const ws = await TestWsClient.subscribed(api.url, { apiKey: user.apiKey }, conversationId);
     clients.push(ws);
-    ws.send({ type: 'subscribe', conversationId });
-    await ws.waitFor((frame) => frame.type === 'subscribed');
     const post = async (scenario: unknown, conversation = conversationId) => {
       const posted = await client.post(`/v1/conversations/${conversation}/turns`, { content: `please ${scripted(scenario)}` });
       expect(posted.status).toBe(202);

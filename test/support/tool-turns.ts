@@ -64,12 +64,8 @@ export async function startToolTurnHarness(
       return created.body.id as string;
     },
     async subscribe(conversationId, after) {
-      const client = await TestWsClient.connect(stack.url, { apiKey });
+      const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId, after);
       clients.push(client);
-      client.send({ type: 'subscribe', conversationId, ...(after !== undefined ? { after } : {}) });
-      await client.waitFor((frame) => frame.type === 'subscribed' || frame.type === 'error');
-      const error = client.frames.find((frame) => frame.type === 'error');
-      if (error) throw new Error(`subscribe failed: ${JSON.stringify(error)}`);
       return client;
     },
     async postTurn(conversationId, scenario, body = {}) {
