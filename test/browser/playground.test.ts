@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildPlayground } from '../../src/playground/build';
+import { describeNeeding, missingProgram } from '../support/required-programs';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -12,12 +12,17 @@ declare const document: any;
 declare const sessionStorage: any;
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_MISSING = missingProgram(
+  CHROMIUM,
+  'apt-get install -y --no-install-recommends chromium (bash .ci/run installs it when missing), or set CHROMIUM_PATH',
+  'Chromium',
+);
 const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output', 'browser');
 /** As the machine's notes say: without these, Chromium tries the network at every start. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** The playground at `/` in headless Chromium: what a person sees, driven as they would. */
-describe('the playground in a browser', () => {
+describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
   let harness: ToolTurnHarness;
   let tools: ToolHttpServer;
   let browser: Browser;
@@ -28,9 +33,6 @@ describe('the playground in a browser', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}: install Debian's chromium package (.ci/run does), or set CHROMIUM_PATH`);
-    }
     tools = await startToolHttpServer();
     tools.route('/weather', (request) => ({
       ...(weatherGate ? { until: weatherGate } : { delayMs: 700 }),

@@ -1,17 +1,17 @@
 import { CLOSE_MARGIN_MS } from '../../src/runtime/run-main';
-import type { RunningWorker } from '../../src/runtime/start-worker';
 import { eventsOfTurn, startedAttempts, visibleStepTexts } from '../support/client-view';
+import { faultProcesses } from '../support/fault-processes';
 import { checkInvariants } from '../support/invariants';
 import { apiClient } from '../support/http';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis } from '../support/redis-server';
 import { startTestStack } from '../support/stack';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
-import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
+import { eventsOfType, scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
 /**
- * RELIABILITY.md case 5 and the API side of a deploy: SIGTERM to real worker and API
+ * docs/RELIABILITY.md case 5 and the API side of a deploy: SIGTERM to real worker and API
  * processes. A worker stops taking jobs, finishes what it can within SHUTDOWN_GRACE_MS, hands
  * the rest back and exits; an API process closes its websockets with 1012, and a client that
  * resubscribes elsewhere with `after` misses nothing. Even with Redis down, a stopping process
@@ -23,8 +23,7 @@ describe('graceful shutdown', () => {
   const EXIT_MARGIN_MS = 2_500;
   let server: ToolHttpServer;
   let harness: ToolTurnHarness;
-  const children: ServiceProcess[] = [];
-  const inProcess: RunningWorker[] = [];
+  const processes = faultProcesses(() => harness.stack);
 
   beforeAll(async () => {
     server = await startToolHttpServer();
@@ -48,26 +47,12 @@ describe('graceful shutdown', () => {
       },
     });
   });
-  afterEach(async () => {
-    await Promise.all(children.splice(0).map((child) => child.kill('SIGKILL')));
-    for (const worker of inProcess.splice(0)) await harness.stack.stopWorker(worker);
-  });
+  afterEach(() => processes.stopAll());
   afterAll(async () => {
     await harness.close();
     await server.close();
   });
 
-  const spawn = async (kind: 'api' | 'worker') => {
-    const child = await spawnService(kind, harness.stack.childEnv());
-    children.push(child);
-    return child;
-  };
-  /** A worker in this process: the ones that stay (only the ones that stop need to be real processes). */
-  const addWorker = async () => {
-    const worker = await harness.stack.addWorker();
-    inProcess.push(worker);
-    return worker;
-  };
   /** SIGTERM, and how long the process took to exit. */
   const terminate = async (child: ServiceProcess) => {
     const startedAt = Date.now();
@@ -77,7 +62,7 @@ describe('graceful shutdown', () => {
   const words = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`).join(' ');
 
   it('drains a worker on SIGTERM: what ends within the grace period finishes there, the rest is handed back at once', async () => {
-    const draining = await spawn('worker');
+    const draining = await processes.spawn('worker');
     const [shortConversation, longConversation] = [await harness.newConversation(), await harness.newConversation()];
     const shortClient = await harness.subscribe(shortConversation);
     const longClient = await harness.subscribe(longConversation);
@@ -100,7 +85,7 @@ describe('graceful shutdown', () => {
 
     // The long one was handed back unfinished; a new worker takes it from its start.
     expect((await harness.api.get(`/v1/turns/${long.turnId}`)).body.status).not.toBe('completed');
-    await addWorker();
+    await processes.addWorker();
     const longEvents = eventsOfTurn(await longClient.waitForTurnEnd(long.turnId), long.turnId);
     expect(longEvents.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
     expect(startedAttempts(longEvents)).toEqual([1, 2]);
@@ -113,7 +98,7 @@ describe('graceful shutdown', () => {
   });
 
   it('loses and duplicates nothing when every worker is replaced one by one under load', async () => {
-    const initial = await Promise.all([spawn('worker'), spawn('worker')]);
+    const initial = await Promise.all([processes.spawn('worker'), processes.spawn('worker')]);
     const turns = await Promise.all(
       Array.from({ length: 8 }, async (_, i) => {
         const conversationId = await harness.newConversation();
@@ -129,7 +114,7 @@ describe('graceful shutdown', () => {
 
     // A rolling restart: start a replacement, then stop an old one, for every worker.
     for (const old of initial) {
-      await addWorker();
+      await processes.addWorker();
       const { code, tookMs } = await terminate(old);
       expect(code).toBe(0);
       expect(tookMs).toBeLessThan(GRACE_MS + EXIT_MARGIN_MS);
@@ -160,12 +145,10 @@ describe('graceful shutdown', () => {
   });
 
   it('drains an API process: requests under way finish, SSE streams end after their last event, websockets close with 1012; a client resuming on another one misses nothing', async () => {
-    const leaving = await spawn('api');
-    await addWorker();
+    const leaving = await processes.spawn('api');
+    await processes.addWorker();
     const conversationId = await harness.newConversation();
-    const first = await TestWsClient.connect(leaving.url, { apiKey: harness.apiKey });
-    first.send({ type: 'subscribe', conversationId });
-    await first.waitFor((frame) => frame.type === 'subscribed');
+    const first = await TestWsClient.subscribed(leaving.url, { apiKey: harness.apiKey }, conversationId);
     const answer = words('gw', 120);
     const { turnId } = await harness.postTurn(conversationId, { text: answer, tokenDelayMs: 20 });
     await first.waitFor(() => eventsOfType(first.events(), 'text-delta').length >= 5);
@@ -206,16 +189,13 @@ describe('graceful shutdown', () => {
     });
     let redisDown = false;
     try {
-      const stranded = await spawnService('worker', stack.childEnv());
-      children.push(stranded);
+      const stranded = processes.track(await spawnService('worker', stack.childEnv()));
       const { apiKey } = await stack.createUser();
       const api = apiClient(stack.url, apiKey);
       const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-      const client = await TestWsClient.connect(stack.url, { apiKey });
-      client.send({ type: 'subscribe', conversationId });
-      await client.waitFor((frame) => frame.type === 'subscribed');
+      const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
       const answer = words('outage', 60);
-      const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: `[[scripted ${JSON.stringify({ text: answer, tokenDelayMs: 25 })}]]` })).body.turnId;
+      const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: answer, tokenDelayMs: 25 }) })).body.turnId;
       await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
 
       await redis.stop();

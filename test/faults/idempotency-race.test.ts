@@ -5,7 +5,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
 
 /**
- * RELIABILITY.md case 10, the fault flavour: a client that retries hard (a timeout, a flaky
+ * docs/RELIABILITY.md case 10, the fault flavour: a client that retries hard (a timeout, a flaky
  * proxy) sends the same request many times at once, through two API processes.
  */
 describe('one idempotency key posted many times at once through two API processes', () => {

@@ -32,7 +32,7 @@ interface Watcher {
 }
 
 /**
- * RELIABILITY.md case 34: load under faults. Two API processes and three workers on a private
+ * docs/RELIABILITY.md case 34: load under faults. Two API processes and three workers on a private
  * Redis with AOF; 100 websocket clients (the client library, which resumes by seq) follow ten
  * conversations, ten clients each, half on each gateway; 60 turns, long streamed answers and
  * answers after two parallel HTTP tool calls. Midway one worker is SIGKILLed while it runs a

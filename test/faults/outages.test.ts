@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { QueueEvents } from 'bullmq';
 import type { Client } from 'pg';
 import { turnJobId } from '../../src/queue/turn-queue';
@@ -7,11 +6,11 @@ import { checkInvariants } from '../support/invariants';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
 import { connectDirect, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/services';
+import { markedScripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startPostgresProxy, startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { TestWsClient } from '../support/ws-client';
 
-const scripted = (scenario: unknown) => `${randomBytes(4).toString('hex')} [[scripted ${JSON.stringify(scenario)}]]`;
 const FAULT_ENV = { LOCK_DURATION_MS: '2000', STALLED_INTERVAL_MS: '500' };
 
 /** Runs a request and measures how long it took to answer. */
@@ -21,7 +20,7 @@ async function timed<T>(request: () => Promise<T>): Promise<T & { elapsedMs: num
   return { ...response, elapsedMs: Date.now() - started };
 }
 
-/** RELIABILITY.md case 8, and the reconciler that makes it safe. */
+/** docs/RELIABILITY.md case 8, and the reconciler that makes it safe. */
 describe('Redis unreachable', () => {
   let redis: PrivateRedis;
   let stack: TestStack;
@@ -39,7 +38,7 @@ describe('Redis unreachable', () => {
     const { apiKey } = await stack.createUser('turn-reader');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'ok' }) });
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: 'ok' }) });
     const client = await TestWsClient.connect(stack.url, { apiKey });
     client.send({ type: 'subscribe', conversationId });
     await client.waitForTurnEnd(posted.body.turnId);
@@ -58,7 +57,7 @@ describe('Redis unreachable', () => {
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
     // A tool call, so that the turn needs the tool worker's connections back as well.
     const scenario = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'recorded while Redis was away' }] };
-    const body = { content: scripted(scenario), idempotencyKey: 'during-outage' };
+    const body = { content: markedScripted(scenario), idempotencyKey: 'during-outage' };
 
     await redis.stop();
 
@@ -136,11 +135,9 @@ describe('Redis or PostgreSQL that hangs', () => {
   /** Runs a turn with a tool call to its end: proves the API, both BullMQ workers and the gateway serve. */
   async function runToolTurn(apiKey: string, conversationId: string, turnId?: string): Promise<string> {
     const api = apiClient(stack.url, apiKey);
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     const scenario = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'five' }] };
-    const id = turnId ?? (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted(scenario) })).body.turnId;
+    const id = turnId ?? (await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario) })).body.turnId;
     const events = (await client.waitForTurnEnd(id)).filter((event) => event.turnId === id);
     client.close();
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish' });
@@ -155,7 +152,7 @@ describe('Redis or PostgreSQL that hangs', () => {
 
     redisProxy.freeze();
     // The rate limit and the enqueue each wait one command timeout.
-    const refused = await timed(() => api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted(scenario) }));
+    const refused = await timed(() => api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario) }));
     expect(refused).toMatchObject({ status: 503, body: { error: { code: 'unavailable' } } });
     expect(refused.headers.get('retry-after')).not.toBeNull();
     expect(refused.elapsedMs).toBeLessThan(2 * REDIS_TIMEOUT_MS + 1500);
@@ -206,14 +203,12 @@ describe('the reconciler at start', () => {
     const { apiKey } = await stack.createUser('reconcile');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'found again' }) });
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: 'found again' }) });
     expect(posted.status).toBe(202);
     const turnId = posted.body.turnId as string;
     expect(await stack.resources.turnQueue.remove(turnJobId(turnId))).toBe(1);
 
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     await stack.addWorker();
     const events = await client.waitForTurnEnd(turnId);
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish', turnId });
@@ -223,7 +218,7 @@ describe('the reconciler at start', () => {
   });
 });
 
-/** RELIABILITY.md case 9: PostgreSQL unreachable (a proxy cut) while a step streams and commits. */
+/** docs/RELIABILITY.md case 9: PostgreSQL unreachable (a proxy cut) while a step streams and commits. */
 describe('PostgreSQL down when a step commits', () => {
   let proxy: TcpProxy;
   let stack: TestStack;
@@ -253,10 +248,8 @@ describe('PostgreSQL down when a step commits', () => {
     const unseen = await stack.createUser('pg-outage-unseen');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
-    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text, tokenDelayMs: 15 }) });
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text, tokenDelayMs: 15 }) });
     const turnId = posted.body.turnId as string;
     const failedOnce = new Promise<void>((resolve) => {
       const onDelayed = ({ jobId }: { jobId: string }) => {
@@ -338,10 +331,8 @@ describe('PostgreSQL away for longer than a job retries', () => {
     const { apiKey } = await stack.createUser('long-outage');
     const api = apiClient(stack.url, apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
-    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'survives a long outage', tokenDelayMs: 50 }) });
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: 'survives a long outage', tokenDelayMs: 50 }) });
     const turnId = posted.body.turnId as string;
     await client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'text-delta');
 

@@ -5,11 +5,12 @@ import { connectRedis } from '../../src/redis/redis-connection';
 import { apiClient } from '../support/http';
 import { visibleStepTexts } from '../support/client-view';
 import { checkInvariants } from '../support/invariants';
+import { markedScripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
 
 /**
- * RELIABILITY.md cases 11–15: a provider that refuses, fails, cuts or stalls. Retries are
+ * docs/RELIABILITY.md cases 11–15: a provider that refuses, fails, cuts or stalls. Retries are
  * counted at the scripted model itself (the SDK must never retry on its own), the client's
  * view is rebuilt from the websocket events, and every test ends with the three invariants.
  */
@@ -106,12 +107,10 @@ describe('provider faults', () => {
     const created = await api.post('/v1/conversations', {});
     expect(created.status).toBe(201);
     const conversationId = created.body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     clients.push(client);
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
     const marker = `run-${randomBytes(6).toString('hex')}`;
-    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} [[scripted ${JSON.stringify(scenario)}]]` });
+    const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
     expect(posted.status).toBe(202);
     return { turnId: posted.body.turnId, conversationId, marker, client };
   }

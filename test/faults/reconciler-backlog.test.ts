@@ -5,7 +5,7 @@ import type { RedisClient } from '../../src/redis/redis-connection';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
- * RELIABILITY.md: Redis lost its data with a backlog of unfinished turns. Two workers'
+ * docs/RELIABILITY.md case 7: Redis lost its data with a backlog of unfinished turns. Two workers'
  * reconcilers share the work through their lock and a cursor: every turn without a job is
  * enqueued exactly once, in passes of bounded size, ceil(N / RECONCILE_MAX_TURNS_PER_PASS) of them.
  */

@@ -15,7 +15,7 @@ const toolTurn = (tag: string, text: string) => ({
 });
 
 /**
- * RELIABILITY.md case 33: Switchyard on a Redis Cluster of three masters (REDIS_CLUSTER_NODES),
+ * docs/RELIABILITY.md case 33: Switchyard on a Redis Cluster of three masters (REDIS_CLUSTER_NODES),
  * with real API and worker processes. Conversations' event logs spread over the masters (each
  * conversation's keys on its own slot), BullMQ's keys share the hash tag `{REDIS_PREFIX}`, and
  * gateways follow conversations with sharded pub/sub. Then the master serving the queues and a

@@ -3,15 +3,15 @@ import { apiClient } from '../support/http';
 import { followBatchEvents } from '../support/batch-events';
 import { checkInvariants } from '../support/invariants';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
+import { markedScripted, scripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
-import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
 const LONG_TEXT = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
 
 /**
- * RELIABILITY.md case 7: Redis comes back EMPTY (a restart without its data, a failover to a
+ * docs/RELIABILITY.md case 7: Redis comes back EMPTY (a restart without its data, a failover to a
  * replica that had nothing). PostgreSQL knows which turns are unfinished: the reconciler
  * re-enqueues each of them, each completes once, and the conversation's seqs continue from
  * PostgreSQL's `last_seq`.
@@ -45,7 +45,7 @@ describe('Redis comes back empty', () => {
     /** Posts a turn whose user message carries a marker, to count its provider requests. */
     const post = async (conversationId: string, scenario: unknown, extra: Record<string, unknown> = {}) => {
       const marker = `m-${randomBytes(6).toString('hex')}`;
-      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} [[scripted ${JSON.stringify(scenario)}]]`, ...extra });
+      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker), ...extra });
       expect(posted.status).toBe(202);
       return { turnId: posted.body.turnId as string, marker };
     };
@@ -57,9 +57,7 @@ describe('Redis comes back empty', () => {
 
     // A finished turn first, so that the conversation's last_seq in PostgreSQL is not 0.
     const streaming = await newConversation();
-    const watcher = await TestWsClient.connect(stack.url, { apiKey });
-    watcher.send({ type: 'subscribe', conversationId: streaming });
-    await watcher.waitFor((frame) => frame.type === 'subscribed');
+    const watcher = await TestWsClient.subscribed(stack.url, { apiKey }, streaming);
     const finished = await post(streaming, { text: 'first answer' });
     await watcher.waitForTurnEnd(finished.turnId);
     const lastSeqBefore = (await api.get(`/v1/conversations/${streaming}`)).body.lastSeq as number;

@@ -1,16 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
+import { markedScripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
 
-const scripted = (scenario: unknown) => `${randomBytes(4).toString('hex')} [[scripted ${JSON.stringify(scenario)}]]`;
 const LONG_TEXT = Array.from({ length: 100 }, (_, i) => `part${i}`).join(' ');
 
 /**
- * RELIABILITY.md case 6: Redis restarts with its data (AOF). Real API and worker processes
+ * docs/RELIABILITY.md case 6: Redis restarts with its data (AOF). Real API and worker processes
  * must reconnect by themselves, the turn in flight must complete, and no job may be stuck.
  */
 describe('Redis restarts with its data', () => {
@@ -36,10 +35,8 @@ describe('Redis restarts with its data', () => {
     const { apiKey } = await stack.createUser('restart');
     const http = apiClient(api.url, apiKey);
     const conversationId = (await http.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(api.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
-    const inFlight = (await http.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: LONG_TEXT, tokenDelayMs: 15 }) })).body.turnId as string;
+    const client = await TestWsClient.subscribed(api.url, { apiKey }, conversationId);
+    const inFlight = (await http.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: LONG_TEXT, tokenDelayMs: 15 }) })).body.turnId as string;
     await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
 
     await redis.restart();
@@ -65,7 +62,7 @@ describe('Redis restarts with its data', () => {
         client.send({ type: 'subscribe', conversationId: id });
         await client.waitFor((frame) => frame.type === 'subscribed' && frame.conversationId === id);
         const scenario = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: `${n}+${n}` } }] }, { text: `answer ${n}` }] };
-        const posted = await http.post(`/v1/conversations/${id}/turns`, { content: scripted(scenario) });
+        const posted = await http.post(`/v1/conversations/${id}/turns`, { content: markedScripted(scenario) });
         expect(posted.status).toBe(202);
         return posted.body.turnId as string;
       }),

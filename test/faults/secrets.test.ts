@@ -15,7 +15,7 @@ const TOOL_SECRET = planted('tool');
 const ADMIN_TOKEN = planted('admin');
 
 /**
- * RELIABILITY.md case 26: secrets in the provider key, a user's API key and a tool header never
+ * docs/RELIABILITY.md case 26: secrets in the provider key, a user's API key and a tool header never
  * reach any process's logs (debug level), Redis (job data included) or PostgreSQL (keys only as
  * a SHA-256); a revoked key stops working at once. The API and the worker are real processes.
  */
@@ -59,10 +59,8 @@ describe('secrets', () => {
   it('keeps every planted secret out of the logs, Redis and PostgreSQL while the service uses them', async () => {
     const client = apiClient(api.url, user.apiKey);
     const conversationId = (await client.post('/v1/conversations', {})).body.id as string;
-    const ws = await TestWsClient.connect(api.url, { apiKey: user.apiKey });
+    const ws = await TestWsClient.subscribed(api.url, { apiKey: user.apiKey }, conversationId);
     clients.push(ws);
-    ws.send({ type: 'subscribe', conversationId });
-    await ws.waitFor((frame) => frame.type === 'subscribed');
     const post = async (scenario: unknown, conversation = conversationId) => {
       const posted = await client.post(`/v1/conversations/${conversation}/turns`, { content: `please ${scripted(scenario)}` });
       expect(posted.status).toBe(202);

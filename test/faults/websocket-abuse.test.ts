@@ -10,7 +10,7 @@ const HEARTBEAT_MS = 400;
 const MAX_FRAME_BYTES = 64 * 1024;
 
 /**
- * RELIABILITY.md cases 20 (frames over the limit, floods), 23 (a client that stops reading) and
+ * docs/RELIABILITY.md cases 20 (frames over the limit, floods), 23 (a client that stops reading) and
  * 24 (a peer that vanishes without closing), against real sockets.
  */
 describe('websocket abuse', () => {

@@ -1,59 +1,38 @@
-import type { RunningWorker } from '../../src/runtime/start-worker';
 import { eventsOfTurn, startedAttempts, visibleStepTexts } from '../support/client-view';
+import { faultProcesses } from '../support/fault-processes';
 import { checkInvariants } from '../support/invariants';
-import { spawnService, type ServiceProcess } from '../support/processes';
 import { TEST_REDIS_URL } from '../support/services';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
+import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /**
- * RELIABILITY.md cases 1–4: real worker processes killed (SIGKILL) or stopped (SIGSTOP) in the
+ * docs/RELIABILITY.md cases 1–4: real worker processes killed (SIGKILL) or stopped (SIGSTOP) in the
  * middle of a turn. Short locks (2 s, stall checks every 500 ms) so that a dead worker's job is
  * taken back within seconds.
  */
 describe('worker crashes', () => {
   let server: ToolHttpServer;
   let harness: ToolTurnHarness;
-  const children: ServiceProcess[] = [];
-  const inProcess: RunningWorker[] = [];
+  const processes = faultProcesses(() => harness.stack);
 
   beforeAll(async () => {
     server = await startToolHttpServer();
-    const tool = (name: string) => ({
-      name,
-      description: `${name} tool`,
-      url: `${server.url}/${name}`,
-      inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } },
-      timeoutMs: 30_000,
-      retries: 0,
-    });
+    const tool = (name: string) => httpToolEntry(server.url, name, { timeoutMs: 30_000, retries: 0 }, 'amount');
     harness = await startToolTurnHarness({
       workers: 0,
       env: { LOCK_DURATION_MS: '2000', STALLED_INTERVAL_MS: '500' },
       toolFiles: { 'tools.json': { tools: [tool('charge'), tool('record')] } },
     });
   });
-  afterEach(async () => {
-    await Promise.all(children.splice(0).map((child) => child.kill('SIGKILL')));
-    for (const worker of inProcess.splice(0)) await harness.stack.stopWorker(worker);
-  });
+  afterEach(() => processes.stopAll());
   afterAll(async () => {
     await harness.close();
     await server.close();
   });
 
-  const spawnWorker = async (env: Record<string, string> = {}) => {
-    const child = await spawnService('worker', harness.stack.childEnv(env));
-    children.push(child);
-    return child;
-  };
   /** The worker that survives: in this process, started just before the other one dies. */
-  const addSurvivor = async () => {
-    const worker = await harness.stack.addWorker();
-    inProcess.push(worker);
-    return worker;
-  };
+  const addSurvivor = () => processes.addWorker();
   const firstOf = (turnId: string, type: string) => (frame: any) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === type;
   const assistantMessages = async (conversationId: string, turnId: string) =>
     ((await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as any[]).filter(
@@ -61,7 +40,7 @@ describe('worker crashes', () => {
     );
 
   it('finishes a turn whose worker was killed mid-stream on another worker; clients drop the dead attempt (case 1)', async () => {
-    const victim = await spawnWorker();
+    const victim = await processes.spawn('worker');
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
     const answer = 'the second attempt says this, once';
@@ -88,7 +67,7 @@ describe('worker crashes', () => {
     let charges = 0;
     // The first request is the side effect whose answer the dying worker never gets.
     server.route('/charge', () => (++charges === 1 ? { hang: true } : { body: { charged: 5, receipt: `r-${charges}` } }));
-    const victim = await spawnWorker();
+    const victim = await processes.spawn('worker');
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
     const before = server.requests.length;
@@ -131,8 +110,7 @@ describe('worker crashes', () => {
       redisProxy.cut();
       return { body: { recorded: 'once' } };
     });
-    const victim = await spawnService('worker', harness.stack.childEnv({ REDIS_URL: redisProxy.urlFor(TEST_REDIS_URL) }));
-    children.push(victim);
+    const victim = await processes.spawn('worker', { REDIS_URL: redisProxy.urlFor(TEST_REDIS_URL) });
     try {
       const conversationId = await harness.newConversation();
       const client = await harness.subscribe(conversationId);
@@ -180,7 +158,7 @@ describe('worker crashes', () => {
 
   it('ends a turn whose workers die more often than MAX_STALLED_COUNT allows with a visible stalled error (case 3)', async () => {
     // A job survives one lost worker, not two.
-    const spawnFragileWorker = () => spawnWorker({ MAX_STALLED_COUNT: '1' });
+    const spawnFragileWorker = () => processes.spawn('worker', { MAX_STALLED_COUNT: '1' });
     const first = await spawnFragileWorker();
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
@@ -207,7 +185,7 @@ describe('worker crashes', () => {
   });
 
   it('fences off a worker stopped past its lock: another worker finishes the turn and the stale one writes nothing (case 4)', async () => {
-    const stale = await spawnWorker();
+    const stale = await processes.spawn('worker');
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
     const staleText = Array.from({ length: 150 }, (_, i) => `stale${i}`).join(' ');

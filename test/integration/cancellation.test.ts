@@ -1,4 +1,4 @@
-import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
+import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 import type { TestWsClient } from '../support/ws-client';
 
@@ -20,14 +20,7 @@ describe('cancellation and interrupts', () => {
   beforeAll(async () => {
     server = await startToolHttpServer();
     server.route('/stuck', { hang: true });
-    const tool = (name: string) => ({
-      name,
-      description: `${name} tool`,
-      url: `${server.url}/${name}`,
-      inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
-      timeoutMs: 30_000,
-      retries: 0,
-    });
+    const tool = (name: string) => httpToolEntry(server.url, name, { timeoutMs: 30_000, retries: 0 });
     harness = await startToolTurnHarness({
       env: { WORKER_CONCURRENCY: '1' },
       toolFiles: { 'tools.json': { tools: [tool('stuck'), tool('record')] } },

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { dashboardTargets, type DashboardTarget } from '../support/dashboard-targets';
 import { apiClient } from '../support/http';
 import { spawnService, type ServiceProcess } from '../support/processes';
-import { configForTargets, findPrometheus, startPrometheus, type PrometheusSample, type PrometheusServer } from '../support/prometheus';
+import { configForTargets, prometheusMissing, startPrometheus, type PrometheusSample, type PrometheusServer } from '../support/prometheus';
+import { describeNeeding } from '../support/required-programs';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
@@ -18,7 +19,7 @@ const SETTLE_MS = 60_000;
  * with the deployment's own scrape configuration (only its targets replaced), a short load with
  * parallel tool calls and failures, then every query of every panel must return data.
  */
-describe('the dashboard on a real Prometheus', () => {
+describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () => {
   let tools: ToolHttpServer;
   let stack: TestStack;
   let api: ServiceProcess;
@@ -26,8 +27,6 @@ describe('the dashboard on a real Prometheus', () => {
   let prometheus: PrometheusServer;
 
   beforeAll(async () => {
-    // First, so that a machine without it fails here saying what to install.
-    findPrometheus();
     tools = await startToolHttpServer();
     tools.route('/broken', { status: 500, body: 'always broken' });
     const toolsDir = await writeToolsDir({

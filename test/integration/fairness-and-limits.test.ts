@@ -32,10 +32,8 @@ describe('fairness and limits', () => {
     for (const client of clients) client.close();
   });
   const watch = async (baseUrl: string, apiKey: string, conversationId: string) => {
-    const client = await TestWsClient.connect(baseUrl, { apiKey });
+    const client = await TestWsClient.subscribed(baseUrl, { apiKey }, conversationId);
     clients.push(client);
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
     return client;
   };
 

@@ -8,7 +8,7 @@ const ALLOWED_ORIGIN = 'https://app.example.test';
 const TWO_MB = 2 * 1024 * 1024;
 
 /**
- * RELIABILITY.md case 21 (credentials and Origin, refused before the upgrade) and case 25 (bad
+ * docs/RELIABILITY.md case 21 (credentials and Origin, refused before the upgrade) and case 25 (bad
  * input is a JSON 400/413/415, never a 500), on the default MAX_BODY_BYTES.
  */
 describe('websocket handshakes and bad input', () => {
@@ -223,7 +223,7 @@ describe('websocket handshakes and bad input', () => {
   });
 });
 
-/** RELIABILITY.md case 20 at the handshake: a websocket is paid for like a request, and held within a cap per key. */
+/** docs/RELIABILITY.md case 20 at the handshake: a websocket is paid for like a request, and held within a cap per key. */
 describe('websocket handshakes within the per-user rate and the per-key connection cap', () => {
   const refusal = async (handshake: ReturnType<typeof rawHandshake>) => {
     const answer = await handshake;

@@ -4,7 +4,7 @@ import { writeToolsDir } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
-/** RELIABILITY.md case 22: another user's conversation or turn is a 404 on every path, and leaks no event. */
+/** docs/RELIABILITY.md case 22: another user's conversation or turn is a 404 on every path, and leaks no event. */
 describe('isolation between users', () => {
   let stack: TestStack;
   let aliceKey: string;

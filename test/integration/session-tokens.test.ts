@@ -38,9 +38,7 @@ describe('POST /v1/session-tokens', () => {
     expect((await session.get(`/v1/conversations/${conversationId}`)).status).toBe(200);
     expect((await session.get(`/v1/turns/${turnId}`)).status).toBe(200);
     const { ticket } = (await session.post('/v1/ws-tickets')).body;
-    const socket = await TestWsClient.connect(stack.url, { ticket });
-    socket.send({ type: 'subscribe', conversationId });
-    await socket.waitFor((frame) => frame.type === 'subscribed');
+    const socket = await TestWsClient.subscribed(stack.url, { ticket }, conversationId);
     expect((await session.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
 
     for (const [method, path] of [['POST', '/v1/conversations'], ['POST', `/v1/conversations/${conversationId}/turns`], ['POST', '/v1/session-tokens'], ['GET', '/v1/tools']] as const) {

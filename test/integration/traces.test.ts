@@ -36,9 +36,7 @@ describe('traces', () => {
     const { apiKey } = await stack.createUser('traced');
     const http = apiClient(api!.url, apiKey);
     const conversationId = (await http.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(api!.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(api!.url, { apiKey }, conversationId);
     return { http, conversationId, client };
   }
 

@@ -1,8 +1,7 @@
 import { apiClient } from '../support/http';
+import { scripted } from '../support/scripted';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
-
-const scripted = (scenario: unknown) => `[[scripted ${JSON.stringify(scenario)}]]`;
 
 describe('the turn pipeline', () => {
   let stack: TestStack;
@@ -24,9 +23,7 @@ describe('the turn pipeline', () => {
 
   it('streams text to a websocket client and stores the same text', async () => {
     const conversationId = await newConversation({ title: 't', system: 'be brief' });
-    const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey: aliceKey }, conversationId);
 
     const text = 'The quick brown fox jumps over the lazy dog, twice: the quick brown fox.';
     const posted = await alice.post(`/v1/conversations/${conversationId}/turns`, { content: `hi ${scripted({ text })}` });
@@ -59,9 +56,7 @@ describe('the turn pipeline', () => {
 
   it('gives a client that reconnects with `after` every event exactly once', async () => {
     const conversationId = await newConversation();
-    const first = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
-    first.send({ type: 'subscribe', conversationId });
-    await first.waitFor((frame) => frame.type === 'subscribed');
+    const first = await TestWsClient.subscribed(stack.url, { apiKey: aliceKey }, conversationId);
     const posted = await alice.post(`/v1/conversations/${conversationId}/turns`, {
       content: scripted({ tokens: 200, tokenDelayMs: 2 }),
     });
@@ -101,9 +96,7 @@ describe('the turn pipeline', () => {
 
   it('rejects a second turn while one runs, and runs an enqueued one after it', async () => {
     const conversationId = await newConversation();
-    const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey: aliceKey }, conversationId);
     const first = await alice.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ tokens: 30, tokenDelayMs: 5 }) });
     await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'turn-start');
 
@@ -131,9 +124,7 @@ describe('the turn pipeline', () => {
 
   it('ends a turn the provider refuses with a readable turn-error', async () => {
     const conversationId = await newConversation();
-    const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey: aliceKey }, conversationId);
     const posted = await alice.post(`/v1/conversations/${conversationId}/turns`, {
       content: scripted({ error: { status: 400, message: 'context length exceeded' } }),
     });
@@ -167,9 +158,7 @@ describe('the turn pipeline', () => {
 
   it('cancels a running turn', async () => {
     const conversationId = await newConversation();
-    const client = await TestWsClient.connect(stack.url, { apiKey: aliceKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey: aliceKey }, conversationId);
     const posted = await alice.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ tokens: 2000, tokenDelayMs: 5 }) });
     await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
     const cancelled = await alice.post(`/v1/turns/${posted.body.turnId}/cancel`);

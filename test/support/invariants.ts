@@ -8,7 +8,7 @@ export interface ToolExecution {
 }
 
 /**
- * The checks every fault test ends with (RELIABILITY.md): every turn reached a final state;
+ * The checks every fault test ends with (docs/RELIABILITY.md): every turn reached a final state;
  * each committed step of a turn has exactly one assistant message; no tool call whose result
  * was stored ran again after that, and every stored result of an HTTP tool came from an
  * execution the tool saw (`toolExecutions` is required: a test whose turns run no HTTP tool

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { closedPort } from './ports';
+import { findExecutable, missingProgram } from './required-programs';
 
 /**
  * A real Prometheus for tests: Debian's `prometheus` binary with a configuration, a data
@@ -27,22 +27,15 @@ export interface PrometheusSample {
   value: [number, string];
 }
 
-export const PROMETHEUS_MISSING =
-  'prometheus is not installed: apt-get install -y --no-install-recommends prometheus (bash .ci/run installs it when missing)';
+/** Why a test cannot run Prometheus here, saying how to install it; undefined when it can. */
+export const prometheusMissing = () =>
+  missingProgram('prometheus', 'apt-get install -y --no-install-recommends prometheus (bash .ci/run installs it when missing)');
 
 /** The `prometheus` executable on PATH (Debian puts it in /usr/bin); throws saying how to install it. */
 export function findPrometheus(): string {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin', '/usr/local/bin'];
-  for (const dir of dirs) {
-    const candidate = path.join(dir, 'prometheus');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  throw new Error(PROMETHEUS_MISSING);
+  const binary = findExecutable('prometheus');
+  if (!binary) throw new Error(prometheusMissing());
+  return binary;
 }
 
 /**

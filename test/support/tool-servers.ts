@@ -182,6 +182,20 @@ export async function writeToolsDir(files: Record<string, unknown>): Promise<str
   return dir;
 }
 
+/**
+ * A tools-file entry for the http tool `name`, served at `${serverUrl}/${name}` and taking one
+ * integer argument, `field`.
+ */
+export function httpToolEntry(serverUrl: string, name: string, settings: { timeoutMs: number; retries: number }, field = 'n') {
+  return {
+    name,
+    description: `${name} tool`,
+    url: `${serverUrl}/${name}`,
+    inputSchema: { type: 'object', properties: { [field]: { type: 'integer' } } },
+    ...settings,
+  };
+}
+
 /** The mcp.json entry for @modelcontextprotocol/server-everything over stdio. */
 export function everythingServerEntry(env: Record<string, string> = {}): { command: string; args: string[]; env: Record<string, string> } {
   const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');

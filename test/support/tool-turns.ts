@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { apiClient } from './http';
+import { markedScripted, scripted } from './scripted';
 import { startTestStack, type TestStack, type TestStackOptions } from './stack';
 import { writeToolsDir } from './tool-servers';
 import { TestWsClient } from './ws-client';
 
-/** A user message that makes the scripted model follow `scenario`. */
-export const scripted = (scenario: unknown) => `[[scripted ${JSON.stringify(scenario)}]]`;
+export { scripted };
 
 /** One turn driven to its end over the API and a websocket client. */
 export interface TurnRun {
@@ -64,17 +64,13 @@ export async function startToolTurnHarness(
       return created.body.id as string;
     },
     async subscribe(conversationId, after) {
-      const client = await TestWsClient.connect(stack.url, { apiKey });
+      const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId, after);
       clients.push(client);
-      client.send({ type: 'subscribe', conversationId, ...(after !== undefined ? { after } : {}) });
-      await client.waitFor((frame) => frame.type === 'subscribed' || frame.type === 'error');
-      const error = client.frames.find((frame) => frame.type === 'error');
-      if (error) throw new Error(`subscribe failed: ${JSON.stringify(error)}`);
       return client;
     },
     async postTurn(conversationId, scenario, body = {}) {
       const marker = `run-${randomBytes(6).toString('hex')}`;
-      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: `${marker} ${scripted(scenario)}`, ...body });
+      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker), ...body });
       if (posted.status !== 202) throw new Error(`posting a turn answered ${posted.status}: ${JSON.stringify(posted.body)}`);
       return { turnId: posted.body.turnId as string, marker };
     },

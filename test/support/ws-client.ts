@@ -43,6 +43,19 @@ export class TestWsClient {
     });
   }
 
+  /**
+   * Connects and subscribes to `conversationId` (from `after` when given); resolves once the
+   * subscription is confirmed, and throws when it is refused.
+   */
+  static async subscribed(baseUrl: string, auth: { apiKey?: string; ticket?: string }, conversationId: string, after?: number): Promise<TestWsClient> {
+    const client = await TestWsClient.connect(baseUrl, auth);
+    client.send({ type: 'subscribe', conversationId, ...(after !== undefined ? { after } : {}) });
+    await client.waitFor((frame) => frame.type === 'subscribed' || frame.type === 'error');
+    const error = client.frames.find((frame) => frame.type === 'error');
+    if (error) throw new Error(`subscribe failed: ${JSON.stringify(error)}`);
+    return client;
+  }
+
   send(frame: unknown): void {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }

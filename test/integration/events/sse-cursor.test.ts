@@ -20,9 +20,7 @@ describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', (
   /** A turn, run to its end, with `tokens` text deltas; its conversation's last seq. */
   async function finishedTurn(tokens: number): Promise<{ turnId: string; lastSeq: number }> {
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const client = await TestWsClient.connect(stack.url, { apiKey });
-    client.send({ type: 'subscribe', conversationId });
-    await client.waitFor((frame) => frame.type === 'subscribed');
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ tokens, tokenDelayMs: 5 }) })).body.turnId as string;
     const events = await client.waitForTurnEnd(turnId);
     client.close();

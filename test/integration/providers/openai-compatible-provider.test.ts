@@ -2,6 +2,7 @@ import { createOpenAiCompatibleProvider } from '../../../src/providers/openai-co
 import type { ModelProvider, ProviderChunk } from '../../../src/providers/model-provider';
 import { ProviderError } from '../../../src/providers/provider-error';
 import { startScriptedModel, type ScriptedModel } from '../../../src/scripted-model/scripted-model-server';
+import { markedScripted } from '../../support/scripted';
 
 /** The adapter alone against the scripted model over HTTP: what a stream ends as, and what reaches the model. */
 describe('the OpenAI-compatible provider', () => {
@@ -18,7 +19,7 @@ describe('the OpenAI-compatible provider', () => {
 
   const request = (scenario: unknown, marker = `m-${Math.random().toString(36).slice(2)}`) => ({
     model: 'scripted',
-    messages: [{ role: 'user' as const, content: `${marker} [[scripted ${JSON.stringify(scenario)}]]` }],
+    messages: [{ role: 'user' as const, content: markedScripted(scenario, marker) }],
   });
   const requestsWith = (marker: string) => scripted.requests.filter((recorded) => JSON.stringify(recorded.body).includes(marker));
 

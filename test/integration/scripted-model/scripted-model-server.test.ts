@@ -1,8 +1,7 @@
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { startScriptedModel, type ScriptedModel } from '../../../src/scripted-model/scripted-model-server';
-
-const scripted = (scenario: unknown) => `[[scripted ${JSON.stringify(scenario)}]]`;
+import { scripted } from '../../support/scripted';
 
 async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
   const chunks: ChatCompletionChunk[] = [];

@@ -1,4 +1,4 @@
-import { startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
+import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 
 /**
@@ -19,13 +19,7 @@ describe('parallel tool jobs with retries', () => {
     server.route('/broken', { status: 500, body: 'always broken' });
     server.route('/hang', { hang: true });
     server.route('/stuck', { hang: true });
-    const tool = (name: string, extra: Record<string, unknown>) => ({
-      name,
-      description: `${name} tool`,
-      url: `${server.url}/${name}`,
-      inputSchema: { type: 'object', properties: { n: { type: 'integer' } } },
-      ...extra,
-    });
+    const tool = (name: string, settings: { timeoutMs: number; retries: number }) => httpToolEntry(server.url, name, settings);
     harness = await startToolTurnHarness({
       toolFiles: {
         'tools.json': {

@@ -1,7 +1,7 @@
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../../../src/scripted-model/chat-request-schema';
 import { chooseStep, type ChooseStepInput } from '../../../src/scripted-model/choose-step';
+import { scripted } from '../../support/scripted';
 
-const scripted = (scenario: unknown) => `[[scripted ${JSON.stringify(scenario)}]]`;
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 const callRound = (id: string, name: string, result: string): ChatMessage[] => [
   { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: '{}' } }] },
