@@ -40,6 +40,18 @@ const DONE: ToolJobOutcome = { kind: 'done' };
 /** Before a tool's retry n (1, 2, …): 500 ms, doubling. */
 export const toolRetryDelayMs = (retry: number) => 500 * 2 ** (retry - 1);
 
+/** What the worker gives one attempt: the job's abort signal, its log and its span. */
+export interface ToolJobContext {
+  /** Aborted when the job's turn is cancelled or its worker gives it up (see ToolJobAbortedError). */
+  signal: AbortSignal;
+  /** Called each time a state write waits for PostgreSQL or Redis to come back. */
+  onWait?: (error: unknown) => void;
+  /** Bound to the job's ids (turnId and toolCallId, or invocationId); the call's lines add the rest. */
+  logger: Logger;
+  /** This execution's execute_tool span. */
+  span?: Span;
+}
+
 /**
  * One attempt of a tool job. A call with a stored result is never executed again; an outcome
  * is stored before it is announced. A tool's `retries` are for its own failures: they are
@@ -48,15 +60,6 @@ export const toolRetryDelayMs = (retry: number) => 500 * 2 ** (retry - 1);
  * PostgreSQL rather than fail the job (a result once had is stored, never re-earned by
  * running the tool again). Throws only when the attempt was aborted or a store stayed away.
  */
-export interface ToolJobContext {
-  signal: AbortSignal;
-  onWait?: (error: unknown) => void;
-  /** Bound to the job's ids (turnId and toolCallId, or invocationId); the call's lines add the rest. */
-  logger: Logger;
-  /** This execution's execute_tool span. */
-  span?: Span;
-}
-
 export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: ToolJobContext): Promise<ToolJobOutcome> {
   const { signal } = context;
   if (data.kind === 'client-timeout') {
