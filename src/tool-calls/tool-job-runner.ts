@@ -3,21 +3,18 @@ import type { Logger } from 'pino';
 import { waitOutOutage } from '../errors/wait-out-outage';
 import type { Metrics } from '../metrics/metrics';
 import type { ToolJobData } from '../queue/tool-queue';
-import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
 import type { ToolInvocationsRepository } from '../store/tool-invocations-repository';
-import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolCallContext, ToolOutcome, ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';
-import { toolResultEvent } from './tool-messages';
-import { TurnEvents, type EventAppender } from '../event-log/turn-events';
+import { invocationExecution } from './invocation-execution';
+import { decideAfterAttempt } from './tool-attempt-decision';
+import type { SettledTool, ToolExecutionKind } from './tool-execution-kind';
+import { turnCallExecution } from './turn-call-execution';
 import { describeToolCall, recordToolOutcome } from '../tracing/tool-span';
 
 export interface ToolJobDeps extends ClientToolAnswerDeps {
   invocations: ToolInvocationsRepository;
-  turns: TurnsRepository;
-  toolCalls: ToolCallsRepository;
   tools: ToolRegistry;
-  eventLog: EventAppender;
   metrics: Pick<Metrics, 'toolCalls' | 'toolAttempts' | 'toolDuration' | 'toolLabel'>;
 }
 
@@ -37,19 +34,11 @@ export type ToolJobOutcome = { kind: 'done' } | { kind: 'retry'; delayMs: number
 
 const DONE: ToolJobOutcome = { kind: 'done' };
 
-/** Before a tool's retry n (1, 2, …): 500 ms, doubling. */
-export const toolRetryDelayMs = (retry: number) => 500 * 2 ** (retry - 1);
-
-/**
- * One attempt of a tool job. A call with a stored result is never executed again; an outcome
- * is stored before it is announced. A tool's `retries` are for its own failures: they are
- * counted on the call (its `attempts`), not in the job's attempts, which are left for
- * Switchyard's own trouble; and the state writes around an execution wait out an outage of
- * PostgreSQL rather than fail the job (a result once had is stored, never re-earned by
- * running the tool again). Throws only when the attempt was aborted or a store stayed away.
- */
+/** What the worker gives one attempt: the job's abort signal, its log and its span. */
 export interface ToolJobContext {
+  /** Aborted when the job's turn is cancelled or its worker gives it up (see ToolJobAbortedError). */
   signal: AbortSignal;
+  /** Called each time a state write waits for PostgreSQL or Redis to come back. */
   onWait?: (error: unknown) => void;
   /** Bound to the job's ids (turnId and toolCallId, or invocationId); the call's lines add the rest. */
   logger: Logger;
@@ -57,85 +46,77 @@ export interface ToolJobContext {
   span?: Span;
 }
 
+/**
+ * One attempt of a tool job: a turn's call or a direct invocation, each executed by the one
+ * lifecycle of {@link runExecution}; or the timeout of a client tool's call, which executes
+ * nothing and settles the call as no client answered it.
+ */
 export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: ToolJobContext): Promise<ToolJobOutcome> {
-  const { signal } = context;
-  if (data.kind === 'client-timeout') {
-    const call = await deps.toolCalls.get(data.turnId, data.toolCallId);
-    const timeoutMs = call ? deps.tools.get(call.name)?.timeoutMs : undefined;
-    await answerClientToolCall(deps, {
-      userId: null,
-      turnId: data.turnId,
-      toolCallId: data.toolCallId,
-      answer: { error: { code: 'timeout', message: `no client answered within ${timeoutMs ?? 'the'} ms` } },
-      attempts: 0,
-    });
-    return DONE;
+  switch (data.kind) {
+    case 'run-tool':
+      return runExecution(deps, turnCallExecution(deps, { turnId: data.turnId, toolCallId: data.toolCallId }), context);
+    case 'invoke':
+      return runExecution(deps, invocationExecution(deps, data.invocationId), context);
+    case 'client-timeout':
+      await timeOutClientCall(deps, data);
+      return DONE;
   }
-
-  if (data.kind === 'invoke') return runInvocation(deps, data.invocationId, context);
-
-  const running = await waitOutOutage(() => deps.toolCalls.markRunning(data.turnId, data.toolCallId), context);
-  if (!running) {
-    recordToolOutcome(context.span, 'already_settled');
-    await announceAgainIfUnseen(deps, data);
-    return DONE;
-  }
-  const tool = deps.tools.get(running.name);
-  describeToolCall(context.span, { toolName: running.name, toolCallId: data.toolCallId, kind: tool?.kind, attempts: running.attempts });
-  const log = context.logger.child({ conversationId: running.conversationId, step: running.step });
-  const call = { tool: running.name, attempt: running.attempts };
-  log.info(call, 'tool call started');
-  const startedAt = performance.now();
-  const outcome = await execute(deps, running.name, running.args, {
-    turnId: data.turnId,
-    toolCallId: data.toolCallId,
-    attempt: running.attempts,
-    signal,
-  });
-  const durationMs = Math.round(performance.now() - startedAt);
-  if (signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(signal.reason)}`);
-  const retry = retryOf(outcome, running.attempts, tool?.retries ?? 0);
-  recordToolOutcome(context.span, retry ? 'retry' : outcome.ok ? 'succeeded' : 'failed', outcome.ok ? undefined : outcome.error.code);
-  if (retry) {
-    log.warn({ ...call, durationMs, error: retry.error?.code, reason: retry.error?.message, retryInMs: retry.delayMs }, 'tool call failed; it runs again');
-    return retry;
-  }
-  const settled = await waitOutOutage(() => deps.toolCalls.settle(data.turnId, data.toolCallId, settlementOf(outcome)), context);
-  if (!settled) return DONE;
-  log.info({ ...call, durationMs, status: settled.status, error: settled.error?.code }, 'tool call finished');
-  deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
-  await announceResult(deps, settled);
-  return DONE;
 }
 
 /**
- * A direct invocation: the same attempt, retry and outage rules as a turn's call. Its
- * downstream Idempotency-Key is `<invocationId>:invoke`, and the id is derived from the
- * caller's Idempotency-Key, so a repeat of the request reaches the tool with the same key.
+ * One execution of a tool, whatever its kind (a turn's call, a direct invocation):
+ * 1. Mark the record running, which counts the attempt on it. A settled record is never
+ *    executed again: the kind announces it again if it may have gone unseen, and the job is done.
+ * 2. Name the span after the tool and log the start.
+ * 3. Execute the tool, counted and timed by tool, bounded by its timeout and the job's signal,
+ *    with the kind's ids (an http tool's Idempotency-Key, the same on every attempt).
+ * 4. An aborted attempt throws ToolJobAbortedError: its outcome is not the call's.
+ * 5. A retryable failure with retries left is handed back as a retry, stored nowhere. A tool's
+ *    `retries` are counted on its record (`attempts`), not in the job's attempts, which are left
+ *    for Switchyard's own trouble.
+ * 6. Store the outcome, unless one is stored already (a cancel came first): then that one stands.
+ * 7. Announce it, once it is stored.
+ * The writes of steps 1 and 6 wait out an outage of PostgreSQL rather than fail the job: a result
+ * once had is stored, never re-earned by running the tool again. Throws only when the attempt was
+ * aborted or a store stayed away.
  */
-async function runInvocation(deps: ToolJobDeps, invocationId: string, context: ToolJobContext): Promise<ToolJobOutcome> {
-  const running = await waitOutOutage(() => deps.invocations.markRunning(invocationId), context);
+async function runExecution<Settled extends SettledTool>(
+  deps: ToolJobDeps,
+  kind: ToolExecutionKind<Settled>,
+  context: ToolJobContext,
+): Promise<ToolJobOutcome> {
+  const running = await waitOutOutage(() => kind.markRunning(), context);
   if (!running) {
     recordToolOutcome(context.span, 'already_settled');
+    await kind.announceAgain();
     return DONE;
   }
+
   const tool = deps.tools.get(running.toolName);
-  describeToolCall(context.span, { toolName: running.toolName, kind: tool?.kind, attempts: running.attempts });
-  const outcome = await execute(deps, running.toolName, running.params, {
-    turnId: invocationId,
-    toolCallId: 'invoke',
-    attempt: running.attempts,
-    signal: context.signal,
-  });
+  describeToolCall(context.span, { toolName: running.toolName, toolCallId: running.toolCallId, kind: tool?.kind, attempts: running.attempts });
+  const log = context.logger.child(running.logFields);
+  const call = { tool: running.toolName, attempt: running.attempts };
+  log.info(call, 'tool call started');
+
+  const startedAt = performance.now();
+  const outcome = await execute(deps, running.toolName, running.args, { ...kind.ids, attempt: running.attempts, signal: context.signal });
+  const durationMs = Math.round(performance.now() - startedAt);
+
   if (context.signal.aborted) throw new ToolJobAbortedError(`the attempt was aborted: ${String(context.signal.reason)}`);
-  const retry = retryOf(outcome, running.attempts, tool?.retries ?? 0);
-  recordToolOutcome(context.span, retry ? 'retry' : outcome.ok ? 'succeeded' : 'failed', outcome.ok ? undefined : outcome.error.code);
-  if (retry) {
-    const failure = { error: retry.error?.code, reason: retry.error?.message, retryInMs: retry.delayMs };
-    context.logger.warn({ tool: running.toolName, attempt: running.attempts, ...failure }, 'tool call failed; it runs again');
-    return retry;
+
+  const decision = decideAfterAttempt(outcome, running.attempts, tool?.retries ?? 0);
+  recordToolOutcome(context.span, decision.kind === 'retry' ? 'retry' : decision.settlement.status, outcome.ok ? undefined : outcome.error.code);
+  if (decision.kind === 'retry') {
+    const { error, delayMs } = decision;
+    log.warn({ ...call, durationMs, error: error.code, reason: error.message, retryInMs: delayMs }, 'tool call failed; it runs again');
+    return decision;
   }
-  await waitOutOutage(() => deps.invocations.settle(invocationId, settlementOf(outcome)), context);
+
+  const settled = await waitOutOutage(() => kind.settle(decision.settlement), context);
+  if (!settled) return DONE;
+  log.info({ ...call, durationMs, status: settled.status, error: settled.error?.code }, 'tool call finished');
+
+  await kind.announce(settled);
   return DONE;
 }
 
@@ -151,32 +132,15 @@ async function execute(deps: ToolJobDeps, name: string, args: unknown, ctx: Tool
   }
 }
 
-/** Another attempt after a delay, for a retryable failure with retries left (counted on the call). */
-function retryOf(outcome: ToolOutcome, attempts: number, retries: number): Extract<ToolJobOutcome, { kind: 'retry' }> | null {
-  if (outcome.ok || !outcome.error.retryable || attempts > retries) return null;
-  return { kind: 'retry', delayMs: toolRetryDelayMs(attempts), error: { code: outcome.error.code, message: outcome.error.message } };
-}
-
-function settlementOf(outcome: ToolOutcome): { status: 'succeeded'; result: unknown } | { status: 'failed'; error: { code: string; message: string } } {
-  if (outcome.ok) return { status: 'succeeded', result: outcome.result };
-  const { retryable: _retryable, ...error } = outcome.error;
-  return { status: 'failed', error };
-}
-
-/**
- * A redelivered job whose call is already settled: its worker may have died between storing
- * the result and announcing it. While the step's tool phase is still open, announce it again:
- * a client may see a result twice (it keys them by toolCallId), never miss one.
- */
-async function announceAgainIfUnseen(deps: ToolJobDeps, data: { turnId: string; toolCallId: string }): Promise<void> {
-  const [call, turn] = await Promise.all([deps.toolCalls.get(data.turnId, data.toolCallId), deps.turns.get(data.turnId)]);
-  if (!call || (call.status !== 'succeeded' && call.status !== 'failed')) return;
-  if (turn?.status !== 'waiting_tools' || turn.step !== call.step) return;
-  await announceResult(deps, call);
-}
-
-async function announceResult(deps: ToolJobDeps, settled: ToolCallRecord): Promise<void> {
-  const events = new TurnEvents(deps.eventLog, settled.conversationId, settled.turnId);
-  events.emit(toolResultEvent(settled));
-  await events.flush();
+/** A client tool's call that no client answered in its tool's time: settled as failed with `timeout`. */
+async function timeOutClientCall(deps: ToolJobDeps, data: { turnId: string; toolCallId: string }): Promise<void> {
+  const call = await deps.toolCalls.get(data.turnId, data.toolCallId);
+  const timeoutMs = call ? deps.tools.get(call.name)?.timeoutMs : undefined;
+  await answerClientToolCall(deps, {
+    userId: null,
+    turnId: data.turnId,
+    toolCallId: data.toolCallId,
+    answer: { error: { code: 'timeout', message: `no client answered within ${timeoutMs ?? 'the'} ms` } },
+    attempts: 0,
+  });
 }

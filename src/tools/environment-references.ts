@@ -1,4 +1,4 @@
-/**
+/*
  * `${VAR}` references in tool configuration (http tool headers, MCP server env and headers), so
  * that secrets live in the environment rather than in files. Pure: the environment is passed in.
  */

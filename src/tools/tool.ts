@@ -1,4 +1,4 @@
-/**
+/*
  * The tool contract shared by the registry, the turn engine and the API: what a tool looks
  * like from outside (a descriptor), what one execution gets (a context) and what it gives back
  * (an outcome, never an exception).

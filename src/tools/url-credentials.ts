@@ -1,4 +1,4 @@
-/**
+/*
  * Credentials in a URL (`https://user:secret@host/`) travel wherever the URL is written: into
  * fetch's errors ("Request cannot be constructed from a URL that includes credentials: …"),
  * a redirect's `Location`, and from there to the model, the user and the logs. Tool files may

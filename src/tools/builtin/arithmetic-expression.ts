@@ -1,4 +1,4 @@
-/**
+/*
  * A safe arithmetic evaluator: a tokenizer and a recursive-descent parser that computes as it
  * parses. The input comes from a model, so nothing here reaches `eval`, `Function` or any
  * property lookup on a real object: names are looked up in null-prototype tables, and anything

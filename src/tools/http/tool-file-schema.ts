@@ -3,7 +3,7 @@ import { TOOL_NAME_PATTERN } from '../tool';
 import { fieldListSchema } from './fields-to-json-schema';
 import { toolUrlSchema } from '../tool-url-schema';
 
-/**
+/*
  * What one entry of a tool file may say, for the two kinds declared in files: `http` (the
  * default) and `client`. Strict objects: a misspelt field (`timeout` for `timeoutMs`) is a load
  * error, not a setting silently ignored.

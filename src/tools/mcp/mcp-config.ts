@@ -4,7 +4,7 @@ import { substituteEnvironmentInMap } from '../environment-references';
 import { errorMessage, ToolLoadError } from '../tool-errors';
 import { toolUrlSchema } from '../tool-url-schema';
 
-/**
+/*
  * `mcp.json`, in the `mcpServers` format that MCP clients (Claude Desktop, Cursor, VS Code)
  * share. Entries are loose objects: those clients add their own fields (`alwaysAllow`,
  * `autoApprove`), and a file copied from one of them should load. Switchyard's own additions are

@@ -5,10 +5,11 @@ import type { ExecutableTool } from '../executable-tool';
 import { compileInputSchema } from '../argument-checker';
 import type { ToolDescriptor } from '../tool';
 
-/**
+/*
  * MCP servers run only where tools run (the workers): an API process lists, validates and
  * offers MCP tools from the descriptors the workers publish to Redis, without starting a server.
  */
+
 const key = (prefix: string) => `${prefix}:mcp-tool-descriptors`;
 
 const descriptorsSchema = z.array(

@@ -1,0 +1,59 @@
+import type { Metrics } from '../metrics/metrics';
+import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
+import type { TurnsRepository } from '../store/turns-repository';
+import { TurnEvents, type EventAppender } from '../event-log/turn-events';
+import type { ToolExecutionKind } from './tool-execution-kind';
+import { toolResultEvent } from './tool-messages';
+
+export interface TurnCallExecutionDeps {
+  toolCalls: ToolCallsRepository;
+  turns: TurnsRepository;
+  eventLog: EventAppender;
+  metrics: Pick<Metrics, 'toolCalls' | 'toolLabel'>;
+}
+
+/**
+ * A server-run call of a turn: stored in `tool_calls`, its outcome counted in
+ * `switchyard_tool_calls_total` and announced to the conversation as a `tool-result` event.
+ * Its Idempotency-Key is `<turnId>:<toolCallId>`.
+ */
+export function turnCallExecution(deps: TurnCallExecutionDeps, ids: { turnId: string; toolCallId: string }): ToolExecutionKind<ToolCallRecord> {
+  return {
+    ids,
+    async markRunning() {
+      const call = await deps.toolCalls.markRunning(ids.turnId, ids.toolCallId);
+      if (!call) return null;
+      return {
+        toolName: call.name,
+        args: call.args,
+        attempts: call.attempts,
+        toolCallId: call.toolCallId,
+        logFields: { conversationId: call.conversationId, step: call.step },
+      };
+    },
+    announceAgain: () => announceAgainIfUnseen(deps, ids),
+    settle: (settlement) => deps.toolCalls.settle(ids.turnId, ids.toolCallId, settlement),
+    async announce(settled) {
+      deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
+      await announceResult(deps, settled);
+    },
+  };
+}
+
+/**
+ * A redelivered job whose call is already settled: its worker may have died between storing
+ * the result and announcing it. While the step's tool phase is still open, announce it again:
+ * a client may see a result twice (it keys them by toolCallId), never miss one.
+ */
+async function announceAgainIfUnseen(deps: TurnCallExecutionDeps, ids: { turnId: string; toolCallId: string }): Promise<void> {
+  const [call, turn] = await Promise.all([deps.toolCalls.get(ids.turnId, ids.toolCallId), deps.turns.get(ids.turnId)]);
+  if (!call || (call.status !== 'succeeded' && call.status !== 'failed')) return;
+  if (turn?.status !== 'waiting_tools' || turn.step !== call.step) return;
+  await announceResult(deps, call);
+}
+
+async function announceResult(deps: Pick<TurnCallExecutionDeps, 'eventLog'>, settled: ToolCallRecord): Promise<void> {
+  const events = new TurnEvents(deps.eventLog, settled.conversationId, settled.turnId);
+  events.emit(toolResultEvent(settled));
+  await events.flush();
+}
