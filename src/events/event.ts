@@ -5,19 +5,21 @@ import { z } from 'zod';
  * route and the replay log. `seq` is assigned by the event log when the event is
  * appended (see event-log/event-log.ts); producers emit an {@link EventBody} without it.
  */
-const usage = z.object({
-  promptTokens: z.number().int().nonnegative(),
-  completionTokens: z.number().int().nonnegative(),
-  totalTokens: z.number().int().nonnegative(),
-});
+
+/** How many of something. */
+const count = z.number().int().nonnegative();
+/** Attempts and steps are numbered from 1. */
+const ordinal = z.number().int().positive();
+
+const usage = z.object({ promptTokens: count, completionTokens: count, totalTokens: count });
 export type Usage = z.infer<typeof usage>;
 export const usageSchema = usage;
 
 const errorValue = z.object({ code: z.string(), message: z.string() }).passthrough();
 
 const bodies = [
-  z.object({ type: z.literal('turn-start'), attempt: z.number().int().positive() }),
-  z.object({ type: z.literal('step-start'), step: z.number().int().positive() }),
+  z.object({ type: z.literal('turn-start'), attempt: ordinal }),
+  z.object({ type: z.literal('step-start'), step: ordinal }),
   z.object({ type: z.literal('text-delta'), delta: z.string() }),
   z.object({ type: z.literal('reasoning-delta'), delta: z.string() }),
   z.object({ type: z.literal('tool-call-start'), toolCallId: z.string(), toolName: z.string() }),
@@ -44,31 +46,13 @@ const bodies = [
     toolCallId: z.string(),
     result: z.unknown().optional(),
     error: errorValue.optional(),
-    attempts: z.number().int().nonnegative(),
+    attempts: count,
     durationMs: z.number().nonnegative(),
   }),
-  z.object({
-    type: z.literal('tool_processing_complete'),
-    results: z.number().int().nonnegative(),
-    failed: z.number().int().nonnegative(),
-  }),
-  z.object({
-    type: z.literal('step-finish'),
-    step: z.number().int().positive(),
-    finishReason: z.string(),
-    usage,
-  }),
-  z.object({
-    type: z.literal('attempt-discarded'),
-    attempt: z.number().int().positive(),
-    step: z.number().int().positive(),
-  }),
-  z.object({
-    type: z.literal('provider-retry'),
-    attempt: z.number().int().positive(),
-    retryInMs: z.number().nonnegative(),
-    reason: z.string(),
-  }),
+  z.object({ type: z.literal('tool_processing_complete'), results: count, failed: count }),
+  z.object({ type: z.literal('step-finish'), step: ordinal, finishReason: z.string(), usage }),
+  z.object({ type: z.literal('attempt-discarded'), attempt: ordinal, step: ordinal }),
+  z.object({ type: z.literal('provider-retry'), attempt: ordinal, retryInMs: z.number().nonnegative(), reason: z.string() }),
   z.object({ type: z.literal('turn-finish'), finishReason: z.string(), usage }),
   z.object({ type: z.literal('turn-error'), error: errorValue }),
   z.object({ type: z.literal('turn-cancelled') }),

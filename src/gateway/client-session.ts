@@ -6,6 +6,9 @@ import type { Principal } from '../auth/principal';
 import { SESSION_TOKEN_SCOPE, sessionTokenMayFollow } from '../api/session-scope';
 import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
 
+/** What a subscription follows: a conversation's events or a batch's progress. */
+type Subject = { conversationId: string } | { batchId: string };
+
 export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };
 
 /** What a session needs from the rest of the service; the gateway binds these. */
@@ -90,12 +93,12 @@ export class ClientSession {
     return this.subscriptions.size + this.batches.size;
   }
 
-  private refuseSubscription(subject: { conversationId: string } | { batchId: string }): void {
+  private refuseSubscription(subject: Subject): void {
     this.send({ type: 'error', code: 'too_many_subscriptions', message: `at most ${this.limits.maxSubscriptions} subscriptions per connection`, ...subject });
   }
 
   /** A session token follows here only what it may read over HTTP: a `forbidden` error frame, as HTTP's 403. */
-  private mayFollow(subject: { conversationId: string } | { batchId: string }): boolean {
+  private mayFollow(subject: Subject): boolean {
     if (!this.principal.viaSession || sessionTokenMayFollow(subject)) return true;
     const what = 'batchId' in subject ? 'following a batch' : 'following this';
     this.send({ type: 'error', code: 'forbidden', message: `${SESSION_TOKEN_SCOPE}; ${what} needs the API key`, ...subject });
@@ -157,12 +160,10 @@ export class ClientSession {
         return this.subscribe(frame.conversationId, frame.after);
       case 'unsubscribe':
         if ('batchId' in frame) {
-          this.batches.get(frame.batchId)?.stop();
-          this.batches.delete(frame.batchId);
+          this.stopFollowing({ batchId: frame.batchId });
           return this.send({ type: 'unsubscribed', batchId: frame.batchId });
         }
-        this.subscriptions.get(frame.conversationId)?.dispose();
-        this.subscriptions.delete(frame.conversationId);
+        this.stopFollowing({ conversationId: frame.conversationId });
         return this.send({ type: 'unsubscribed', conversationId: frame.conversationId });
       case 'tool-result': {
         const outcome = await this.services.answerToolCall(this.userId, frame);
@@ -172,15 +173,40 @@ export class ClientSession {
     }
   }
 
+  /**
+   * Whether a subscribe goes ahead: the session may follow the subject, it is this user's, and
+   * with any earlier subscription to it stopped (a repeated subscribe starts again) there is
+   * room for one more. A refusal is answered here.
+   */
+  private async admitSubscription(subject: Subject): Promise<boolean> {
+    if (!this.mayFollow(subject)) return false;
+    const owned =
+      'batchId' in subject
+        ? await this.services.ownsBatch(this.userId, subject.batchId)
+        : await this.services.ownsConversation(this.userId, subject.conversationId);
+    if (!owned) {
+      this.send({ type: 'error', code: 'not_found', message: 'batchId' in subject ? 'no such batch' : 'no such conversation', ...subject });
+      return false;
+    }
+    this.stopFollowing(subject);
+    if (this.subscriptionTotal < this.limits.maxSubscriptions) return true;
+    this.refuseSubscription(subject);
+    return false;
+  }
+
+  private stopFollowing(subject: Subject): void {
+    if ('batchId' in subject) {
+      this.batches.get(subject.batchId)?.stop();
+      this.batches.delete(subject.batchId);
+    } else {
+      this.subscriptions.get(subject.conversationId)?.dispose();
+      this.subscriptions.delete(subject.conversationId);
+    }
+  }
+
   /** A batch's progress: `batch-progress` frames while it changes, then `batch-finish`. */
   private async followBatch(batchId: string): Promise<void> {
-    if (!this.mayFollow({ batchId })) return;
-    if (!(await this.services.ownsBatch(this.userId, batchId))) {
-      return this.send({ type: 'error', code: 'not_found', message: 'no such batch', batchId });
-    }
-    this.batches.get(batchId)?.stop();
-    this.batches.delete(batchId);
-    if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ batchId });
+    if (!(await this.admitSubscription({ batchId }))) return;
     this.send({ type: 'subscribed', batchId });
     // A batch that has already ended sends its batch-finish, and ends, before followBatch returns:
     // such a subscription is never registered, so it neither lingers nor counts.
@@ -198,14 +224,8 @@ export class ClientSession {
   }
 
   private async subscribe(conversationId: string, after: number | undefined): Promise<void> {
-    if (!this.mayFollow({ conversationId })) return;
-    if (!(await this.services.ownsConversation(this.userId, conversationId))) {
-      return this.send({ type: 'error', code: 'not_found', message: 'no such conversation', conversationId });
-    }
     // A repeated subscribe restarts from its new `after`.
-    this.subscriptions.get(conversationId)?.dispose();
-    this.subscriptions.delete(conversationId);
-    if (this.subscriptionTotal >= this.limits.maxSubscriptions) return this.refuseSubscription({ conversationId });
+    if (!(await this.admitSubscription({ conversationId }))) return;
     const outcome = await this.services.subscribe({
       conversationId,
       after,
@@ -217,8 +237,7 @@ export class ClientSession {
       },
       onError: (error) => {
         this.services.logger.warn({ err: error, conversationId }, 'subscription failed');
-        this.subscriptions.get(conversationId)?.dispose();
-        this.subscriptions.delete(conversationId);
+        this.stopFollowing({ conversationId });
         // A log that restarted cannot be resumed by seq: the client reloads, as for an expired cursor.
         if (error instanceof EventLogRestartedError) {
           return this.send({ type: 'error', code: 'cursor_expired', message: error.message, conversationId, oldestSeq: error.oldestSeq });

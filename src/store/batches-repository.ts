@@ -82,20 +82,14 @@ export type CreateBatchOutcome =
   | { kind: 'replayed'; batch: Batch }
   | { kind: 'conflict' };
 
-/** Its counts and usage are kept on the row (migrations/0009_batch_counts.sql). */
-interface BatchRow {
+/** Its counts (columns named as in {@link BatchCounts}) and usage are kept on the row (migrations/0009_batch_counts.sql). */
+interface BatchRow extends BatchCounts {
   id: string;
   user_id: string;
   status: BatchStatus;
   concurrency: number;
   priority: number;
   metadata: Record<string, unknown> | null;
-  total: number;
-  queued: number;
-  running: number;
-  succeeded: number;
-  failed: number;
-  cancelled: number;
   /** bigint: text from the driver. */
   prompt_tokens: string;
   completion_tokens: string;

@@ -73,12 +73,7 @@ export async function startToolPhase(
   if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: client.map((call) => call.toolCallId) });
   await events.flush();
   if (server.length > 0) {
-    await fanOutToolCalls(deps.flows, {
-      turnId: context.turnId,
-      step: context.step,
-      calls: server.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
-      trace: context.trace,
-    });
+    await fanOut(deps, context, server);
   }
   return 'wait';
 }
@@ -129,12 +124,7 @@ export async function resumeToolPhase(
       // The worker died between committing the step and fanning out: fan out again (the job
       // ids are the same, so calls already out are not duplicated).
       if (!(await deps.turns.setWaiting(context.turnId, context.attempt, 'tools'))) return 'fenced';
-      await fanOutToolCalls(deps.flows, {
-        turnId: context.turnId,
-        step: context.step,
-        calls: unsettledServer.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
-        trace: context.trace,
-      });
+      await fanOut(deps, context, unsettledServer);
       return 'wait';
     }
     // The flow ran its parent, so these jobs ended without storing a result (their workers
@@ -161,6 +151,20 @@ export async function resumeToolPhase(
   // Calls settled since the first read (here, or by a client's answer) are read again.
   const settledMeanwhile = unsettledServer.length > 0 || unansweredClients;
   return completeToolPhase(deps, context, settledMeanwhile ? await deps.toolCalls.listForStep(context.turnId, context.step) : calls);
+}
+
+/** Sends the step's server calls out as one flow whose parent continues the turn. */
+function fanOut(
+  deps: ToolPhaseDeps,
+  context: { turnId: string; step: number; trace?: FanOutTrace },
+  calls: { toolCallId: string; position: number }[],
+): Promise<void> {
+  return fanOutToolCalls(deps.flows, {
+    turnId: context.turnId,
+    step: context.step,
+    calls: calls.map((call) => ({ toolCallId: call.toolCallId, position: call.position })),
+    trace: context.trace,
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
-import { DelayedError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Tracer } from '@opentelemetry/api';
-import { jobFailure, toJobFailure } from '../queue/job-failure';
+import { jobFailure } from '../queue/job-failure';
+import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
 import { TOOL_QUEUE, toolJobSchema, type ToolJobData } from '../queue/tool-queue';
 import { runToolJob, ToolJobAbortedError, type ToolJobDeps } from './tool-job-runner';
 import type { TurnCancellations } from '../queue/turn-cancellations';
@@ -10,14 +11,7 @@ import { failSpan } from '../tracing/fail-span';
 import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';
 import { contextFrom } from '../tracing/trace-context';
 
-export interface ToolWorkerOptions {
-  connection: ConnectionOptions;
-  prefix: string;
-  concurrency: number;
-  lockDurationMs: number;
-  stalledIntervalMs: number;
-  /** Lock losses a job survives before it fails as stalled. */
-  maxStalledCount: number;
+export interface ToolWorkerOptions extends JobWorkerSettings {
   /** This process's cancel signals: the jobs of a cancelled turn are aborted. */
   cancellations: TurnCancellations;
   deps: ToolJobDeps & { tracer: Tracer };
@@ -28,21 +22,7 @@ const CANCELLED = 'turn cancelled';
 
 /** Runs tool jobs: each call of a step is its own job, so they run in parallel and retry alone. */
 export async function startToolWorker(options: ToolWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
-  const worker = new Worker(
-    TOOL_QUEUE,
-    (job: Job, token?: string, signal?: AbortSignal) =>
-      processToolJob(job, token, signal).catch((error: unknown) => {
-        throw toJobFailure(error);
-      }),
-    {
-      connection: options.connection,
-      prefix: options.prefix,
-      concurrency: options.concurrency,
-      lockDuration: options.lockDurationMs,
-      stalledInterval: options.stalledIntervalMs,
-      maxStalledCount: options.maxStalledCount,
-    },
-  );
+  const worker = createJobWorker(TOOL_QUEUE, options, processToolJob);
   async function processToolJob(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
     const parsed = toolJobSchema.safeParse(job.data);
     if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
@@ -96,16 +76,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
   });
   worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
   await worker.waitUntilReady();
-  return {
-    async close(graceMs: number) {
-      const timer = setTimeout(() => worker.cancelAllJobs('shutdown'), graceMs);
-      try {
-        await worker.close();
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
+  return { close: (graceMs: number) => closeJobWorkers([worker], graceMs) };
 }
 
 /** The ids a tool job's log lines carry as fields. */

@@ -59,22 +59,23 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
       else events.emit({ type: 'tool-call-delta', toolCallId: out.toolCallId, argsTextDelta: out.argsTextDelta });
     }
   };
+  const relayDelta = (event: { type: 'text-delta' | 'reasoning-delta'; delta: string }) => {
+    outputSent = true;
+    options.onOutput?.();
+    events.emit(event);
+  };
   try {
     for await (const chunk of options.provider.stream(options.request, options.signal)) {
       switch (chunk.type) {
         case 'text':
           text += chunk.delta;
           streamed.text++;
-          outputSent = true;
-          options.onOutput?.();
-          events.emit({ type: 'text-delta', delta: chunk.delta });
+          relayDelta({ type: 'text-delta', delta: chunk.delta });
           break;
         case 'reasoning':
           reasoning += chunk.delta;
           streamed.reasoning++;
-          outputSent = true;
-          options.onOutput?.();
-          events.emit({ type: 'reasoning-delta', delta: chunk.delta });
+          relayDelta({ type: 'reasoning-delta', delta: chunk.delta });
           break;
         case 'tool-call-fragment':
           streamed.toolCall++;

@@ -1,6 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
-import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { jobFailure, readJobFailure, toJobFailure } from '../queue/job-failure';
+import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
+import { jobFailure, readJobFailure } from '../queue/job-failure';
+import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
 import { BATCH_TURN_QUEUE, TURN_JOB_OPTIONS, TURN_QUEUE, turnJobSchema } from '../queue/turn-queue';
 import type { TurnCancellations } from '../queue/turn-cancellations';
 import { endTurn } from './turn-ending';
@@ -10,21 +11,13 @@ import { failSpan } from '../tracing/fail-span';
 import { spanNames, SWITCHYARD } from '../tracing/span-attributes';
 import { contextFrom } from '../tracing/trace-context';
 
-export interface TurnWorkerOptions {
-  connection: ConnectionOptions;
-  prefix: string;
-  concurrency: number;
+export interface TurnWorkerOptions extends JobWorkerSettings {
   /**
    * Batch item turns this process starts at once, from their own queue: the interactive slots
    * above never hold a batch turn's start, so interactive turns keep their time to first token
    * while a batch runs (its continuations run on the interactive queue, ahead of new turns).
    */
   batchConcurrency: number;
-  /** See README "Lock and stall settings" for the trade-off. */
-  lockDurationMs: number;
-  stalledIntervalMs: number;
-  /** Lock losses a job survives before it fails as stalled. */
-  maxStalledCount: number;
   /** This process's cancel signals: a cancelled turn's job is aborted. */
   cancellations: TurnCancellations;
   deps: TurnRunnerDeps;
@@ -36,37 +29,12 @@ const CANCELLED = 'cancelled';
 export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
   const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency)];
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  return {
-    async close(graceMs: number) {
-      // worker.close() waits for active jobs with no limit of its own; past the grace
-      // period the active jobs are cancelled and handed back to the queue.
-      const timer = setTimeout(() => workers.forEach((worker) => worker.cancelAllJobs('shutdown')), graceMs);
-      try {
-        await Promise.all(workers.map((worker) => worker.close()));
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
+  return { close: (graceMs: number) => closeJobWorkers(workers, graceMs) };
 }
 
 function startQueueWorker(options: TurnWorkerOptions, queueName: string, concurrency: number): Worker {
   const { deps } = options;
-  const worker = new Worker(
-    queueName,
-    (job: Job, token?: string, signal?: AbortSignal) =>
-      processTurnJob(job, token, signal).catch((error: unknown) => {
-        throw toJobFailure(error);
-      }),
-    {
-      connection: options.connection,
-      prefix: options.prefix,
-      concurrency,
-      lockDuration: options.lockDurationMs,
-      stalledInterval: options.stalledIntervalMs,
-      maxStalledCount: options.maxStalledCount,
-    },
-  );
+  const worker = createJobWorker(queueName, { ...options, concurrency }, processTurnJob);
 
   async function processTurnJob(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
     const parsed = turnJobSchema.safeParse(job.data);

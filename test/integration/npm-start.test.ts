@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { describeNeeding, missingProgram } from '../support/required-programs';
 
 /**
  * The one-command path as a new user takes it: `npm start` on a machine with no Redis and no
@@ -11,22 +12,22 @@ import path from 'node:path';
  */
 const ROOT = path.resolve(__dirname, '../..');
 
-function namespacesMissing(): string | null {
+/** Why npm start cannot have a network namespace of its own here, or undefined when it can. */
+function namespacesMissing(): string | undefined {
+  const program = missingProgram('unshare', 'apt-get install -y util-linux') ?? missingProgram('nsenter', 'apt-get install -y util-linux');
+  if (program) return program;
   const probe = spawnSync('unshare', ['-n', 'true']);
-  if (probe.error) return 'unshare (util-linux) is not installed';
   if (probe.status !== 0) return `unshare -n is refused here (it needs root or user namespaces): ${String(probe.stderr).trim()}`;
-  return null;
+  return undefined;
 }
 
-describe('npm start, as a new user runs it', () => {
+describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
   let dataDir: string;
   let server: ChildProcess;
   let output = '';
   let banner!: string;
 
   beforeAll(async () => {
-    const missing = namespacesMissing();
-    if (missing) throw new Error(`this test needs a network namespace of its own: ${missing}`);
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-start-'));
     // unshare and sh exec: the pid is npm's, inside the new namespace (nsenter joins it below).
     server = spawn('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec npm start'], {

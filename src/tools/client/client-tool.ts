@@ -1,5 +1,5 @@
-import { compileInputSchema } from '../argument-checker';
 import type { ExecutableTool } from '../executable-tool';
+import { declaredTool } from '../http/declared-tool';
 import type { ClientToolDefinition } from '../http/parse-tool-file';
 
 /**
@@ -8,19 +8,9 @@ import type { ClientToolDefinition } from '../http/parse-tool-file';
  * executing it here is a mistake the caller hears about rather than a silent no-op.
  */
 export function createClientTool(definition: ClientToolDefinition): ExecutableTool {
-  const { inputSchema, checker } = compileInputSchema(definition.inputSchema);
   return {
-    source: definition.source,
-    checker,
-    descriptor: {
-      name: definition.name,
-      description: definition.description,
-      inputSchema,
-      kind: 'client',
-      timeoutMs: definition.timeoutMs,
-      // A client answers once; the server never asks twice.
-      retries: 0,
-    },
+    // A client answers once; the server never asks twice.
+    ...declaredTool(definition, 0),
     async execute() {
       return {
         ok: false,

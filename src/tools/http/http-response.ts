@@ -47,28 +47,12 @@ export function outcomeOfResponse(
 ): ToolOutcome {
   if (response.status >= 300 && response.status <= 399) {
     const location = response.headers.get('location');
-    return {
-      ok: false,
-      error: {
-        code: 'http_error',
-        status: response.status,
-        message: `redirected${location ? ` to ${withoutUrlCredentials(location)}` : ''}; redirects are not followed, configure the final URL`,
-        retryable: false,
-      },
-    };
+    const where = location ? ` to ${withoutUrlCredentials(location)}` : '';
+    return httpError(response.status, `redirected${where}; redirects are not followed, configure the final URL`, false);
   }
   if (response.status < 200 || response.status > 299) {
-    const retryAfter = response.headers.get('retry-after');
-    return {
-      ok: false,
-      error: {
-        code: 'http_error',
-        status: response.status,
-        message: body.text.slice(0, ERROR_MESSAGE_CHARS) || `HTTP ${response.status} ${response.statusText}`.trim(),
-        retryable: isRetryableStatus(response.status),
-        ...(retryAfter ? { retryAfter } : {}),
-      },
-    };
+    const message = body.text.slice(0, ERROR_MESSAGE_CHARS) || `HTTP ${response.status} ${response.statusText}`.trim();
+    return httpError(response.status, message, isRetryableStatus(response.status), response.headers.get('retry-after'));
   }
   if (body.truncated) {
     return { ok: false, error: { code: 'response_too_large', message: `the response body is larger than ${maxBytes} bytes`, retryable: false } };
@@ -84,4 +68,9 @@ export function outcomeOfResponse(
     }
   }
   return { ok: true, result: body.text };
+}
+
+/** A response that is not a 2xx: `retryAfter` as the service sent it, when it did. */
+function httpError(status: number, message: string, retryable: boolean, retryAfter?: string | null): ToolOutcome {
+  return { ok: false, error: { code: 'http_error', status, message, retryable, ...(retryAfter ? { retryAfter } : {}) } };
 }

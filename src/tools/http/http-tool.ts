@@ -1,7 +1,7 @@
-import { compileInputSchema } from '../argument-checker';
 import type { ExecutableTool } from '../executable-tool';
 import type { ToolOutcome } from '../tool';
 import { errorMessage } from '../tool-errors';
+import { declaredTool } from './declared-tool';
 import { DEFAULT_MAX_RESPONSE_BYTES, outcomeOfResponse, readLimitedText } from './http-response';
 import type { HttpToolDefinition } from './parse-tool-file';
 import { withoutUrlCredentials } from '../url-credentials';
@@ -24,18 +24,8 @@ const QUERY_METHODS = new Set(['GET', 'DELETE']);
 export function createHttpTool(definition: HttpToolDefinition, options: HttpToolOptions = {}): ExecutableTool {
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const doFetch = options.fetch ?? fetch;
-  const { inputSchema, checker } = compileInputSchema(definition.inputSchema);
   return {
-    source: definition.source,
-    checker,
-    descriptor: {
-      name: definition.name,
-      description: definition.description,
-      inputSchema,
-      kind: 'http',
-      timeoutMs: definition.timeoutMs,
-      retries: definition.retries,
-    },
+    ...declaredTool(definition, definition.retries),
     async execute(args, ctx): Promise<ToolOutcome> {
       const url = new URL(definition.url);
       const sendsQuery = QUERY_METHODS.has(definition.method);

@@ -1,6 +1,7 @@
 import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
-import { errorMessage, ToolLoadError } from '../tool-errors';
+import { parseEntries, parseJsonFile } from '../declaration-file';
+import { ToolLoadError } from '../tool-errors';
 import { fieldsToJsonSchema } from './fields-to-json-schema';
 import { clientToolEntrySchema, httpToolEntrySchema, type HttpToolEntry } from './tool-file-schema';
 
@@ -39,25 +40,9 @@ const NO_ARGUMENTS = { type: 'object', properties: {}, additionalProperties: fal
  * one `ToolLoadError` whose message names the file and each field.
  */
 export function parseToolFile(source: string, text: string, env: Record<string, string | undefined>): FileToolDefinition[] {
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    throw new ToolLoadError(`${source}: not valid JSON: ${errorMessage(error)}`);
-  }
-
-  const entries = entriesOf(document);
+  const entries = entriesOf(parseJsonFile(source, text));
   if (!entries) throw new ToolLoadError(`${source}: expected a tool object, an array of tools, or {"tools": [...]}`);
-
-  const problems: string[] = [];
-  const definitions: FileToolDefinition[] = [];
-  for (const { entry, path } of entries) {
-    const parsed = parseEntry(entry, path, env, source);
-    if (typeof parsed === 'string') problems.push(parsed);
-    else definitions.push(parsed);
-  }
-  if (problems.length) throw new ToolLoadError(`${source}: ${problems.join('; ')}`);
-  return definitions;
+  return parseEntries(source, entries, ({ entry, path }) => parseEntry(entry, path, env, source));
 }
 
 function entriesOf(document: unknown): { entry: unknown; path: PropertyKey[] }[] | undefined {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
-import { errorMessage, ToolLoadError } from '../tool-errors';
+import { parseEntries, parseJsonFile } from '../declaration-file';
+import { ToolLoadError } from '../tool-errors';
 import { toolUrlSchema } from '../tool-url-schema';
 
 /*
@@ -61,24 +62,9 @@ export interface McpServerConfig {
  * Every problem is reported in one `ToolLoadError` naming the file, the server and the field.
  */
 export function parseMcpConfig(source: string, text: string, env: Record<string, string | undefined>): McpServerConfig[] {
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    throw new ToolLoadError(`${source}: not valid JSON: ${errorMessage(error)}`);
-  }
-  const file = fileSchema.safeParse(document);
+  const file = fileSchema.safeParse(parseJsonFile(source, text));
   if (!file.success) throw new ToolLoadError(`${source}: ${describeZodIssues(file.error.issues)}`);
-
-  const problems: string[] = [];
-  const servers: McpServerConfig[] = [];
-  for (const [name, entry] of Object.entries(file.data.mcpServers)) {
-    const parsed = parseServer(name, entry, env);
-    if (typeof parsed === 'string') problems.push(parsed);
-    else if (parsed) servers.push(parsed);
-  }
-  if (problems.length) throw new ToolLoadError(`${source}: ${problems.join('; ')}`);
-  return servers;
+  return parseEntries(source, Object.entries(file.data.mcpServers), ([name, entry]) => parseServer(name, entry, env));
 }
 
 /** The server, undefined when disabled, or what is wrong with it. */
