@@ -1,7 +1,7 @@
 import { compileInputSchema } from '../argument-checker';
 import type { ExecutableTool } from '../executable-tool';
 import type { ToolOutcome } from '../tool';
-import { errorMessage } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
 import { DEFAULT_MAX_RESPONSE_BYTES, outcomeOfResponse, readLimitedText } from './http-response';
 import type { HttpToolDefinition } from './parse-tool-file';
 import { withoutUrlCredentials } from '../url-credentials';

@@ -1,6 +1,7 @@
 import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
-import { errorMessage, ToolLoadError } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
+import { ToolLoadError } from '../tool-errors';
 import { fieldsToJsonSchema } from './fields-to-json-schema';
 import { clientToolEntrySchema, httpToolEntrySchema, type HttpToolEntry } from './tool-file-schema';
 

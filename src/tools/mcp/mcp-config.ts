@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { describeZodIssues, formatPath } from '../../errors/zod-issues';
 import { substituteEnvironmentInMap } from '../environment-references';
-import { errorMessage, ToolLoadError } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
+import { ToolLoadError } from '../tool-errors';
 import { toolUrlSchema } from '../tool-url-schema';
 
 /**
