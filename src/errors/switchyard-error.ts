@@ -7,8 +7,9 @@
  * Detection goes through markers, as vercel/ai's `AISDKError` does: `instanceof` fails when the
  * error comes from another copy of the module (two installs of the package, jest's module
  * registry, a vm context), a symbol from the global registry does not. Each instance carries the
- * marker of each class of its chain, named after the class, so `StartupError.isInstance` also
- * holds for a `ConfigError` and `SwitchyardError.isInstance` for all of them.
+ * marker of each class of its chain, named after the class (so two of our error classes never
+ * share a name), so `StartupError.isInstance` also holds for a `ConfigError` and
+ * `SwitchyardError.isInstance` for all of them.
  */
 export abstract class SwitchyardError<Code extends string = string> extends Error {
   abstract readonly code: Code;
@@ -31,7 +32,10 @@ function markerOf(className: string): symbol {
   return Symbol.for(`switchyard.error.${className}`);
 }
 
-/** Whether `error` is one of ours with this code: the one way to decide on what was thrown. */
+/**
+ * Whether `error` is one of ours with this code, from whichever copy of the module. Another
+ * library's `code` of the same spelling (Node's errno, pg's SQLSTATE) is not ours: it never matches.
+ */
 export function isCoded<Code extends string>(error: unknown, code: Code): error is SwitchyardError<Code> {
   return SwitchyardError.isInstance(error) && error.code === code;
 }
