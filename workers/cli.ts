@@ -6,6 +6,7 @@ import { knownToolsForCli } from '../src/cli/cli-known-tools';
 import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
 import { loadConfig, type Config } from '../src/config/config';
+import { errorMessage } from '../src/errors/switchyard-error';
 import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedded-database';
 import { migrate } from '../src/store/migrate';
 import { openDb } from '../src/store/open-db';
@@ -179,10 +180,10 @@ function fail(message: string): number {
 
 /** One line for what the user can fix (a wrong option, a URL where nothing answers), never a stack. */
 function describeFailure(error: unknown): string {
-  if (error instanceof ApiUnreachableError) return error.message;
+  if (ApiUnreachableError.isInstance(error)) return error.message;
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${(error as Error).message}\n(npm run cli -- --help lists the commands and their options)`;
-  return error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${errorMessage(error)}\n(npm run cli -- --help lists the commands and their options)`;
+  return errorMessage(error);
 }
 
 main(process.argv.slice(2)).then(

@@ -47,7 +47,7 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
 };
 
 function toAppError(thrown: unknown): AppError {
-  if (thrown instanceof AppError) return thrown;
+  if (AppError.isInstance(thrown)) return thrown;
   // body-parser's errors carry a `type`; map them rather than leak a 500 or a stack trace.
   const type = (thrown as { type?: string } | null)?.type;
   if (type === 'entity.too.large') return new AppError('payload_too_large', 'the request body is too large');

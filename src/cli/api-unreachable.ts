@@ -1,11 +1,12 @@
 import { types } from 'node:util';
 import { describeConnectionFailure, redactUrl } from '../errors/connection-failure';
+import { SwitchyardError } from '../errors/switchyard-error';
 
 /**
  * The API did not answer at all (nothing listens there, no such host, a timeout): the message
  * names the URL and the cause (`ECONNREFUSED`), since a wrong `--url` is the usual reason.
  */
-export class ApiUnreachableError extends Error {
+export class ApiUnreachableError extends SwitchyardError<'api_unreachable'> {
   readonly code = 'api_unreachable';
 
   constructor(

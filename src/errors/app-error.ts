@@ -1,3 +1,5 @@
+import { SwitchyardError } from './switchyard-error';
+
 /**
  * An expected failure with a stable code. The HTTP and websocket layers map codes to
  * statuses and frames in one place each (api/error-handler.ts, gateway/frames.ts).
@@ -18,7 +20,7 @@ export type AppErrorCode =
   | 'tool_failed'
   | 'internal';
 
-export class AppError extends Error {
+export class AppError extends SwitchyardError<AppErrorCode> {
   constructor(
     readonly code: AppErrorCode,
     message: string,
@@ -32,9 +34,3 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
-
-/** Normalises anything thrown into an Error (graphile-worker's coerceError). */
-export function coerceError(thrown: unknown): Error {
-  if (thrown instanceof Error) return thrown;
-  return new Error(typeof thrown === 'string' ? thrown : JSON.stringify(thrown));
-}

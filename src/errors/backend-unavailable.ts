@@ -4,19 +4,20 @@ import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import ClusterAllFailedError from 'ioredis/built/errors/ClusterAllFailedError';
 import { CONNECTION_CLOSED_ERROR_MSG } from 'ioredis/built/utils';
 import { DatabaseError } from 'pg';
+import { errorMessage, SwitchyardError } from './switchyard-error';
 
 /**
  * Thrown by our own adapters when a store failed for a reason of its connection rather than of
  * the statement: pg's client-side errors carry neither a class nor a code (a query timeout, a
  * connection that ended), so the adapter, which knows where they come from, says so.
  */
-export class BackendUnavailableError extends Error {
+export class BackendUnavailableError extends SwitchyardError<'backend_unavailable'> {
   readonly code = 'backend_unavailable';
   constructor(
     readonly backend: 'postgres' | 'redis',
     cause: unknown,
   ) {
-    super(`${backend} is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`${backend} is unavailable: ${errorMessage(cause)}`, { cause });
     this.name = 'BackendUnavailableError';
   }
 }
@@ -74,7 +75,7 @@ export function isBackendUnavailable(thrown: unknown, depth = 0): boolean {
   // isNativeError: Node's own errors (a socket's) may come from another realm (a vm context).
   if (!(thrown instanceof Error || types.isNativeError(thrown)) || depth > 5) return false;
   if (
-    thrown instanceof BackendUnavailableError ||
+    BackendUnavailableError.isInstance(thrown) ||
     thrown instanceof MaxRetriesPerRequestError ||
     thrown instanceof ClusterAllFailedError ||
     thrown instanceof ConnectionClosedError

@@ -1,4 +1,5 @@
 import { types } from 'node:util';
+import { errorMessage } from './switchyard-error';
 
 /**
  * Why a connection to Redis or PostgreSQL could not be made, in words an operator acts on
@@ -12,7 +13,7 @@ export interface ConnectionFailure {
 
 export function describeConnectionFailure(thrown: unknown): ConnectionFailure {
   const error = thrown instanceof Error || types.isNativeError(thrown) ? (thrown as Error & { code?: unknown; errors?: unknown[] }) : undefined;
-  if (!error) return { reason: String(thrown), refused: false };
+  if (!error) return { reason: errorMessage(thrown), refused: false };
   const code = typeof error.code === 'string' ? error.code : undefined;
   if (code === 'ECONNREFUSED') return { reason: 'connection refused (is it running, on that host and port?)', refused: false };
   if (code === 'ETIMEDOUT' || /timeout|timed out/i.test(error.message)) return { reason: 'timed out (a firewall, or the wrong host?)', refused: false };

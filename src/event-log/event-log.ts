@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RedisClient } from '../redis/redis-connection';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
+import { SwitchyardError } from '../errors/switchyard-error';
 import { TERMINAL_EVENT_TYPES, type EventBody } from '../events/event';
 
 export interface EventLogOptions {
@@ -63,7 +64,7 @@ export interface AttemptFence {
 }
 
 /** A later attempt of the turn has emitted events: this worker is stale and must stop. */
-export class AttemptFencedError extends Error {
+export class AttemptFencedError extends SwitchyardError<'attempt_fenced'> {
   readonly code = 'attempt_fenced';
 }
 
@@ -83,7 +84,7 @@ export function inflightStateKey(prefix: string, conversationId: string, turnId:
 }
 
 /** The batch announces the end of a turn whose end was announced already: nothing was appended. */
-export class TurnEndAnnouncedError extends Error {
+export class TurnEndAnnouncedError extends SwitchyardError<'turn_end_announced'> {
   readonly code = 'turn_end_announced';
 }
 

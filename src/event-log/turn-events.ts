@@ -1,4 +1,5 @@
 import type { EventBody, EventPayload } from '../events/event';
+import { coerceError, isCoded } from '../errors/switchyard-error';
 import type { AttemptFence, InflightWrite } from './event-log';
 
 export interface EventAppender {
@@ -99,8 +100,8 @@ export class TurnEvents {
         this.next();
       },
       (error: unknown) => {
-        if ((error as { code?: string }).code === 'attempt_fenced') this.fence?.onFenced?.();
-        this.failure ??= error instanceof Error ? error : new Error(String(error));
+        if (isCoded(error, 'attempt_fenced')) this.fence?.onFenced?.();
+        this.failure ??= coerceError(error);
         this.next();
       },
     );

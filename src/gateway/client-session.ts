@@ -239,7 +239,7 @@ export class ClientSession {
         this.services.logger.warn({ err: error, conversationId }, 'subscription failed');
         this.stopFollowing({ conversationId });
         // A log that restarted cannot be resumed by seq: the client reloads, as for an expired cursor.
-        if (error instanceof EventLogRestartedError) {
+        if (EventLogRestartedError.isInstance(error)) {
           return this.send({ type: 'error', code: 'cursor_expired', message: error.message, conversationId, oldestSeq: error.oldestSeq });
         }
         this.send({ type: 'error', code: 'internal', message: 'the subscription broke; subscribe again with after', conversationId });

@@ -2,6 +2,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { loadConfig } from '../config/config';
+import { errorMessage } from '../errors/switchyard-error';
 
 const APP_DIR = path.join(__dirname, 'app');
 
@@ -27,7 +28,7 @@ export async function buildPlayground(outDir: string): Promise<void> {
 
 if (require.main === module) {
   buildPlayground(loadConfig().PLAYGROUND_DIR).catch((error: unknown) => {
-    process.stderr.write(`switchyard: building the playground failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`switchyard: building the playground failed: ${errorMessage(error)}\n`);
     process.exit(1);
   });
 }

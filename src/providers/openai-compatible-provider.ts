@@ -1,5 +1,6 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { connectionFailureReason } from '../errors/connection-failure';
+import { errorMessage } from '../errors/switchyard-error';
 import type { Usage } from '../events/event';
 import type { CompletionRequest, ModelProvider, ProviderChunk } from './model-provider';
 import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, type ProviderRequestStatus } from './provider-error';
@@ -137,7 +138,7 @@ export function toProviderError(
   // cancel or an idle timeout would pass for a provider fault.
   if (context.callerAborted) return new ProviderError('aborted', 'the completion was aborted');
   if (context.idleTimedOut) return new ProviderError('idle_timeout', `no data from the provider for ${context.idleTimeoutMs} ms`);
-  if (error instanceof ProviderError) return error;
+  if (ProviderError.isInstance(error)) return error;
   if (error instanceof APIUserAbortError) return new ProviderError('aborted', 'the completion was aborted');
   if (error instanceof APIConnectionError) return new ProviderError('connection', `connection to the provider failed: ${error.message}`);
   if (error instanceof APIError && typeof error.status === 'number') {
@@ -148,7 +149,7 @@ export function toProviderError(
     // Status-less APIError: the SDK saw an `error` event inside a 200 stream.
     return new ProviderError('stream_error', `provider stream error: ${error.message}`);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   // A socket cut mid-body surfaces as a bare TypeError('terminated') from undici.
   return new ProviderError('connection', `provider stream failed: ${message}`);
 }

@@ -1,3 +1,5 @@
+import { SwitchyardError } from '../errors/switchyard-error';
+
 /**
  * Why a completion failed, decided once here so the turn engine only asks `retryable`.
  * - rate_limited / server / connection / idle_timeout / truncated / stream_error: worth another attempt;
@@ -7,7 +9,10 @@
 export const PROVIDER_ERROR_KINDS = ['rate_limited', 'server', 'connection', 'idle_timeout', 'truncated', 'stream_error', 'rejected', 'aborted'] as const;
 export type ProviderErrorKind = (typeof PROVIDER_ERROR_KINDS)[number];
 
-export class ProviderError extends Error {
+export class ProviderError extends SwitchyardError<'provider_failed'> {
+  /** One code for all: `kind` says why. */
+  readonly code = 'provider_failed';
+
   constructor(
     readonly kind: ProviderErrorKind,
     message: string,

@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, WaitingChildrenError, WaitingError } from 'bullmq';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
+import { errorMessage } from '../errors/switchyard-error';
 
 /**
  * Why one of our jobs failed, written first in the error it fails with, because BullMQ keeps
@@ -14,7 +15,7 @@ export type ReadJobFailure = JobFailureCode | 'stalled';
 const CODES: ReadonlySet<string> = new Set<JobFailureCode>(['backend_unavailable', 'internal', 'malformed_job']);
 
 export function jobFailure(code: JobFailureCode, cause: unknown): Error {
-  const message = `${code}: ${cause instanceof Error ? cause.message : String(cause)}`;
+  const message = `${code}: ${errorMessage(cause)}`;
   // Malformed data never becomes well-formed: no further attempt.
   return code === 'malformed_job' ? new UnrecoverableError(message) : new Error(message, { cause });
 }

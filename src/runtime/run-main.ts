@@ -1,4 +1,5 @@
 import { StartupError } from '../errors/startup-error';
+import { errorMessage } from '../errors/switchyard-error';
 
 export { StartupError };
 
@@ -39,7 +40,7 @@ export function runMain(main: () => Promise<RunningMain>): void {
           .close()
           .then(() => process.exit(0))
           .catch((error: unknown) => {
-            process.stderr.write(`switchyard: error while shutting down: ${String(error)}\n`);
+            process.stderr.write(`switchyard: error while shutting down: ${errorMessage(error)}\n`);
             process.exit(1);
           });
       };
@@ -47,7 +48,7 @@ export function runMain(main: () => Promise<RunningMain>): void {
       process.on('SIGINT', stop);
     })
     .catch((error: unknown) => {
-      process.stderr.write(`switchyard: ${error instanceof StartupError ? error.message : String((error as Error)?.stack ?? error)}\n`);
+      process.stderr.write(`switchyard: ${StartupError.isInstance(error) ? error.message : String((error as Error)?.stack ?? error)}\n`);
       process.exit(1);
     });
 }

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors/switchyard-error';
 import type { ChatMessage } from './chat-request-schema';
 import { messageText } from './message-text';
 import { invalidRequest, type OpenAiError } from './openai-error';
@@ -42,7 +43,7 @@ function fromJson(json: string, anchorIndex: number, where: string, param: strin
   try {
     value = JSON.parse(json);
   } catch (error) {
-    return invalid(`The scripted scenario in ${where} is not valid JSON: ${(error as Error).message}`, param);
+    return invalid(`The scripted scenario in ${where} is not valid JSON: ${errorMessage(error)}`, param);
   }
   const parsed = parseScenario(value);
   if (!parsed.ok) return invalid(`The scripted scenario in ${where} is invalid: ${parsed.message}`, param);

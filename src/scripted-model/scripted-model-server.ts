@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorMessage } from '../errors/switchyard-error';
 import { ArrivalCounter } from './arrival-counter';
 import { handleChatCompletions } from './chat-completions-handler';
 import { sendError, sendJson } from './http-responses';
@@ -48,7 +49,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     route(req, res).catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
       // No logger here: the message goes to the client, which is the test that hit the bug.
-      const message = `The scripted model failed: ${error instanceof Error ? error.message : String(error)}`;
+      const message = `The scripted model failed: ${errorMessage(error)}`;
       sendError(res, { status: 500, message, type: 'server_error', param: null, code: null });
     });
   });

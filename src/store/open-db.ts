@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import lockfile from 'proper-lockfile';
 import { Pool, type PoolClient } from 'pg';
-import { coerceError } from '../errors/app-error';
+import { coerceError } from '../errors/switchyard-error';
 import { BackendUnavailableError } from '../errors/backend-unavailable';
 import { describeConnectionFailure, redactUrl, unusableStoreLine } from '../errors/connection-failure';
 import { StartupError } from '../errors/startup-error';

@@ -1,4 +1,5 @@
 import type { QueryConfig } from 'pg';
+import { errorMessage } from '../errors/switchyard-error';
 
 /** SQLSTATE 0A000 with this message: a table changed under a prepared `SELECT *` (a migration ran meanwhile). */
 const STALE_PLAN = 'cached plan must not change result type';
@@ -32,7 +33,7 @@ export class StatementNames {
    * are handed out from then on, so every connection prepares its statements afresh.
    */
   renewAfter(error: unknown): boolean {
-    const stale = (error as { code?: string }).code === '0A000' && String((error as Error).message).includes(STALE_PLAN);
+    const stale = (error as { code?: string }).code === '0A000' && errorMessage(error).includes(STALE_PLAN);
     if (stale) {
       this.names.clear();
       this.generation++;

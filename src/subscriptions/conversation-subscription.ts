@@ -1,5 +1,6 @@
 import type { LoggedEvent } from '../event-log/event-log';
 import type { LiveListener } from '../event-log/live-events';
+import { coerceError, SwitchyardError } from '../errors/switchyard-error';
 import { checkCursor, type CursorCheck } from '../events/cursor';
 
 export interface SubscriptionSources {
@@ -27,7 +28,7 @@ export type SubscribeOutcome = { ok: true; subscription: ConversationSubscriptio
  * the last seq, so seqs this subscriber was given now name other events. Resuming by seq
  * cannot repair that; the client reloads the conversation and subscribes with its `lastSeq`.
  */
-export class EventLogRestartedError extends Error {
+export class EventLogRestartedError extends SwitchyardError<'event_log_restarted'> {
   readonly code = 'event_log_restarted';
 
   constructor(
@@ -129,7 +130,7 @@ export async function subscribeToConversation(
         await readToPresent();
       } while (reconnected && !disposed);
     } catch (error) {
-      if (!disposed) input.onError(error instanceof Error ? error : new Error(String(error)));
+      if (!disposed) input.onError(coerceError(error));
     } finally {
       reading = false;
     }

@@ -1,5 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { SwitchyardError } from '../errors/switchyard-error';
 import { waitOutOutage } from '../errors/wait-out-outage';
 import type { Metrics } from '../metrics/metrics';
 import type { ToolJobData } from '../queue/tool-queue';
@@ -22,7 +23,7 @@ export interface ToolJobDeps extends ClientToolAnswerDeps {
  * The attempt was aborted: its turn was cancelled (the cancel settles the call) or its worker
  * is stopping (the job must run again elsewhere). Either way its outcome is not the call's.
  */
-export class ToolJobAbortedError extends Error {
+export class ToolJobAbortedError extends SwitchyardError<'tool_aborted'> {
   readonly code = 'tool_aborted';
 }
 

@@ -50,7 +50,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
         logger,
       });
     } catch (error) {
-      if (!(error instanceof ToolJobAbortedError)) {
+      if (!ToolJobAbortedError.isInstance(error)) {
         if (span) failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
         throw error;
       }

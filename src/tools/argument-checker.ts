@@ -1,6 +1,6 @@
 import type { ArgumentCheck } from './tool';
 import { compileJsonSchema, stripSchemaKeyword, type SchemaValidator } from './json-schema-compiler';
-import { errorMessage } from './tool-errors';
+import { errorMessage } from '../errors/switchyard-error';
 import { describeValidationErrors } from './validation-messages';
 
 export interface ArgumentChecker {

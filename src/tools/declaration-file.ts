@@ -1,4 +1,5 @@
-import { errorMessage, ToolLoadError } from './tool-errors';
+import { errorMessage } from '../errors/switchyard-error';
+import { ToolLoadError } from './tool-errors';
 
 /** A file of the tools directory as JSON; text that is not JSON is a `ToolLoadError` naming the file. */
 export function parseJsonFile(source: string, text: string): unknown {

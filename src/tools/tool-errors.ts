@@ -1,3 +1,5 @@
+import { SwitchyardError } from '../errors/switchyard-error';
+
 /**
  * The two ways tools fail outside the outcome union: a configuration that cannot be loaded
  * (the service refuses to start) and an expected failure thrown by a builtin's `run`.
@@ -7,7 +9,7 @@
  * A tools directory, a tool file or an MCP server that cannot be loaded. The message names the
  * file (or server) and the field, and is meant to be printed as is.
  */
-export class ToolLoadError extends Error {
+export class ToolLoadError extends SwitchyardError<'tool_config'> {
   readonly code = 'tool_config';
 
   constructor(message: string) {
@@ -21,7 +23,7 @@ export class ToolLoadError extends Error {
  * code and not retried unless it says so. Anything else a builtin throws counts as a retryable
  * `internal` failure.
  */
-export class ToolExecutionError extends Error {
+export class ToolExecutionError extends SwitchyardError {
   readonly retryable: boolean;
 
   constructor(
@@ -33,15 +35,4 @@ export class ToolExecutionError extends Error {
     this.name = 'ToolExecutionError';
     this.retryable = options.retryable ?? false;
   }
-}
-
-/**
- * The message of anything thrown. Duck-typed rather than `instanceof Error`: errors from
- * Node's own fetch (undici) come from another realm under jest and in some embedders.
- */
-export function errorMessage(error: unknown): string {
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
-    return (error as { message: string }).message;
-  }
-  return String(error);
 }

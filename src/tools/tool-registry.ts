@@ -6,7 +6,8 @@ import type { HttpToolOptions } from './http/http-tool';
 import { loadToolFiles } from './http/load-tool-files';
 import { loadMcpTools } from './mcp/load-mcp-tools';
 import type { ToolCallContext, ToolError, ToolOutcome, ToolRegistry } from './tool';
-import { errorMessage, ToolLoadError } from './tool-errors';
+import { errorMessage } from '../errors/switchyard-error';
+import { ToolLoadError } from './tool-errors';
 
 export interface LoadToolRegistryOptions {
   /** Folder of http/client tool files (`*.json`) and `mcp.json`; a missing folder holds no tools. */

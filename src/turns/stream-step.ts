@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors/switchyard-error';
 import type { Usage } from '../events/event';
 import type { AssistantToolCall, CompletionRequest, ModelProvider } from '../providers/model-provider';
 import { ProviderError } from '../providers/provider-error';
@@ -102,7 +103,7 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
     return { ok: false, error: new ProviderError('truncated', 'the provider stream ended without finishing'), outputSent, streamed };
   } catch (error) {
     const providerError =
-      error instanceof ProviderError ? error : new ProviderError('stream_error', error instanceof Error ? error.message : String(error));
+      ProviderError.isInstance(error) ? error : new ProviderError('stream_error', errorMessage(error));
     return { ok: false, error: providerError, outputSent, streamed };
   }
 }

@@ -169,7 +169,7 @@ export async function announceTurnEnd(
   try {
     finalSeq = await events.flush();
   } catch (error) {
-    if (!(error instanceof TurnEndAnnouncedError)) throw error;
+    if (!TurnEndAnnouncedError.isInstance(error)) throw error;
     finalSeq = null;
   }
   if (finalSeq !== null) {

@@ -261,7 +261,7 @@ async function runAttempt(
     // PostgreSQL keeps the latest seq clients may have seen, so that a Redis that loses its data
     // mid-turn restarts the numbering above it.
     const seenSeq = await events.flush().catch((error: unknown) => {
-      if (error instanceof AttemptFencedError) return null;
+      if (AttemptFencedError.isInstance(error)) return null;
       throw error;
     });
     if (seenSeq === null) return done(events, FENCED);
@@ -314,7 +314,7 @@ async function done(events: TurnEvents, outcome: TurnRunOutcome = { kind: 'done'
   try {
     await events.flush();
   } catch (error) {
-    if (error instanceof AttemptFencedError) return FENCED;
+    if (AttemptFencedError.isInstance(error)) return FENCED;
     throw error;
   }
   return outcome;

@@ -45,7 +45,7 @@ export class TurnService {
       span.setAttributes({ [SWITCHYARD.turnId]: admitted.turn.id, [SWITCHYARD.admission]: admitted.created ? 'created' : 'replayed' });
       return admitted;
     } catch (error) {
-      failSpan(span, error instanceof AppError ? error.code : 'internal');
+      failSpan(span, AppError.isInstance(error) ? error.code : 'internal');
       throw error;
     } finally {
       span.end();

@@ -12,6 +12,8 @@
  *   primary    := number | constant | function "(" expression ("," expression)* ")" | "(" expression ")"
  */
 
+import { SwitchyardError } from '../../errors/switchyard-error';
+
 export const MAX_EXPRESSION_LENGTH = 500;
 /** Bounds the recursion, whatever the input; 500 characters could otherwise nest 250 deep. */
 const MAX_NESTING = 64;
@@ -36,7 +38,7 @@ const FUNCTIONS: Record<string, MathFunction> = Object.assign(Object.create(null
   max: { arity: [1, Infinity], apply: (args: number[]) => Math.max(...args) },
 });
 
-class ExpressionError extends Error {
+class ExpressionError extends SwitchyardError<'invalid_expression' | 'division_by_zero' | 'math_error'> {
   constructor(
     readonly code: 'invalid_expression' | 'division_by_zero' | 'math_error',
     message: string,
@@ -209,7 +211,7 @@ export function evaluateExpression(text: string): ExpressionResult {
     if (!Number.isFinite(value)) return { ok: false, code: 'math_error', message: 'the result is too large to represent' };
     return { ok: true, value };
   } catch (error) {
-    if (error instanceof ExpressionError) return { ok: false, code: error.code, message: error.message };
+    if (ExpressionError.isInstance(error)) return { ok: false, code: error.code, message: error.message };
     throw error;
   }
 }

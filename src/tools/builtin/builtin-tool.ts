@@ -55,7 +55,7 @@ export function builtinToExecutable(tool: BuiltinTool): ExecutableTool {
       try {
         return { ok: true, result: await tool.run(parsed.data, ctx) };
       } catch (error) {
-        if (error instanceof ToolExecutionError) return { ok: false, error: { code: error.code, message: error.message, retryable: error.retryable } };
+        if (ToolExecutionError.isInstance(error)) return { ok: false, error: { code: error.code, message: error.message, retryable: error.retryable } };
         throw error;
       }
     },

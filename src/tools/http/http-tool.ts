@@ -1,6 +1,6 @@
 import type { ExecutableTool } from '../executable-tool';
 import type { ToolOutcome } from '../tool';
-import { errorMessage } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
 import { declaredTool } from './declared-tool';
 import { DEFAULT_MAX_RESPONSE_BYTES, outcomeOfResponse, readLimitedText } from './http-response';
 import type { HttpToolDefinition } from './parse-tool-file';

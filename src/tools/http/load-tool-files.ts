@@ -3,7 +3,8 @@ import path from 'node:path';
 import { createClientTool } from '../client/client-tool';
 import type { ExecutableTool } from '../executable-tool';
 import { MCP_CONFIG_FILE } from '../mcp/mcp-config';
-import { errorMessage, ToolLoadError } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
+import { ToolLoadError } from '../tool-errors';
 import { createHttpTool, type HttpToolOptions } from './http-tool';
 import { parseToolFile, type FileToolDefinition } from './parse-tool-file';
 

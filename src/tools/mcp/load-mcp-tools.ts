@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { compileInputSchema } from '../argument-checker';
 import type { ExecutableTool, ToolSource } from '../executable-tool';
 import { TOOL_NAME_PATTERN } from '../tool';
-import { errorMessage, ToolLoadError } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
+import { ToolLoadError } from '../tool-errors';
 import { MCP_CONFIG_FILE, parseMcpConfig, type McpServerConfig } from './mcp-config';
 import { McpConnection } from './mcp-connection';
 

@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { ToolOutcome } from '../tool';
-import { errorMessage } from '../tool-errors';
+import { errorMessage } from '../../errors/switchyard-error';
 import { withoutUrlCredentials } from '../url-credentials';
 import type { McpServerConfig } from './mcp-config';
 import { stdioServerEnvironment } from './stdio-server-environment';
