@@ -196,16 +196,6 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     const marker = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
     opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
-  const maxHistory = turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages;
-  // The first step's history may have come with the attempt.
-  let begunHistory = begun.history;
-  const readHistory = async () => {
-    const given = begunHistory;
-    begunHistory = undefined;
-    if (given) return given;
-    if (maxHistory === undefined) return deps.messages.list(turn.conversationId);
-    return startAtUserMessage(await deps.messages.listRecent(turn.conversationId, maxHistory, turn.id));
-  };
   const offered = new Set(
     offeredToolNames({
       turnTools: turn.options.tools,
@@ -232,8 +222,22 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     toolDefinitions: inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))),
     takenToolCallIds: new Set(begun.toolCallIds),
     usage: turn.usage,
-    readHistory,
+    readHistory: historyReader(deps, begun),
     now: deps.now ?? (() => new Date()),
+  };
+}
+
+/** Reads each step's history: the conversation's, or its window; the first step's may have come with the attempt. */
+function historyReader(deps: TurnRunnerDeps, begun: BegunAttempt): () => Promise<StoredMessage[]> {
+  const { turn } = begun;
+  const maxHistory = turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages;
+  let begunHistory = begun.history;
+  return async () => {
+    const given = begunHistory;
+    begunHistory = undefined;
+    if (given) return given;
+    if (maxHistory === undefined) return deps.messages.list(turn.conversationId);
+    return startAtUserMessage(await deps.messages.listRecent(turn.conversationId, maxHistory, turn.id));
   };
 }
 
