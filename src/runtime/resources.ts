@@ -77,99 +77,19 @@ export async function createResources(
   logger: Logger,
   options: { runsTools: boolean; serviceName?: string } = { runsTools: true },
 ): Promise<Resources> {
-  const closers: (() => Promise<unknown>)[] = [];
+  const closers: Closers = [];
   const metrics = createMetrics();
   try {
     // First opened, last closed: the spans of everything closing before it are still exported.
     const tracing = startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: options.serviceName ?? 'switchyard' });
     closers.push(() => tracing.shutdown());
-
-    const db = await openDb({
-      databaseUrl: config.DATABASE_URL,
-      schema: config.DATABASE_SCHEMA,
-      dataDir: config.DATA_DIR,
-      poolSize: config.DATABASE_POOL_SIZE,
-      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
-      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-      onError: (error) => logger.warn({ err: error }, 'database connection error'),
-      onQueryTime: (seconds) => metrics.dbQueryDuration.observe(seconds),
-    });
-    closers.push(() => db.close());
-    metrics.readDbConnectionsWith(() => db.connections());
-    await migrate(db);
-
-    // The embedded Redis stands in for one Redis only: a cluster is always configured.
-    let redisTarget = configuredRedisTarget(config);
-    if (!redisTarget) {
-      const embedded = await ensureRedis(config.DATA_DIR);
-      if (embedded.child) closers.push(() => stopChild(embedded.child!));
-      redisTarget = { kind: 'single', url: embedded.url };
-    }
-    await assertRedisAnswers(redisTarget);
-    const redis = connectRedis(redisTarget, 'command', config.REDIS_COMMAND_TIMEOUT_MS);
-    reportConnection(redis, logger);
-    closers.push(() => redis.quit().catch(() => redis.disconnect()));
-    await whenReady(redis);
-    await assertNoEviction(redis);
-
-    // The prefix is this database's on this Redis, or the process stops here, before any of
-    // its queues could take another deployment's jobs.
-    const prefix = queuePrefix(config);
-    const deploymentId = await readDeploymentId(db);
-    const ownership = { redis, redisPrefix: config.REDIS_PREFIX, queuePrefix: prefix, deploymentId, where: describeRedisTarget(redisTarget) };
-    await assertRedisPrefixOurs(ownership);
-    // Every later 'ready' is a reconnection, perhaps to a Redis that came back empty.
-    redis.on('ready', () => void reclaimRedisPrefix(ownership, logger));
-
-    // Producers share the fail-fast connection: while Redis is down an enqueue fails at once
-    // (the API answers 503; the turn is in PostgreSQL and the reconciler enqueues it later)
-    // instead of waiting in an offline queue. Workers' blocking connections wait outages out.
-    const turnQueue = createTurnQueue(redis, prefix);
-    closers.push(() => turnQueue.close());
-    const batchTurnQueue = createTurnQueue(redis, prefix, BATCH_TURN_QUEUE);
-    closers.push(() => batchTurnQueue.close());
-    const toolQueue = createToolQueue(redis, prefix);
-    closers.push(() => toolQueue.close());
-    const flows = new FlowProducer({ connection: redis, prefix });
-    closers.push(() => flows.close());
-    // They relay every error of the shared connection, already logged above; without a
-    // listener BullMQ prints each reconnection attempt to stderr.
-    const ignore = () => undefined;
-    turnQueue.on('error', ignore);
-    batchTurnQueue.on('error', ignore);
-    toolQueue.on('error', ignore);
-    flows.on('error', ignore);
-
-    // Every process loads the tool files itself (the same TOOLS_DIR everywhere); MCP servers
-    // run only where tools run, which publish their tools for the API processes.
-    const tools = await loadToolRegistry({
-      toolsDir: config.TOOLS_DIR,
-      env: toolHeaderEnvironment(),
-      logger,
-      mcp: options.runsTools ? 'start' : { published: mcpToolDescriptorReader(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
-    });
-    closers.push(() => tools.close());
-    if (options.runsTools) {
-      await publishMcpToolDescriptors(redis, config.REDIS_PREFIX, tools.list());
-      metrics.registerTools(tools.list().map((tool) => tool.name));
-    }
-
-    // Appends wait out a Redis blip rather than failing the step; they are pipelined, so the
-    // connection's offline queue keeps their order.
-    const eventConnection = connectRedis(redisTarget, 'blocking');
-    eventConnection.on('error', () => undefined);
-    closers.push(() => eventConnection.quit().catch(() => eventConnection.disconnect()));
+    const db = await openMigratedDb(config, logger, metrics, closers);
+    const { redisTarget, redis, prefix, deploymentId } = await connectOwnedRedis(config, logger, db, closers);
+    const { turnQueue, batchTurnQueue, toolQueue, flows } = openQueues(redis, prefix, closers);
+    const tools = await loadTools(config, logger, metrics, redis, options.runsTools, closers);
     const conversations = new ConversationsRepository(db);
     const turns = new TurnsRepository(db);
-    const eventLog = new EventLog({
-      redis: eventConnection,
-      failFastRedis: redis,
-      prefix: config.REDIS_PREFIX,
-      maxLength: config.EVENT_LOG_MAX_LENGTH,
-      ttlSeconds: config.EVENT_LOG_TTL_SECONDS,
-      seqFloor: async (conversationId) => (await conversations.getById(conversationId))?.lastSeq ?? 0,
-      sharded: redisTarget.kind === 'cluster',
-    });
+    const eventLog = openEventLog(config, redisTarget, redis, conversations, closers);
 
     metrics.watchQueues([turnQueue, batchTurnQueue, toolQueue]);
     return {
@@ -210,6 +130,123 @@ export async function createResources(
   }
 }
 
+/** What `createResources` opened so far, each closed (in reverse order) by `close` or when a later step fails. */
+type Closers = (() => Promise<unknown>)[];
+
+async function openMigratedDb(config: Config, logger: Logger, metrics: Metrics, closers: Closers): Promise<Db> {
+  const db = await openDb({
+    databaseUrl: config.DATABASE_URL,
+    schema: config.DATABASE_SCHEMA,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    onError: (error) => logger.warn({ err: error }, 'database connection error'),
+    onQueryTime: (seconds) => metrics.dbQueryDuration.observe(seconds),
+  });
+  closers.push(() => db.close());
+  metrics.readDbConnectionsWith(() => db.connections());
+  await migrate(db);
+  return db;
+}
+
+/**
+ * The command connection to the configured Redis (or the embedded one), once it answers, keeps
+ * its data and holds this deployment's prefix.
+ */
+async function connectOwnedRedis(
+  config: Config,
+  logger: Logger,
+  db: Db,
+  closers: Closers,
+): Promise<{ redisTarget: RedisTarget; redis: RedisClient; prefix: string; deploymentId: string }> {
+  // The embedded Redis stands in for one Redis only: a cluster is always configured.
+  let redisTarget = configuredRedisTarget(config);
+  if (!redisTarget) {
+    const embedded = await ensureRedis(config.DATA_DIR);
+    if (embedded.child) closers.push(() => stopChild(embedded.child!));
+    redisTarget = { kind: 'single', url: embedded.url };
+  }
+  await assertRedisAnswers(redisTarget);
+  const redis = connectRedis(redisTarget, 'command', config.REDIS_COMMAND_TIMEOUT_MS);
+  reportConnection(redis, logger);
+  closers.push(() => redis.quit().catch(() => redis.disconnect()));
+  await whenReady(redis);
+  await assertNoEviction(redis);
+
+  // The prefix is this database's on this Redis, or the process stops here, before any of
+  // its queues could take another deployment's jobs.
+  const prefix = queuePrefix(config);
+  const deploymentId = await readDeploymentId(db);
+  const ownership = { redis, redisPrefix: config.REDIS_PREFIX, queuePrefix: prefix, deploymentId, where: describeRedisTarget(redisTarget) };
+  await assertRedisPrefixOurs(ownership);
+  // Every later 'ready' is a reconnection, perhaps to a Redis that came back empty.
+  redis.on('ready', () => void reclaimRedisPrefix(ownership, logger));
+  return { redisTarget, redis, prefix, deploymentId };
+}
+
+/**
+ * Producers share the fail-fast connection: while Redis is down an enqueue fails at once
+ * (the API answers 503; the turn is in PostgreSQL and the reconciler enqueues it later)
+ * instead of waiting in an offline queue. Workers' blocking connections wait outages out.
+ */
+function openQueues(redis: RedisClient, prefix: string, closers: Closers): Pick<Resources, 'turnQueue' | 'batchTurnQueue' | 'toolQueue' | 'flows'> {
+  const turnQueue = createTurnQueue(redis, prefix);
+  closers.push(() => turnQueue.close());
+  const batchTurnQueue = createTurnQueue(redis, prefix, BATCH_TURN_QUEUE);
+  closers.push(() => batchTurnQueue.close());
+  const toolQueue = createToolQueue(redis, prefix);
+  closers.push(() => toolQueue.close());
+  const flows = new FlowProducer({ connection: redis, prefix });
+  closers.push(() => flows.close());
+  // They relay every error of the shared connection, already logged above; without a
+  // listener BullMQ prints each reconnection attempt to stderr.
+  const ignore = () => undefined;
+  turnQueue.on('error', ignore);
+  batchTurnQueue.on('error', ignore);
+  toolQueue.on('error', ignore);
+  flows.on('error', ignore);
+  return { turnQueue, batchTurnQueue, toolQueue, flows };
+}
+
+/**
+ * Every process loads the tool files itself (the same TOOLS_DIR everywhere); MCP servers run
+ * only where tools run, which publish their tools for the API processes.
+ */
+async function loadTools(config: Config, logger: Logger, metrics: Metrics, redis: RedisClient, runsTools: boolean, closers: Closers): Promise<ToolRegistry> {
+  const tools = await loadToolRegistry({
+    toolsDir: config.TOOLS_DIR,
+    env: toolHeaderEnvironment(),
+    logger,
+    mcp: runsTools ? 'start' : { published: mcpToolDescriptorReader(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
+  });
+  closers.push(() => tools.close());
+  if (runsTools) {
+    await publishMcpToolDescriptors(redis, config.REDIS_PREFIX, tools.list());
+    metrics.registerTools(tools.list().map((tool) => tool.name));
+  }
+  return tools;
+}
+
+/**
+ * The event log on a connection of its own: appends wait out a Redis blip rather than failing
+ * the step; they are pipelined, so the connection's offline queue keeps their order.
+ */
+function openEventLog(config: Config, redisTarget: RedisTarget, failFastRedis: RedisClient, conversations: ConversationsRepository, closers: Closers): EventLog {
+  const eventConnection = connectRedis(redisTarget, 'blocking');
+  eventConnection.on('error', () => undefined);
+  closers.push(() => eventConnection.quit().catch(() => eventConnection.disconnect()));
+  return new EventLog({
+    redis: eventConnection,
+    failFastRedis,
+    prefix: config.REDIS_PREFIX,
+    maxLength: config.EVENT_LOG_MAX_LENGTH,
+    ttlSeconds: config.EVENT_LOG_TTL_SECONDS,
+    seqFloor: async (conversationId) => (await conversations.getById(conversationId))?.lastSeq ?? 0,
+    sharded: redisTarget.kind === 'cluster',
+  });
+}
+
 /** Logs the loss of the connection and, once, its return (operators and tests wait for it). */
 function reportConnection(redis: RedisClient, logger: Logger): void {
   let lost = false;
@@ -223,7 +260,7 @@ function reportConnection(redis: RedisClient, logger: Logger): void {
   });
 }
 
-async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
+async function closeAll(closers: Closers): Promise<void> {
   for (const close of closers.reverse()) await close().catch(() => undefined);
 }
 

@@ -1,17 +1,17 @@
 import http from 'node:http';
 import os from 'node:os';
 import { createApiApp, type ApiDeps } from '../api/app';
-import { createUserRateLimiter } from '../api/user-rate-limit';
-import { createTurnEventStreamer, type ConversationEventSource } from '../api/turn-event-stream';
+import { createUserRateLimiter, type UserRateLimiter } from '../api/user-rate-limit';
+import { createTurnEventStreamer, type ConversationEventSource, type TurnEventStreamer } from '../api/turn-event-stream';
 import { Authenticator } from '../auth/authenticator';
 import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
-import { createGateway } from '../gateway/gateway';
+import { createGateway, type Gateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
 import { answerClientToolCall } from '../tool-calls/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../event-log/inflight-state';
-import { connectRedis } from '../redis/redis-connection';
+import { connectRedis, type RedisClient } from '../redis/redis-connection';
 import type { Resources } from './resources';
 import { listen, requestTimeouts } from './server-helpers';
 import { createReadinessCheck } from './readiness';
@@ -19,7 +19,7 @@ import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-p
 import { OpenConnections } from '../auth/open-connections';
 import { clientAddressOf, FailedAuthGuard } from '../auth/failed-auth-guard';
 import type { AuthGuard } from '../api/require-user';
-import { createUiMessageStreamer } from '../api/ui-message-stream';
+import { createUiMessageStreamer, type UiMessageStreamer } from '../api/ui-message-stream';
 import { turnServiceWithBatches } from './batch-runner-for';
 import { batchChannel, followBatch, type BatchProgressSource } from '../batches/batch-progress';
 import { LiveSseStreams } from '../api/live-sse';
@@ -32,42 +32,105 @@ import { VerifiedKeyCache } from '../auth/verified-key-cache';
 export interface RunningApi {
   port: number;
   url: string;
+  /**
+   * Drains: no new connection is taken; websockets close with 1012 and SSE streams end after
+   * the last event they sent (clients resume elsewhere by seq); requests under way finish,
+   * for SHUTDOWN_GRACE_MS at most, then what is left is cut.
+   */
   close(): Promise<void>;
 }
 
-/** The HTTP API and the websocket gateway on one server. */
+/**
+ * The HTTP API and the websocket gateway on one server:
+ * 1. the subscriber connection and the conversations' live events on it;
+ * 2. authentication (keys, tickets, session tokens, rate and failed-auth limits, open
+ *    connections), with the watch that closes what a revoked key opened;
+ * 3. the services the routes call (turns, batches, client tool answers);
+ * 4. the event streams (SSE, the UI message stream, batch progress);
+ * 5. the express app and the gateway on one HTTP server, listening.
+ */
 export async function startApi(resources: Resources): Promise<RunningApi> {
   const { config, logger } = resources;
   const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   subscriber.on('error', (error) => logger.debug({ err: error }, 'live events redis error'));
   const liveEvents = new LiveEvents(subscriber, (conversationId) => resources.eventLog.channel(conversationId), { sharded: resources.eventLog.sharded });
-  const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
-  const sessionTokens = new SessionTokens(resources.redis, config.REDIS_PREFIX);
-  const verifiedKeys = new VerifiedKeyCache(resources.users, config.API_KEY_CACHE_TTL_MS);
-  const authenticator = new Authenticator(verifiedKeys, tickets, sessionTokens);
-  const connections = new OpenConnections();
-  // One count per user for HTTP requests and websocket handshakes alike.
-  const rateLimiter = createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE });
-  const authGuard: AuthGuard = { failures: new FailedAuthGuard(config.AUTH_FAILURES_PER_MINUTE), addressOf: clientAddressOf(config.TRUST_PROXY) };
-  // Invocations wait for their tool jobs, reading the tool queue's events only meanwhile.
-  const toolEvents = new QueueEventsOnDemand({
-    idleMs: 10_000,
-    ...queueEventsReader(resources.toolQueue, {
-      redis: resources.redis,
-      connect: () => connectRedis(resources.redisTarget, 'queue'),
-      onError: (error) => logger.debug({ err: error }, 'tool queue events redis error'),
-    }),
-  });
+  const auth = createAuth(resources);
+  const toolEvents = createToolQueueEvents(resources);
   const revocations = await startRevocationWatch({
-    connections,
-    forgetKeys: () => verifiedKeys.clear(),
+    connections: auth.connections,
+    forgetKeys: () => auth.verifiedKeys.clear(),
     revokedAmong: (keyIds) => resources.users.revokedAmong(keyIds),
     subscriber,
     prefix: config.REDIS_PREFIX,
     intervalMs: config.KEY_REVOCATION_CHECK_MS,
     logger,
   });
-  const { turnService, batchRunner } = turnServiceWithBatches(resources, {
+  const services = createServices(resources);
+  const streams = createStreams(resources, auth, subscriber, liveEvents);
+  const app = createApiApp(apiDeps(resources, auth, services, streams, toolEvents));
+  const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
+  const gateway = startGateway(resources, server, auth, services, streams);
+  const port = await listen(server, config.PORT, config.HOST);
+
+  return {
+    port,
+    url: `http://${config.HOST}:${port}`,
+    async close() {
+      await drain(server, gateway, streams, config.SHUTDOWN_GRACE_MS);
+      await revocations.stop();
+      await toolEvents.close();
+      subscriber.disconnect();
+    },
+  };
+}
+
+/** Who a request or a handshake is, and how much it may do; shared by the app and the gateway. */
+interface ApiAuth {
+  tickets: WsTickets;
+  sessionTokens: SessionTokens;
+  verifiedKeys: VerifiedKeyCache;
+  authenticator: Authenticator;
+  connections: OpenConnections;
+  rateLimiter: UserRateLimiter;
+  authGuard: AuthGuard;
+}
+
+function createAuth(resources: Resources): ApiAuth {
+  const { config } = resources;
+  const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
+  const sessionTokens = new SessionTokens(resources.redis, config.REDIS_PREFIX);
+  const verifiedKeys = new VerifiedKeyCache(resources.users, config.API_KEY_CACHE_TTL_MS);
+  return {
+    tickets,
+    sessionTokens,
+    verifiedKeys,
+    authenticator: new Authenticator(verifiedKeys, tickets, sessionTokens),
+    connections: new OpenConnections(),
+    // One count per user for HTTP requests and websocket handshakes alike.
+    rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),
+    authGuard: { failures: new FailedAuthGuard(config.AUTH_FAILURES_PER_MINUTE), addressOf: clientAddressOf(config.TRUST_PROXY) },
+  };
+}
+
+/** Invocations wait for their tool jobs, reading the tool queue's events only meanwhile. */
+function createToolQueueEvents(resources: Resources): QueueEventsOnDemand {
+  return new QueueEventsOnDemand({
+    idleMs: 10_000,
+    ...queueEventsReader(resources.toolQueue, {
+      redis: resources.redis,
+      connect: () => connectRedis(resources.redisTarget, 'queue'),
+      onError: (error) => resources.logger.debug({ err: error }, 'tool queue events redis error'),
+    }),
+  });
+}
+
+interface ApiServices extends ReturnType<typeof turnServiceWithBatches> {
+  answerClientTool: ApiDeps['answerClientTool'];
+}
+
+function createServices(resources: Resources): ApiServices {
+  const { config } = resources;
+  const turnServices = turnServiceWithBatches(resources, {
     db: resources.db,
     turns: resources.turns,
     conversations: resources.conversations,
@@ -89,7 +152,21 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     eventLog: resources.eventLog,
     enqueueResume: resources.enqueueResume,
   };
+  return { ...turnServices, answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input) };
+}
 
+/** What the API streams to its readers; each ends on close, after the last event it sent. */
+interface ApiStreams {
+  eventSource: ConversationEventSource;
+  eventStream: TurnEventStreamer;
+  uiStream: UiMessageStreamer;
+  followBatch: ApiDeps['followBatch'];
+  batchStreams: LiveSseStreams;
+}
+
+function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisClient, liveEvents: LiveEvents): ApiStreams {
+  const { config } = resources;
+  const { connections } = auth;
   const eventSource: ConversationEventSource = {
     read: (conversationId, afterSeq, count) => resources.eventLog.read(conversationId, afterSeq, count),
     window: (conversationId) => resources.eventLog.window(conversationId),
@@ -106,29 +183,38 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     get: (batchId) => resources.batches.getAny(batchId),
     listen: (batchId, changed) => batchEvents.listen(batchId, changed),
   };
-  const followBatchProgress: ApiDeps['followBatch'] = (batchId, options) => followBatch(batchProgress, batchId, options);
-  const batchStreams = new LiveSseStreams({ connections });
-  const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
-  resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
   const uiStream = createUiMessageStreamer(eventSource, {
     connections,
     isClientTool: (toolName) => resources.tools.get(toolName)?.kind === 'client',
     maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES,
     onSlowReader,
   });
+  return {
+    eventSource,
+    eventStream,
+    uiStream,
+    followBatch: (batchId, options) => followBatch(batchProgress, batchId, options),
+    batchStreams: new LiveSseStreams({ connections }),
+  };
+}
 
-  const app = createApiApp({
+function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, streams: ApiStreams, toolEvents: QueueEventsOnDemand): ApiDeps {
+  const { config, logger } = resources;
+  const { turnService, batchRunner } = services;
+  const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
+  resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
+  return {
     logger,
     metrics: resources.metrics,
     maxBodyBytes: config.MAX_BODY_BYTES,
     maxChatBodyBytes: config.MAX_CHAT_BODY_BYTES,
     adminToken: config.ADMIN_TOKEN,
-    authenticator,
-    authGuard,
-    rateLimiter,
-    tickets,
+    authenticator: auth.authenticator,
+    authGuard: auth.authGuard,
+    rateLimiter: auth.rateLimiter,
+    tickets: auth.tickets,
     allowedOrigins: config.ALLOWED_ORIGINS,
-    sessionTokens,
+    sessionTokens: auth.sessionTokens,
     sessionTokenTtlSeconds: config.SESSION_TOKEN_TTL_SECONDS,
     users: resources.users,
     conversations: resources.conversations,
@@ -138,7 +224,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     tools: resources.tools,
     userAllowedTools: (userId) => resources.users.allowedTools(userId),
     toolInvocations: { invocations: resources.invocations, toolQueue: resources.toolQueue, toolEvents },
-    answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
+    answerClientTool: services.answerClientTool,
     // The buffers are a convenience: while Redis is down the turn is still shown, without them.
     inflight: (turn) =>
       InflightState.read(resources.redis, config.REDIS_PREFIX, turn).catch((error: unknown) => {
@@ -146,13 +232,13 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
         throw error;
       }),
     turnService,
-    eventStream,
-    uiStream,
+    eventStream: streams.eventStream,
+    uiStream: streams.uiStream,
     batches: resources.batches,
     startBatch: (batchId) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it')),
     batchRunner,
-    followBatch: followBatchProgress,
-    batchStreams,
+    followBatch: streams.followBatch,
+    batchStreams: streams.batchStreams,
     maxBatchBytes: config.MAX_BATCH_BYTES,
     maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
     maxBatchItems: config.MAX_BATCH_ITEMS,
@@ -174,22 +260,25 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
         : {}),
     }),
     playgroundDir: config.PLAYGROUND_DIR,
-  });
+  };
+}
 
-  const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
+/** The websocket gateway on the API's server; its client and subscription counts become gauges. */
+function startGateway(resources: Resources, server: http.Server, auth: ApiAuth, services: ApiServices, streams: ApiStreams): Gateway {
+  const { config, logger } = resources;
   const gateway = createGateway({
     server,
-    authenticate: (req) => authenticator.fromUpgradeRequest(req),
-    authGuard,
-    rateLimiter,
-    connections,
+    authenticate: (req) => auth.authenticator.fromUpgradeRequest(req),
+    authGuard: auth.authGuard,
+    rateLimiter: auth.rateLimiter,
+    connections: auth.connections,
     maxConnectionsPerKey: config.WS_MAX_CONNECTIONS_PER_KEY,
     ownsConversation: async (userId, conversationId) => (await resources.conversations.get(userId, conversationId)) !== null,
     ownsBatch: async (userId, batchId) => (await resources.batches.get(userId, batchId)) !== null,
-    followBatch: followBatchProgress,
-    subscribe: eventSource.subscribe,
+    followBatch: streams.followBatch,
+    subscribe: streams.eventSource.subscribe,
     answerToolCall: async (userId, frame) => {
-      const outcome = await answerClientToolCall(clientAnswerDeps, {
+      const outcome = await services.answerClientTool({
         userId,
         turnId: frame.turnId,
         toolCallId: frame.toolCallId,
@@ -208,29 +297,18 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   });
   resources.metrics.countWebsocketClientsWith(() => gateway.clientCount());
   resources.metrics.countSubscriptionsWith(() => gateway.subscriptionCounts());
-  const port = await listen(server, config.PORT, config.HOST);
+  return gateway;
+}
 
-  return {
-    port,
-    url: `http://${config.HOST}:${port}`,
-    /**
-     * Drains: no new connection is taken; websockets close with 1012 and SSE streams end after
-     * the last event they sent (clients resume elsewhere by seq); requests under way finish,
-     * for SHUTDOWN_GRACE_MS at most, then what is left is cut.
-     */
-    async close() {
-      const drained = new Promise((resolve) => server.close(resolve));
-      server.closeIdleConnections();
-      await gateway.close('server shutting down: reconnect and subscribe with after');
-      eventStream.endAll();
-      uiStream.endAll();
-      batchStreams.endAll();
-      const cut = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
-      await drained;
-      clearTimeout(cut);
-      await revocations.stop();
-      await toolEvents.close();
-      subscriber.disconnect();
-    },
-  };
+/** The server's drain (see {@link RunningApi.close}): streams end first, then requests, cut after `graceMs`. */
+async function drain(server: http.Server, gateway: Gateway, streams: ApiStreams, graceMs: number): Promise<void> {
+  const drained = new Promise((resolve) => server.close(resolve));
+  server.closeIdleConnections();
+  await gateway.close('server shutting down: reconnect and subscribe with after');
+  streams.eventStream.endAll();
+  streams.uiStream.endAll();
+  streams.batchStreams.endAll();
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+  await drained;
+  clearTimeout(cut);
 }

@@ -2,6 +2,9 @@ import http from 'node:http';
 import express from 'express';
 import { healthRouter } from '../api/health-router';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
+import type { ModelProvider } from '../providers/model-provider';
+import type { Config } from '../config/config';
+import type { TurnRunnerDeps } from '../turns/turn-runner';
 import { startToolWorker } from '../tool-calls/tool-worker';
 import { TurnCancellations } from '../queue/turn-cancellations';
 import { startReconciler } from '../turns/turn-reconciler';
@@ -37,19 +40,62 @@ export async function startWorker(
     onRequest: (status) => resources.metrics.providerRequests.inc({ status }),
   });
   // Listening comes first: a port in use stops the start before this process takes any job.
-  let server: http.Server | undefined;
-  let port: number | undefined;
-  if (options.withHealthServer) {
-    const app = express();
-    const checkReady = createReadinessCheck({ redis: resources.redis, db: resources.db, provider });
-    app.use(healthRouter({ checkReady, registry: resources.metrics.registry }));
-    server = http.createServer(app);
-    port = await listen(server, config.PORT, config.HOST);
-  }
+  const health = options.withHealthServer ? await startHealthServer(resources, provider) : undefined;
   const blocking = connectRedis(resources.redisTarget, 'queue');
   const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   for (const connection of [blocking, subscriber]) connection.on('error', (error) => logger.debug({ err: error }, 'worker redis error'));
 
+  const { shared, batchRunner } = sharedDeps(resources);
+  const queueSettings = {
+    connection: blocking,
+    prefix: resources.queuePrefix,
+    concurrency: config.WORKER_CONCURRENCY,
+    lockDurationMs: config.LOCK_DURATION_MS,
+    stalledIntervalMs: config.STALLED_INTERVAL_MS,
+    maxStalledCount: config.MAX_STALLED_COUNT,
+  };
+  // One subscription per process: a cancelled turn's turn and tool jobs running here stop.
+  const cancellations = await TurnCancellations.subscribe(subscriber, config.REDIS_PREFIX);
+  const turnWorker = await startTurnWorker({
+    ...queueSettings,
+    batchConcurrency: config.BATCH_TURNS_PER_WORKER,
+    cancellations,
+    deps: { ...shared, provider, providerUrl: baseURL, logger, ...turnRunnerSettings(config) },
+  });
+  const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
+  const reconciler = startReconciler(
+    { ...shared, turnQueue: resources.turnQueue, batchTurnQueue: resources.batchTurnQueue, logger },
+    { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
+  );
+  const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
+
+  return {
+    ...(health ? { port: health.port } : {}),
+    async close() {
+      await reconciler.stop();
+      await batchRepair.stop();
+      await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS)]);
+      cancellations.close();
+      if (health) await new Promise((resolve) => health.server.close(resolve));
+      blocking.disconnect();
+      subscriber.disconnect();
+    },
+  };
+}
+
+/** /healthz and /metrics on PORT. */
+async function startHealthServer(resources: Resources, provider: ModelProvider): Promise<{ server: http.Server; port: number }> {
+  const app = express();
+  const checkReady = createReadinessCheck({ redis: resources.redis, db: resources.db, provider });
+  app.use(healthRouter({ checkReady, registry: resources.metrics.registry }));
+  const server = http.createServer(app);
+  const port = await listen(server, resources.config.PORT, resources.config.HOST);
+  return { server, port };
+}
+
+/** What the turn worker, the tool worker and the reconciler all use. */
+function sharedDeps(resources: Resources) {
+  const { config } = resources;
   const common = {
     db: resources.db,
     turns: resources.turns,
@@ -70,53 +116,19 @@ export async function startWorker(
   };
   // Batch items move on where their turns end: here, in the workers.
   const { batchRunner, onTurnEnded } = turnServiceWithBatches(resources, { ...common, maxActiveTurnsPerUser: config.MAX_ACTIVE_TURNS_PER_USER });
-  const shared = { ...common, onTurnEnded };
-  const queueSettings = {
-    connection: blocking,
-    prefix: resources.queuePrefix,
-    concurrency: config.WORKER_CONCURRENCY,
-    lockDurationMs: config.LOCK_DURATION_MS,
-    stalledIntervalMs: config.STALLED_INTERVAL_MS,
-    maxStalledCount: config.MAX_STALLED_COUNT,
-  };
-  // One subscription per process: a cancelled turn's turn and tool jobs running here stop.
-  const cancellations = await TurnCancellations.subscribe(subscriber, config.REDIS_PREFIX);
-  const turnWorker = await startTurnWorker({
-    ...queueSettings,
-    batchConcurrency: config.BATCH_TURNS_PER_WORKER,
-    cancellations,
-    deps: {
-      ...shared,
-      provider,
-      providerUrl: baseURL,
-      logger,
-      defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
-      retryPolicy: {
-        maxRetries: config.PROVIDER_MAX_RETRIES,
-        baseDelayMs: config.PROVIDER_RETRY_BASE_MS,
-        maxDelayMs: config.PROVIDER_RETRY_MAX_MS,
-        maxRetryAfterMs: config.PROVIDER_MAX_RETRY_AFTER_MS,
-      },
-      limits: { maxToolCallsPerStep: config.MAX_TOOL_CALLS_PER_STEP },
-    },
-  });
-  const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
-  const reconciler = startReconciler(
-    { ...shared, turnQueue: resources.turnQueue, batchTurnQueue: resources.batchTurnQueue, logger },
-    { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
-  );
-  const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
+  return { shared: { ...common, onTurnEnded }, batchRunner };
+}
 
+/** A turn's defaults and limits, and the provider retry policy, from the config. */
+function turnRunnerSettings(config: Config): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits'> {
   return {
-    ...(port !== undefined ? { port } : {}),
-    async close() {
-      await reconciler.stop();
-      await batchRepair.stop();
-      await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS)]);
-      cancellations.close();
-      if (server) await new Promise((resolve) => server!.close(resolve));
-      blocking.disconnect();
-      subscriber.disconnect();
+    defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
+    retryPolicy: {
+      maxRetries: config.PROVIDER_MAX_RETRIES,
+      baseDelayMs: config.PROVIDER_RETRY_BASE_MS,
+      maxDelayMs: config.PROVIDER_RETRY_MAX_MS,
+      maxRetryAfterMs: config.PROVIDER_MAX_RETRY_AFTER_MS,
     },
+    limits: { maxToolCallsPerStep: config.MAX_TOOL_CALLS_PER_STEP },
   };
 }

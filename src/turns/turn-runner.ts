@@ -7,17 +7,21 @@ import type { ModelProvider } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../event-log/event-log';
 import type { Queryable } from '../store/db';
+import type { StoredMessage } from '../store/messages-repository';
+import type { NewToolCall } from '../store/tool-calls-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
+import { attemptOpeningEvents } from './attempt-opening';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
 import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
-import { streamStep, type StepOutput, type StreamedPieces } from './stream-step';
+import { streamStep, type StepOutput, type StepStreamResult, type StreamedPieces } from './stream-step';
 import { goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from '../tool-calls/tool-phase';
 import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from '../event-log/turn-events';
+import type { ToolDescriptor } from '../tools/tool';
 import { endChatSpan, startChatSpan } from '../tracing/chat-span';
 import { GEN_AI, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
@@ -110,7 +114,53 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
   return outcome;
 }
 
-/** The run of a begun attempt; its caller logs how it ended. */
+/** What the steps of one attempt share: its events and signals, and the turn's settings. */
+interface AttemptRun {
+  deps: TurnRunnerDeps;
+  job: TurnJob;
+  begun: BegunAttempt;
+  turn: Turn;
+  attempt: number;
+  log: Logger;
+  events: TurnEvents;
+  inflight: InflightState;
+  /** Aborted when this attempt's writes are refused (a later attempt owns the turn). */
+  fenced: AbortSignal;
+  /** The job's signal or the fence, whichever aborts first. */
+  signal: AbortSignal;
+  /** The attempt's opening events: they go out with the first event after them, in one append. */
+  opening: EventPayload[];
+  model: string;
+  maxSteps: number;
+  offered: Set<string>;
+  toolDefinitions: ToolDescriptor[];
+  /** A call id of the provider's that an earlier step of the turn used is replaced. */
+  takenToolCallIds: Set<string>;
+  /** The turn's usage so far, this attempt's committed steps included. */
+  usage: Usage;
+  readHistory: () => Promise<StoredMessage[]>;
+  now: () => Date;
+}
+
+/** A step's streamed completion, with what its commit needs. */
+interface StreamedStep {
+  result: StepStreamResult;
+  startedAt: Date;
+  chatSpan: Span;
+}
+
+/** A step's end that is not the run's: the turn goes on with its next step. */
+const NEXT_STEP = 'next-step';
+type StepEnd = TurnRunOutcome | typeof NEXT_STEP;
+
+/**
+ * The run of a begun attempt; its caller logs how it ended.
+ * 1. Open the attempt: its events, its fence and the turn's settings.
+ * 2. Resume: finish the tool phase of the last committed step, if there is one.
+ * 3. Each step: stream it; on a provider failure retry or fail the turn; else commit it, then end
+ *    the turn or start its tools (and go on when they are done at once).
+ * 4. End the turn once `maxSteps` steps are committed.
+ */
 async function runAttempt(
   deps: TurnRunnerDeps,
   job: TurnJob,
@@ -118,42 +168,34 @@ async function runAttempt(
   log: Logger,
   jobSignal: AbortSignal,
 ): Promise<TurnRunOutcome> {
-  const now = deps.now ?? (() => new Date());
-  const { turn, restarted, previous: before, conversation } = begun;
+  const run = await openAttempt(deps, job, begun, log, jobSignal);
+  if (run.turn.step > 0) {
+    const resumed = await resumeLastStep(run);
+    if (resumed !== NEXT_STEP) return resumed;
+  }
+  for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
+    const streamed = await streamOneStep(run, step);
+    if (!streamed.result.ok) return onProviderFailure(run, step, streamed.result);
+    const ended = await completeStep(run, step, streamed.result.output, streamed);
+    if (ended !== NEXT_STEP) return ended;
+  }
+  return finish(run, 'max_steps');
+}
+
+/** The attempt's events and fence, its opening events, and the settings its steps share. */
+async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<AttemptRun> {
+  const { turn, conversation } = begun;
   const attempt = turn.attempt;
   job.span.setAttributes({ [SWITCHYARD.turnAttempt]: attempt, [GEN_AI.conversationId]: turn.conversationId });
   const fenced = new AbortController();
-  const signal = AbortSignal.any([jobSignal, fenced.signal]);
   const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id, { attempt, onFenced: () => fenced.abort() });
-  const inflight = new InflightState(events);
-  // The attempt's opening events go out with the first event after them, in one append.
   const opening: EventPayload[] = [];
-  if (restarted) {
+  if (begun.restarted) {
     deps.metrics.turnsStarted.inc();
     // Only an earlier attempt leaves a marker.
-    const previous = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
-    opening.push({ type: 'turn-start', attempt });
-    // The last attempt streamed part of a step that was never committed: clients drop it. A
-    // worker that died mid-step without a marker (Redis lost it) may have sent output too.
-    if (previous && previous.step === turn.step + 1) {
-      opening.push({ type: 'attempt-discarded', attempt: previous.attempt, step: previous.step });
-    } else if (!previous && before.status === 'running' && attempt > 1) {
-      opening.push({ type: 'attempt-discarded', attempt: attempt - 1, step: turn.step + 1 });
-    }
+    const marker = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
+    opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
-
-  const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
-  const maxSteps = turn.options.maxSteps ?? deps.defaults.maxSteps;
-  const maxHistory = turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages;
-  // The first step's history may have come with the attempt.
-  let begunHistory = begun.history;
-  const readHistory = async () => {
-    const given = begunHistory;
-    begunHistory = undefined;
-    if (given) return given;
-    if (maxHistory === undefined) return deps.messages.list(turn.conversationId);
-    return startAtUserMessage(await deps.messages.listRecent(turn.conversationId, maxHistory, turn.id));
-  };
   const offered = new Set(
     offeredToolNames({
       turnTools: turn.options.tools,
@@ -162,145 +204,225 @@ async function runAttempt(
       available: deps.tools.list().map((tool) => tool.name),
     }),
   );
-  const toolDefinitions = inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name)));
-  let usage: Usage = turn.usage;
-  // A call id of the provider's that an earlier step of the turn used is replaced.
-  const takenToolCallIds = new Set(begun.toolCallIds);
+  return {
+    deps,
+    job,
+    begun,
+    turn,
+    attempt,
+    log,
+    events,
+    inflight: new InflightState(events),
+    fenced: fenced.signal,
+    signal: AbortSignal.any([jobSignal, fenced.signal]),
+    opening,
+    model: turn.options.model ?? conversation.model ?? deps.defaults.model,
+    maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
+    offered,
+    toolDefinitions: inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))),
+    takenToolCallIds: new Set(begun.toolCallIds),
+    usage: turn.usage,
+    readHistory: historyReader(deps, begun),
+    now: deps.now ?? (() => new Date()),
+  };
+}
 
-  if (turn.step > 0) {
-    events.emit(...opening.splice(0));
-    const lastStep = turn.steps[turn.steps.length - 1];
-    const phase = await resumeToolPhase(deps, {
-      turnId: turn.id,
-      attempt,
-      step: turn.step,
-      events,
-      isContinuation: job.isContinuation,
-      tookOverToolPhase: !job.isContinuation && before.status === 'waiting_tools',
-      // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
-      trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
-      stepState: begun.lastStep,
-    });
-    if (phase === 'fenced') return done(events, FENCED);
-    if (phase === 'wait') return done(events);
-    // The worker died after committing a final step but before ending the turn.
-    if (phase === 'no_tools') return finish(deps, turn, attempt, events, log, lastStep?.finishReason ?? 'stop', usage);
-    if (turn.step >= maxSteps) return finish(deps, turn, attempt, events, log, 'max_steps', usage);
+/** Reads each step's history: the conversation's, or its window; the first step's may have come with the attempt. */
+function historyReader(deps: TurnRunnerDeps, begun: BegunAttempt): () => Promise<StoredMessage[]> {
+  const { turn } = begun;
+  const maxHistory = turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages;
+  let begunHistory = begun.history;
+  return async () => {
+    const given = begunHistory;
+    begunHistory = undefined;
+    if (given) return given;
+    if (maxHistory === undefined) return deps.messages.list(turn.conversationId);
+    return startAtUserMessage(await deps.messages.listRecent(turn.conversationId, maxHistory, turn.id));
+  };
+}
+
+/**
+ * Past the first step: the tool phase of the last committed step, finished or taken over. The
+ * turn goes on when its calls are all settled; it ends here when that step was its last.
+ */
+async function resumeLastStep(run: AttemptRun): Promise<StepEnd> {
+  const { deps, job, turn, attempt, events } = run;
+  events.emit(...run.opening.splice(0));
+  const lastStep = turn.steps[turn.steps.length - 1];
+  const phase = await resumeToolPhase(deps, {
+    turnId: turn.id,
+    attempt,
+    step: turn.step,
+    events,
+    isContinuation: job.isContinuation,
+    tookOverToolPhase: !job.isContinuation && run.begun.previous.status === 'waiting_tools',
+    // The step's span is gone with the run that made it: tool jobs made again hang under this job's.
+    trace: { turn: turn.traceparent, tools: traceparentOf(job.span) },
+    stepState: run.begun.lastStep,
+  });
+  if (phase === 'fenced') return done(events, FENCED);
+  if (phase === 'wait') return done(events);
+  // The worker died after committing a final step but before ending the turn.
+  if (phase === 'no_tools') return finish(run, lastStep?.finishReason ?? 'stop');
+  if (turn.step >= run.maxSteps) return finish(run, 'max_steps');
+  return NEXT_STEP;
+}
+
+/** One completion, relayed as events under its chat span; the in-flight marker tracks its output. */
+async function streamOneStep(run: AttemptRun, step: number): Promise<StreamedStep> {
+  const { deps, turn, attempt, events, inflight, toolDefinitions } = run;
+  const startedAt = run.now();
+  events.emit(...run.opening.splice(0), { type: 'step-start', step });
+  const history = await run.readHistory();
+  let firstOutput = true;
+  const chatSpan = startChatSpan(deps.tracer, run.job.span, { model: run.model, conversationId: turn.conversationId, turnId: turn.id, step, providerUrl: deps.providerUrl });
+  const result = await streamStep({
+    provider: deps.provider,
+    request: {
+      model: run.model,
+      messages: buildMessages(run.begun.conversation.system, history),
+      ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
+      ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
+    },
+    events,
+    signal: run.signal,
+    generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
+    takenToolCallIds: run.takenToolCallIds,
+    onOutput: (readToolCalls) => {
+      if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
+      if (firstOutput || readToolCalls) inflight.update(() => ({ attempt, step, toolCalls: readToolCalls?.() ?? [] }));
+      firstOutput = false;
+    },
+  });
+  inflight.streamEnded();
+  countStreamed(deps.metrics, result.streamed);
+  endChatSpan(chatSpan, result);
+  return { result, startedAt, chatSpan };
+}
+
+/**
+ * A step the provider broke off: the run stops if it was aborted; otherwise the retry policy
+ * decides whether the turn fails, waits out the failure (the job goes back to the queue,
+ * delayed) or is given up.
+ */
+async function onProviderFailure(run: AttemptRun, step: number, result: Extract<StepStreamResult, { ok: false }>): Promise<TurnRunOutcome> {
+  const { deps, turn, attempt, events, log } = run;
+  if (run.signal.aborted) return done(events, run.fenced.aborted ? FENCED : ABORTED);
+  deps.metrics.providerErrors.inc({ kind: result.error.kind });
+  const decision = decideProviderRetry(result.error, turn.providerRetries, deps.retryPolicy);
+  if (decision.kind === 'abandon') return done(events, ABORTED);
+  // What a client showed of this broken step is dropped, whether the turn retries or fails.
+  if (decision.kind === 'fail') {
+    if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
+    logTurnEnd(log, await endTurn(deps, turn, attempt, { status: 'failed', error: { code: decision.code, message: decision.message } }, events));
+    return { kind: 'done' };
   }
+  deps.metrics.providerRetries.inc({ kind: result.error.kind });
+  log.warn({ step, providerError: result.error.kind, reason: result.error.message, retryInMs: decision.delayMs }, 'provider failed; the turn retries');
+  // Committed before it is announced: a client that reads the turn on `provider-retry` sees it queued.
+  const error = { code: result.error.kind, message: result.error.message };
+  if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, decision.delayMs))) return done(events, FENCED);
+  if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
+  // Cleared with the announcement: a worker dying before it leaves the marker to the next attempt.
+  run.inflight.clear();
+  events.emit({ type: 'provider-retry', attempt, retryInMs: decision.delayMs, reason: result.error.message });
+  return done(events, { kind: 'delay', delayMs: decision.delayMs });
+}
 
-  for (let step = turn.step + 1; step <= maxSteps; step++) {
-    const startedAt = now();
-    events.emit(...opening.splice(0), { type: 'step-start', step });
-    const history = await readHistory();
-    let firstOutput = true;
-    const chatSpan = startChatSpan(deps.tracer, job.span, { model, conversationId: turn.conversationId, turnId: turn.id, step, providerUrl: deps.providerUrl });
-    const result = await streamStep({
-      provider: deps.provider,
-      request: {
-        model,
-        messages: buildMessages(conversation.system, history),
-        ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
-        ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
-      },
-      events,
-      signal,
-      generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
-      takenToolCallIds,
-      onOutput: (readToolCalls) => {
-        if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
-        if (firstOutput || readToolCalls) inflight.update(() => ({ attempt, step, toolCalls: readToolCalls?.() ?? [] }));
-        firstOutput = false;
-      },
-    });
-    inflight.streamEnded();
-    countStreamed(deps.metrics, result.streamed);
-    endChatSpan(chatSpan, result);
-
-    if (!result.ok) {
-      if (signal.aborted) return done(events, fenced.signal.aborted ? FENCED : ABORTED);
-      deps.metrics.providerErrors.inc({ kind: result.error.kind });
-      const decision = decideProviderRetry(result.error, turn.providerRetries, deps.retryPolicy);
-      if (decision.kind === 'abandon') return done(events, ABORTED);
-      // What a client showed of this broken step is dropped, whether the turn retries or fails.
-      if (decision.kind === 'fail') {
-        if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
-        logTurnEnd(log, await endTurn(deps, turn, attempt, { status: 'failed', error: { code: decision.code, message: decision.message } }, events));
-        return { kind: 'done' };
-      }
-      deps.metrics.providerRetries.inc({ kind: result.error.kind });
-      log.warn({ step, providerError: result.error.kind, reason: result.error.message, retryInMs: decision.delayMs }, 'provider failed; the turn retries');
-      // Committed before it is announced: a client that reads the turn on `provider-retry` sees it queued.
-      const error = { code: result.error.kind, message: result.error.message };
-      if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, decision.delayMs))) return done(events, FENCED);
-      if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
-      // Cleared with the announcement: a worker dying before it leaves the marker to the next attempt.
-      inflight.clear();
-      events.emit({ type: 'provider-retry', attempt, retryInMs: decision.delayMs, reason: result.error.message });
-      return done(events, { kind: 'delay', delayMs: decision.delayMs });
-    }
-
-    const output = result.output;
-    deps.metrics.modelTokens.inc({ kind: 'prompt' }, output.usage.promptTokens);
-    deps.metrics.modelTokens.inc({ kind: 'completion' }, output.usage.completionTokens);
-    const calls = prepareToolCalls({
-      calls: output.toolCalls,
-      offered,
-      registry: deps.tools,
-      maxCalls: deps.limits.maxToolCallsPerStep,
-      turnId: turn.id,
-      conversationId: turn.conversationId,
-      step,
-    });
-    for (const call of calls) {
-      events.emit(
-        call.status === 'pending'
-          ? { type: 'tool-call-end', toolCallId: call.toolCallId, args: call.args }
-          : { type: 'tool-call-end', toolCallId: call.toolCallId, args: null, error: call.error },
-      );
-    }
-    // PostgreSQL keeps the latest seq clients may have seen, so that a Redis that loses its data
-    // mid-turn restarts the numbering above it.
-    const seenSeq = await events.flush().catch((error: unknown) => {
-      if (AttemptFencedError.isInstance(error)) return null;
-      throw error;
-    });
-    if (seenSeq === null) return done(events, FENCED);
-    const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: startedAt.toISOString(), finishedAt: now().toISOString() };
-    const writeStep = (tx: Queryable, continues: { seenSeq: number } | null) => commitStep(deps, turn, attempt, record, output, calls, continues, tx);
-    const stepFinish = { type: 'step-finish', step, finishReason: output.finishReason, usage: output.usage } as const;
-    usage = addUsage(usage, output.usage);
-
-    const stepLine = { step, finishReason: output.finishReason, toolCalls: calls.length, usage: output.usage };
-    const finishReason = calls.length === 0 ? output.finishReason : step >= maxSteps ? 'max_steps' : null;
-    if (finishReason !== null) {
-      const ended = await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events, {
-        write: (tx) => writeStep(tx, null),
-        finishEvent: stepFinish,
-        ...(output.toolCalls.length === 0 && calls.length === 0
-          ? {
-              completeWithEnd: (endEvents: EventPayload[], seenSeq: number) =>
-                deps.turns.completeWithFinalStep(turn.id, attempt, { record, content: output.text || null }, { finishReason, endEvents, seenSeq }),
-            }
-          : {}),
-      });
-      if (!ended) return done(events, FENCED);
-      log.info(stepLine, 'step finished');
-      logTurnEnd(log, ended);
-      return { kind: 'done' };
-    }
-    if (!(await deps.db.transaction((tx) => writeStep(tx, { seenSeq })))) return done(events, FENCED);
-    for (const call of calls) takenToolCallIds.add(call.toolCallId);
-    log.info(stepLine, 'step finished');
-    inflight.clear();
-    events.emit(stepFinish);
-    const trace = { turn: turn.traceparent, tools: traceparentOf(chatSpan) };
-    const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events, trace }, calls);
-    if (phase === 'fenced') return done(events, FENCED);
-    if (phase === 'wait') return done(events);
-    const completed = await resumeToolPhase(deps, { turnId: turn.id, attempt, step, events, isContinuation: true });
-    if (completed !== 'proceed') return done(events, completed === 'fenced' ? FENCED : { kind: 'done' });
+/**
+ * A completed step: its tool calls are checked and announced, then the step is committed with
+ * the turn's end when the model stopped calling tools (or `maxSteps` is reached), else before
+ * its tool phase starts.
+ */
+async function completeStep(run: AttemptRun, step: number, output: StepOutput, streamed: StreamedStep): Promise<StepEnd> {
+  const { deps, turn, events } = run;
+  deps.metrics.modelTokens.inc({ kind: 'prompt' }, output.usage.promptTokens);
+  deps.metrics.modelTokens.inc({ kind: 'completion' }, output.usage.completionTokens);
+  const calls = prepareToolCalls({
+    calls: output.toolCalls,
+    offered: run.offered,
+    registry: deps.tools,
+    maxCalls: deps.limits.maxToolCallsPerStep,
+    turnId: turn.id,
+    conversationId: turn.conversationId,
+    step,
+  });
+  for (const call of calls) {
+    events.emit(
+      call.status === 'pending'
+        ? { type: 'tool-call-end', toolCallId: call.toolCallId, args: call.args }
+        : { type: 'tool-call-end', toolCallId: call.toolCallId, args: null, error: call.error },
+    );
   }
-  return finish(deps, turn, attempt, events, log, 'max_steps', usage);
+  // PostgreSQL keeps the latest seq clients may have seen, so that a Redis that loses its data
+  // mid-turn restarts the numbering above it.
+  const seenSeq = await events.flush().catch((error: unknown) => {
+    if (AttemptFencedError.isInstance(error)) return null;
+    throw error;
+  });
+  if (seenSeq === null) return done(events, FENCED);
+  const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: streamed.startedAt.toISOString(), finishedAt: run.now().toISOString() };
+  const completed: CompletedStep = { record, output, calls };
+  run.usage = addUsage(run.usage, output.usage);
+  const finishReason = calls.length === 0 ? output.finishReason : step >= run.maxSteps ? 'max_steps' : null;
+  if (finishReason !== null) return endTurnWithStep(run, completed, finishReason);
+  return commitAndStartTools(run, completed, seenSeq, streamed.chatSpan);
+}
+
+/** A completed step and the tool calls it made, as they are committed. */
+interface CompletedStep {
+  record: StepRecord;
+  output: StepOutput;
+  calls: NewToolCall[];
+}
+
+/** The turn's last step, committed with its end (and announced with it). */
+async function endTurnWithStep(run: AttemptRun, completed: CompletedStep, finishReason: string): Promise<TurnRunOutcome> {
+  const { deps, turn, attempt, events, log } = run;
+  const { record, output, calls } = completed;
+  const ended = await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage: run.usage }, events, {
+    write: (tx) => writeStep(deps, turn, attempt, completed, null, tx),
+    finishEvent: stepFinishEvent(record),
+    ...(output.toolCalls.length === 0 && calls.length === 0
+      ? {
+          completeWithEnd: (endEvents: EventPayload[], seenSeq: number) =>
+            deps.turns.completeWithFinalStep(turn.id, attempt, { record, content: output.text || null }, { finishReason, endEvents, seenSeq }),
+        }
+      : {}),
+  });
+  if (!ended) return done(events, FENCED);
+  log.info(stepLine(completed), 'step finished');
+  logTurnEnd(log, ended);
+  return { kind: 'done' };
+}
+
+/**
+ * A step that called tools: committed, announced, then its tool phase starts. Only a phase that
+ * is over at once (no call goes to a tool job or waits for a client) lets the turn go on here.
+ */
+async function commitAndStartTools(run: AttemptRun, completed: CompletedStep, seenSeq: number, chatSpan: Span): Promise<StepEnd> {
+  const { deps, turn, attempt, events } = run;
+  const { step } = completed.record;
+  if (!(await deps.db.transaction((tx) => writeStep(deps, turn, attempt, completed, { seenSeq }, tx)))) return done(events, FENCED);
+  for (const call of completed.calls) run.takenToolCallIds.add(call.toolCallId);
+  run.log.info(stepLine(completed), 'step finished');
+  run.inflight.clear();
+  events.emit(stepFinishEvent(completed.record));
+  const trace = { turn: turn.traceparent, tools: traceparentOf(chatSpan) };
+  const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events, trace }, completed.calls);
+  if (phase === 'fenced') return done(events, FENCED);
+  if (phase === 'wait') return done(events);
+  const settled = await resumeToolPhase(deps, { turnId: turn.id, attempt, step, events, isContinuation: true });
+  if (settled !== 'proceed') return done(events, settled === 'fenced' ? FENCED : { kind: 'done' });
+  return NEXT_STEP;
+}
+
+function stepFinishEvent(record: StepRecord) {
+  return { type: 'step-finish', step: record.step, finishReason: record.finishReason, usage: record.usage } as const;
+}
+
+function stepLine({ record, calls }: CompletedStep) {
+  return { step: record.step, finishReason: record.finishReason, toolCalls: calls.length, usage: record.usage };
 }
 
 function countStreamed(metrics: TurnRunnerDeps['metrics'], streamed: StreamedPieces): void {
@@ -320,16 +442,9 @@ async function done(events: TurnEvents, outcome: TurnRunOutcome = { kind: 'done'
   return outcome;
 }
 
-async function finish(
-  deps: TurnRunnerDeps,
-  turn: Turn,
-  attempt: number,
-  events: TurnEvents,
-  log: Logger,
-  finishReason: string,
-  usage: Usage,
-): Promise<TurnRunOutcome> {
-  logTurnEnd(log, await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage }, events));
+/** Completes the turn with no step to write (its last one is committed). */
+async function finish(run: AttemptRun, finishReason: string): Promise<TurnRunOutcome> {
+  logTurnEnd(run.log, await endTurn(run.deps, run.turn, run.attempt, { status: 'completed', finishReason, usage: run.usage }, run.events));
   return { kind: 'done' };
 }
 
@@ -345,13 +460,11 @@ export function logTurnEnd(log: Logger, ended: Turn | null): void {
  * here and the turn parked for its tool jobs; null when the turn's end writes the step (the
  * end raises the floor itself).
  */
-async function commitStep(
+async function writeStep(
   deps: TurnRunnerDeps,
   turn: Turn,
   attempt: number,
-  record: StepRecord,
-  output: StepOutput,
-  calls: ReturnType<typeof prepareToolCalls>,
+  { record, output, calls }: CompletedStep,
   continues: { seenSeq: number } | null,
   tx: Queryable,
 ): Promise<boolean> {
