@@ -19,6 +19,7 @@ describe('parallel tool jobs with retries', () => {
     server.route('/broken', { status: 500, body: 'always broken' });
     server.route('/hang', { hang: true });
     server.route('/stuck', { hang: true });
+    server.route('/echo', (request) => ({ body: { echoed: request.body } }));
     const tool = (name: string, settings: { timeoutMs: number; retries: number }) => httpToolEntry(server.url, name, settings);
     harness = await startToolTurnHarness({
       toolFiles: {
@@ -29,6 +30,7 @@ describe('parallel tool jobs with retries', () => {
             tool('broken', { timeoutMs: 800, retries: 1 }),
             tool('hang', { timeoutMs: 300, retries: 0 }),
             tool('stuck', { timeoutMs: 10_000, retries: 2 }),
+            tool('echo', { timeoutMs: 2_000, retries: 0 }),
           ],
         },
       },
@@ -118,6 +120,54 @@ describe('parallel tool jobs with retries', () => {
     expect(turn.body.toolCalls.map((call: any) => [call.status, call.attempts, call.error.code])).toEqual([
       ['failed', 2, 'http_error'],
       ['failed', 1, 'timeout'],
+    ]);
+  });
+
+  it('fans out five calls of which one fails for good: the step goes on and the model reads four results and one error', async () => {
+    const before = server.requests.filter((request) => request.path === '/broken').length;
+    const calls = [
+      { name: 'echo', arguments: { n: 1 } },
+      { name: 'echo', arguments: { n: 2 } },
+      { name: 'broken', arguments: { n: 3 } },
+      { name: 'echo', arguments: { n: 4 } },
+      { name: 'echo', arguments: { n: 5 } },
+    ];
+    const run = await harness.runTurn({ steps: [{ toolCalls: calls }, { text: 'four of five' }] });
+    expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+    const ids = eventsOfType(run.events, 'tool-call-end').map((event) => event.toolCallId);
+    expect(ids).toHaveLength(5);
+    const results = new Map(eventsOfType(run.events, 'tool-result').map((event) => [event.toolCallId, event]));
+    expect(results.size).toBe(5);
+    expect(results.get(ids[2])).toMatchObject({ error: { code: 'http_error', status: 500, message: 'always broken' }, attempts: 2 });
+    expect(results.get(ids[2])).not.toHaveProperty('result');
+    for (const index of [0, 1, 3, 4]) {
+      expect(results.get(ids[index])).toMatchObject({ result: { echoed: calls[index]!.arguments }, attempts: 1 });
+      expect(results.get(ids[index])).not.toHaveProperty('error');
+    }
+    expect(eventsOfType(run.events, 'tool_processing_complete')).toEqual([expect.objectContaining({ results: 5, failed: 1 })]);
+    // Its retries were used up: one attempt and one retry.
+    expect(server.requests.filter((request) => request.path === '/broken').length - before).toBe(2);
+
+    // The step went on: the model's next request has all five tool messages, in its order.
+    const requests = harness.providerRequests(run.marker);
+    expect(requests).toHaveLength(2);
+    const toolMessages = requests[1].messages.filter((message: any) => message.role === 'tool');
+    expect(toolMessages.map((message: any) => message.tool_call_id)).toEqual(ids);
+    expect(toolMessages.map((message: any) => JSON.parse(message.content))).toEqual([
+      { echoed: { n: 1 } },
+      { echoed: { n: 2 } },
+      { error: { code: 'http_error', message: 'always broken' } },
+      { echoed: { n: 4 } },
+      { echoed: { n: 5 } },
+    ]);
+    const turn = await harness.api.get(`/v1/turns/${run.turnId}`);
+    expect(turn.body.status).toBe('completed');
+    expect(turn.body.toolCalls.map((call: any) => [call.status, call.attempts])).toEqual([
+      ['succeeded', 1],
+      ['succeeded', 1],
+      ['failed', 2],
+      ['succeeded', 1],
+      ['succeeded', 1],
     ]);
   });
 

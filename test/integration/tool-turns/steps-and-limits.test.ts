@@ -138,4 +138,30 @@ describe('multi-step tool turns', () => {
     expect(eventsOfType(next.events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: 'call_0', result: { found: { key: 'next turn' } } })]);
     expect(server.requests.at(-1)!.headers['idempotency-key']).toBe(`${next.turnId}:call_0`);
   });
+
+  it('stops a model that makes invalid calls at every step at maxSteps, running none of them', async () => {
+    const bad = [{ name: 'lookup', arguments: '{"key": "unterminated' }, { name: 'no_such_tool', arguments: {} }];
+    const before = server.requests.length;
+    const run = await harness.runTurn({ steps: Array.from({ length: 10 }, () => ({ toolCalls: bad })) }, { body: { maxSteps: 3 } });
+    expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'max_steps' });
+    expect(eventsOfType(run.events, 'step-start').map((event) => event.step)).toEqual([1, 2, 3]);
+    expect(harness.providerRequests(run.marker)).toHaveLength(3);
+    // Each step's calls were answered with invalid_arguments (the last step's are never answered: the turn is over).
+    expect(eventsOfType(run.events, 'tool-result').map((event) => [event.error.code, event.attempts])).toEqual(
+      Array(4).fill(['invalid_arguments', 0]),
+    );
+    for (const end of eventsOfType(run.events, 'tool-call-end')) expect(end).toMatchObject({ args: null, error: { code: 'invalid_arguments' } });
+    expect(server.requests.length).toBe(before);
+    const [, second, third] = harness.providerRequests(run.marker);
+    for (const request of [second, third]) {
+      const errors = request.messages.filter((message: any) => message.role === 'tool').map((message: any) => JSON.parse(message.content).error.code);
+      expect(errors).toEqual(Array(request === second ? 2 : 4).fill('invalid_arguments'));
+    }
+    const turn = await harness.api.get(`/v1/turns/${run.turnId}`);
+    expect(turn.body).toMatchObject({ status: 'completed', finishReason: 'max_steps', step: 3 });
+    // The last step's calls are refused too, never run.
+    expect(turn.body.toolCalls.map((call: any) => [call.step, call.status, call.attempts, call.error?.code])).toEqual(
+      [1, 1, 2, 2, 3, 3].map((step) => [step, 'failed', 0, 'invalid_arguments']),
+    );
+  });
 });

@@ -1,5 +1,8 @@
 import { apiClient } from '../../support/http';
-import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
+import { markedScripted } from '../../support/scripted';
+import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
+import { eventsOfType, scripted, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
+import { TestWsClient } from '../../support/ws-client';
 
 /** Which tools the model is offered: the turn's list, else the conversation's, else all. */
 describe('tool selection', () => {
@@ -94,5 +97,66 @@ describe('tool selection', () => {
     expect(await offered({ body: { toolChoice: named } })).toEqual({ names: ALL, toolChoice: named });
     expect((await offered({ body: { toolChoice: 'none' } })).toolChoice).toBe('none');
     expect((await offered({ body: { toolChoice: 'required', tools: ['current_time'] } })).toolChoice).toBe('required');
+  });
+});
+
+/** A tool an admin did not allow a user is refused in that user's turns, whatever the model asks. */
+describe("a user's tool allow-list in a turn", () => {
+  const ADMIN_TOKEN = 'admin-token-for-allow-list-tests';
+  let server: ToolHttpServer;
+  let harness: ToolTurnHarness;
+
+  beforeAll(async () => {
+    server = await startToolHttpServer();
+    server.route('/record', (request) => ({ body: { recorded: request.body } }));
+    server.route('/secret', { body: { leaked: true } });
+    const tool = (name: string) => httpToolEntry(server.url, name, { timeoutMs: 800, retries: 0 });
+    harness = await startToolTurnHarness({ toolFiles: { 'tools.json': { tools: [tool('record'), tool('secret')] } }, env: { ADMIN_TOKEN } });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await server.close();
+  });
+
+  it('refuses a call to a tool outside the allow-list set with PUT /v1/admin/users/:id/tools as invalid_arguments, and never runs it', async () => {
+    const user = await harness.stack.resources.users.createUserWithKey('allow-listed');
+    const admin = apiClient(harness.stack.url, ADMIN_TOKEN);
+    expect((await admin.put(`/v1/admin/users/${user.id}/tools`, { tools: ['record'] })).status).toBe(200);
+    const api = apiClient(harness.stack.url, user.apiKey);
+    const conversationId = (await api.post('/v1/conversations', {})).body.id;
+    const client = await TestWsClient.subscribed(harness.stack.url, { apiKey: user.apiKey }, conversationId);
+    try {
+      const marker = 'allow-list-turn';
+      const scenario = { steps: [{ toolCalls: [{ name: 'secret', arguments: { n: 1 } }, { name: 'record', arguments: { n: 2 } }] }, { text: 'done' }] };
+      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
+      expect(posted.status).toBe(202);
+      const events = (await client.waitForTurnEnd(posted.body.turnId)).filter((event) => event.turnId === posted.body.turnId);
+      expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+
+      const [secret, record] = eventsOfType(events, 'tool-call-end');
+      expect(secret).toMatchObject({ args: null, error: { code: 'invalid_arguments', message: expect.stringMatching(/"secret".*does not offer/) } });
+      const results = new Map(eventsOfType(events, 'tool-result').map((event) => [event.toolCallId, event]));
+      expect(results.get(secret.toolCallId)).toMatchObject({ error: { code: 'invalid_arguments' }, attempts: 0 });
+      expect(results.get(secret.toolCallId)).not.toHaveProperty('result');
+      expect(results.get(record.toolCallId)).toMatchObject({ result: { recorded: { n: 2 } }, attempts: 1 });
+      // The tool server never saw the refused call; the allowed one ran.
+      expect(server.requests.filter((request) => request.path === '/secret')).toHaveLength(0);
+      expect(server.requests.filter((request) => request.path === '/record')).toHaveLength(1);
+
+      const [first, followUp] = harness.providerRequests(marker);
+      expect(first.tools.map((tool: any) => tool.function.name)).toEqual(['record']);
+      const toolMessages = followUp.messages.filter((message: any) => message.role === 'tool');
+      expect(toolMessages.map((message: any) => JSON.parse(message.content))).toEqual([
+        { error: { code: 'invalid_arguments', message: secret.error.message } },
+        { recorded: { n: 2 } },
+      ]);
+      const turn = await api.get(`/v1/turns/${posted.body.turnId}`);
+      expect(turn.body.toolCalls.map((call: any) => [call.toolName, call.status, call.attempts])).toEqual([
+        ['secret', 'failed', 0],
+        ['record', 'succeeded', 1],
+      ]);
+    } finally {
+      client.close();
+    }
   });
 });
