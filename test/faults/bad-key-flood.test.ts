@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import WebSocket from 'ws';
+import { rawHandshake } from '../support/raw-websocket';
+import { TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /** A flood of bad keys from one address costs no lookups past its limit, and others keep being served. */
@@ -54,5 +57,65 @@ describe('a flood of bad keys', () => {
     // The websocket handshake is counted the same way.
     expect(await handshake('sy_wrong', '203.0.113.7')).toBe(429);
     expect(await handshake(apiKey, '198.51.100.9')).toBe(101);
+  });
+
+  it('refuses a flood with no Authorization header the same way, at no Redis command per request; an honest user elsewhere is served throughout', async () => {
+    const honestUser = await stack.createUser('honest-too');
+    const prefix = stack.config.REDIS_PREFIX;
+    const honestRateKey = `${prefix}:rate:${honestUser.id}`;
+    // Every command the Redis runs on this stack's keys (its prefix is its own on the shared Redis).
+    const watcher = new Redis(TEST_REDIS_URL);
+    const monitor = await watcher.monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.includes(`${prefix}:`))) seen.push(args);
+    });
+    // Commands reach the monitor in the order Redis ran them: one of ours marks where a phase ends.
+    const marker = new Redis(TEST_REDIS_URL);
+    const markEnd = async (name: string) => {
+      const mark = `${prefix}:phase-end:${name}`;
+      await marker.exists(mark);
+      while (!seen.some((args) => args.includes(mark))) await new Promise((resolve) => monitor.once('monitor', resolve));
+      return seen.findIndex((args) => args.includes(mark));
+    };
+    try {
+      await markEnd('before');
+      const start = seen.length;
+      const lookupsBefore = lookups;
+      const missing = (address: string) => fetch(`${stack.url}/v1/conversations`, { headers: { 'x-forwarded-for': address } });
+      const statuses: number[] = [];
+      const honest: number[] = [];
+      for (let round = 0; round < 30; round++) {
+        const flood = Array.from({ length: 10 }, () => missing('203.0.113.8'));
+        const served = get('/v1/conversations', honestUser.apiKey, '198.51.100.10');
+        for (const response of await Promise.all(flood)) statuses.push(response.status);
+        honest.push((await served).status);
+      }
+      const end = await markEnd('flood');
+      expect(honest.every((status) => status === 200)).toBe(true);
+      expect(statuses.filter((status) => status === 401).length).toBeGreaterThanOrEqual(20);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(250);
+      expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+      // A missing key is never looked up: the lookups were the honest user's (most served from the cache).
+      expect(lookups - lookupsBefore).toBeLessThanOrEqual(honest.length);
+      const during = seen.slice(start, end);
+      // The monitor saw this stack's commands: the honest user's requests were counted in Redis...
+      expect(during.filter((args) => args.includes(honestRateKey)).length).toBeGreaterThanOrEqual(honest.length);
+      // ...and anything else on its keys (the flood, or the stack's own background work) stayed far below one per flood request.
+      const others = during.filter((args) => !args.includes(honestRateKey));
+      expect(others.length).toBeLessThan(statuses.length / 10);
+
+      // Past the limit the address is refused whatever it sends, and so is its handshake with no credentials.
+      const refused = await get('/v1/conversations', honestUser.apiKey, '203.0.113.8');
+      expect(refused.status).toBe(429);
+      const upgrade = await rawHandshake(stack.url, { headers: { 'x-forwarded-for': '203.0.113.8' } });
+      upgrade.socket.destroy();
+      expect([upgrade.status, JSON.parse(upgrade.body).error.code]).toEqual([429, 'rate_limited']);
+      expect(await handshake(honestUser.apiKey, '198.51.100.10')).toBe(101);
+    } finally {
+      monitor.disconnect();
+      watcher.disconnect();
+      marker.disconnect();
+    }
   });
 });
