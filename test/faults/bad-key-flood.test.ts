@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import WebSocket from 'ws';
+import { rawHandshake } from '../support/raw-websocket';
+import { TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /** A flood of bad keys from one address costs no lookups past its limit, and others keep being served. */
 describe('a flood of bad keys', () => {
   let stack: TestStack;
   let lookups = 0;
+  const redisConnections: Redis[] = [];
 
   beforeAll(async () => {
     stack = await startTestStack({ workers: 0, env: { TRUST_PROXY: 'loopback', AUTH_FAILURES_PER_MINUTE: '20' } });
@@ -16,7 +20,10 @@ describe('a flood of bad keys', () => {
       return lookUp(key);
     };
   });
-  afterAll(() => stack.close());
+  afterAll(async () => {
+    for (const connection of redisConnections) connection.disconnect();
+    await stack.close();
+  });
 
   const get = (path: string, key: string, address: string) =>
     fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': address } });
@@ -31,8 +38,32 @@ describe('a flood of bad keys', () => {
       socket.once('error', () => undefined);
     });
 
+  /** Every command the Redis runs on this stack's keys (its prefix is its own on the shared Redis), through MONITOR. */
+  const watchStackCommands = async () => {
+    const prefix = stack.config.REDIS_PREFIX;
+    const watcher = new Redis(TEST_REDIS_URL);
+    const monitor = await watcher.monitor();
+    const marker = new Redis(TEST_REDIS_URL);
+    redisConnections.push(monitor, watcher, marker);
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.includes(`${prefix}:`))) seen.push(args);
+    });
+    // Commands reach the monitor in the order Redis ran them: one of ours marks where a phase ends.
+    const markEnd = async (name: string) => {
+      const mark = `${prefix}:phase-end:${name}`;
+      await marker.exists(mark);
+      while (!seen.some((args) => args.includes(mark))) await new Promise((resolve) => monitor.once('monitor', resolve));
+      return seen.findIndex((args) => args.includes(mark));
+    };
+    const start = await markEnd('start');
+    /** The commands since the watch began, up to now. */
+    return async () => seen.slice(start + 1, await markEnd('now'));
+  };
+
   it('refuses the flooding address before any lookup once over AUTH_FAILURES_PER_MINUTE; an honest user elsewhere is served throughout', async () => {
-    const { apiKey } = await stack.createUser('honest');
+    const { id, apiKey } = await stack.createUser('honest');
+    const stackCommands = await watchStackCommands();
     const statuses: number[] = [];
     const honest: number[] = [];
     for (let round = 0; round < 30; round++) {
@@ -41,12 +72,17 @@ describe('a flood of bad keys', () => {
       for (const response of await Promise.all(flood)) statuses.push(response.status);
       honest.push((await served).status);
     }
+    const during = await stackCommands();
     expect(honest.every((status) => status === 200)).toBe(true);
     expect(statuses.filter((status) => status === 401).length).toBeGreaterThanOrEqual(20);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(250);
     // At most the limit, and what was already in flight when it was reached, ever reached the database.
     const badLookups = lookups - honest.length;
     expect(badLookups).toBeLessThanOrEqual(30);
+    // Nor Redis: besides the honest user's rate-limit counting, its commands stayed far below one per flood request.
+    const honestRateKey = `${stack.config.REDIS_PREFIX}:rate:${id}`;
+    expect(during.filter((args) => args.includes(honestRateKey)).length).toBeGreaterThanOrEqual(honest.length);
+    expect(during.filter((args) => !args.includes(honestRateKey)).length).toBeLessThan(statuses.length / 10);
     const refused = await get('/v1/conversations', apiKey, '203.0.113.7');
     expect([refused.status, Number(refused.headers.get('retry-after'))]).toEqual([429, expect.any(Number)]);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -54,5 +90,41 @@ describe('a flood of bad keys', () => {
     // The websocket handshake is counted the same way.
     expect(await handshake('sy_wrong', '203.0.113.7')).toBe(429);
     expect(await handshake(apiKey, '198.51.100.9')).toBe(101);
+  });
+
+  it('refuses a flood with no Authorization header the same way, at no Redis command per request; an honest user elsewhere is served throughout', async () => {
+    const honestUser = await stack.createUser('honest-too');
+    const honestRateKey = `${stack.config.REDIS_PREFIX}:rate:${honestUser.id}`;
+    const stackCommands = await watchStackCommands();
+    const lookupsBefore = lookups;
+    const missing = (address: string) => fetch(`${stack.url}/v1/conversations`, { headers: { 'x-forwarded-for': address } });
+    const statuses: number[] = [];
+    const honest: number[] = [];
+    for (let round = 0; round < 30; round++) {
+      const flood = Array.from({ length: 10 }, () => missing('203.0.113.8'));
+      const served = get('/v1/conversations', honestUser.apiKey, '198.51.100.10');
+      for (const response of await Promise.all(flood)) statuses.push(response.status);
+      honest.push((await served).status);
+    }
+    const during = await stackCommands();
+    expect(honest.every((status) => status === 200)).toBe(true);
+    expect(statuses.filter((status) => status === 401).length).toBeGreaterThanOrEqual(20);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(250);
+    expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+    // A missing key is never looked up: the lookups were the honest user's (most served from the cache).
+    expect(lookups - lookupsBefore).toBeLessThanOrEqual(honest.length);
+    // The monitor saw this stack's commands: the honest user's requests were counted in Redis...
+    expect(during.filter((args) => args.includes(honestRateKey)).length).toBeGreaterThanOrEqual(honest.length);
+    // ...and anything else on its keys (the flood, or the stack's own background work) stayed far below one per flood request.
+    const others = during.filter((args) => !args.includes(honestRateKey));
+    expect(others.length).toBeLessThan(statuses.length / 10);
+
+    // Past the limit the address is refused whatever it sends, and so is its handshake with no credentials.
+    const refused = await get('/v1/conversations', honestUser.apiKey, '203.0.113.8');
+    expect(refused.status).toBe(429);
+    const upgrade = await rawHandshake(stack.url, { headers: { 'x-forwarded-for': '203.0.113.8' } });
+    upgrade.socket.destroy();
+    expect([upgrade.status, JSON.parse(upgrade.body).error.code]).toEqual([429, 'rate_limited']);
+    expect(await handshake(honestUser.apiKey, '198.51.100.10')).toBe(101);
   });
 });

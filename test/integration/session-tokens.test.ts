@@ -1,6 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { sessionTokenMayFollow, sessionTokenMayUse } from '../../src/api/session-scope';
 import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
+import { rawHandshake } from '../support/raw-websocket';
 import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
@@ -170,5 +172,34 @@ describe('an expired session token', () => {
     }
     // The key it came from still works.
     expect((await apiClient(stack.url, user.apiKey).get('/v1/conversations')).status).toBe(200);
+  });
+
+  it('is refused at the websocket handshake with 401 once expired, as are forged and malformed ones; a valid one is let in', async () => {
+    const user = await stack.resources.users.createUserWithKey('short-lived-socket');
+    const keyed = apiClient(stack.url, user.apiKey);
+    const expiring = (await keyed.post('/v1/session-tokens', {})).body.token as string;
+    const valid = (await keyed.post('/v1/session-tokens', { ttlSeconds: 120 })).body.token as string;
+    const refusedUpgrade = async (token: string) => {
+      const answer = await rawHandshake(stack.url, { headers: { authorization: `Bearer ${token}` } });
+      answer.socket.destroy();
+      return [answer.status, answer.status === 101 ? null : JSON.parse(answer.body).error.code, answer.headers.upgrade];
+    };
+    // Expiry emits nothing to wait for: poll Redis until its key is gone, bounded by twice the TTL.
+    const key = `${stack.config.REDIS_PREFIX}:session:${createHash('sha256').update(expiring).digest('hex')}`;
+    const deadline = Date.now() + 2000;
+    while ((await stack.resources.redis.exists(key)) === 1) {
+      if (Date.now() > deadline) throw new Error('the session token did not expire');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await refusedUpgrade(expiring)).toEqual([401, 'unauthorized', undefined]);
+    // Right prefix and shape, never minted; then malformed ones.
+    const forged = `sst_${randomBytes(32).toString('base64url')}`;
+    expect(forged.length).toBe(valid.length);
+    for (const bad of [forged, 'sst_', 'sst_short', `${valid}x`, `sst_${'!'.repeat(43)}`, valid.slice(0, -1)]) {
+      expect([bad, ...(await refusedUpgrade(bad))]).toEqual([bad, 401, 'unauthorized', undefined]);
+    }
+    expect(await TestWsClient.connect(stack.url, { apiKey: forged }).catch((error: Error) => error.message)).toContain('HTTP 401');
+    const client = await TestWsClient.connect(stack.url, { apiKey: valid });
+    client.close();
   });
 });
