@@ -1,17 +1,14 @@
-import { loadConfig } from '../src/config/config';
 import { createConfiguredLogger } from '../src/logging/logger';
 import { describeStores } from '../src/runtime/describe-stores';
 import { createResources } from '../src/runtime/resources';
-import { CLOSE_MARGIN_MS, runMain, startInSteps, StartupError } from '../src/runtime/run-main';
+import { CLOSE_MARGIN_MS, runMain, startInSteps } from '../src/runtime/run-main';
+import { loadSharedDatabaseConfig } from '../src/runtime/shared-database-config';
 import { startApi } from '../src/runtime/start-api';
 
 /** `npm run api`: the HTTP API and websocket gateway, without workers. */
 runMain(() =>
   startInSteps(async (opened) => {
-    const config = loadConfig();
-    if (!config.DATABASE_URL) {
-      throw new StartupError('npm run api shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
-    }
+    const config = loadSharedDatabaseConfig('npm run api');
     const logger = createConfiguredLogger(config);
     // Tools run on the workers: this process starts no MCP server.
     const resources = opened(await createResources(config, logger, { runsTools: false, serviceName: 'switchyard-api' }));

@@ -1,18 +1,15 @@
-import { loadConfig } from '../src/config/config';
 import { createConfiguredLogger } from '../src/logging/logger';
 import { describeStores } from '../src/runtime/describe-stores';
 import { createResources } from '../src/runtime/resources';
-import { CLOSE_MARGIN_MS, runMain, startInSteps, StartupError } from '../src/runtime/run-main';
+import { CLOSE_MARGIN_MS, runMain, startInSteps } from '../src/runtime/run-main';
+import { loadSharedDatabaseConfig } from '../src/runtime/shared-database-config';
 import { startWorker } from '../src/runtime/start-worker';
 import { startScriptedModel } from '../src/scripted-model/scripted-model-server';
 
 /** `npm run worker`: turn workers, with /healthz and /metrics on PORT. */
 runMain(() =>
   startInSteps(async (opened) => {
-    const config = loadConfig();
-    if (!config.DATABASE_URL) {
-      throw new StartupError('npm run worker shares the database with other processes: set DATABASE_URL to a PostgreSQL server');
-    }
+    const config = loadSharedDatabaseConfig('npm run worker');
     const logger = createConfiguredLogger(config);
     // Without a provider configured, a worker talks to a scripted model of its own.
     const scripted = config.LLM_BASE_URL ? undefined : opened(await startScriptedModel());

@@ -38,6 +38,22 @@ describe('a flood of bad keys', () => {
       socket.once('error', () => undefined);
     });
 
+  /**
+   * 30 rounds of 10 flood requests from one address beside one request of an honest user from
+   * another: the flood's statuses and the honest user's.
+   */
+  const flood = async (send: () => Promise<Response>, honestKey: string, honestAddress: string) => {
+    const statuses: number[] = [];
+    const honest: number[] = [];
+    for (let round = 0; round < 30; round++) {
+      const requests = Array.from({ length: 10 }, send);
+      const served = get('/v1/conversations', honestKey, honestAddress);
+      for (const response of await Promise.all(requests)) statuses.push(response.status);
+      honest.push((await served).status);
+    }
+    return { statuses, honest };
+  };
+
   /** Every command the Redis runs on this stack's keys (its prefix is its own on the shared Redis), through MONITOR. */
   const watchStackCommands = async () => {
     const prefix = stack.config.REDIS_PREFIX;
@@ -64,14 +80,7 @@ describe('a flood of bad keys', () => {
   it('refuses the flooding address before any lookup once over AUTH_FAILURES_PER_MINUTE; an honest user elsewhere is served throughout', async () => {
     const { id, apiKey } = await stack.createUser('honest');
     const stackCommands = await watchStackCommands();
-    const statuses: number[] = [];
-    const honest: number[] = [];
-    for (let round = 0; round < 30; round++) {
-      const flood = Array.from({ length: 10 }, () => get('/v1/conversations', `sy_${randomBytes(24).toString('base64url')}`, '203.0.113.7'));
-      const served = get('/v1/conversations', apiKey, '198.51.100.9');
-      for (const response of await Promise.all(flood)) statuses.push(response.status);
-      honest.push((await served).status);
-    }
+    const { statuses, honest } = await flood(() => get('/v1/conversations', `sy_${randomBytes(24).toString('base64url')}`, '203.0.113.7'), apiKey, '198.51.100.9');
     const during = await stackCommands();
     expect(honest.every((status) => status === 200)).toBe(true);
     expect(statuses.filter((status) => status === 401).length).toBeGreaterThanOrEqual(20);
@@ -98,14 +107,7 @@ describe('a flood of bad keys', () => {
     const stackCommands = await watchStackCommands();
     const lookupsBefore = lookups;
     const missing = (address: string) => fetch(`${stack.url}/v1/conversations`, { headers: { 'x-forwarded-for': address } });
-    const statuses: number[] = [];
-    const honest: number[] = [];
-    for (let round = 0; round < 30; round++) {
-      const flood = Array.from({ length: 10 }, () => missing('203.0.113.8'));
-      const served = get('/v1/conversations', honestUser.apiKey, '198.51.100.10');
-      for (const response of await Promise.all(flood)) statuses.push(response.status);
-      honest.push((await served).status);
-    }
+    const { statuses, honest } = await flood(() => missing('203.0.113.8'), honestUser.apiKey, '198.51.100.10');
     const during = await stackCommands();
     expect(honest.every((status) => status === 200)).toBe(true);
     expect(statuses.filter((status) => status === 401).length).toBeGreaterThanOrEqual(20);
