@@ -16,12 +16,27 @@ export class LiveSse {
       keyId: string;
       connections: OpenConnections;
       heartbeatMs: number;
+      /** A reader holding this much unsent that took nothing since the last heartbeat is cut off. */
+      maxBufferedBytes: number;
+      onSlowReader?: () => void;
       open: Set<LiveSse>;
       /** The last words to a reader whose key was revoked. */
       revoked(reason: string): string;
     },
   ) {
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), options.heartbeatMs);
+    // Events are not the only clock: a reader that stopped reading while nothing happens (a turn
+    // held on a slow step, a replay waiting for drain) would otherwise hold its backlog for ever.
+    // The backlog shrinks as the kernel takes it: one that has not, between two beats, is a stall.
+    let backlogAtLastBeat = Infinity;
+    const heartbeat = setInterval(() => {
+      const backlog = res.writableLength;
+      if (backlog >= options.maxBufferedBytes && backlog >= backlogAtLastBeat) {
+        options.onSlowReader?.();
+        return this.end();
+      }
+      res.write(': keep-alive\n\n');
+      backlogAtLastBeat = res.writableLength;
+    }, options.heartbeatMs);
     const unregister = options.connections.add(options.keyId, (reason) => this.end(options.revoked(reason)));
     options.open.add(this);
     this.cleanups.push(() => clearInterval(heartbeat), unregister, () => options.open.delete(this));
@@ -105,7 +120,15 @@ export class LiveSseStreams {
   }
 
   start(res: Response, keyId: string, revoked: (reason: string) => string): LiveSse {
-    return new LiveSse(res, { keyId, connections: this.options.connections, heartbeatMs: this.heartbeatMs, open: this.open, revoked });
+    return new LiveSse(res, {
+      keyId,
+      connections: this.options.connections,
+      heartbeatMs: this.heartbeatMs,
+      maxBufferedBytes: this.maxBufferedBytes,
+      onSlowReader: this.options.onSlowReader,
+      open: this.open,
+      revoked,
+    });
   }
 
   endAll(): void {

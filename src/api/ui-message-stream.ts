@@ -41,15 +41,21 @@ export function createUiMessageStreamer(
       res.writeHead(200, UI_MESSAGE_STREAM_HEADERS);
       res.write(sse([{ type: 'start', messageId: turn.id }]));
 
+      const live = streams.start(res, keyId, (reason) => sse([{ type: 'error', errorText: `unauthorized: ${reason}` }]) + DONE);
       const { events, lastSeq } = await readTurnEvents(source, turn, after ?? 0);
       const replay = replayChunks({ turnId: turn.id, isClientTool: options.isClientTool, events });
-      if (replay.end) return void res.end(sse(replay.chunks) + DONE);
       // Ended before this request, and its events are no longer kept: say how it ended.
-      if (isTerminal(turn.status)) return void res.end(sse([...replay.chunks, ...closingChunks(turn)]) + DONE);
-      res.write(sse(replay.chunks));
+      const closing = replay.end || !isTerminal(turn.status) ? [] : closingChunks(turn);
+      // A replay waits for its reader rather than buffering megabytes for it; one that stops
+      // reading is cut off by the heartbeat, before the end, and resumes.
+      for (const piece of sliceChunks([...replay.chunks, ...closing], REPLAY_WRITE_BYTES)) {
+        if (!(await streams.drained(live, res))) return;
+        res.write(piece);
+      }
+      if (replay.end || closing.length > 0) return live.end(DONE);
+      if (live.isEnded) return;
       const { mapper } = replay;
 
-      const live = streams.start(res, keyId, (reason) => sse([{ type: 'error', errorText: `unauthorized: ${reason}` }]) + DONE);
       const marker = `"turnId":${JSON.stringify(turn.id)}`;
       const outcome = await source.subscribe({
         conversationId: turn.conversationId,
@@ -72,6 +78,21 @@ export function createUiMessageStreamer(
 }
 
 const DONE = 'data: [DONE]\n\n';
+
+/** How much of a replay is written before its reader's backlog is looked at again. */
+const REPLAY_WRITE_BYTES = 64 * 1024;
+
+/** The chunks as server-sent data, in pieces of about `bytes` characters. */
+function* sliceChunks(chunks: UiChunk[], bytes: number): Generator<string> {
+  let piece = '';
+  for (const chunk of chunks) {
+    piece += sse([chunk]);
+    if (piece.length < bytes) continue;
+    yield piece;
+    piece = '';
+  }
+  if (piece) yield piece;
+}
 
 function sse(chunks: UiChunk[]): string {
   return chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('');

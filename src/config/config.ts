@@ -89,6 +89,11 @@ export const configSchema = z
     WS_MAX_BUFFERED_BYTES: positiveInt.default(4 * 1024 * 1024),
     WS_HEARTBEAT_MS: positiveInt.default(30_000),
     /**
+     * A comment line on idle server-sent-event streams (keeps proxies from closing them); a reader
+     * more than WS_MAX_BUFFERED_BYTES behind that took nothing between two of them is cut off.
+     */
+    SSE_HEARTBEAT_MS: positiveInt.default(15_000),
+    /**
      * Open websockets one API key may hold on one API process (tickets and session tokens count
      * against the key they were got with); one more handshake answers 429 before the upgrade.
      */

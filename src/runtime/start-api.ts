@@ -177,16 +177,16 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
       ),
   };
   const onSlowReader = () => resources.metrics.slowConsumerDisconnects.inc({ transport: 'sse' });
-  const eventStream = createTurnEventStreamer(eventSource, { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES, onSlowReader });
+  const sseOptions = { connections, maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES, heartbeatMs: config.SSE_HEARTBEAT_MS };
+  const eventStream = createTurnEventStreamer(eventSource, { ...sseOptions, onSlowReader });
   const batchEvents = new LiveEvents(subscriber, (batchId) => batchChannel(config.REDIS_PREFIX, batchId));
   const batchProgress: BatchProgressSource = {
     get: (batchId) => resources.batches.getAny(batchId),
     listen: (batchId, changed) => batchEvents.listen(batchId, changed),
   };
   const uiStream = createUiMessageStreamer(eventSource, {
-    connections,
+    ...sseOptions,
     isClientTool: (toolName) => resources.tools.get(toolName)?.kind === 'client',
-    maxBufferedBytes: config.WS_MAX_BUFFERED_BYTES,
     onSlowReader,
   });
   return {
@@ -194,7 +194,7 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
     eventStream,
     uiStream,
     followBatch: (batchId, options) => followBatch(batchProgress, batchId, options),
-    batchStreams: new LiveSseStreams({ connections }),
+    batchStreams: new LiveSseStreams({ ...sseOptions, onSlowReader }),
   };
 }
 

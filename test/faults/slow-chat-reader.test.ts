@@ -1,6 +1,7 @@
 import http from 'node:http';
 import WebSocket from 'ws';
 import { SwitchyardClient, type SwitchyardEvent, type WebSocketConstructor } from '../../src/client';
+import { readMetric, waitForMetric } from '../support/http';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /** A browser that stops reading its `/api/chat` stream is cut off, as a slow websocket client is, and resumes. */
@@ -8,7 +9,8 @@ describe('a slow /api/chat reader', () => {
   let harness: ToolTurnHarness;
 
   beforeAll(async () => {
-    harness = await startToolTurnHarness({ env: { WS_MAX_BUFFERED_BYTES: String(256 * 1024) } });
+    // Short heartbeats: a reader that stopped reading while nothing happens is cut at the second one.
+    harness = await startToolTurnHarness({ env: { WS_MAX_BUFFERED_BYTES: String(256 * 1024), SSE_HEARTBEAT_MS: '300' } });
   });
   afterAll(() => harness.close());
 
@@ -42,10 +44,10 @@ describe('a slow /api/chat reader', () => {
     expect(received.startsWith(`data: {"type":"start","messageId":"${turnId}"}`)).toBe(true);
     expect(received).not.toContain('[DONE]');
 
-    const resumed = await fetch(`${harness.stack.url}/api/chat/${chatId}/stream`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
+    const resumed = await resumeChat(chatId);
     // The turn has ended (a resume while it runs is the next test): nothing is active,
     // and the stored message has the whole answer.
-    expect(resumed.status).toBe(204);
+    expect(resumed.statusCode).toBe(204);
     const conversation = await harness.api.get(`/v1/conversations/${await conversationFor(chatId)}`);
     const text = events.map((event) => (event.type === 'text-delta' ? event.delta : '')).join('');
     expect(conversation.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: text });
@@ -86,16 +88,17 @@ describe('a slow /api/chat reader', () => {
     expect(cut).not.toContain('[DONE]');
 
     // The turn still runs: the resume answers with its stream from the start.
-    const resumed = await fetch(`${harness.stack.url}/api/chat/${chatId}/stream`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
-    expect(resumed.status).toBe(200);
-    const reader = resumed.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const resumed = await resumeChat(chatId);
+    expect(resumed.statusCode).toBe(200);
+    resumed.setEncoding('utf8');
+    const reader = resumed[Symbol.asyncIterator]() as AsyncIterator<string>;
     // Read to the second step's start (after the tool's output) before the turn is cancelled,
     // looking only at what each read adds: searching megabytes on every read is quadratic.
     const parts: string[] = [];
     let window = '';
     let toolOutputSeen = false;
     for (;;) {
-      const { value, done } = await reader.read();
+      const { value, done } = await reader.next();
       if (done) throw new Error(`the resumed stream ended before the second step: ${parts.join('').slice(-300)}`);
       parts.push(value);
       window = window.slice(-64) + value;
@@ -106,7 +109,7 @@ describe('a slow /api/chat reader', () => {
       if (toolOutputSeen && window.includes('"type":"start-step"')) break;
     }
     expect((await harness.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
-    for (let read = await reader.read(); !read.done; read = await reader.read()) parts.push(read.value);
+    for (let read = await reader.next(); !read.done; read = await reader.next()) parts.push(read.value);
     const chunks = parts
       .join('')
       .split('\n\n')
@@ -117,6 +120,47 @@ describe('a slow /api/chat reader', () => {
     expect(chunks.filter((chunk) => chunk.type === 'tool-output-available')).toEqual([expect.objectContaining({ output: expect.objectContaining({ result: 42 }) })]);
     expect(chunks.at(-1)).toMatchObject({ type: 'abort' });
   }, 90_000);
+
+  it('cuts off a resume that stops reading while the turn is held: its replay waits for it, the heartbeat ends it', async () => {
+    const chatId = `slow-replay-${Date.now()}`;
+    const conversationId = await conversationFor(chatId);
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const subscription = watcher.subscribe(conversationId);
+    await subscription.ready;
+    const scenario = { steps: [{ tokens: 1_000_000, chunkTokens: 1_000, toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'never sent', firstTokenDelayMs: 600_000 }] };
+    const { turnId } = (await harness.api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted(scenario) })).body;
+    for await (const event of subscription.turn(turnId)) if (event.type === 'step-start' && event.step === 2) break;
+    watcher.close();
+
+    // Everything it will get is replay (megabytes, past the limit), and then nothing happens.
+    const cutsBefore = (await readMetric(harness.stack.url, SSE_CUTS)) ?? 0;
+    const response = await resumeChat(chatId);
+    response.pause();
+    await waitForMetric(harness.stack.url, SSE_CUTS, cutsBefore + 1);
+    let received = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (received += chunk));
+    response.resume();
+    await new Promise((resolve) => response.once('end', resolve));
+    expect(received.startsWith(`data: {"type":"start","messageId":"${turnId}"}`)).toBe(true);
+    expect(received).not.toContain('[DONE]');
+    expect(received).not.toContain('"type":"tool-output-available"');
+    expect((await harness.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
+  }, 90_000);
+
+  const SSE_CUTS = 'switchyard_slow_consumer_disconnects_total{transport="sse"}';
+
+  /**
+   * `GET /api/chat/:id/stream` on a connection of its own: a pooled one that sat idle while
+   * megabytes went by on the others may be the one the server is closing as it is reused.
+   */
+  function resumeChat(chatId: string): Promise<http.IncomingMessage> {
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      const url = new URL(`/api/chat/${chatId}/stream`, harness.stack.url);
+      const request = http.get(url, { agent: false, headers: { authorization: `Bearer ${harness.apiKey}` } }, resolve);
+      request.on('error', reject);
+    });
+  }
 
   function postChat(chatId: string, text: string): Promise<http.IncomingMessage> {
     const body = JSON.stringify({ id: chatId, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }] });
