@@ -3,14 +3,14 @@ import { batchJsonBodySchema, batchOptionsSchema } from '../../batches/batch-req
 import { itemSchema } from '../../store/batch-item';
 import { batchResultsSchema, idempotencyKeyHeaderSchema, listBatchesSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
-import { count, errorValue, idParams, timestamp, usage } from './shared-schemas';
+import { count, errorValue, idParams, pageOf, timestamp, usage } from './shared-schemas';
 
 const batchItem = itemSchema.meta({
   id: 'BatchItem',
   description: 'One conversation to run: its user messages run as successive turns; `defaults` fills what it leaves out.',
 });
 
-export const batchCountsSchema = z
+const batchCountsSchema = z
   .object({ total: count, queued: count, running: count, succeeded: count, failed: count, cancelled: count })
   .meta({ id: 'BatchCounts' });
 
@@ -35,7 +35,7 @@ export const batchSchema = z
 
 export const batchSubmittedSchema = batchSchema.extend({ batchId: z.string() }).meta({ id: 'BatchSubmitted' });
 export const batchRetriedSchema = batchSchema.extend({ requeued: count.meta({ description: 'Failed items run again.' }) }).meta({ id: 'BatchRetried' });
-export const batchPageSchema = z.object({ data: z.array(batchSchema), nextCursor: z.string().nullable() }).meta({ id: 'BatchPage' });
+export const batchPageSchema = pageOf(batchSchema).meta({ id: 'BatchPage' });
 
 export const batchResultLineSchema = z
   .object({

@@ -28,7 +28,7 @@ const assistantToolCall = z.object({
   function: z.object({ name: z.string(), arguments: z.string().meta({ description: 'The JSON text exactly as the model sent it.' }) }),
 });
 
-export const storedMessageSchema = z
+const storedMessageSchema = z
   .object({
     role: z.enum(['user', 'assistant', 'tool']),
     content: z.unknown().meta({ description: 'Text, content parts, or null (an assistant message that only calls tools).' }),

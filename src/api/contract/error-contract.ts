@@ -44,7 +44,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** `{error: {code, message, details?}}` with `code` one of `codes`. */
-export function errorBodySchema(codes: readonly [AppErrorCode, ...AppErrorCode[]]) {
+function errorBodySchema(codes: readonly [AppErrorCode, ...AppErrorCode[]]) {
   return z.object({
     error: z.object({
       code: z.enum(codes),

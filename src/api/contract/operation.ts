@@ -12,11 +12,11 @@ import { sessionTokenMayUse } from '../session-scope';
 import { errorResponses } from './error-contract';
 
 /** Who may call a route: a user (API key, or a session token where its scope allows), the admin, anyone. */
-export type Access = 'user' | 'admin' | 'public';
+type Access = 'user' | 'admin' | 'public';
 type Method = 'get' | 'post' | 'put';
 
 /** One route as the document shows it; the errors of its access and body are added by {@link documentPaths}. */
-export interface OperationSpec {
+interface OperationSpec {
   operationId: string;
   summary: string;
   description?: string;
@@ -32,7 +32,7 @@ export interface OperationSpec {
 }
 
 /** A route's operations by path template (`/v1/turns/{id}`) and method. */
-export type RouteOperations = Record<string, Partial<Record<Method, OperationSpec>>>;
+type RouteOperations = Record<string, Partial<Record<Method, OperationSpec>>>;
 
 /** What every route of an access answers whatever it does: refused credentials, limits, outages. */
 const ACCESS_ERRORS: Record<Access, AppErrorCode[]> = {

@@ -4,7 +4,7 @@ import { clientToolAnswerSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
 import { count, errorValue, idParams, timestamp, usage } from './shared-schemas';
 
-export const turnStatusSchema = z.enum(['queued', 'running', 'waiting_tools', 'completed', 'failed', 'cancelled']).meta({ id: 'TurnStatus' });
+const turnStatusSchema = z.enum(['queued', 'running', 'waiting_tools', 'completed', 'failed', 'cancelled']).meta({ id: 'TurnStatus' });
 
 export const turnAcceptedSchema = z.object({ turnId: z.string(), status: turnStatusSchema }).meta({ id: 'TurnAccepted' });
 
