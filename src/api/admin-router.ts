@@ -4,6 +4,8 @@ import type { ApiKeyInfo } from '../store/users-repository';
 import { unknownToolNames, unknownToolsMessage } from '../tools/known-tools';
 import { createUserSchema, userToolsSchema } from './request-schemas';
 import { parseInput, parseRouteId } from './validate';
+import { apiKeyListSchema, createdUserSchema, userToolsLimitSchema } from './contract/admin-contract';
+import { sendJson } from './send-json';
 
 export interface AdminRouterDeps {
   users: {
@@ -22,14 +24,14 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   router.post('/users', async (req, res) => {
     const { name } = parseInput(createUserSchema, req.body);
     const user = await deps.users.createUserWithKey(name);
-    res.status(201).json({ id: user.id, name: user.name, keyId: user.keyId, apiKey: user.apiKey });
+    sendJson(res, createdUserSchema, { id: user.id, name: user.name, keyId: user.keyId, apiKey: user.apiKey }, 201);
   });
   router.get('/users/:id/keys', async (req, res) => {
     const userId = parseRouteId(req.params.id, 'user');
     if (!(await deps.users.getUser(userId))) throw notFound('user');
     // Never the key itself (only its hash is stored): its id, its first characters and its dates.
     const keys = await deps.users.listApiKeys(userId);
-    res.json({ data: keys.map(({ id, prefix, createdAt, revokedAt }) => ({ id, prefix, createdAt, revokedAt })) });
+    sendJson(res, apiKeyListSchema, { data: keys.map(({ id, prefix, createdAt, revokedAt }) => ({ id, prefix, createdAt, revokedAt })) });
   });
   router.put('/users/:id/tools', async (req, res) => {
     const userId = parseRouteId(req.params.id, 'user');
@@ -46,7 +48,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
       }
     }
     if (!(await deps.users.setAllowedTools(userId, tools))) throw notFound('user');
-    res.json({ id: userId, allowedTools: tools });
+    sendJson(res, userToolsLimitSchema, { id: userId, allowedTools: tools });
   });
   return router;
 }

@@ -28,6 +28,9 @@ import type { UiMessageStreamer } from './ui-message-stream';
 import { chatRouter } from './chat-router';
 import { batchesRouter, type BatchesRouterDeps } from './batches-router';
 import { servePlayground } from './playground-route';
+import { serveOpenApiDocument } from './openapi-route';
+import { sessionTokenGrantSchema, wsTicketSchema } from './contract/browser-contract';
+import { sendJson } from './send-json';
 
 export interface ApiDeps {
   logger: Logger;
@@ -83,6 +86,7 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use(countRequests(deps.metrics));
   app.use(healthRouter({ checkReady: deps.checkReady, registry: deps.metrics.registry }));
   app.use(servePlayground(deps.playgroundDir));
+  app.get('/openapi.json', serveOpenApiDocument());
   // Before the API's body parsers: a batch may be JSONL, and larger than MAX_BODY_BYTES.
   app.use(
     '/v1/batches',
@@ -111,11 +115,11 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use('/v1', readJsonBody(deps.maxBodyBytes));
   app.use('/api/chat', readJsonBody(deps.maxChatBodyBytes));
   app.post('/v1/ws-tickets', async (_req, res) => {
-    res.status(201).json(await deps.tickets.issue(principalOf(res)));
+    sendJson(res, wsTicketSchema, await deps.tickets.issue(principalOf(res)), 201);
   });
   app.post('/v1/session-tokens', async (req, res) => {
     const { ttlSeconds } = parseInput(sessionTokenSchema, req.body);
-    res.status(201).json(await deps.sessionTokens.mint(principalOf(res), ttlSeconds ?? deps.sessionTokenTtlSeconds));
+    sendJson(res, sessionTokenGrantSchema, await deps.sessionTokens.mint(principalOf(res), ttlSeconds ?? deps.sessionTokenTtlSeconds), 201);
   });
   app.use(
     '/v1/conversations',

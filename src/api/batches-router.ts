@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { BatchRunner } from '../batches/batch-runner';
 import { submitBatch, type BatchSubmissionDeps } from '../batches/batch-submission';
 import { AppError, notFound } from '../errors/app-error';
@@ -11,6 +11,9 @@ import type { LiveSseStreams } from './live-sse';
 import type { SubmissionSlots } from './submission-slots';
 import { usableTools, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
+import { batchPageSchema, batchResultLineSchema, batchRetriedSchema, batchSchema, batchSubmittedSchema } from './contract/batches-contract';
+import { batchResultsSchema, idempotencyKeyHeaderSchema, listBatchesSchema } from './request-schemas';
+import { sendJson } from './send-json';
 
 export interface BatchesRouterDeps {
   batches: Pick<BatchesRepository, 'create' | 'get' | 'list' | 'endedItems'>;
@@ -36,11 +39,6 @@ export interface BatchesRouterDeps {
 const JSONL_TYPES = ['application/x-ndjson', 'application/jsonl'];
 /** Seconds a submission refused for want of a slot is told to wait. */
 const SUBMISSION_RETRY_AFTER_SECONDS = 5;
-const idempotencyKeySchema = z.string().min(1).max(200).optional();
-const listSchema = z
-  .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this API').optional() })
-  .strict();
-
 /**
  * `/v1/batches` (docs/API.md, "Batches"). Mounted before the API's own body parsers: a batch
  * may be JSONL, and up to MAX_BATCH_BYTES.
@@ -59,7 +57,7 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
 
   router.post('/', async (req, res) => {
     const format = batchFormat(req, deps.maxBatchBytes);
-    const idempotencyKey = parseInput(idempotencyKeySchema, req.header('idempotency-key'));
+    const { 'idempotency-key': idempotencyKey } = parseInput(idempotencyKeyHeaderSchema, req.headers);
     // Before a byte of the body is read: a refused submission costs no memory.
     const release = deps.submissionSlots.tryTake();
     if (!release) {
@@ -93,26 +91,26 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
     if (outcome.kind === 'conflict') throw new AppError('idempotency_conflict', 'this Idempotency-Key was used for another batch');
     if (outcome.kind === 'created') deps.startBatch(outcome.batch.id);
     // 202: accepted, its items run from here on; an Idempotency-Key repeat answers the batch it made.
-    res.status(outcome.kind === 'created' ? 202 : 200).json({ batchId: outcome.batch.id, ...batchView(outcome.batch) });
+    sendJson(res, batchSubmittedSchema, { batchId: outcome.batch.id, ...batchView(outcome.batch) }, outcome.kind === 'created' ? 202 : 200);
   });
 
   router.get('/', async (req, res) => {
-    const query = parseInput(listSchema, req.query);
+    const query = parseInput(listBatchesSchema, req.query);
     const page = await deps.batches.list(userIdOf(res), { limit: query.limit, ...(query.cursor ? { before: query.cursor } : {}) });
-    res.json({ data: page.data.map(batchView), nextCursor: page.nextBefore });
+    sendJson(res, batchPageSchema, { data: page.data.map(batchView), nextCursor: page.nextBefore });
   });
 
   router.get('/:id', async (req, res) => {
     const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
     if (!batch) throw notFound('batch');
-    res.json(batchView(batch));
+    sendJson(res, batchSchema, batchView(batch));
   });
 
   router.post('/:id/cancel', async (req, res) => {
     const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
     if (!batch) throw notFound('batch');
     await deps.runner.cancel(batch);
-    res.json(batchView((await deps.batches.get(batch.userId, batch.id))!));
+    sendJson(res, batchSchema, batchView((await deps.batches.get(batch.userId, batch.id))!));
   });
 
   router.post('/:id/retry', async (req, res) => {
@@ -120,7 +118,7 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
     if (!batch) throw notFound('batch');
     if (batch.status === 'cancelling') throw new AppError('invalid_request', 'the batch is being cancelled; retry it once it is cancelled');
     const requeued = await deps.runner.retry(batch.id);
-    res.json({ ...batchView((await deps.batches.get(batch.userId, batch.id))!), requeued });
+    sendJson(res, batchRetriedSchema, { ...batchView((await deps.batches.get(batch.userId, batch.id))!), requeued });
   });
 
   router.get('/:id/events', async (req, res) => {
@@ -140,7 +138,7 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
   });
 
   router.get('/:id/results', async (req, res) => {
-    const { after } = parseInput(resultsSchema, req.query);
+    const { after } = parseInput(batchResultsSchema, req.query);
     const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
     if (!batch) throw notFound('batch');
     // The first page before the headers: a failure is still an error answer, not a cut stream.
@@ -159,21 +157,8 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
 }
 
 const RESULTS_PAGE = 500;
-/** An item's position is a PostgreSQL integer: a cursor past it is the client's mistake, not a query error. */
-const MAX_POSITION = 2_147_483_647;
-const resultsSchema = z
-  .object({
-    after: z
-      .string()
-      .regex(/^(-1|\d{1,10})$/, 'an item index (-1 for the start)')
-      .transform(Number)
-      .pipe(z.number().max(MAX_POSITION, `at most ${MAX_POSITION}`))
-      .default(-1),
-  })
-  .strict();
-
 /** A results line (docs/API.md): `index` is the item's 0-based position in the submission. */
-export function resultLine(item: BatchItemRecord) {
+export function resultLine(item: BatchItemRecord): z.output<typeof batchResultLineSchema> {
   const result = item.result;
   return {
     index: item.position,
@@ -216,7 +201,7 @@ async function drainBody(req: Request): Promise<void> {
   });
 }
 
-export function batchView(batch: Batch) {
+export function batchView(batch: Batch): z.output<typeof batchSchema> {
   const { userId: _userId, ...view } = batch;
   const ended = batch.counts.succeeded + batch.counts.failed + batch.counts.cancelled;
   const etaSeconds =

@@ -1,15 +1,15 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
-import { chatIdSchema, chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import { chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';
 import { parseInput } from './validate';
+import { chatStreamParamsSchema } from './request-schemas';
 
 export interface ChatRouterDeps {
   conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId' | 'findByExternalId'>;
@@ -82,8 +82,6 @@ export function chatRouter(deps: ChatRouterDeps): Router {
 
   return router;
 }
-
-const chatStreamParamsSchema = z.object({ id: chatIdSchema });
 
 /** A new chat's conversation is titled with the start of its first message, as chat apps list them. */
 function titleOf(content: TurnContent): string | undefined {

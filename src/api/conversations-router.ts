@@ -4,7 +4,10 @@ import type { ConversationCursor, ConversationsRepository } from '../store/conve
 import type { MessagesRepository } from '../store/messages-repository';
 import type { TurnService } from '../turns/turn-service';
 import { userIdOf } from './require-user';
+import { conversationPageSchema, conversationSchema, conversationWithMessagesSchema } from './contract/conversations-contract';
+import { turnAcceptedSchema } from './contract/turns-contract';
 import { createConversationSchema, createTurnSchema, listConversationsSchema } from './request-schemas';
+import { sendJson } from './send-json';
 import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
 
@@ -29,7 +32,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
       const { id } = outcome.existing;
       throw new AppError('external_id_conflict', `conversation ${id} already has this externalId`, { conversationId: id });
     }
-    res.status(201).json(outcome.conversation);
+    sendJson(res, conversationSchema, outcome.conversation, 201);
   });
 
   router.get('/', async (req, res) => {
@@ -39,14 +42,14 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
       ...(query.cursor ? { cursor: decodeCursor(query.cursor) } : {}),
       ...(query.externalId ? { externalId: query.externalId } : {}),
     });
-    res.json({ data: page.data, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null });
+    sendJson(res, conversationPageSchema, { data: page.data, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null });
   });
 
   router.get('/:id', async (req, res) => {
     const conversation = await deps.conversations.get(userIdOf(res), parseRouteId(req.params.id, 'conversation'));
     if (!conversation) throw notFound('conversation');
     const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id), deps.latestSeq(conversation.id)]);
-    res.json({ ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
+    sendJson(res, conversationWithMessagesSchema, { ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
   });
 
   router.post('/:id/turns', async (req, res) => {
@@ -65,7 +68,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
         ...(body.maxHistoryMessages ? { maxHistoryMessages: body.maxHistoryMessages } : {}),
       },
     });
-    res.status(created ? 202 : 200).json({ turnId: turn.id, status: turn.status });
+    sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, created ? 202 : 200);
   });
 
   return router;

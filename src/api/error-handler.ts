@@ -1,25 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { AppError, type AppErrorCode } from '../errors/app-error';
+import { AppError } from '../errors/app-error';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
-
-const STATUS: Record<AppErrorCode, number> = {
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  invalid_json: 400,
-  invalid_request: 400,
-  unsupported_media_type: 415,
-  payload_too_large: 413,
-  conversation_busy: 409,
-  idempotency_conflict: 409,
-  external_id_conflict: 409,
-  rate_limited: 429,
-  unavailable: 503,
-  tool_failed: 502,
-  internal: 500,
-};
+import { ERROR_STATUS } from './contract/error-contract';
 
 /** The one place where errors become HTTP answers: `{error: {code, message, details?}}`. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -31,7 +15,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     // (a client may declare a megabyte and send ten bytes).
     if (!res.headersSent && hasUnreadBody(req)) res.setHeader('Connection', 'close');
     if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
-    res.status(STATUS[error.code]).json({
+    res.status(ERROR_STATUS[error.code]).json({
       error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) },
     });
   };

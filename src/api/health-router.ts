@@ -1,23 +1,12 @@
 import { Router } from 'express';
+import type { z } from 'zod';
 import type { Registry } from 'prom-client';
+import { healthSchema, readinessSchema } from './contract/health-contract';
+import { sendJson } from './send-json';
 
 /** One dependency as `/readyz` reports it. */
-export interface DependencyCheck {
-  ok: boolean;
-  /** How long it took to answer, when it did. */
-  latencyMs?: number;
-  /** Why it did not answer, in words an operator acts on. */
-  error?: string;
-  /** When the answer was had, for a check whose answer is kept a while (the provider's). */
-  checkedAt?: string;
-}
-
-export interface ReadinessReport {
-  redis: DependencyCheck;
-  database: DependencyCheck;
-  /** Absent in a process that has no provider of its own to check (an API without LLM_BASE_URL). */
-  provider?: DependencyCheck;
-}
+export type DependencyCheck = ReadinessReport['redis'];
+export type ReadinessReport = z.output<typeof readinessSchema>['checks'];
 
 export interface HealthDeps {
   checkReady(): Promise<ReadinessReport>;
@@ -35,14 +24,14 @@ export interface HealthDeps {
 export function healthRouter(deps: HealthDeps): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    sendJson(res, healthSchema, { status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
     const checks = await deps.checkReady();
     const ready = checks.redis.ok && checks.database.ok;
     if (!ready) res.setHeader('Retry-After', '5');
     const status = !ready ? 'unavailable' : checks.provider && !checks.provider.ok ? 'degraded' : 'ready';
-    res.status(ready ? 200 : 503).json({ status, checks });
+    sendJson(res, readinessSchema, { status, checks }, ready ? 200 : 503);
   });
   router.get('/metrics', async (_req, res) => {
     res.setHeader('content-type', deps.registry.contentType);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { turnContentSchema, toolChoiceSchema, toolNameSchema } from '../events/turn-content';
+import { chatIdSchema } from '../ui-chat/chat-request';
 
 export const createConversationSchema = z
   .object({
@@ -40,3 +41,35 @@ export const userToolsSchema = z.object({ tools: z.array(toolNameSchema).max(100
 
 /** A session token lives one minute to one day. */
 export const sessionTokenSchema = z.object({ ttlSeconds: z.int().min(60).max(86_400).optional() }).strict();
+
+const toolErrorSchema = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
+/** A client tool's answer: its result, or its error. */
+export const clientToolAnswerSchema = z.union([
+  z.object({ toolCallId: z.string().min(1).max(200), result: z.unknown() }).strict(),
+  z.object({ toolCallId: z.string().min(1).max(200), error: toolErrorSchema }).strict(),
+]);
+
+/** `Idempotency-Key`: the same key names the same batch or tool invocation. */
+export const idempotencyKeyHeaderSchema = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });
+
+export const invokeToolSchema = z.object({ params: z.record(z.string(), z.unknown()).default({}) }).strict();
+
+export const listBatchesSchema = z
+  .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this API').optional() })
+  .strict();
+
+/** An item's position is a PostgreSQL integer: a cursor past it is the client's mistake, not a query error. */
+const MAX_POSITION = 2_147_483_647;
+export const batchResultsSchema = z
+  .object({
+    after: z
+      .string()
+      .regex(/^(-1|\d{1,10})$/, 'an item index (-1 for the start)')
+      .transform(Number)
+      .pipe(z.number().max(MAX_POSITION, `at most ${MAX_POSITION}`))
+      .default(-1),
+  })
+  .strict();
+
+/** `GET /api/chat/:id/stream`: the chat id is the conversation's externalId. */
+export const chatStreamParamsSchema = z.object({ id: chatIdSchema });

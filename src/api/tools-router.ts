@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import type { ToolInvocation } from '../store/tool-invocations-repository';
 import type { ToolRegistry } from '../tools/tool';
@@ -7,14 +6,14 @@ import { invokeTool, type ToolInvocationDeps } from '../tool-calls/tool-invocati
 import { userIdOf } from './require-user';
 import { usableTools } from './usable-tools';
 import { parseInput } from './validate';
+import { toolInvocationSchema, toolListSchema } from './contract/tools-contract';
+import { idempotencyKeyHeaderSchema, invokeToolSchema } from './request-schemas';
+import { sendJson } from './send-json';
 
 export interface ToolsRouterDeps extends ToolInvocationDeps {
   tools: ToolRegistry;
   userAllowedTools(userId: string): Promise<string[] | null>;
 }
-
-const invokeSchema = z.object({ params: z.record(z.string(), z.unknown()).default({}) }).strict();
-const invokeHeadersSchema = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });
 
 const durationOf = (invocation: ToolInvocation) =>
   invocation.startedAt && invocation.finishedAt ? Math.max(0, Date.parse(invocation.finishedAt) - Date.parse(invocation.startedAt)) : 0;
@@ -25,7 +24,7 @@ export function toolsRouter(deps: ToolsRouterDeps): Router {
 
   router.get('/', async (_req, res) => {
     const tools = await usableTools(deps, userIdOf(res));
-    res.json({ tools: tools.map(({ name, description, inputSchema, kind }) => ({ name, description, inputSchema, kind })) });
+    sendJson(res, toolListSchema, { tools: tools.map(({ name, description, inputSchema, kind }) => ({ name, description, inputSchema, kind })) });
   });
 
   router.post('/:name/invoke', async (req, res) => {
@@ -33,8 +32,8 @@ export function toolsRouter(deps: ToolsRouterDeps): Router {
     const tool = (await usableTools(deps, userId)).find((each) => each.name === req.params.name);
     if (!tool) throw notFound('tool');
     if (tool.kind === 'client') throw new AppError('invalid_request', 'a client tool runs in the client; it cannot be invoked here');
-    const { params } = parseInput(invokeSchema, req.body);
-    const { 'idempotency-key': idempotencyKey } = parseInput(invokeHeadersSchema, req.headers);
+    const { params } = parseInput(invokeToolSchema, req.body);
+    const { 'idempotency-key': idempotencyKey } = parseInput(idempotencyKeyHeaderSchema, req.headers);
     const checked = deps.tools.checkArguments(tool.name, JSON.stringify(params));
     if (!checked.ok) throw new AppError('invalid_request', checked.error.message, [{ field: 'params', message: checked.error.message }]);
 
@@ -44,7 +43,7 @@ export function toolsRouter(deps: ToolsRouterDeps): Router {
     }
     const attempts = { attempts: invocation.attempts, durationMs: durationOf(invocation) };
     if (invocation.status === 'succeeded') {
-      res.json({ result: invocation.result, ...attempts });
+      sendJson(res, toolInvocationSchema, { result: invocation.result, ...attempts });
       return;
     }
     throw new AppError('tool_failed', `the tool failed: ${invocation.error?.message ?? 'unknown error'}`, { ...invocation.error, ...attempts });

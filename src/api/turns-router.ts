@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
@@ -9,6 +9,9 @@ import type { TurnService } from '../turns/turn-service';
 import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
+import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from './contract/turns-contract';
+import { clientToolAnswerSchema } from './request-schemas';
+import { sendJson } from './send-json';
 
 export interface TurnsRouterDeps {
   turns: TurnsRepository;
@@ -19,12 +22,6 @@ export interface TurnsRouterDeps {
   /** The running step's partial tool calls; null when unknown (none, or Redis is unreachable). */
   inflight(turn: { id: string; conversationId: string }): Promise<InflightSnapshot | null>;
 }
-
-const toolErrorSchema = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
-export const clientToolAnswerSchema = z.union([
-  z.object({ toolCallId: z.string().min(1).max(200), result: z.unknown() }).strict(),
-  z.object({ toolCallId: z.string().min(1).max(200), error: toolErrorSchema }).strict(),
-]);
 
 export function turnsRouter(deps: TurnsRouterDeps): Router {
   const router = Router();
@@ -37,7 +34,7 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
       deps.toolCalls.listForTurn(turn.id),
       isTerminal(turn.status) ? null : deps.inflight(turn),
     ]);
-    res.json({
+    sendJson(res, turnDetailSchema, {
       ...turnView(turn),
       toolCalls: toolCalls.map((call) => ({
         toolCallId: call.toolCallId,
@@ -68,13 +65,13 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
         throw new AppError('invalid_request', 'this call is not a client tool call', [{ field: 'toolCallId', message: 'not a client tool call' }]);
       case 'accepted':
       case 'ignored':
-        res.json({ accepted: outcome.kind === 'accepted', ...(outcome.kind === 'ignored' ? { reason: 'already_answered' } : {}) });
+        sendJson(res, clientToolAnswerAckSchema, { accepted: outcome.kind === 'accepted', ...(outcome.kind === 'ignored' ? { reason: 'already_answered' as const } : {}) });
     }
   });
 
   router.post('/:id/cancel', async (req, res) => {
     const turn = await deps.turnService.cancel(userIdOf(res), parseRouteId(req.params.id, 'turn'));
-    res.json(turnView(turn));
+    sendJson(res, turnSchema, turnView(turn));
   });
 
   router.get('/:id/events', async (req, res) => {
@@ -87,7 +84,7 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
   return router;
 }
 
-export function turnView(turn: Turn) {
+export function turnView(turn: Turn): z.output<typeof turnSchema> {
   return {
     id: turn.id,
     conversationId: turn.conversationId,

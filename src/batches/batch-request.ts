@@ -11,19 +11,20 @@ export const DEFAULT_BATCH_CONCURRENCY = 8;
 export const DEFAULT_BATCH_PRIORITY = 5;
 export const MAX_BATCH_PRIORITY = 9;
 
-const optionsSchema = z
+/** A batch's options: in a JSON body, or as the query parameters of a JSONL one. */
+export const batchOptionsSchema = z
   .object({
     concurrency: z.coerce.number().int().min(1).max(MAX_BATCH_CONCURRENCY).default(DEFAULT_BATCH_CONCURRENCY),
     priority: z.coerce.number().int().min(0).max(MAX_BATCH_PRIORITY).default(DEFAULT_BATCH_PRIORITY),
     skipInvalid: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]).default(false),
   })
   .strict();
-const jsonBodySchema = optionsSchema.extend({
+/** A JSON submission, its items still to be checked one by one (store/batch-item.ts). */
+export const batchJsonBodySchema = batchOptionsSchema.extend({
   items: z.array(z.unknown()),
   metadata: z.record(z.string(), z.unknown()).optional(),
   defaults: partialItemSchema.omit({ customId: true }).optional(),
 });
-
 
 /** A JSON submission read up to its items: the options, and the items still to be checked one by one. */
 export interface JsonBatch {
@@ -44,7 +45,7 @@ export function readJsonBatch(body: unknown, query: Record<string, unknown>): Js
     const unstorable = findUnstorableValue(rest);
     if (unstorable) throw new AppError('invalid_request', `invalid batch: ${unstorable.field}: ${unstorable.message}`, [{ line: 0, ...unstorable }]);
   }
-  const parsed = jsonBodySchema.safeParse(body);
+  const parsed = batchJsonBodySchema.safeParse(body);
   if (!parsed.success) {
     throw new AppError('invalid_request', `invalid batch: ${describeZodIssues(parsed.error.issues)}`, fieldIssues(parsed.error.issues).map((issue) => ({ line: 0, ...issue })));
   }
@@ -54,7 +55,7 @@ export function readJsonBatch(body: unknown, query: Record<string, unknown>): Js
 
 /** A JSONL submission's options, from its query parameters. Pure. */
 export function readJsonlOptions(query: Record<string, unknown>): BatchOptions {
-  const parsed = optionsSchema.safeParse(query);
+  const parsed = batchOptionsSchema.safeParse(query);
   if (!parsed.success) {
     throw new AppError('invalid_request', `invalid batch options: ${describeZodIssues(parsed.error.issues)}`, fieldIssues(parsed.error.issues).map((issue) => ({ line: 0, ...issue })));
   }

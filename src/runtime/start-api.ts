@@ -1,5 +1,6 @@
 import http from 'node:http';
 import os from 'node:os';
+import type { Express } from 'express';
 import { createApiApp, type ApiDeps } from '../api/app';
 import { createUserRateLimiter, type UserRateLimiter } from '../api/user-rate-limit';
 import { createTurnEventStreamer, type ConversationEventSource, type TurnEventStreamer } from '../api/turn-event-stream';
@@ -32,6 +33,8 @@ import { VerifiedKeyCache } from '../auth/verified-key-cache';
 export interface RunningApi {
   port: number;
   url: string;
+  /** The HTTP API's express app (its routes are what GET /openapi.json documents). */
+  app: Express;
   /**
    * Drains: no new connection is taken; websockets close with 1012 and SSE streams end after
    * the last event they sent (clients resume elsewhere by seq); requests under way finish,
@@ -75,6 +78,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   return {
     port,
     url: `http://${config.HOST}:${port}`,
+    app,
     async close() {
       await drain(server, gateway, streams, config.SHUTDOWN_GRACE_MS);
       await revocations.stop();
