@@ -170,6 +170,25 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(turns).toEqual([]);
   });
 
+  it('shows a chat after a reload as it was: server tools labelled server with attempts and time, a stopped turn marked', async () => {
+    await freshChat();
+    await send(scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] }));
+    await lastAnswerIs('It is 42.');
+    await send(scripted({ tokens: 3_000, tokenDelayMs: 10 }));
+    await page.waitForSelector('[data-testid=stop-button]:enabled');
+    await page.click('[data-testid=stop-button]');
+    await page.waitForSelector('[data-testid=turn-mark][data-status=cancelled]');
+
+    await page.reload();
+    await page.waitForSelector('[data-testid=turn-mark][data-status=cancelled]');
+    expect(await page.locator('[data-testid=turn-mark]').count()).toBe(1);
+    const card = page.locator('[data-testid=tool-card][data-tool=calculator]');
+    expect(await card.getAttribute('data-state')).toBe('output-available');
+    expect(await card.locator('.where').innerText()).toBe('server');
+    expect(await card.locator('footer').innerText()).toMatch(/^1 attempt · \d+ ms$/);
+    expect((await assistantTexts())[0]).toBe('It is 42.');
+  });
+
   it("fills a tool card's arguments in while they stream", async () => {
     await freshChat();
     const city = 'Llanfairpwllgwyngyll';
