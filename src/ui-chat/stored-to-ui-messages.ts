@@ -88,7 +88,8 @@ export function storedToUiMessages(history: StoredHistory): HistoryUiMessage[] {
   let nextTurn = 0;
   const openTurn = (turnId: string, userContent: unknown): HistoryUiMessage => {
     if (userContent !== undefined) ui.push({ id: `${turnId}:user`, role: 'user', parts: userParts(userContent) });
-    const turn = turns[turnAt.get(turnId) ?? -1];
+    const at = turnAt.get(turnId);
+    const turn = at === undefined ? undefined : turns[at];
     const assistant: HistoryUiMessage = { id: turnId, role: 'assistant', ...(turn ? { metadata: { turnStatus: turn.status } } : {}), parts: [] };
     assistants.set(turnId, assistant);
     ui.push(assistant);
