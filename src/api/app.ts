@@ -22,8 +22,7 @@ import { turnsRouter, type TurnsRouterDeps } from './turns-router';
 import type { ToolInvocationDeps } from '../tool-calls/tool-invocations';
 import { sessionTokenSchema } from './request-schemas';
 import { parseInput } from './validate';
-import cors from 'cors';
-import { isOriginAllowed } from '../auth/origin-policy';
+import { crossOrigin } from './cross-origin';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { chatRouter } from './chat-router';
 import { batchesRouter, type BatchesRouterDeps } from './batches-router';
@@ -87,6 +86,8 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use(healthRouter({ checkReady: deps.checkReady, registry: deps.metrics.registry }));
   app.use(servePlayground(deps.playgroundDir));
   app.get('/openapi.json', serveOpenApiDocument());
+  // Before every credentials check: a browser's preflight carries none.
+  app.use(['/v1', '/api'], crossOrigin({ allowedOrigins: deps.allowedOrigins, logger: deps.logger }));
   // Before the API's body parsers: a batch may be JSONL, and larger than MAX_BODY_BYTES.
   app.use(
     '/v1/batches',
@@ -109,8 +110,6 @@ export function createApiApp(deps: ApiDeps): Express {
   // Credentials and rate limits come before any body is read: a refused request's body is never
   // waited for (the error handler closes its connection), and costs no parsing.
   app.use('/v1/admin', requireAdmin(deps.adminToken, deps.authGuard), readJsonBody(deps.maxBodyBytes), adminRouter({ users: deps.users, tools: deps.tools }));
-  // The routes a browser app on another origin calls (with a session token, or to get one).
-  app.use(['/v1/session-tokens', '/v1/ws-tickets', '/api/chat'], crossOrigin(deps.allowedOrigins));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
   app.use('/v1', readJsonBody(deps.maxBodyBytes));
   app.use('/api/chat', readJsonBody(deps.maxChatBodyBytes));
@@ -146,6 +145,7 @@ export function createApiApp(deps: ApiDeps): Express {
     '/api/chat',
     chatRouter({
       conversations: deps.conversations,
+      messages: deps.messages,
       turns: deps.turns,
       toolCalls: deps.toolCalls,
       turnService: deps.turnService,
@@ -168,16 +168,4 @@ function countRequests(metrics: Metrics): RequestHandler {
     });
     next();
   };
-}
-
-/** CORS as the websocket's Origin check decides it: the same allow-list, answered to preflights. */
-function crossOrigin(allowedOrigins: readonly string[]): RequestHandler {
-  return cors((req, callback) =>
-    callback(null, {
-      origin: isOriginAllowed(req.headers.origin, req.headers.host, allowedOrigins),
-      allowedHeaders: ['authorization', 'content-type', 'idempotency-key'],
-      exposedHeaders: ['x-vercel-ai-ui-message-stream'],
-      maxAge: 600,
-    }),
-  );
 }

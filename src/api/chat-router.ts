@@ -1,10 +1,13 @@
 import { Router } from 'express';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
-import type { ToolCallsRepository } from '../store/tool-calls-repository';
+import type { MessagesRepository } from '../store/messages-repository';
+import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
+import { clientToolResultEvent, toolResultEvent } from '../tool-calls/tool-messages';
 import type { TurnService } from '../turns/turn-service';
-import { chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import { chatIdSchema, chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import { storedToUiMessages, type StoredToolCall } from '../ui-chat/stored-to-ui-messages';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';
@@ -13,8 +16,9 @@ import { chatStreamParamsSchema } from './request-schemas';
 
 export interface ChatRouterDeps {
   conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId' | 'findByExternalId'>;
-  turns: Pick<TurnsRepository, 'getForUser' | 'activeTurns'>;
-  toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
+  messages: Pick<MessagesRepository, 'list'>;
+  turns: Pick<TurnsRepository, 'getForUser' | 'activeTurns' | 'listForConversation'>;
+  toolCalls: Pick<ToolCallsRepository, 'listForTurn' | 'listForTurns'>;
   turnService: Pick<TurnService, 'create'>;
   answerClientTool: TurnsRouterDeps['answerClientTool'];
   latestSeq(conversationId: string): Promise<number>;
@@ -22,9 +26,9 @@ export interface ChatRouterDeps {
 }
 
 /**
- * The AI SDK compatible routes (docs/API.md): `POST /api/chat` and `GET /api/chat/:id/stream`,
- * so that `useChat` works against Switchyard unchanged. The chat id is the conversation's
- * `externalId`; the assistant message id is the turn id.
+ * The AI SDK compatible routes (docs/API.md): `POST /api/chat`, `GET /api/chat/:id/stream` and
+ * `GET /api/chat/:id/messages`, so that `useChat` works against Switchyard unchanged. The chat id
+ * is the conversation's `externalId`; the assistant message id is the turn id.
  */
 export function chatRouter(deps: ChatRouterDeps): Router {
   const router = Router();
@@ -68,7 +72,8 @@ export function chatRouter(deps: ChatRouterDeps): Router {
       await deps.answerClientTool({ userId, turnId: turn.id, toolCallId, answer });
     }
     const current = (await deps.turns.getForUser(userId, turn.id)) ?? turn;
-    return deps.uiStream.stream({ turn: current, keyId, after: latestSeq, res });
+    // The step the answers belong to, as the turn stood before them: it may have gone on since.
+    return deps.uiStream.stream({ turn: current, keyId, after: latestSeq, step: turn.step, res });
   });
 
   router.get('/:id/stream', async (req, res) => {
@@ -80,6 +85,18 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     return deps.uiStream.stream({ turn: active, keyId, after: undefined, res });
   });
 
+  // The chat's stored history as the UIMessages to start useChat with. A chat id never used is
+  // a new chat: nothing to show yet (externalIds are per user, so this tells nothing of others).
+  router.get('/:id/messages', async (req, res) => {
+    const { userId } = principalOf(res);
+    const { id } = parseInput(chatStreamParamsSchema, req.params);
+    const conversation = await deps.conversations.findByExternalId(userId, id);
+    if (!conversation) return void res.json([]);
+    const [messages, turns] = await Promise.all([deps.messages.list(conversation.id), deps.turns.listForConversation(conversation.id)]);
+    const toolCalls = await deps.toolCalls.listForTurns(turns.map((turn) => turn.id));
+    res.json(storedToUiMessages({ messages, turns, toolCalls: toolCalls.map(storedToolCall) }));
+  });
+
   return router;
 }
 
@@ -89,6 +106,14 @@ function titleOf(content: TurnContent): string | undefined {
   const line = text.trim().split('\n')[0] ?? '';
   if (!line) return undefined;
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+/** A call with the attempts and time its `tool-result` event reports (a client call's: from the request to the answer). */
+function storedToolCall(call: ToolCallRecord): StoredToolCall {
+  const runsOnClient = call.kind === 'client';
+  // A call refused before it ran was announced with neither attempt nor time, whatever its kind.
+  const { attempts, durationMs } = runsOnClient && call.args !== null ? clientToolResultEvent(call) : toolResultEvent(call);
+  return { ...call, runsOnClient, attempts, durationMs };
 }
 
 function invalidAnswer(message: string): AppError {

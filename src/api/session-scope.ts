@@ -7,9 +7,18 @@ export const SESSION_TOKEN_SCOPE = 'a session token may read conversations and t
  * REST API, tools, minting tokens, keys and users) needs the API key itself. Pure.
  */
 export function sessionTokenMayUse(method: string, path: string): boolean {
-  if (method === 'GET' || method === 'HEAD') return /^\/v1\/(conversations|turns)(\/|$)|^\/api\/chat\/[^/]+\/stream$/.test(path);
+  if (method === 'GET' || method === 'HEAD') return /^\/v1\/(conversations|turns)(\/|$)|^\/api\/chat\/[^/]+\/(stream|messages)$/.test(path);
   if (method === 'POST') return /^\/v1\/turns\/[^/]+\/cancel$/.test(path) || path === '/v1/ws-tickets' || path === '/api/chat';
   return false;
+}
+
+/**
+ * What a browser app on another origin may call (CORS): what its session token may use, and
+ * minting one, for a page that exchanges a key a person pastes (as the playground does). The
+ * rest needs the API key, which belongs on a server, so it is not opened to browsers. Pure.
+ */
+export function crossOriginMayUse(method: string, path: string): boolean {
+  return sessionTokenMayUse(method, path) || (method === 'POST' && path === '/v1/session-tokens');
 }
 
 /**

@@ -9,9 +9,10 @@ export interface UiMessageStreamer {
   /**
    * Streams the turn's assistant message: `start` (messageId = turn id), then the chunks of its
    * events after `after` (undefined: from the oldest kept, a replay of the whole message), until
-   * it ends or waits on client tools. The client going away ends the stream, not the turn.
+   * it ends or waits on client tools. `step`: the step the turn was in at `after` (default: the
+   * turn's latest). The client going away ends the stream, not the turn.
    */
-  stream(input: { turn: Turn; keyId: string; after: number | undefined; res: Response }): Promise<void>;
+  stream(input: { turn: Turn; keyId: string; after: number | undefined; step?: number; res: Response }): Promise<void>;
   /** Ends every open stream (shutdown): readers resume with `GET /api/chat/:id/stream`. */
   endAll(): void;
 }
@@ -37,13 +38,13 @@ export function createUiMessageStreamer(
 
   return {
     endAll: () => streams.endAll(),
-    async stream({ turn, keyId, after, res }) {
+    async stream({ turn, keyId, after, step = turn.step, res }) {
       res.writeHead(200, UI_MESSAGE_STREAM_HEADERS);
       res.write(sse([{ type: 'start', messageId: turn.id }]));
 
       const live = streams.start(res, keyId, (reason) => sse([{ type: 'error', errorText: `unauthorized: ${reason}` }]) + DONE);
       const { events, lastSeq } = await readTurnEvents(source, turn, after ?? 0);
-      const replay = replayChunks({ turnId: turn.id, isClientTool: options.isClientTool, events });
+      const replay = replayChunks({ turnId: turn.id, isClientTool: options.isClientTool, events, step });
       // Ended before this request, and its events are no longer kept: say how it ended.
       const closing = replay.end || !isTerminal(turn.status) ? [] : closingChunks(turn);
       // A replay waits for its reader rather than buffering megabytes for it; one that stops

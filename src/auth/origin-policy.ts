@@ -13,3 +13,15 @@ export function isOriginAllowed(origin: string | undefined, host: string | undef
     return false;
   }
 }
+
+/**
+ * Why a browser's Origin was refused, saying what to set: a developer meets this first as a
+ * failed preflight, so it names ALLOWED_ORIGINS and the value that would let the origin in. Pure.
+ */
+export function originRefusal(origin: string, host: string | undefined, allowedOrigins: readonly string[]): string {
+  const fix = `set ALLOWED_ORIGINS to a comma-separated list of origins that includes ${origin} (or * for any)`;
+  if (allowedOrigins.length === 0) {
+    return `a browser app at ${origin} may not call this API: ALLOWED_ORIGINS is not set, so only pages this API serves (${host ?? 'its own host'}) may; ${fix}`;
+  }
+  return `a browser app at ${origin} may not call this API: ALLOWED_ORIGINS (${allowedOrigins.join(',')}) does not include it; ${fix}`;
+}

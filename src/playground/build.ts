@@ -12,9 +12,18 @@ const APP_DIR = path.join(__dirname, 'app');
  */
 export async function buildPlayground(outDir: string): Promise<void> {
   await mkdir(outDir, { recursive: true });
+  await bundleReactPage(path.join(APP_DIR, 'main.tsx'), path.join(outDir, 'app.js'));
+  await Promise.all(['index.html', 'app.css'].map((file) => copyFile(path.join(APP_DIR, file), path.join(outDir, file))));
+}
+
+/**
+ * Bundles a React page (its TSX entry and everything it imports) into one minified ES module.
+ * `nodePaths`: where packages are looked up besides the `node_modules` above the entry.
+ */
+export async function bundleReactPage(entry: string, outfile: string, nodePaths: string[] = []): Promise<void> {
   await build({
-    entryPoints: [path.join(APP_DIR, 'main.tsx')],
-    outfile: path.join(outDir, 'app.js'),
+    entryPoints: [entry],
+    outfile,
     bundle: true,
     minify: true,
     format: 'esm',
@@ -22,8 +31,8 @@ export async function buildPlayground(outDir: string): Promise<void> {
     jsx: 'automatic',
     define: { 'process.env.NODE_ENV': '"production"' },
     logLevel: 'warning',
+    nodePaths,
   });
-  await Promise.all(['index.html', 'app.css'].map((file) => copyFile(path.join(APP_DIR, file), path.join(outDir, file))));
 }
 
 if (require.main === module) {

@@ -85,6 +85,13 @@ export class ToolCallsRepository {
     return rows.map(toRecord);
   }
 
+  /** The calls of these turns, each turn's in step and position order. */
+  async listForTurns(turnIds: string[], db: Queryable = this.db): Promise<ToolCallRecord[]> {
+    if (turnIds.length === 0) return [];
+    const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = ANY($1::text[]) ORDER BY turn_id, step, position', [turnIds]);
+    return rows.map(toRecord);
+  }
+
   async listForStep(turnId: string, step: number, db: Queryable = this.db): Promise<ToolCallRecord[]> {
     const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = $1 AND step = $2 ORDER BY position', [
       turnId,

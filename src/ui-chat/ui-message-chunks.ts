@@ -19,16 +19,28 @@ export type UiChunk =
   | { type: 'data-tool-processing'; id: string; data: ToolProcessingData }
   | { type: 'data-attempt-discarded'; data: { attempt: number; step: number } }
   | { type: 'error'; errorText: string }
-  | { type: 'finish'; finishReason: UiFinishReason }
+  | { type: 'message-metadata'; messageMetadata: TurnMetadata }
+  | { type: 'finish'; finishReason: UiFinishReason; messageMetadata: TurnMetadata }
   | { type: 'abort'; reason: string };
 
 export type UiFinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'error' | 'other';
 
-/** A tool run as the playground's cards show it: on the tool part's `toolMetadata`. */
-export interface ToolRunFacts {
+/**
+ * The assistant message's `metadata`: the status its turn was left in when the stream ended (or
+ * the history was read), so that a UI can mark a cancelled or failed turn, also after a reload.
+ */
+export interface TurnMetadata {
+  turnStatus: 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
+}
+
+/**
+ * A tool run as the playground's cards show it: on the tool part's `toolMetadata` (a type, not an
+ * interface, so that it is the JSON object the AI SDK types that field as).
+ */
+export type ToolRunFacts = {
   attempts: number;
   durationMs: number;
-}
+};
 
 export interface ToolProcessingData {
   status: 'start' | 'complete';
@@ -51,13 +63,18 @@ export function createUiChunkMapper(options: {
   turnId: string;
   isClientTool(toolName: string): boolean;
   /**
+   * The step the turn is in where the stream starts, for a stream that starts after that step's
+   * `step-start` (the POST that answers client tools streams from the answers on). Default 0.
+   */
+  step?: number;
+  /**
    * Client calls answered before this stream began (a replay): their input is not offered as
    * `tool-input-available`, on which the AI SDK calls `onToolCall`, so a resume or a second tab
    * never runs them again; their `tool-output-available` follows.
    */
   answered?: ReadonlySet<string>;
 }): UiChunkMapper {
-  let step = 0;
+  let step = options.step ?? 0;
   let openPart: { kind: 'text' | 'reasoning'; id: string } | null = null;
   /** Calls whose start this stream sent: a fragment of any other would be refused by the reader. */
   const toolNames = new Map<string, string>();
@@ -129,13 +146,13 @@ export function createUiChunkMapper(options: {
         case 'attempt-discarded':
           return go(...closePart(), { type: 'data-attempt-discarded', data: { attempt: event.attempt, step: event.step } });
         case 'turn-waiting':
-          return stop(...closePart(), { type: 'finish', finishReason: 'tool-calls' });
+          return stop(...closePart(), { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus: 'waiting_tools' } });
         case 'turn-finish':
-          return stop(...closePart(), { type: 'finish', finishReason: uiFinishReason(event.finishReason) });
+          return stop(...closePart(), ...closingChunks({ status: 'completed', finishReason: event.finishReason, error: null }));
         case 'turn-error':
-          return stop(...closePart(), { type: 'error', errorText: describe(event.error) }, { type: 'finish', finishReason: 'error' });
+          return stop(...closePart(), ...closingChunks({ status: 'failed', finishReason: null, error: event.error }));
         case 'turn-cancelled':
-          return stop(...closePart(), { type: 'abort', reason: 'cancelled' });
+          return stop(...closePart(), ...closingChunks({ status: 'cancelled', finishReason: null, error: null }));
         case 'turn-start':
         case 'tool-call-request':
         case 'provider-retry':
@@ -145,11 +162,19 @@ export function createUiChunkMapper(options: {
   };
 }
 
-/** The chunks that end a stream for a turn that ended while its events are no longer kept. */
-export function closingChunks(turn: { status: string; finishReason: string | null; error: { message: string } | null }): UiChunk[] {
-  if (turn.status === 'cancelled') return [{ type: 'abort', reason: 'cancelled' }];
-  if (turn.status === 'failed') return [{ type: 'error', errorText: turn.error?.message ?? 'the turn failed' }, { type: 'finish', finishReason: 'error' }];
-  return [{ type: 'finish', finishReason: uiFinishReason(turn.finishReason ?? 'stop') }];
+/** The chunks that end a turn's stream: at its end event, or when it ended while its events are no longer kept. */
+export function closingChunks(turn: { status: string; finishReason: string | null; error: { code: string; message: string } | null }): UiChunk[] {
+  if (turn.status === 'cancelled') {
+    // `abort` carries no metadata: the AI SDK takes it from a chunk of its own.
+    return [{ type: 'message-metadata', messageMetadata: { turnStatus: 'cancelled' } }, { type: 'abort', reason: 'cancelled' }];
+  }
+  if (turn.status === 'failed') {
+    return [
+      { type: 'error', errorText: turn.error ? describe(turn.error) : 'the turn failed' },
+      { type: 'finish', finishReason: 'error', messageMetadata: { turnStatus: 'failed' } },
+    ];
+  }
+  return [{ type: 'finish', finishReason: uiFinishReason(turn.finishReason ?? 'stop'), messageMetadata: { turnStatus: 'completed' } }];
 }
 
 /** A turn's finish reason (the provider's, or Switchyard's own) by the AI SDK's names. */
@@ -173,7 +198,7 @@ export function uiFinishReason(finishReason: string): UiFinishReason {
  * `turn-waiting` the turn went on from does not end the stream, and client calls answered in it
  * are not offered to `onToolCall` again. `end`: the turn ended, or waits on client tools now.
  */
-export function replayChunks(input: { turnId: string; isClientTool(toolName: string): boolean; events: SwitchyardEvent[] }): {
+export function replayChunks(input: { turnId: string; isClientTool(toolName: string): boolean; events: SwitchyardEvent[]; step?: number }): {
   chunks: UiChunk[];
   end: boolean;
   /** Maps what comes after the replay, live. */
@@ -181,7 +206,7 @@ export function replayChunks(input: { turnId: string; isClientTool(toolName: str
 } {
   const events = withoutDiscardedOutput(input.events);
   const answered = new Set(events.flatMap((event) => (event.type === 'tool-result' ? [event.toolCallId] : [])));
-  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered });
+  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered, step: input.step });
   const chunks: UiChunk[] = [];
   for (const [index, event] of events.entries()) {
     if (event.type === 'turn-waiting' && index < events.length - 1) continue;

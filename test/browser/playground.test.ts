@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildPlayground } from '../../src/playground/build';
-import { describeNeeding, missingProgram } from '../support/required-programs';
+import { CHROMIUM_MISSING, launchChromium } from '../support/chromium';
+import { describeNeeding } from '../support/required-programs';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -11,15 +12,7 @@ import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support
 declare const document: any;
 declare const sessionStorage: any;
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_MISSING = missingProgram(
-  CHROMIUM,
-  'apt-get install -y --no-install-recommends chromium (bash .ci/run installs it when missing), or set CHROMIUM_PATH',
-  'Chromium',
-);
 const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output', 'browser');
-/** As the machine's notes say: without these, Chromium tries the network at every start. */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** The playground at `/` in headless Chromium: what a person sees, driven as they would. */
 describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
@@ -50,7 +43,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
       },
       env: { PLAYGROUND_DIR: playgroundDir },
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
     page.setDefaultTimeout(20_000);
     page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));
@@ -168,6 +161,25 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     const conversations = (await harness.api.get('/v1/conversations')).body.data;
     const turns = await harness.stack.resources.turns.activeTurns(conversations[0].id);
     expect(turns).toEqual([]);
+  });
+
+  it('shows a chat after a reload as it was: server tools labelled server with attempts and time, a stopped turn marked', async () => {
+    await freshChat();
+    await send(scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] }));
+    await lastAnswerIs('It is 42.');
+    await send(scripted({ tokens: 3_000, tokenDelayMs: 10 }));
+    await page.waitForSelector('[data-testid=stop-button]:enabled');
+    await page.click('[data-testid=stop-button]');
+    await page.waitForSelector('[data-testid=turn-mark][data-status=cancelled]');
+
+    await page.reload();
+    await page.waitForSelector('[data-testid=turn-mark][data-status=cancelled]');
+    expect(await page.locator('[data-testid=turn-mark]').count()).toBe(1);
+    const card = page.locator('[data-testid=tool-card][data-tool=calculator]');
+    expect(await card.getAttribute('data-state')).toBe('output-available');
+    expect(await card.locator('.where').innerText()).toBe('server');
+    expect(await card.locator('footer').innerText()).toMatch(/^1 attempt · \d+ ms$/);
+    expect((await assistantTexts())[0]).toBe('It is 42.');
   });
 
   it("fills a tool card's arguments in while they stream", async () => {

@@ -82,6 +82,10 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const message = chat.assistantMessages[0]!;
     expect(toolPartsOf(message)).toEqual([expect.objectContaining({ state: 'output-available', output: { timeZone: 'Europe/Lisbon' } })]);
     expect(toolPartsOf(message)[0].providerExecuted).toBeUndefined();
+    // The step's tool processing started before the answer and completed after it: one part, one step.
+    expect(message.parts.filter((part) => part.type === 'data-tool-processing')).toEqual([
+      { type: 'data-tool-processing', id: `${message.id}:1`, data: { status: 'complete', step: 1, results: 1, failed: 0 } },
+    ]);
     const turn = await harness.api.get(`/v1/turns/${message.id}`);
     expect(turn.body).toMatchObject({ status: 'completed', toolCalls: [expect.objectContaining({ kind: 'client', status: 'succeeded', result: { timeZone: 'Europe/Lisbon' } })] });
     // One turn, two provider requests, the answer sent once.
@@ -149,7 +153,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     expect(unknown.status).toBe(204);
   });
 
-  it('stops with POST /v1/turns/:id/cancel, the turn id taken from start.messageId: the stream ends with abort', async () => {
+  it('stops with POST /v1/turns/:id/cancel, the turn id taken from start.messageId: the stream ends with abort, the message marked cancelled', async () => {
     const chat = newChat();
     const sending = chat.sendMessage({ text: scripted({ tokens: 2_000, tokenDelayMs: 10 }) });
     await chat.waitUntil((each) => each.status === 'streaming' && textOf(each.lastMessage).length > 0);
@@ -158,7 +162,58 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     await sending;
     expect(chat.status).toBe('ready');
     expect(chat.error).toBeUndefined();
+    expect(chat.lastMessage!.metadata).toEqual({ turnStatus: 'cancelled' });
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body.status).toBe('cancelled');
+    // After a reload, the history marks it the same.
+    const history = (await harness.api.get(`/api/chat/${chat.id}/messages`)).body;
+    expect(history.at(-1)).toMatchObject({ id: turnId, role: 'assistant', metadata: { turnStatus: 'cancelled' } });
+  });
+
+  it('serves the stored chat as the UIMessages the live stream built (GET /api/chat/:id/messages), to a session token too', async () => {
+    const chat: NodeChat = newChat({
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+      onToolCall: ({ toolCall }) => void chat.addToolOutput({ tool: 'browser_timezone', toolCallId: toolCall.toolCallId, output: { timeZone: 'Asia/Tokyo' } }),
+    });
+    const withTools = {
+      steps: [
+        {
+          text: 'Working on it.',
+          toolCalls: [
+            { name: 'calculator', arguments: { expression: '6*7' } },
+            { name: 'calculator', arguments: { expression: '1/(' } },
+            { name: 'not_offered', arguments: {} },
+          ],
+        },
+        { toolCalls: [{ name: 'browser_timezone' }] },
+        { text: 'All done.' },
+      ],
+    };
+    const asked = [`tools ${scripted(withTools)}`, `again ${scripted({ text: 'Second answer.' })}`];
+    for (const text of asked) {
+      await chat.sendMessage({ text });
+      await chat.waitUntil((each) => each.status === 'ready' && (each.lastMessage?.metadata as any)?.turnStatus === 'completed');
+    }
+
+    const { token } = (await harness.api.post('/v1/session-tokens', {})).body;
+    const session = apiClient(harness.stack.url, token);
+    const history = await session.get(`/api/chat/${chat.id}/messages`);
+    expect(history.status).toBe(200);
+    expect(history.body.filter((message: any) => message.role === 'assistant')).toEqual(JSON.parse(JSON.stringify(chat.assistantMessages)));
+    expect(history.body.filter((message: any) => message.role === 'user').map(textOf)).toEqual(asked);
+    expect(history.body.map((message: any) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    // What the comparison covers, spelled out.
+    expect(toolPartsOf(history.body[1]).map((part) => [part.type, part.state, part.providerExecuted, part.toolMetadata?.attempts])).toEqual([
+      ['tool-calculator', 'output-available', true, 1],
+      ['tool-calculator', 'output-error', true, 1],
+      ['tool-not_offered', 'output-error', true, 0],
+      ['tool-browser_timezone', 'output-available', undefined, expect.any(Number)],
+    ]);
+    expect(history.body[1].metadata).toEqual({ turnStatus: 'completed' });
+
+    // A chat never used is a new one; another user's chat of the same id is not this user's.
+    expect((await session.get('/api/chat/never-used/messages')).body).toEqual([]);
+    const other = await harness.stack.createUser('another-chat-user');
+    expect((await apiClient(harness.stack.url, other.apiKey).get(`/api/chat/${chat.id}/messages`)).body).toEqual([]);
   });
 
   it('takes a resend of the same user message as the same turn, refuses a second message while one runs, and works with a session token', async () => {
@@ -188,7 +243,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const { token } = (await harness.api.post('/v1/session-tokens', {})).body;
     const viaSession = await postChat(`chat-session-${Date.now()}`, [{ id: 'm', role: 'user', parts: [{ type: 'text', text: scripted({ text: 'with a session token' }) }] }], token);
     expect(viaSession.status).toBe(200);
-    expect(viaSession.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(viaSession.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', messageMetadata: { turnStatus: 'completed' } });
   });
 
   it('sends the model the stored history, not earlier messages the client edited', async () => {
@@ -204,7 +259,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const marker = `follow-up-${Date.now()}`;
     const next = await postChat(chat.id, [...edited, { id: 'next', role: 'user', parts: [{ type: 'text', text: `${marker} ${scripted({ text: 'second answer' })}` }] }]);
     expect(next.status).toBe(200);
-    expect(next.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(next.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', messageMetadata: { turnStatus: 'completed' } });
 
     const [request] = harness.providerRequests(marker);
     const sent = request.messages.filter((message: any) => message.role !== 'system').map((message: any) => [message.role, message.content]);
@@ -257,7 +312,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const imageUrl = `https://images.example/${chatId}.png`;
     const answer = await postChat(chatId, [{ id: 'img', role: 'user', parts: [{ type: 'file', mediaType: 'image/png', url: imageUrl }] }]);
     expect(answer.status).toBe(200);
-    expect(answer.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    expect(answer.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', messageMetadata: { turnStatus: 'completed' } });
     const [request] = harness.providerRequests(imageUrl);
     expect(request.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'image_url', image_url: { url: imageUrl } }] });
   });

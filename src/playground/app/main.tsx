@@ -3,7 +3,6 @@ import { DefaultChatTransport, getToolName, isToolUIPart, lastAssistantMessageIs
 import { StrictMode, useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
 import { createRoot } from 'react-dom/client';
 import { callApi, mintSessionToken, SessionExpiredError, type ConversationSummary } from './session-api';
-import { storedToUiMessages, type StoredMessage } from './stored-history';
 import { ToolCard } from './tool-card';
 import { visibleParts } from './visible-parts';
 
@@ -113,18 +112,14 @@ function Sidebar(props: { token: string; current: string | null; version: number
   );
 }
 
-/** Loads the stored history first: `useChat` then resumes the active turn over it, if any. */
+/** Loads the stored history first (as UIMessages, `[]` for a new chat): `useChat` then resumes the active turn over it, if any. */
 function ChatLoader(props: { token: string; chatId: string; onExpired(): void; onTurnEnd(): void }) {
   const [history, setHistory] = useState<UIMessage[] | null>(null);
   const { token, chatId, onExpired } = props;
   useEffect(() => {
-    (async () => {
-      const page = await callApi<{ data: { id: string }[] }>(token, 'GET', `/v1/conversations?externalId=${encodeURIComponent(chatId)}`);
-      const conversation = page.data[0];
-      if (!conversation) return setHistory([]);
-      const stored = await callApi<{ messages: StoredMessage[] }>(token, 'GET', `/v1/conversations/${conversation.id}`);
-      setHistory(storedToUiMessages(stored.messages));
-    })().catch((error) => (error instanceof SessionExpiredError ? onExpired() : setHistory([])));
+    callApi<UIMessage[]>(token, 'GET', `/api/chat/${encodeURIComponent(chatId)}/messages`).then(setHistory, (error) =>
+      error instanceof SessionExpiredError ? onExpired() : setHistory([]),
+    );
   }, [token, chatId, onExpired]);
   if (!history) return <p className="hint">Loading…</p>;
   return <Chat {...props} initialMessages={history} />;
@@ -182,6 +177,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
               if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} />;
               return null;
             })}
+            <TurnMark metadata={message.metadata} />
           </li>
         ))}
       </ol>
@@ -202,6 +198,17 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
           Stop
         </button>
       </form>
+    </div>
+  );
+}
+
+/** A turn that did not complete, as its message's metadata says (live, and after a reload). */
+function TurnMark({ metadata }: { metadata: unknown }) {
+  const status = (metadata as { turnStatus?: string } | undefined)?.turnStatus;
+  if (status !== 'cancelled' && status !== 'failed') return null;
+  return (
+    <div className={`turn-mark ${status}`} data-testid="turn-mark" data-status={status}>
+      {status === 'cancelled' ? 'Stopped' : 'Failed'}
     </div>
   );
 }

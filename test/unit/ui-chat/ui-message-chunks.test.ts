@@ -27,17 +27,37 @@ describe('UI message chunks', () => {
       { type: 'tool-input-available', toolCallId: 'a', toolName: 'calc', input: { x: 1 }, providerExecuted: true },
       { type: 'tool-input-error', toolCallId: 'b', toolName: 'ask', input: null, errorText: 'invalid_arguments: bad' },
     ]);
-    expect(mapper.map(event({ type: 'turn-waiting', toolCallIds: ['b'] }))).toEqual({ chunks: [{ type: 'finish', finishReason: 'tool-calls' }], end: true });
+    expect(mapper.map(event({ type: 'turn-waiting', toolCallIds: ['b'] }))).toEqual({
+      chunks: [{ type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus: 'waiting_tools' } }],
+      end: true,
+    });
   });
 
-  it('names finish reasons as the AI SDK does, and maps errors and cancellations to error and abort', () => {
+  it('names finish reasons as the AI SDK does, maps errors and cancellations to error and abort, and gives the message its turn status', () => {
     expect(['stop', 'length', 'tool_calls', 'content_filter', 'max_steps'].map(uiFinishReason)).toEqual(['stop', 'length', 'tool-calls', 'content-filter', 'other']);
     const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => false });
+    expect(mapper.map(event({ type: 'turn-finish', finishReason: 'max_steps', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } })).chunks).toEqual([
+      { type: 'finish', finishReason: 'other', messageMetadata: { turnStatus: 'completed' } },
+    ]);
     expect(mapper.map(event({ type: 'turn-error', error: { code: 'provider_error', message: 'no' } })).chunks).toEqual([
       { type: 'error', errorText: 'provider_error: no' },
-      { type: 'finish', finishReason: 'error' },
+      { type: 'finish', finishReason: 'error', messageMetadata: { turnStatus: 'failed' } },
     ]);
-    expect(mapper.map(event({ type: 'turn-cancelled' }))).toEqual({ chunks: [{ type: 'abort', reason: 'cancelled' }], end: true });
+    expect(mapper.map(event({ type: 'turn-cancelled' }))).toEqual({
+      chunks: [
+        { type: 'message-metadata', messageMetadata: { turnStatus: 'cancelled' } },
+        { type: 'abort', reason: 'cancelled' },
+      ],
+      end: true,
+    });
+  });
+
+  it('labels the tool processing of the step a stream starts in, before any step-start of its own', () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => true, step: 3 });
+    const chunks = [event({ type: 'tool-result', toolCallId: 'c', result: 'yes', attempts: 1, durationMs: 5 }), event({ type: 'tool_processing_complete', results: 1, failed: 0 })].flatMap(
+      (each) => mapper.map(each).chunks,
+    );
+    expect(chunks.at(-1)).toEqual({ type: 'data-tool-processing', id: 'turn_1:3', data: { status: 'complete', step: 3, results: 1, failed: 0 } });
   });
 
   it('leaves a discarded step out of a replay, keeping what came before it and the step run again', () => {

@@ -1,0 +1,191 @@
+import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-message-chunks';
+
+/** A message as `GET /v1/conversations/:id` lists it. */
+export interface StoredMessage {
+  role: 'user' | 'assistant' | 'tool';
+  content: unknown;
+  toolCalls?: { id: string; function: { name: string; arguments: string } }[];
+  toolCallId?: string;
+  /** Null for context given without a turn (a batch item's assistant entries). */
+  turnId: string | null;
+}
+
+/** A turn of the conversation. */
+export interface StoredTurn {
+  id: string;
+  status: TurnMetadata['turnStatus'];
+  /** What the turn was asked: its user message until the turn starts and stores it. */
+  input: unknown;
+}
+
+/** A tool call of a turn, with what its `tool-result` event says once it settled. */
+export interface StoredToolCall extends ToolRunFacts {
+  turnId: string;
+  toolCallId: string;
+  step: number;
+  /** A client tool (the browser runs it); the others Switchyard runs (`providerExecuted`). */
+  runsOnClient: boolean;
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  /** Null when the call was refused before it ran (invalid arguments, a tool not offered). */
+  args: unknown;
+  result: unknown;
+  error: { code: string; message: string } | null;
+}
+
+/** A conversation's stored history: its messages in order, its turns oldest first, and their tool calls. */
+export interface StoredHistory {
+  messages: StoredMessage[];
+  turns: StoredTurn[];
+  toolCalls: StoredToolCall[];
+}
+
+/**
+ * The AI SDK 6 `UIMessage` parts the history is made of (the `ai` package's types, written out as
+ * ui-message-chunks.ts does, so that this module depends on nothing).
+ */
+export type HistoryUiPart =
+  | { type: 'step-start' }
+  | { type: 'text'; text: string; state?: 'done' }
+  | { type: 'file'; mediaType: string; url: string }
+  | HistoryToolPart
+  | { type: 'data-tool-processing'; id: string; data: ToolProcessingData };
+
+export type HistoryToolPart = { type: `tool-${string}`; toolCallId: string; providerExecuted?: true; toolMetadata?: ToolRunFacts } & (
+  | { state: 'input-available'; input: unknown }
+  | { state: 'output-available'; input: unknown; output: unknown }
+  | { state: 'output-error'; input: unknown; rawInput?: unknown; errorText: string }
+);
+
+export interface HistoryUiMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  metadata?: TurnMetadata;
+  parts: HistoryUiPart[];
+}
+
+/**
+ * Stored history as the AI SDK's UI messages, in the shape `/api/chat` streams them live: one
+ * assistant message per turn with the turn id as its id (so resuming an active turn replaces its
+ * message rather than adding a second), the turn's status as its `metadata`, and per step a
+ * `step-start`, the text, the tool parts (`providerExecuted` and `toolMetadata` as the live
+ * stream has them; a refused call as `output-error` without input; a call not settled yet as
+ * `input-available`) and the step's `data-tool-processing` part. A turn not started yet still
+ * shows its user message (from its input) and an empty assistant message. Imports nothing
+ * but types, so that a client can use it as well. Pure.
+ */
+export function storedToUiMessages(history: StoredHistory): HistoryUiMessage[] {
+  const { messages, turns } = history;
+  const turnAt = new Map(turns.map((turn, index) => [turn.id, index]));
+  const startedTurns = new Set(messages.flatMap((message) => (message.turnId === null ? [] : [message.turnId])));
+  const calls = new Map(history.toolCalls.map((call) => [callKey(call.turnId, call.toolCallId), call]));
+  // A step's tool messages are written together when its tool phase completes.
+  const completedCalls = new Set(
+    messages.flatMap((message) => (message.role === 'tool' && message.turnId !== null && message.toolCallId ? [callKey(message.turnId, message.toolCallId)] : [])),
+  );
+
+  const ui: HistoryUiMessage[] = [];
+  const assistants = new Map<string, HistoryUiMessage>();
+  let nextTurn = 0;
+  const openTurn = (turnId: string, userContent: unknown): HistoryUiMessage => {
+    if (userContent !== undefined) ui.push({ id: `${turnId}:user`, role: 'user', parts: userParts(userContent) });
+    const at = turnAt.get(turnId);
+    const turn = at === undefined ? undefined : turns[at];
+    const assistant: HistoryUiMessage = { id: turnId, role: 'assistant', ...(turn ? { metadata: { turnStatus: turn.status } } : {}), parts: [] };
+    assistants.set(turnId, assistant);
+    ui.push(assistant);
+    return assistant;
+  };
+  /** Turns before `end` (in turn order) that stored no message yet: queued, or cancelled before they started. */
+  const openUnstartedTurns = (end: number) => {
+    for (; nextTurn < end; nextTurn++) {
+      const turn = turns[nextTurn]!;
+      if (!startedTurns.has(turn.id)) openTurn(turn.id, turn.input);
+    }
+  };
+
+  messages.forEach((message, index) => {
+    if (message.turnId === null) {
+      if (message.role !== 'tool') ui.push({ id: `message-${index}`, role: message.role, parts: textParts(message.content) });
+      return;
+    }
+    let assistant = assistants.get(message.turnId);
+    if (!assistant) {
+      const at = turnAt.get(message.turnId);
+      if (at !== undefined) openUnstartedTurns(at + 1);
+      assistant = openTurn(message.turnId, message.role === 'user' ? message.content : undefined);
+    }
+    if (message.role === 'assistant') assistant.parts.push(...stepParts(message, message.turnId, calls, completedCalls));
+  });
+  openUnstartedTurns(turns.length);
+  return ui;
+}
+
+/** One stored assistant message (a step) as the live stream builds it. */
+function stepParts(message: StoredMessage, turnId: string, calls: Map<string, StoredToolCall>, completedCalls: Set<string>): HistoryUiPart[] {
+  const parts: HistoryUiPart[] = [{ type: 'step-start' }];
+  const text = textOf(message.content);
+  if (text) parts.push({ type: 'text', text, state: 'done' });
+  const stepCalls: StoredToolCall[] = [];
+  for (const requested of message.toolCalls ?? []) {
+    const call = calls.get(callKey(turnId, requested.id));
+    if (!call) continue;
+    stepCalls.push(call);
+    parts.push(toolPart(requested.function.name, call));
+  }
+  const step = stepCalls[0]?.step;
+  if (step !== undefined) {
+    const completed = stepCalls.every((call) => completedCalls.has(callKey(turnId, call.toolCallId)));
+    const data: ToolProcessingData = completed
+      ? { status: 'complete', step, results: stepCalls.length, failed: stepCalls.filter((call) => call.status !== 'succeeded').length }
+      : { status: 'start', step };
+    parts.push({ type: 'data-tool-processing', id: `${turnId}:${step}`, data });
+  }
+  return parts;
+}
+
+function toolPart(toolName: string, call: StoredToolCall): HistoryToolPart {
+  const base = { type: `tool-${toolName}` as const, toolCallId: call.toolCallId, ...(call.runsOnClient ? {} : { providerExecuted: true as const }) };
+  const toolMetadata = { attempts: call.attempts, durationMs: call.durationMs };
+  // Refused before it ran: live, `tool-input-error` left it without input.
+  if (call.args === null && call.error) return { ...base, state: 'output-error', input: undefined, rawInput: null, errorText: describe(call.error), toolMetadata };
+  if (call.status === 'succeeded') return { ...base, state: 'output-available', input: call.args, output: call.result ?? null, toolMetadata };
+  if (call.status === 'failed' || call.status === 'cancelled') {
+    return { ...base, state: 'output-error', input: call.args, errorText: describe(call.error ?? { code: 'outcome_unknown', message: 'the tool call ended without a result' }), toolMetadata };
+  }
+  return { ...base, state: 'input-available', input: call.args };
+}
+
+/** A user message's content: text, or the content parts of `POST /v1/conversations/:id/turns` (text and images). */
+function userParts(content: unknown): HistoryUiPart[] {
+  if (!Array.isArray(content)) return textParts(content);
+  return content.flatMap((part): HistoryUiPart[] => {
+    if (part?.type === 'text' && typeof part.text === 'string') return [{ type: 'text', text: part.text }];
+    const url: unknown = part?.image_url?.url;
+    if (part?.type === 'image_url' && typeof url === 'string') return [{ type: 'file', mediaType: mediaTypeOf(url), url }];
+    return [];
+  });
+}
+
+function textParts(content: unknown): HistoryUiPart[] {
+  const text = textOf(content);
+  return text ? [{ type: 'text', text }] : [];
+}
+
+/** An image's media type: a data URL says it; any other URL is only known to be an image. */
+function mediaTypeOf(url: string): string {
+  return /^data:(image\/[\w.+-]+)[;,]/.exec(url)?.[1] ?? 'image/*';
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part) => (part && typeof part === 'object' && 'text' in part ? String(part.text) : '')).join('\n');
+  return content == null ? '' : JSON.stringify(content);
+}
+
+function callKey(turnId: string, toolCallId: string): string {
+  return `${turnId}\n${toolCallId}`;
+}
+
+function describe(error: { code: string; message: string }): string {
+  return `${error.code}: ${error.message}`;
+}
