@@ -68,7 +68,8 @@ export function chatRouter(deps: ChatRouterDeps): Router {
       await deps.answerClientTool({ userId, turnId: turn.id, toolCallId, answer });
     }
     const current = (await deps.turns.getForUser(userId, turn.id)) ?? turn;
-    return deps.uiStream.stream({ turn: current, keyId, after: latestSeq, res });
+    // Read before the answers: the turn waits on them in the step it last committed, which they complete.
+    return deps.uiStream.stream({ turn: current, keyId, after: latestSeq, step: turn.step, res });
   });
 
   router.get('/:id/stream', async (req, res) => {

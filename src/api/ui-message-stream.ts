@@ -11,7 +11,14 @@ export interface UiMessageStreamer {
    * events after `after` (undefined: from the oldest kept, a replay of the whole message), until
    * it ends or waits on client tools. The client going away ends the stream, not the turn.
    */
-  stream(input: { turn: Turn; keyId: string; after: number | undefined; res: Response }): Promise<void>;
+  stream(input: {
+    turn: Turn;
+    keyId: string;
+    after: number | undefined;
+    /** The turn's step at `after` (default 0), when the stream starts inside a step. */
+    step?: number;
+    res: Response;
+  }): Promise<void>;
   /** Ends every open stream (shutdown): readers resume with `GET /api/chat/:id/stream`. */
   endAll(): void;
 }
@@ -37,12 +44,12 @@ export function createUiMessageStreamer(
 
   return {
     endAll: () => streams.endAll(),
-    async stream({ turn, keyId, after, res }) {
+    async stream({ turn, keyId, after, step, res }) {
       res.writeHead(200, UI_MESSAGE_STREAM_HEADERS);
       res.write(sse([{ type: 'start', messageId: turn.id }]));
 
       const { events, lastSeq } = await readTurnEvents(source, turn, after ?? 0);
-      const replay = replayChunks({ turnId: turn.id, isClientTool: options.isClientTool, events });
+      const replay = replayChunks({ turnId: turn.id, isClientTool: options.isClientTool, events, ...(step === undefined ? {} : { step }) });
       if (replay.end) return void res.end(sse(replay.chunks) + DONE);
       // Ended before this request, and its events are no longer kept: say how it ended.
       if (isTerminal(turn.status)) return void res.end(sse([...replay.chunks, ...closingChunks(turn)]) + DONE);

@@ -56,8 +56,15 @@ export function createUiChunkMapper(options: {
    * never runs them again; their `tool-output-available` follows.
    */
   answered?: ReadonlySet<string>;
+  /**
+   * The step the turn is in where the stream starts (0: before its first step). A stream that
+   * starts inside a step (the POST answering its client tools) gets that step's
+   * `tool_processing_complete` before any `step-start`: without it, the part would be the wrong
+   * step's, and update that step's part instead of this one's.
+   */
+  step?: number;
 }): UiChunkMapper {
-  let step = 0;
+  let step = options.step ?? 0;
   let openPart: { kind: 'text' | 'reasoning'; id: string } | null = null;
   /** Calls whose start this stream sent: a fragment of any other would be refused by the reader. */
   const toolNames = new Map<string, string>();
@@ -173,7 +180,7 @@ export function uiFinishReason(finishReason: string): UiFinishReason {
  * `turn-waiting` the turn went on from does not end the stream, and client calls answered in it
  * are not offered to `onToolCall` again. `end`: the turn ended, or waits on client tools now.
  */
-export function replayChunks(input: { turnId: string; isClientTool(toolName: string): boolean; events: SwitchyardEvent[] }): {
+export function replayChunks(input: { turnId: string; isClientTool(toolName: string): boolean; events: SwitchyardEvent[]; step?: number }): {
   chunks: UiChunk[];
   end: boolean;
   /** Maps what comes after the replay, live. */
@@ -181,7 +188,7 @@ export function replayChunks(input: { turnId: string; isClientTool(toolName: str
 } {
   const events = withoutDiscardedOutput(input.events);
   const answered = new Set(events.flatMap((event) => (event.type === 'tool-result' ? [event.toolCallId] : [])));
-  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered });
+  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered, ...(input.step === undefined ? {} : { step: input.step }) });
   const chunks: UiChunk[] = [];
   for (const [index, event] of events.entries()) {
     if (event.type === 'turn-waiting' && index < events.length - 1) continue;

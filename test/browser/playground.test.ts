@@ -146,6 +146,19 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(JSON.parse(answer.content)).toEqual({ timeZone: expect.any(String), locale: expect.any(String) });
   });
 
+  it('hides "Running tools…" once every card is done, also after two steps of client tools', async () => {
+    await freshChat();
+    const ending = Array.from({ length: 60 }, (_, i) => `end${i}`).join(' ');
+    const browserTool = { toolCalls: [{ name: 'browser_timezone' }] };
+    await send(scripted({ steps: [browserTool, browserTool, { text: ending, tokenDelayMs: 30 }] }));
+    // The last step streams: every card is done while the turn still runs.
+    await page.waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child')?.textContent ?? '').includes('end5'));
+    expect(await page.locator('[data-testid=send-button]').isDisabled()).toBe(true);
+    expect(await page.locator('[data-testid=tool-card]').evaluateAll((cards) => cards.map((card: any) => card.dataset.state))).toEqual(['output-available', 'output-available']);
+    expect(await page.locator('[data-testid=running-tools]').count()).toBe(0);
+    await lastAnswerIs(ending);
+  });
+
   it('resumes the stream after a reload mid-turn, without duplicated text', async () => {
     await freshChat();
     const text = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
