@@ -23,7 +23,7 @@ describe('listing conversations with and without batch items', () => {
     const pages = [];
     let cursor: string | null = null;
     do {
-      const page = await api.get(`/v1/conversations?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { status: number; body: any } = await api.get(`/v1/conversations?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
       expect(page.status).toBe(200);
       pages.push(page.body.data);
       cursor = page.body.nextCursor;
