@@ -13,7 +13,7 @@ interface Listed {
 }
 
 /** What a conversation of the list opens: its chat when it has an externalId, else its read-only history. */
-export function targetOf(conversation: ConversationSummary): OpenTarget {
+function targetOf(conversation: ConversationSummary): OpenTarget {
   return conversation.externalId ? { kind: 'chat', id: conversation.externalId } : { kind: 'conversation', id: conversation.id };
 }
 
