@@ -41,6 +41,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
       limit: query.limit,
       ...(query.cursor ? { cursor: decodeCursor(query.cursor) } : {}),
       ...(query.externalId ? { externalId: query.externalId } : {}),
+      ...(query.batch ? { batchItems: query.batch === 'true' } : {}),
     });
     sendJson(res, conversationPageSchema, { data: page.data, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null });
   });

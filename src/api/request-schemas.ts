@@ -18,6 +18,8 @@ export const listConversationsSchema = z
     limit: z.coerce.number().int().min(1).max(100).default(20),
     cursor: z.string().max(500).optional(),
     externalId: z.string().min(1).max(200).optional(),
+    /** `false`: a person's own conversations, without the ones batch items run in; `true`: only those. */
+    batch: z.enum(['true', 'false']).optional(),
   })
   .strict();
 

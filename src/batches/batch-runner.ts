@@ -141,6 +141,7 @@ export class BatchRunner {
       ...(spec.model !== undefined ? { model: spec.model } : {}),
       ...(spec.tools !== undefined ? { tools: spec.tools } : {}),
       metadata: { ...spec.metadata, batchId: batch.id, position: item.position, ...(item.customId ? { customId: item.customId } : {}) },
+      batchId: batch.id,
     });
     const moved = await this.deps.db.transaction(async (tx) => {
       if (!(await this.deps.batches.moveItem(item, { fromIndex: null, toIndex: first, conversationId: conversation.id }, tx))) return false;

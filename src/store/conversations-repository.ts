@@ -23,6 +23,8 @@ export interface NewConversation {
   model?: string;
   tools?: string[];
   metadata?: Record<string, unknown>;
+  /** The batch whose item this conversation runs. */
+  batchId?: string;
 }
 
 /** What `createUnlessExternalIdTaken` did. */
@@ -62,8 +64,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation): Promise<Conversation> {
     const { rows } = await this.db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -77,8 +79,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -133,13 +135,19 @@ export class ConversationsRepository {
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
-  /** Newest first, keyset-paginated on the creation ordinal, so pages stay stable while new ones arrive. */
+  /**
+   * Newest first, keyset-paginated on the creation ordinal, so pages stay stable while new ones
+   * arrive. `batchItems`: only the conversations that run batch items (true), or only the others
+   * (false); each reads its own partial index.
+   */
   async list(
     userId: string,
-    options: { limit: number; cursor?: ConversationCursor; externalId?: string },
+    options: { limit: number; cursor?: ConversationCursor; externalId?: string; batchItems?: boolean },
   ): Promise<{ data: Conversation[]; nextCursor: ConversationCursor | null }> {
     const params: unknown[] = [userId];
     let where = 'user_id = $1';
+    // Literal, not a parameter: the planner matches a partial index's predicate only in the query's text.
+    if (options.batchItems !== undefined) where += options.batchItems ? ' AND batch_id IS NOT NULL' : ' AND batch_id IS NULL';
     if (options.externalId !== undefined) {
       params.push(options.externalId);
       where += ` AND external_id = $${params.length}`;
@@ -169,6 +177,7 @@ export class ConversationsRepository {
       input.model ?? null,
       input.tools === undefined ? null : JSON.stringify(input.tools),
       input.metadata === undefined ? null : JSON.stringify(input.metadata),
+      input.batchId ?? null,
     ];
   }
 

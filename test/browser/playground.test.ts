@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { buildPlayground } from '../../src/playground/build';
+import { followBatchEvents } from '../support/batch-events';
 import { CHROMIUM_MISSING, launchChromium } from '../support/chromium';
 import { describeNeeding } from '../support/required-programs';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
@@ -90,6 +91,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
 
   it('takes a key, streams a turn with parallel tool calls as cards, shows running tools and disables send meanwhile', async () => {
     await page.goto(harness.stack.url);
+    expect(await page.getAttribute('[data-testid=key-input]', 'placeholder')).toBe('sy_…');
     await page.fill('[data-testid=key-input]', harness.apiKey);
     await page.click('[data-testid=key-submit]');
     await page.click('[data-testid=new-chat]');
@@ -122,6 +124,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     const cards = await page.locator('[data-testid=tool-card]').allInnerTexts();
     expect(cards).toEqual([expect.stringMatching(/weather[\s\S]*Lisbon[\s\S]*tempC[\s\S]*1 attempt/), expect.stringMatching(/weather[\s\S]*Porto[\s\S]*tempC/)]);
     expect(await assistantTexts()).toEqual(['Checking both cities.Both are 21 degrees.']);
+    expect(await page.locator('[data-testid=turn-mark][data-status=cancelled]').count()).toBe(0);
     await mkdir(OUTPUT_DIR, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT_DIR, 'playground.png') });
   });
@@ -137,6 +140,19 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     const messages = (await harness.api.get(`/v1/conversations/${conversation.id}`)).body.messages;
     const answer = messages.find((message: any) => message.role === 'tool' && message.content.includes('timeZone'));
     expect(JSON.parse(answer.content)).toEqual({ timeZone: expect.any(String), locale: expect.any(String) });
+  });
+
+  it('hides "Running tools…" once every card is done, also after two steps of client tools', async () => {
+    await freshChat();
+    const ending = Array.from({ length: 60 }, (_, i) => `end${i}`).join(' ');
+    const browserTool = { toolCalls: [{ name: 'browser_timezone' }] };
+    await send(scripted({ steps: [browserTool, browserTool, { text: ending, tokenDelayMs: 30 }] }));
+    // The last step streams: every card is done while the turn still runs.
+    await page.waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child')?.textContent ?? '').includes('end5'));
+    expect(await page.locator('[data-testid=send-button]').isDisabled()).toBe(true);
+    expect(await page.locator('[data-testid=tool-card]').evaluateAll((cards) => cards.map((card: any) => card.dataset.state))).toEqual(['output-available', 'output-available']);
+    expect(await page.locator('[data-testid=running-tools]').count()).toBe(0);
+    await lastAnswerIs(ending);
   });
 
   it('resumes the stream after a reload mid-turn, without duplicated text', async () => {
@@ -156,8 +172,11 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     await freshChat();
     await send(scripted({ tokens: 3_000, tokenDelayMs: 10 }));
     await page.waitForSelector('[data-testid=stop-button]:enabled');
+    expect(await page.locator('[data-testid=turn-mark][data-status=cancelled]').count()).toBe(0);
     await page.click('[data-testid=stop-button]');
     await page.waitForSelector('[data-testid=send-button]:enabled');
+    // The stream ended with `abort`: the turn's message says it was stopped.
+    await page.waitForSelector('[data-testid=assistant-message]:last-child [data-testid=turn-mark][data-status=cancelled]');
     const conversations = (await harness.api.get('/v1/conversations')).body.data;
     const turns = await harness.stack.resources.turns.activeTurns(conversations[0].id);
     expect(turns).toEqual([]);
@@ -223,5 +242,95 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     await page.locator('[data-testid=conversation-item]').first().click();
     await lastAnswerIs('Opened again.');
     expect(await page.locator('[data-testid=user-message]').last().innerText()).toContain(marker);
+  });
+
+  it('sends with Enter, and starts a new line with Shift+Enter', async () => {
+    await freshChat();
+    const input = page.locator('[data-testid=message-input]');
+    const text = `first line\nsecond line ${scripted({ text: 'Two lines read.' })}`;
+    await input.click();
+    await page.keyboard.type('first line');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type(text.split('\n')[1]!);
+    expect(await input.inputValue()).toBe(text);
+    expect(await page.locator('[data-testid=user-message]').count()).toBe(0);
+    await page.keyboard.press('Enter');
+    await lastAnswerIs('Two lines read.');
+    expect(await page.locator('[data-testid=user-message]').last().innerText()).toBe(text);
+    expect(await input.inputValue()).toBe('');
+  });
+
+  it('keeps the newest text in view as it streams, and stays where the person scrolled up to', async () => {
+    await freshChat();
+    await send(scripted({ tokens: 5_000, tokenDelayMs: 5 }));
+    /** How far the list is from showing its end, and how far it scrolled. */
+    const position = () =>
+      page.evaluate(() => {
+        const list = document.querySelector('[data-testid=messages]');
+        return { scrollTop: list.scrollTop, fromBottom: list.scrollHeight - list.scrollTop - list.clientHeight, text: list.textContent.length };
+      });
+    const followingFrom = (scrollTop: number) =>
+      page.waitForFunction((above) => {
+        const list = document.querySelector('[data-testid=messages]');
+        return list.scrollTop > above && list.scrollHeight - list.scrollTop - list.clientHeight <= 2;
+      }, scrollTop);
+    // The answer outgrows the list, and the list follows its end as it grows.
+    await followingFrom(0);
+    await followingFrom((await position()).scrollTop + 100);
+
+    await page.hover('[data-testid=messages]');
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction(() => {
+      const list = document.querySelector('[data-testid=messages]');
+      return list.scrollHeight - list.scrollTop - list.clientHeight > 200;
+    });
+    const scrolledUp = await position();
+    await page.waitForFunction((length) => document.querySelector('[data-testid=messages]').textContent.length > length + 2_000, scrolledUp.text);
+    expect((await position()).scrollTop).toBe(scrolledUp.scrollTop);
+
+    // "Newest" takes the person back to the end, which is followed again.
+    await page.click('[data-testid=to-newest]');
+    await followingFrom(scrolledUp.scrollTop);
+    await followingFrom((await position()).scrollTop + 100);
+    await page.click('[data-testid=stop-button]');
+    await page.waitForSelector('[data-testid=send-button]:enabled');
+  });
+
+  it("lists the person's chats and REST conversations a page at a time, never a batch's items, and shows a REST one read-only", async () => {
+    const rest = await harness.runTurn({ text: 'Answered over REST.' }, { conversation: { title: 'Made over REST' } });
+    for (let i = 0; i < 25; i++) await harness.newConversation({ title: `REST ${i}` });
+    // Sixty batch items, newer than every chat: each one a conversation.
+    const items = Array.from({ length: 60 }, (_, i) => ({ messages: [scripted({ text: `item ${i}` })] }));
+    const batch = (await harness.api.post('/v1/batches', { items, concurrency: 8 })).body;
+    const progress = await followBatchEvents(harness.stack.url, harness.apiKey, batch.id);
+    expect(await progress.finished().finally(() => progress.close())).toMatchObject({ counts: { succeeded: 60 } });
+    const own = (await harness.api.get('/v1/conversations?batch=false&limit=100')).body.data.map((conversation: { id: string }) => conversation.id);
+    expect(own.length).toBeGreaterThan(25);
+
+    await page.reload();
+    const listed = () => page.locator('[data-testid=conversation-item]').evaluateAll((items) => items.map((item: any) => item.dataset.id));
+    await page.waitForSelector('[data-testid=load-more]');
+    expect(await listed()).toEqual(own.slice(0, 25));
+    while ((await page.locator('[data-testid=load-more]').count()) > 0) {
+      const shown = (await listed()).length;
+      await page.click('[data-testid=load-more]');
+      await page.waitForFunction((before) => document.querySelectorAll('[data-testid=conversation-item]').length > before, shown);
+    }
+    expect(await listed()).toEqual(own);
+
+    await page.click(`[data-testid=conversation-item][data-id="${rest.conversationId}"]`);
+    await lastAnswerIs('Answered over REST.');
+    expect(await page.locator(`[data-testid=conversation-item][data-id="${rest.conversationId}"]`).getAttribute('class')).toBe('current');
+    expect(await page.locator('[data-testid=read-only-note]').innerText()).toContain(`POST /v1/conversations/${rest.conversationId}/turns`);
+    expect(await page.locator('[data-testid=message-input]').count()).toBe(0);
+  });
+
+  it('answers /favicon.ico, and the icon the page links', async () => {
+    const icon = await page.request.get(`${harness.stack.url}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()['content-type']).toMatch(/^image\/svg\+xml/);
+    expect(await icon.text()).toMatch(/^<svg /);
+    const linked = await page.evaluate(() => document.querySelector('link[rel=icon]').href);
+    expect((await page.request.get(linked)).status()).toBe(200);
   });
 });

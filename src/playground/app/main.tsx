@@ -1,10 +1,11 @@
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport, getToolName, isToolUIPart, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
-import { StrictMode, useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
+import { StrictMode, useCallback, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { createRoot } from 'react-dom/client';
-import { callApi, mintSessionToken, SessionExpiredError, type ConversationSummary } from './session-api';
-import { ToolCard } from './tool-card';
-import { visibleParts } from './visible-parts';
+import { MessageList } from './message-list';
+import { RestConversation } from './rest-conversation';
+import { callApi, mintSessionToken, SessionExpiredError } from './session-api';
+import { Sidebar, type OpenTarget } from './sidebar';
 
 /** Only the session token is kept (for this tab), never the API key it was minted with. */
 const TOKEN_KEY = 'switchyard.sessionToken';
@@ -16,16 +17,16 @@ const CLIENT_TOOLS: Record<string, () => unknown> = {
 
 function App() {
   const [token, setToken] = useState(() => sessionStorage.getItem(TOKEN_KEY));
-  const [chatId, setChatId] = useState(() => new URLSearchParams(location.hash.slice(1)).get('chat'));
+  const [opened, setOpened] = useState(targetInHash);
   const [listVersion, setListVersion] = useState(0);
 
   const signOut = useCallback(() => {
     sessionStorage.removeItem(TOKEN_KEY);
     setToken(null);
   }, []);
-  const open = (id: string) => {
-    history.replaceState(null, '', `#chat=${encodeURIComponent(id)}`);
-    setChatId(id);
+  const open = (target: OpenTarget) => {
+    history.replaceState(null, '', `#${target.kind}=${encodeURIComponent(target.id)}`);
+    setOpened(target);
   };
 
   if (!token) {
@@ -40,16 +41,32 @@ function App() {
   }
   return (
     <div className="layout">
-      <Sidebar token={token} current={chatId} version={listVersion} onOpen={open} onNew={() => open(crypto.randomUUID())} onExpired={signOut} />
+      <Sidebar
+        token={token}
+        current={opened}
+        version={listVersion}
+        onOpen={open}
+        onNew={() => open({ kind: 'chat', id: crypto.randomUUID() })}
+        onExpired={signOut}
+      />
       <main>
-        {chatId ? (
-          <ChatLoader key={chatId} token={token} chatId={chatId} onExpired={signOut} onTurnEnd={() => setListVersion((v) => v + 1)} />
-        ) : (
-          <p className="hint">Open a conversation, or start a new chat.</p>
+        {opened?.kind === 'chat' && (
+          <ChatLoader key={opened.id} token={token} chatId={opened.id} onExpired={signOut} onTurnEnd={() => setListVersion((v) => v + 1)} />
         )}
+        {opened?.kind === 'conversation' && <RestConversation key={opened.id} token={token} conversationId={opened.id} onExpired={signOut} />}
+        {!opened && <p className="hint">Open a conversation, or start a new chat.</p>}
       </main>
     </div>
   );
+}
+
+/** What the address opens: `#chat=<externalId>` or `#conversation=<id>`. */
+function targetInHash(): OpenTarget | null {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const chat = params.get('chat');
+  if (chat) return { kind: 'chat', id: chat };
+  const conversation = params.get('conversation');
+  return conversation ? { kind: 'conversation', id: conversation } : null;
 }
 
 function KeyForm({ onToken }: { onToken(token: string): void }) {
@@ -69,46 +86,10 @@ function KeyForm({ onToken }: { onToken(token: string): void }) {
     <form className="key-form" onSubmit={submit}>
       <h1>Switchyard playground</h1>
       <p>Paste an API key. It is exchanged for a short-lived session token and not kept in the page.</p>
-      <input name="key" type="password" placeholder="sk_…" autoComplete="off" data-testid="key-input" />
+      <input name="key" type="password" placeholder="sy_…" autoComplete="off" data-testid="key-input" />
       <button type="submit" data-testid="key-submit">Start</button>
       {error && <p className="error">{error}</p>}
     </form>
-  );
-}
-
-function Sidebar(props: { token: string; current: string | null; version: number; onOpen(id: string): void; onNew(): void; onExpired(): void }) {
-  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
-  const { token, version, onExpired } = props;
-  useEffect(() => {
-    callApi<{ data: ConversationSummary[] }>(token, 'GET', '/v1/conversations?limit=50').then(
-      (page) => setConversations(page.data),
-      (error) => error instanceof SessionExpiredError && onExpired(),
-    );
-  }, [token, version, onExpired]);
-  return (
-    <nav className="sidebar">
-      <button onClick={props.onNew} data-testid="new-chat">
-        New chat
-      </button>
-      <ul>
-        {conversations
-          .filter((conversation) => conversation.externalId)
-          .map((conversation) => (
-            <li key={conversation.id}>
-              <button
-                className={conversation.externalId === props.current ? 'current' : ''}
-                onClick={() => props.onOpen(conversation.externalId!)}
-                data-testid="conversation-item"
-              >
-                {conversation.title ?? conversation.externalId!.slice(0, 8)} <small>{new Date(conversation.createdAt).toLocaleString()}</small>
-              </button>
-            </li>
-          ))}
-      </ul>
-      <button className="link" onClick={onExpired}>
-        Sign out
-      </button>
-    </nav>
   );
 }
 
@@ -161,6 +142,12 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
     void sendMessage({ text: input.value });
     input.value = '';
   };
+  const sendOnEnter = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    // Shift+Enter is a new line; an Enter that confirms an input method's composition is neither.
+    if (event.key !== 'Enter' || event.shiftKey || event.nativeEvent.isComposing) return;
+    event.preventDefault();
+    event.currentTarget.form?.requestSubmit();
+  };
   const stop = () => {
     // The turn runs on the server: stopping it is cancelling it; the stream then ends with abort.
     if (activeTurnId) void fetch(`/v1/turns/${activeTurnId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${props.token}` } });
@@ -168,19 +155,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
 
   return (
     <div className="chat">
-      <ol className="messages">
-        {messages.map((message) => (
-          <li key={message.id} className={`message ${message.role}`} data-testid={`${message.role}-message`}>
-            {visibleParts(message.parts).map((part, index) => {
-              if (part.type === 'text') return <p key={index}>{part.text}</p>;
-              if (part.type === 'reasoning') return <p key={index} className="reasoning">{part.text}</p>;
-              if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} />;
-              return null;
-            })}
-            <TurnMark metadata={message.metadata} />
-          </li>
-        ))}
-      </ol>
+      <MessageList messages={messages} />
       <div className="status-line">
         {runningTools && (
           <span className="running-tools" data-testid="running-tools">
@@ -190,7 +165,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
         {error && <span className="error">{error.message}</span>}
       </div>
       <form className="composer" onSubmit={submit}>
-        <textarea name="message" placeholder="Send a message" data-testid="message-input" rows={2} />
+        <textarea name="message" placeholder="Send a message (Shift+Enter: new line)" data-testid="message-input" rows={2} onKeyDown={sendOnEnter} />
         <button type="submit" disabled={busy} data-testid="send-button">
           Send
         </button>
@@ -202,18 +177,11 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
   );
 }
 
-/** A turn that did not complete, as its message's metadata says (live, and after a reload). */
-function TurnMark({ metadata }: { metadata: unknown }) {
-  const status = (metadata as { turnStatus?: string } | undefined)?.turnStatus;
-  if (status !== 'cancelled' && status !== 'failed') return null;
-  return (
-    <div className={`turn-mark ${status}`} data-testid="turn-mark" data-status={status}>
-      {status === 'cancelled' ? 'Stopped' : 'Failed'}
-    </div>
-  );
-}
-
-/** The last `data-tool-processing` part's status: `start` while the step's tools run. */
+/**
+ * The status of the step's tools: `start` while they run. Each step's `data-tool-processing` part
+ * (id `<turnId>:<step>`) is updated in place from `start` to `complete`, so the last one is the
+ * current step's.
+ */
 function toolProcessingStatus(message: UIMessage): string | undefined {
   const part = message.parts.findLast((each) => each.type === 'data-tool-processing') as { data?: { status?: string } } | undefined;
   return part?.data?.status;

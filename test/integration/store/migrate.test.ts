@@ -77,6 +77,32 @@ describe('migrations', () => {
     }
   });
 
+  it("0014 marks the conversations batch items ran in, earlier runs too, and only those of the user's own batches", async () => {
+    const before = await copyOfMigrations();
+    await rm(path.join(before, '0014_conversation_batch.sql'));
+    const { db } = await open();
+    try {
+      await migrate(db, before);
+      await db.transaction((tx) => tx.exec(`INSERT INTO users (id, name) VALUES ('u1', 'one'), ('u2', 'two');
+        INSERT INTO batches (id, user_id, concurrency, priority, total, request_hash) VALUES ('batch_a', 'u1', 1, 0, 1, 'h');
+        INSERT INTO conversations (id, user_id, external_id) VALUES
+          ('run1', 'u1', 'batch:batch_a:0:1'), ('run2', 'u1', 'batch:batch_a:0:2'), ('chat', 'u1', 'a-chat'), ('rest', 'u1', NULL),
+          ('lookalike', 'u1', 'batch:batch_missing:0:1'), ('foreign', 'u2', 'batch:batch_a:0:1')`));
+      expect(await migrate(db)).toEqual([14]);
+      const { rows } = await db.query<{ id: string; batch_id: string | null }>('SELECT id, batch_id FROM conversations ORDER BY ordinal');
+      expect(rows).toEqual([
+        { id: 'run1', batch_id: 'batch_a' },
+        { id: 'run2', batch_id: 'batch_a' },
+        { id: 'chat', batch_id: null },
+        { id: 'rest', batch_id: null },
+        { id: 'lookalike', batch_id: null },
+        { id: 'foreign', batch_id: null },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a process starting on a changed migration exits with that one line', async () => {
     const { db, schema } = await open();
     try {

@@ -60,6 +60,19 @@ describe('UI message chunks', () => {
     expect(chunks.at(-1)).toEqual({ type: 'data-tool-processing', id: 'turn_1:3', data: { status: 'complete', step: 3, results: 1, failed: 0 } });
   });
 
+  it("gives a stream that starts inside a step (a POST answering client tools) that step's tool-processing part", () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => true, step: 2 });
+    const chunks = [
+      event({ type: 'tool_processing_complete', results: 1, failed: 0 }),
+      event({ type: 'step-start', step: 3 }),
+      event({ type: 'tool_processing_start', toolCalls: [{ toolCallId: 'c', toolName: 'ask', args: {} }] }),
+    ].flatMap((each) => mapper.map(each).chunks);
+    expect(chunks.filter((chunk) => chunk.type === 'data-tool-processing')).toEqual([
+      { type: 'data-tool-processing', id: 'turn_1:2', data: { status: 'complete', step: 2, results: 1, failed: 0 } },
+      { type: 'data-tool-processing', id: 'turn_1:3', data: { status: 'start', step: 3 } },
+    ]);
+  });
+
   it('leaves a discarded step out of a replay, keeping what came before it and the step run again', () => {
     const events = [
       event({ type: 'step-start', step: 1 }),
