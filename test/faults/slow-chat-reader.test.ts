@@ -1,6 +1,6 @@
 import http from 'node:http';
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardEvent, type WebSocketConstructor } from '../../src/client';
+import { SwitchyardClient, type SwitchyardEvent, type WebSocketConstructor } from '../../packages/client/src';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /** A browser that stops reading its `/api/chat` stream is cut off, as a slow websocket client is, and resumes. */

@@ -1,10 +1,12 @@
-import { TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../events/event';
-import { serverFrameSchema, type ClientFrame, type ReceivedServerFrame } from '../events/ws-frames';
-import { AsyncQueue } from './async-queue';
-import { ConversationFeed, type ToolCallRequest } from './conversation-feed';
-import { httpApi, SwitchyardApiError, type HttpCall } from './http-api';
-import { openClientCalls, turnsToCheck, turnToolCallsSchema, type TurnToolCalls } from './open-client-calls';
-import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view';
+import type { SwitchyardEvent } from './protocol/event.js';
+import { TERMINAL_EVENT_TYPES } from './protocol/terminal-events.js';
+import { isServerFrame } from './protocol/server-frame-check.generated.js';
+import type { ClientFrame, ReceivedServerFrame } from './protocol/ws-frames.js';
+import { AsyncQueue } from './async-queue.js';
+import { ConversationFeed, type ToolCallRequest } from './conversation-feed.js';
+import { httpApi, SwitchyardApiError, type HttpCall } from './http-api.js';
+import { isTurnToolCalls, openClientCalls, turnsToCheck, type TurnToolCalls } from './open-client-calls.js';
+import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view.js';
 
 /** The part of the WHATWG WebSocket the client uses: the browser's, or the `ws` package's. */
 export interface WebSocketLike {
@@ -352,12 +354,14 @@ export class SwitchyardClient {
   }
 
   private receive(text: string): void {
-    let frame: ReceivedServerFrame;
+    let frame: unknown;
     try {
-      frame = serverFrameSchema.parse(JSON.parse(text));
+      frame = JSON.parse(text);
     } catch {
-      return; // Not a frame this client knows: a newer server's; ignored.
+      return;
     }
+    // Not a frame this client knows: a newer server's; ignored.
+    if (!isServerFrame(frame)) return;
     this.awaitingPong = false;
     switch (frame.type) {
       case 'subscribed': {
@@ -434,8 +438,7 @@ export class SwitchyardClient {
         if (error instanceof SwitchyardApiError && error.status === 404) return null;
         throw error;
       });
-      const parsed = turnToolCallsSchema.safeParse(turn);
-      if (parsed.success) turns.push(parsed.data);
+      if (isTurnToolCalls(turn)) turns.push(turn);
     }
     return turns;
   }
