@@ -1,6 +1,6 @@
 import http from 'node:http';
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardEvent, type WebSocketConstructor } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardEvent } from '../../packages/client/src';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /** A browser that stops reading its `/api/chat` stream is cut off, as a slow websocket client is, and resumes. */
@@ -17,7 +17,7 @@ describe('a slow /api/chat reader', () => {
     // The watcher shares this process's one thread with the whole stack, so a burst of the
     // answer can put it past the limit too: it resumes as API.md tells clients to (the client
     // library reconnects with after = its last seq), and sees every event exactly once.
-    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket });
     const subscription = watcher.subscribe(await conversationFor(chatId));
     await subscription.ready;
     const response = await postChat(chatId, scripted({ tokens: 1_000_000, chunkTokens: 1_000 }));
@@ -53,7 +53,7 @@ describe('a slow /api/chat reader', () => {
 
   it('resumes after the cut while the turn still runs: the whole answer so far once, then what follows', async () => {
     const chatId = `slow-resume-${Date.now()}`;
-    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket });
     const subscription = watcher.subscribe(await conversationFor(chatId));
     await subscription.ready;
     // A burst past the limit and a tool call, then a step the model holds until the turn is cancelled.

@@ -4,7 +4,6 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 const toolFiles = { 'ask.json': { kind: 'client', name: 'ask_user', description: 'Asks the user', timeoutMs: 20_000 } };
-const NodeWebSocket = WebSocket as unknown as WebSocketConstructor;
 
 /** The client library (packages/client) against the real gateway: what browsers and the CLI use. */
 describe('client library', () => {
@@ -12,7 +11,7 @@ describe('client library', () => {
   let proxy: TcpProxy;
   const clients: SwitchyardClient[] = [];
   const newClient = (options: Partial<SwitchyardClientOptions> = {}) => {
-    const client = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: NodeWebSocket, ...options });
+    const client = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket, ...options });
     clients.push(client);
     return client;
   };
@@ -155,6 +154,39 @@ describe('client library', () => {
     expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'c' } })]);
   });
 
+  it('sends a client tool answer again until the server has it: the connection dropped with it and the HTTP fallback found the network down', async () => {
+    const cutting = cutOnFirstAnswer(proxy, { networkDown: true });
+    const answerPosts: (number | 'failed')[] = [];
+    // The HTTP fallback fails while the network is down; the network comes back after that.
+    const watchingFetch = (async (input: any, init: any) => {
+      const isAnswer = String(input).endsWith('/tool-results');
+      try {
+        const response = await fetch(input, init);
+        if (isAnswer) answerPosts.push(response.status);
+        return response;
+      } catch (error) {
+        if (isAnswer) (answerPosts.push('failed'), proxy.restore());
+        throw error;
+      }
+    }) as typeof fetch;
+    const client = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      WebSocket: cutting.WebSocket,
+      fetch: watchingFetch,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onToolCall: () => ({ from: 'd' }),
+    });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
+    const view = await subscription.followTurn(turnId);
+    expect(cutting.lostAnswers).toHaveLength(1);
+    expect(answerPosts[0]).toBe('failed');
+    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'd' } })]);
+  });
+
   it('resolves an answer over the websocket with its acknowledgement', async () => {
     const client = newClient();
     const conversation = await client.createConversation();
@@ -197,6 +229,66 @@ describe('client library', () => {
     expect(view.text).toBe(text);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
     expect(states.filter((state) => state === 'reconnecting').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reports each reconnect once', async () => {
+    const states: string[] = [];
+    let reopened = () => {};
+    const client = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onConnectionChange: (state) => {
+        states.push(state);
+        if (states.filter((each) => each === 'open').length === 2) reopened();
+      },
+    });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    // The connection drops, the network stays up: one reconnect brings it back.
+    const back = new Promise<void>((resolve) => (reopened = resolve));
+    proxy.cut();
+    proxy.restore();
+    await back;
+    expect(states).toEqual(['connecting', 'open', 'reconnecting', 'open']);
+  });
+
+  it('rejects ready with a message of its own where there is no WebSocket implementation, and never connects', async () => {
+    const global = globalThis as { WebSocket?: unknown };
+    const globalWebSocket = global.WebSocket;
+    delete global.WebSocket; // as on Node 20
+    try {
+      const states: string[] = [];
+      const requests: string[] = [];
+      const client = newClient({
+        WebSocket: undefined,
+        fetch: ((input: any, init: any) => (requests.push(String(input)), fetch(input, init))) as typeof fetch,
+        onConnectionChange: (state) => states.push(state),
+      });
+      const subscription = client.subscribe('any-conversation');
+      await expect(subscription.ready).rejects.toMatchObject({ code: 'no_websocket', message: expect.stringContaining('pass one as options.WebSocket') });
+      expect(states).toEqual(['closed']);
+      expect(requests).toEqual([]);
+    } finally {
+      if (globalWebSocket !== undefined) global.WebSocket = globalWebSocket;
+    }
+  });
+
+  it('follows a turn whose subscription began in its middle, after its step-start and first text: the whole text', async () => {
+    const writer = newClient();
+    const conversation = await writer.createConversation();
+    const watching = writer.subscribe(conversation.id);
+    await watching.ready;
+    const text = 'one two three four five six seven eight';
+    const { turnId } = await writer.sendTurn(conversation.id, scripted({ text, tokenDelayMs: 5 }));
+    expect((await watching.followTurn(turnId)).text).toBe(text);
+    let firstText: SwitchyardEvent | undefined;
+    for await (const event of watching.turn(turnId)) if (event.type === 'text-delta') firstText ??= event;
+    expect(firstText!.type === 'text-delta' && text.startsWith(firstText!.delta) && firstText!.delta.length < text.length).toBe(true);
+
+    const subscription = newClient().subscribe(conversation.id, { after: firstText!.seq });
+    await subscription.ready;
+    expect(await subscription.followTurn(turnId)).toMatchObject({ status: 'completed', text, steps: [expect.objectContaining({ step: 1, text })] });
   });
 
   it('reloads the conversation over HTTP when the server no longer keeps events after its cursor', async () => {
@@ -273,7 +365,7 @@ function frameRecorder(): { WebSocket: WebSocketConstructor; frames: any[]; wait
     }
   }
   return {
-    WebSocket: RecordingWebSocket as unknown as WebSocketConstructor,
+    WebSocket: RecordingWebSocket,
     frames,
     waitFor(predicate, timeoutMs = 20_000) {
       const seen = frames.find(predicate);
@@ -289,19 +381,20 @@ function frameRecorder(): { WebSocket: WebSocketConstructor; frames: any[]; wait
 
 /**
  * A WebSocket (the `ws` package's) whose first client-tool answer is lost: the connection is
- * cut under it just before the frame goes out, so the server never receives it.
+ * cut under it just before the frame goes out, so the server never receives it. With
+ * `networkDown`, the proxy stays cut (the test restores it).
  */
-function cutOnFirstAnswer(proxy: TcpProxy): { WebSocket: WebSocketConstructor; lostAnswers: string[] } {
+function cutOnFirstAnswer(proxy: TcpProxy, options: { networkDown?: boolean } = {}): { WebSocket: WebSocketConstructor; lostAnswers: string[] } {
   const lostAnswers: string[] = [];
   class CuttingWebSocket extends WebSocket {
     override send(data: any, ...rest: any[]): void {
       if (lostAnswers.length === 0 && JSON.parse(String(data)).type === 'tool-result') {
         lostAnswers.push(String(data));
         proxy.cut();
-        proxy.restore();
+        if (!options.networkDown) proxy.restore();
       }
       (super.send as (...args: any[]) => void)(data, ...rest);
     }
   }
-  return { WebSocket: CuttingWebSocket as unknown as WebSocketConstructor, lostAnswers };
+  return { WebSocket: CuttingWebSocket, lostAnswers };
 }
