@@ -33,11 +33,10 @@ export const nullable =
   (value) =>
     value === null || check(value);
 
-/** A field that may be absent (or undefined). */
-export const optional =
-  (check: ShapeCheck): ShapeCheck =>
-  (value) =>
-    value === undefined || check(value);
+const OPTIONAL = Symbol('optional');
+
+/** A field that may be absent (or undefined); any other field must be there, as zod has it. */
+export const optional = (check: ShapeCheck): ShapeCheck => Object.assign((value: unknown) => value === undefined || check(value), { [OPTIONAL]: true });
 
 export const array =
   (check: ShapeCheck): ShapeCheck =>
@@ -51,4 +50,4 @@ export const object =
     typeof value === 'object' &&
     value !== null &&
     !Array.isArray(value) &&
-    Object.entries(fields).every(([name, check]) => check((value as Record<string, unknown>)[name]));
+    Object.entries(fields).every(([name, check]) => (Object.hasOwn(value, name) ? check((value as Record<string, unknown>)[name]) : OPTIONAL in check));
