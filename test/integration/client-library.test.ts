@@ -136,13 +136,18 @@ describe('client library', () => {
     expect(requests[1].messages.filter((message: any) => message.role === 'tool')).toHaveLength(1);
   });
 
-  it('answers a client tool again over HTTP when its connection drops before the answer was acknowledged: the answer is not lost', async () => {
-    const cutting = cutOnFirstAnswer(proxy);
+  /**
+   * A client tool answered as `from` over a connection cut just as the answer goes out; the turn
+   * followed to its end must show that answer.
+   */
+  const answerLostOnce = async (from: string, options: { networkDown?: boolean; fetch?: typeof fetch } = {}) => {
+    const cutting = cutOnFirstAnswer(proxy, options);
     const client = newClient({
       baseUrl: `http://127.0.0.1:${proxy.port}`,
       WebSocket: cutting.WebSocket,
       reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
-      onToolCall: () => ({ from: 'c' }),
+      onToolCall: () => ({ from }),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
     });
     const conversation = await client.createConversation();
     const subscription = client.subscribe(conversation.id);
@@ -151,11 +156,14 @@ describe('client library', () => {
     const view = await subscription.followTurn(turnId);
     expect(cutting.lostAnswers).toHaveLength(1);
     expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
-    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'c' } })]);
+    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from } })]);
+  };
+
+  it('answers a client tool again over HTTP when its connection drops before the answer was acknowledged: the answer is not lost', async () => {
+    await answerLostOnce('c');
   });
 
   it('sends a client tool answer again until the server has it: the connection dropped with it and the HTTP fallback found the network down', async () => {
-    const cutting = cutOnFirstAnswer(proxy, { networkDown: true });
     const answerPosts: (number | 'failed')[] = [];
     // The HTTP fallback fails while the network is down; the network comes back after that.
     const watchingFetch = (async (input: any, init: any) => {
@@ -169,22 +177,8 @@ describe('client library', () => {
         throw error;
       }
     }) as typeof fetch;
-    const client = newClient({
-      baseUrl: `http://127.0.0.1:${proxy.port}`,
-      WebSocket: cutting.WebSocket,
-      fetch: watchingFetch,
-      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
-      onToolCall: () => ({ from: 'd' }),
-    });
-    const conversation = await client.createConversation();
-    const subscription = client.subscribe(conversation.id);
-    await subscription.ready;
-    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
-    const view = await subscription.followTurn(turnId);
-    expect(cutting.lostAnswers).toHaveLength(1);
+    await answerLostOnce('d', { networkDown: true, fetch: watchingFetch });
     expect(answerPosts[0]).toBe('failed');
-    expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
-    expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'd' } })]);
   });
 
   it('resolves an answer over the websocket with its acknowledgement', async () => {
