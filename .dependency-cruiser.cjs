@@ -12,7 +12,7 @@ const LAYERS = [
   ['tool-calls'],
   ['tools', 'subscriptions', 'auth'],
   ['event-log', 'store', 'queue'],
-  ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model', 'client'],
+  ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],
   ['events', 'errors', 'storable'],
 ];
@@ -43,11 +43,18 @@ module.exports = {
       to: { path: '^src/runtime/' },
     },
     {
-      name: 'client-imports-only-events',
-      comment: 'the client library runs in browsers and other projects: it shares the event model and nothing of the server',
+      name: 'client-package-imports-nothing-of-the-server',
+      comment: '@switchyard/client (packages/client) is installed by other projects: the server imports its protocol, never the other way',
       severity: 'error',
-      from: { path: '^src/client/' },
-      to: { path: '^(src|workers)/', pathNot: '^src/(client|events)/' },
+      from: { path: '^packages/client/src/' },
+      to: { pathNot: '^packages/client/src/|node_modules/(zod|eventsource-parser)/' },
+    },
+    {
+      name: 'client-package-imports-no-node-module',
+      comment: '@switchyard/client runs in browsers: no node: or other built-in module',
+      severity: 'error',
+      from: { path: '^packages/client/src/' },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'every-file-is-in-a-room',

@@ -7,6 +7,8 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # The lock file alone first, so that a change to the code reuses the installed layer.
 COPY package.json package-lock.json ./
+# The workspace's manifest too: the lock names packages/client (@switchyard/client, the client library).
+COPY packages/client/package.json ./packages/client/
 # `npm ci` installs exactly the lock, which names every platform's optional build (msgpackr-extract's
 # included); where a registry lacks one of them and `npm ci` refuses, `npm install` with the same lock
 # installs the same tree. `--ignore-scripts`: the tree works without its install scripts (esbuild's
@@ -16,7 +18,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
-# tsc into dist/ (workers/*.ts → dist/workers/*.js), the Lua scripts beside their module, and the
+COPY packages ./packages
+# tsc into dist/ (workers/*.ts → dist/workers/*.js; the event model and frames the server shares
+# with the client package → dist/packages/client/src), the Lua scripts beside their module, and the
 # playground bundle into dist/playground (PLAYGROUND_DIR's default, relative to /app).
 RUN npm run build
 # Development dependencies (TypeScript, jest, …) stay behind in this stage.

@@ -7,5 +7,10 @@ module.exports = {
     // Type checking is `npm run typecheck`'s job; transpiling alone keeps the suite fast.
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
   },
+  moduleNameMapper: {
+    // packages/client is ESM source: its relative imports name the .js that tsc emits beside
+    // each .ts; here, where the source itself runs, they mean the .ts.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   testTimeout: 30000,
 };

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { SingleBar } from 'cli-progress';
-import { httpApi, SwitchyardApiError } from '../client/http-api';
+import { httpApi, SwitchyardApiError } from '../../packages/client/src/http-api';
 import type { BatchProgressFrame } from './batch-progress';
 
 export interface BatchCliOptions {

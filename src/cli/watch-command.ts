@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type WebSocketConstructor } from '../client';
+import { SwitchyardClient } from '../../packages/client/src';
 import { describeUnreachable } from './api-unreachable';
 
 /** Failed attempts at the first connection before `watch` gives up: past them, the URL is wrong or the API down. */
@@ -49,7 +49,7 @@ export function watchConversation(conversationId: string, options: WatchOptions)
   const client = new SwitchyardClient({
     baseUrl,
     token: options.key,
-    WebSocket: WebSocket as unknown as WebSocketConstructor,
+    WebSocket,
     fetch: countingFetch,
     onConnectionChange: (state) => {
       if (state === 'open') outage = false;

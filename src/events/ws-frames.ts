@@ -1,91 +1,10 @@
-import { z } from 'zod';
-import { eventSchema, usageSchema } from './event';
+import * as z from 'zod/mini';
+
+// zod/mini loads no wording of its own, and the gateway's refusals quote zod's (English) messages.
+z.config(z.locales.en());
 
 /**
- * The websocket gateway's frames (docs/API.md, "Websocket gateway"), both ways. A leaf like
- * the event model: the gateway checks what clients send with these, and the client library
- * (src/client) checks what the gateway sends with them.
+ * The websocket frames live in the client package, the one source the gateway and every client
+ * check frames with; the server's modules import them from here.
  */
-const id = z.string().min(1).max(200);
-const toolError = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
-
-/** What a client may send, by type. */
-const subscribeConversation = z.object({ type: z.literal('subscribe'), conversationId: id, after: z.number().int().nonnegative().optional() }).strict();
-const subscribeBatch = z.object({ type: z.literal('subscribe'), batchId: id }).strict();
-const unsubscribeConversation = z.object({ type: z.literal('unsubscribe'), conversationId: id }).strict();
-const unsubscribeBatch = z.object({ type: z.literal('unsubscribe'), batchId: id }).strict();
-
-export const clientFrameSchemas = {
-  subscribe: z.union([subscribeConversation, subscribeBatch]),
-  unsubscribe: z.union([unsubscribeConversation, unsubscribeBatch]),
-  'tool-result': z.union([
-    z.object({ type: z.literal('tool-result'), turnId: id, toolCallId: id, result: z.unknown() }).strict(),
-    z.object({ type: z.literal('tool-result'), turnId: id, toolCallId: id, error: toolError }).strict(),
-  ]),
-  ping: z.object({ type: z.literal('ping') }).strict(),
-};
-export type ClientFrameType = keyof typeof clientFrameSchemas;
-
-/**
- * The schema a frame of this type is checked with: a (un)subscribe that names a batch is the
- * batch form, any other the conversation form, so that a refusal names the fields of the form
- * the client meant rather than "invalid input".
- */
-export function clientFrameSchemaFor(type: ClientFrameType, value: unknown): z.ZodType<ClientFrame> {
-  const namesBatch = typeof value === 'object' && value !== null && 'batchId' in value;
-  if (type === 'subscribe') return namesBatch ? subscribeBatch : subscribeConversation;
-  if (type === 'unsubscribe') return namesBatch ? unsubscribeBatch : unsubscribeConversation;
-  return clientFrameSchemas[type] as z.ZodType<ClientFrame>;
-}
-export type ClientFrame = z.infer<(typeof clientFrameSchemas)[ClientFrameType]>;
-export type ToolResultFrame = Extract<ClientFrame, { type: 'tool-result' }>;
-
-export const frameErrorCodes = [
-  'bad_frame',
-  'unknown_frame',
-  'not_found',
-  'bad_cursor',
-  'cursor_expired',
-  'rate_limited',
-  'too_many_subscriptions',
-  'forbidden',
-  'internal',
-] as const;
-export type FrameErrorCode = (typeof frameErrorCodes)[number];
-
-const counts = z.object({
-  total: z.number().int(),
-  queued: z.number().int(),
-  running: z.number().int(),
-  succeeded: z.number().int(),
-  failed: z.number().int(),
-  cancelled: z.number().int(),
-});
-
-/** What the gateway sends. Error codes are read loosely: a newer server may add some. */
-export const serverFrameSchema = z.union([
-  z.object({ type: z.literal('subscribed'), conversationId: z.string(), seq: z.number().int().nonnegative() }),
-  z.object({ type: z.literal('subscribed'), batchId: z.string() }),
-  z.object({ type: z.literal('unsubscribed'), conversationId: z.string() }),
-  z.object({ type: z.literal('unsubscribed'), batchId: z.string() }),
-  z.object({ type: z.literal('batch-progress'), batchId: z.string(), counts, usage: usageSchema }),
-  z.object({ type: z.literal('batch-finish'), batchId: z.string(), status: z.enum(['completed', 'cancelled']), counts }),
-  z.object({ type: z.literal('pong') }),
-  z.object({ type: z.literal('tool-result-ack'), turnId: z.string(), toolCallId: z.string(), accepted: z.boolean() }),
-  z.object({
-    type: z.literal('error'),
-    code: z.string(),
-    message: z.string(),
-    conversationId: z.string().optional(),
-    batchId: z.string().optional(),
-    oldestSeq: z.number().int().optional(),
-  }),
-  z.object({ type: z.literal('event'), event: eventSchema }),
-]);
-export type ReceivedServerFrame = z.infer<typeof serverFrameSchema>;
-
-/** Frames the gateway sends besides events (which it frames once, around the stored JSON). */
-export type ServerFrame =
-  | Exclude<ReceivedServerFrame, { type: 'error' | 'event' | 'batch-finish' }>
-  | { type: 'batch-finish'; batchId: string; status: string; counts: z.infer<typeof counts> }
-  | { type: 'error'; code: FrameErrorCode; message: string; conversationId?: string; batchId?: string; oldestSeq?: number };
+export * from '../../packages/client/src/protocol/ws-frames.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardEvent, type WebSocketConstructor } from '../../src/client';
+import { SwitchyardClient, type SwitchyardEvent } from '../../packages/client/src';
 import { eventsOfTurn, visibleStepTexts } from '../support/client-view';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
@@ -10,7 +10,6 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
 
-const NodeWebSocket = WebSocket as unknown as WebSocketConstructor;
 const TERMINAL = new Set(['turn-finish', 'turn-error', 'turn-cancelled']);
 const CONVERSATIONS = 10;
 const CLIENTS_PER_CONVERSATION = 10;
@@ -208,7 +207,7 @@ describe('load under faults', () => {
 
   function watch(gateway: 'A' | 'B', conversationId: string, apiKey: string): Watcher {
     const baseUrl = processes[gateway === 'A' ? 0 : 1]!.url;
-    const client = new SwitchyardClient({ baseUrl, token: apiKey, WebSocket: NodeWebSocket, reconnect: { initialDelayMs: 100, maxDelayMs: 1_000 } });
+    const client = new SwitchyardClient({ baseUrl, token: apiKey, WebSocket, reconnect: { initialDelayMs: 100, maxDelayMs: 1_000 } });
     const watcher: Watcher = { client, conversationId, gateway, ready: Promise.resolve(), events: [], ended: new Set(), reloads: 0, errors: [] };
     const subscription = client.subscribe(conversationId, {
       onEvent(event) {

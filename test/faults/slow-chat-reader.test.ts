@@ -1,6 +1,6 @@
 import http from 'node:http';
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardEvent, type WebSocketConstructor } from '../../src/client';
+import { SwitchyardClient, type SwitchyardEvent } from '../../packages/client/src';
 import { readMetric, waitForMetric } from '../support/http';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -19,7 +19,7 @@ describe('a slow /api/chat reader', () => {
     // The watcher shares this process's one thread with the whole stack, so a burst of the
     // answer can put it past the limit too: it resumes as API.md tells clients to (the client
     // library reconnects with after = its last seq), and sees every event exactly once.
-    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket });
     const subscription = watcher.subscribe(await conversationFor(chatId));
     await subscription.ready;
     const response = await postChat(chatId, scripted({ tokens: 1_000_000, chunkTokens: 1_000 }));
@@ -55,7 +55,7 @@ describe('a slow /api/chat reader', () => {
 
   it('resumes after the cut while the turn still runs: the whole answer so far once, then what follows', async () => {
     const chatId = `slow-resume-${Date.now()}`;
-    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket });
     const subscription = watcher.subscribe(await conversationFor(chatId));
     await subscription.ready;
     // A burst past the limit and a tool call, then a step the model holds until the turn is cancelled.
@@ -124,7 +124,7 @@ describe('a slow /api/chat reader', () => {
   it('cuts off a resume that stops reading while the turn is held: its replay waits for it, the heartbeat ends it', async () => {
     const chatId = `slow-replay-${Date.now()}`;
     const conversationId = await conversationFor(chatId);
-    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket });
     const subscription = watcher.subscribe(conversationId);
     await subscription.ready;
     const scenario = { steps: [{ tokens: 1_000_000, chunkTokens: 1_000, toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'never sent', firstTokenDelayMs: 600_000 }] };

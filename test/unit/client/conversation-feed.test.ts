@@ -1,6 +1,6 @@
 import type { SwitchyardEvent } from '../../../src/events/event';
-import { ConversationFeed, type ToolCallRequest } from '../../../src/client/conversation-feed';
-import { openClientCalls, turnsToCheck } from '../../../src/client/open-client-calls';
+import { ConversationFeed, type ToolCallRequest } from '../../../packages/client/src/conversation-feed';
+import { openClientCalls, turnsToCheck } from '../../../packages/client/src/open-client-calls';
 
 const base = { conversationId: 'c1', turnId: 't1' };
 const request = (seq: number, toolCallId: string): ToolCallRequest => ({ ...base, seq, type: 'tool-call-request', toolCallId, toolName: 'ask_user', args: {} });

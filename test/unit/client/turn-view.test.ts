@@ -1,4 +1,4 @@
-import { turnViewOf } from '../../../src/client/turn-view';
+import { turnViewOf } from '../../../packages/client/src/turn-view';
 import type { SwitchyardEvent } from '../../../src/events/event';
 
 let seq = 0;

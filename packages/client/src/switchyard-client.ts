@@ -1,20 +1,28 @@
-import { TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../events/event';
-import { serverFrameSchema, type ClientFrame, type ReceivedServerFrame } from '../events/ws-frames';
-import { AsyncQueue } from './async-queue';
-import { ConversationFeed, type ToolCallRequest } from './conversation-feed';
-import { httpApi, SwitchyardApiError, type HttpCall } from './http-api';
-import { openClientCalls, turnsToCheck, turnToolCallsSchema, type TurnToolCalls } from './open-client-calls';
-import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view';
+import type { SwitchyardEvent } from './protocol/event.js';
+import { TERMINAL_EVENT_TYPES } from './protocol/terminal-events.js';
+import { isServerFrame } from './protocol/server-frame-check.generated.js';
+import type { ClientFrame, ReceivedServerFrame } from './protocol/ws-frames.js';
+import { AsyncQueue } from './async-queue.js';
+import { ConversationFeed, type ToolCallRequest } from './conversation-feed.js';
+import { httpApi, SwitchyardApiError, type HttpCall } from './http-api.js';
+import { isTurnToolCalls, openClientCalls, turnsToCheck, type TurnToolCalls } from './open-client-calls.js';
+import { replayTurnEvents } from './turn-replay.js';
+import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view.js';
 
-/** The part of the WHATWG WebSocket the client uses: the browser's, or the `ws` package's. */
+/**
+ * The part of the WHATWG WebSocket the client uses, as both the browser's and the `ws` package's
+ * class satisfy it unchanged. The handlers take `any`: each implementation types its events with
+ * classes of its own (a handler's parameter must accept them all), and the client reads only
+ * `data` of a message and `code` and `reason` of a close, which both have.
+ */
 export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
+  onopen: ((event: any) => void) | null;
+  onmessage: ((event: any) => void) | null;
+  onclose: ((event: any) => void) | null;
+  onerror: ((event: any) => void) | null;
 }
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
@@ -26,13 +34,20 @@ export interface SwitchyardClientOptions {
   baseUrl: string;
   /** An API key, or (in browsers) a session token from `POST /v1/session-tokens`. */
   token: string;
-  /** Defaults to `globalThis.WebSocket` (browsers, Node 22); on Node 20 pass `ws`'s. */
+  /**
+   * Defaults to `globalThis.WebSocket` (browsers, Node 22); on Node 20 pass `ws`'s. Without either,
+   * a subscription's `ready` rejects with code `no_websocket`.
+   */
   WebSocket?: WebSocketConstructor;
   fetch?: typeof fetch;
   /** Runs client tools (`tool-call-request`); what it returns is the result, what it throws the error. */
   onToolCall?(request: ToolCallRequest): unknown;
+  /** Each change once: `connecting` (the first connection), `open`, `reconnecting` (each attempt after), `closed`. */
   onConnectionChange?(state: ConnectionState): void;
-  /** Backoff between reconnects: doubles from `initialDelayMs` up to `maxDelayMs`, with jitter. */
+  /**
+   * Backoff between reconnects, and between sends of a client tool's answer the server did not
+   * take (network down): doubles from `initialDelayMs` (250) up to `maxDelayMs` (10 000), with jitter.
+   */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** How often the connection is checked with a `ping` frame (a dead one is replaced). */
   pingIntervalMs?: number;
@@ -72,7 +87,11 @@ export interface Subscription {
   events(): AsyncIterableIterator<SwitchyardEvent>;
   /** One turn's events (those already seen first), ending after its last. */
   turn(turnId: string): AsyncIterableIterator<SwitchyardEvent>;
-  /** Follows a turn to its end, calling `onView` on every change (`waiting-for-client`: it waits on client tools). */
+  /**
+   * Follows a turn to its end, calling `onView` on every change (`waiting-for-client`: it waits on
+   * client tools). A turn that began before the subscription did is seen whole: its earlier
+   * events are read from the replay log (`GET /v1/turns/:id/events`).
+   */
   followTurn(turnId: string, onView?: (view: TurnView) => void): Promise<TurnView>;
   close(): void;
 }
@@ -101,6 +120,8 @@ interface SubscriptionState {
 
 const OPEN = 1;
 const RECENT_EVENTS = 5_000;
+const NO_WEBSOCKET =
+  'no WebSocket implementation: this runtime has no globalThis.WebSocket (Node 20 has none); pass one as options.WebSocket, e.g. the ws package\'s: new SwitchyardClient({ ..., WebSocket })';
 
 /** An answer sent over a socket, waiting for its `tool-result-ack` (null: none will come on that socket). */
 interface AckWaiter {
@@ -255,11 +276,21 @@ export class SwitchyardClient {
       },
       followTurn: async (turnId, onView) => {
         let view = emptyTurnView(turnId, conversationId);
-        const ofTurn = (event: SwitchyardEvent) => event.turnId === turnId;
-        const ends = (event: SwitchyardEvent) => TERMINAL_EVENT_TYPES.has(event.type);
-        for await (const event of iterate(ofTurn, ends, state.recent.filter(ofTurn))) {
+        const apply = (event: SwitchyardEvent) => {
           view = applyTurnEvent(view, event);
           onView?.(view);
+        };
+        const ofTurn = (event: SwitchyardEvent) => event.turnId === turnId;
+        const ends = (event: SwitchyardEvent) => TERMINAL_EVENT_TYPES.has(event.type);
+        let first = true;
+        for await (const event of iterate(ofTurn, ends, state.recent.filter(ofTurn))) {
+          // The subscription began after the turn did (`after`, a reload): the events it missed
+          // (the step-start its text belongs to, the text before) come from the replay log.
+          if (first && !(event.type === 'turn-start' && event.attempt === 1)) {
+            for (const earlier of await replayTurnEvents(this.options, turnId, event.seq)) apply(earlier);
+          }
+          first = false;
+          apply(event);
         }
         return view;
       },
@@ -287,9 +318,13 @@ export class SwitchyardClient {
 
   private connect(): void {
     if (this.closed || this.connecting || this.socket) return;
+    const WebSocketClass = this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    // No reconnect can bring one: everyone waiting is told what to pass.
+    if (!WebSocketClass) return this.failAll(new SwitchyardApiError(0, 'no_websocket', NO_WEBSOCKET));
     this.connecting = true;
-    this.options.onConnectionChange?.(this.failures === 0 ? 'connecting' : 'reconnecting');
-    void this.openSocket().then(
+    // A reconnect was reported as it was scheduled.
+    if (this.failures === 0) this.options.onConnectionChange?.('connecting');
+    void this.openSocket(WebSocketClass).then(
       () => {
         this.connecting = false;
       },
@@ -303,22 +338,20 @@ export class SwitchyardClient {
   }
 
   /** A ticket for each connection: browsers cannot set headers on a websocket handshake. */
-  private async openSocket(): Promise<void> {
+  private async openSocket(WebSocketClass: WebSocketConstructor): Promise<void> {
     const { ticket } = await this.http<{ ticket: string }>('POST', '/v1/ws-tickets');
     if (this.closed) return;
-    const Ctor = this.options.WebSocket ?? (globalThis as unknown as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (!Ctor) throw new Error('no WebSocket implementation: pass options.WebSocket (the ws package on Node 20)');
     const url = `${this.options.baseUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v1/ws?ticket=${encodeURIComponent(ticket)}`;
-    const socket = new Ctor(url);
+    const socket = new WebSocketClass(url);
     this.socket = socket;
     socket.onopen = () => {
       this.options.onConnectionChange?.('open');
       for (const state of this.subscriptions.values()) this.sendSubscribe(state);
       this.startPinging(socket);
     };
-    socket.onmessage = (message) => this.receive(String(message.data));
+    socket.onmessage = (message: { data: unknown }) => this.receive(String(message.data));
     socket.onerror = () => undefined;
-    socket.onclose = (event) => {
+    socket.onclose = (event: { code: number; reason: string }) => {
       this.abandonAcks(socket);
       if (this.socket !== socket) return;
       this.socket = null;
@@ -332,12 +365,9 @@ export class SwitchyardClient {
 
   private scheduleReconnect(): void {
     if (this.closed || this.subscriptions.size === 0) return;
-    const initial = this.options.reconnect?.initialDelayMs ?? 250;
-    const max = this.options.reconnect?.maxDelayMs ?? 10_000;
-    const ceiling = Math.min(max, initial * 2 ** this.failures++);
     this.options.onConnectionChange?.('reconnecting');
     clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = setTimeout(() => this.connect(), ceiling / 2 + Math.random() * (ceiling / 2));
+    this.reconnectTimer = setTimeout(() => this.connect(), this.backoff(this.failures++));
   }
 
   private startPinging(socket: WebSocketLike): void {
@@ -352,12 +382,14 @@ export class SwitchyardClient {
   }
 
   private receive(text: string): void {
-    let frame: ReceivedServerFrame;
+    let frame: unknown;
     try {
-      frame = serverFrameSchema.parse(JSON.parse(text));
+      frame = JSON.parse(text);
     } catch {
-      return; // Not a frame this client knows: a newer server's; ignored.
+      return;
     }
+    // Not a frame this client knows: a newer server's; ignored.
+    if (!isServerFrame(frame)) return;
     this.awaitingPong = false;
     switch (frame.type) {
       case 'subscribed': {
@@ -434,8 +466,7 @@ export class SwitchyardClient {
         if (error instanceof SwitchyardApiError && error.status === 404) return null;
         throw error;
       });
-      const parsed = turnToolCallsSchema.safeParse(turn);
-      if (parsed.success) turns.push(parsed.data);
+      if (isTurnToolCalls(turn)) turns.push(turn);
     }
     return turns;
   }
@@ -462,9 +493,36 @@ export class SwitchyardClient {
         } catch (error) {
           answer = { error: { code: 'client_tool_error', message: error instanceof Error ? error.message : String(error) } };
         }
-        await this.answerToolCall(request.turnId, request.toolCallId, answer).catch(() => undefined);
+        await this.answerUntilAcknowledged(request, answer);
       })();
     }
+  }
+
+  /**
+   * Sends a client tool's answer until the server has it: a connection that dropped with the
+   * answer on it, or a network or server failure of the HTTP fallback, only means it goes again
+   * (the first answer of a call wins, so a repeat is harmless). A refusal (the turn is gone, or
+   * the call is not a client call) ends it, as does closing the client.
+   */
+  private async answerUntilAcknowledged(request: ToolCallRequest, answer: ClientToolAnswer): Promise<void> {
+    for (let attempt = 0; !this.closed; attempt++) {
+      try {
+        await this.answerToolCall(request.turnId, request.toolCallId, answer);
+        return;
+      } catch (error) {
+        const retriable = error instanceof SwitchyardApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
+        if (!retriable) return;
+        await new Promise((resolve) => setTimeout(resolve, this.backoff(attempt)));
+      }
+    }
+  }
+
+  /** The delay before the attempt after `failures` failed ones: doubling, capped, with jitter. */
+  private backoff(failures: number): number {
+    const initial = this.options.reconnect?.initialDelayMs ?? 250;
+    const max = this.options.reconnect?.maxDelayMs ?? 10_000;
+    const ceiling = Math.min(max, initial * 2 ** failures);
+    return ceiling / 2 + Math.random() * (ceiling / 2);
   }
 
   private failAll(error: SwitchyardApiError): void {

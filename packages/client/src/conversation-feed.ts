@@ -1,4 +1,4 @@
-import type { SwitchyardEvent } from '../events/event';
+import type { SwitchyardEvent } from './protocol/event.js';
 
 export type ToolCallRequest = Extract<SwitchyardEvent, { type: 'tool-call-request' }>;
 

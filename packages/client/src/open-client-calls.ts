@@ -1,13 +1,19 @@
-import { z } from 'zod';
-import type { ToolCallRequest } from './conversation-feed';
+import type { ToolCallRequest } from './conversation-feed.js';
+import { array, nullable, object, string, unknown } from './protocol/shape-check.js';
 
 /** The part of `GET /v1/turns/:id` that says which client-tool calls wait for an answer. */
-export const turnToolCallsSchema = z.object({
-  id: z.string(),
-  conversationId: z.string(),
-  toolCalls: z.array(z.object({ toolCallId: z.string(), toolName: z.string(), kind: z.string().nullable(), status: z.string(), args: z.unknown() })),
-});
-export type TurnToolCalls = z.infer<typeof turnToolCallsSchema>;
+export interface TurnToolCalls {
+  id: string;
+  conversationId: string;
+  toolCalls: { toolCallId: string; toolName: string; kind: string | null; status: string; args: unknown }[];
+}
+export const isTurnToolCalls = object({
+  id: string,
+  conversationId: string,
+  toolCalls: array(object({ toolCallId: string, toolName: string, kind: nullable(string), status: string, args: unknown })),
+}) as (value: unknown) => value is TurnToolCalls;
+
+const hasTurnId = object({ turnId: string }) as (value: unknown) => value is { turnId: string };
 
 const SETTLED = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -18,8 +24,8 @@ const SETTLED = new Set(['succeeded', 'failed', 'cancelled']);
  */
 export function turnsToCheck(known: ToolCallRequest[], messages: unknown[]): string[] {
   const turnIds = new Set(known.map((request) => request.turnId));
-  const last = z.object({ turnId: z.string() }).safeParse(messages[messages.length - 1]);
-  if (last.success) turnIds.add(last.data.turnId);
+  const last = messages[messages.length - 1];
+  if (hasTurnId(last)) turnIds.add(last.turnId);
   return [...turnIds];
 }
 

@@ -1,0 +1,17 @@
+/** The Switchyard client library: for browsers and Node (no Node-only imports). */
+export { SwitchyardClient } from './switchyard-client.js';
+export type {
+  ClientToolAnswer,
+  ConnectionState,
+  ConversationWithMessages,
+  SubscribeOptions,
+  Subscription,
+  SwitchyardClientOptions,
+  WebSocketConstructor,
+  WebSocketLike,
+} from './switchyard-client.js';
+export { SwitchyardApiError } from './http-api.js';
+export { applyTurnEvent, emptyTurnView, isTurnOver, turnViewOf } from './turn-view.js';
+export type { StepView, ToolCallView, TurnView } from './turn-view.js';
+export type { ToolCallRequest } from './conversation-feed.js';
+export type { SwitchyardEvent } from './protocol/event.js';
