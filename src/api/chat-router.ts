@@ -7,12 +7,14 @@ import type { TurnsRepository } from '../store/turns-repository';
 import { clientToolResultEvent, toolResultEvent } from '../tool-calls/tool-messages';
 import type { TurnService } from '../turns/turn-service';
 import { chatIdSchema, chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
-import { storedToUiMessages, type StoredToolCall } from '../ui-chat/stored-to-ui-messages';
+import { storedToUiMessages, type StoredToolCall } from '../../packages/client/src/ui-messages/stored-to-ui-messages.js';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';
 import { parseInput } from './validate';
-import { chatStreamParamsSchema } from './request-schemas';
+import { chatParamsSchema } from './request-schemas';
+import { uiMessagesSchema } from './contract/browser-contract';
+import { sendJson } from './send-json';
 
 export interface ChatRouterDeps {
   conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId' | 'findByExternalId'>;
@@ -78,7 +80,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
 
   router.get('/:id/stream', async (req, res) => {
     const { userId, keyId } = principalOf(res);
-    const { id } = parseInput(chatStreamParamsSchema, req.params);
+    const { id } = parseInput(chatParamsSchema, req.params);
     const conversation = await deps.conversations.findByExternalId(userId, id);
     const [active] = conversation ? await deps.turns.activeTurns(conversation.id) : [];
     if (!active) return void res.status(204).end();
@@ -89,12 +91,12 @@ export function chatRouter(deps: ChatRouterDeps): Router {
   // a new chat: nothing to show yet (externalIds are per user, so this tells nothing of others).
   router.get('/:id/messages', async (req, res) => {
     const { userId } = principalOf(res);
-    const { id } = parseInput(chatStreamParamsSchema, req.params);
+    const { id } = parseInput(chatParamsSchema, req.params);
     const conversation = await deps.conversations.findByExternalId(userId, id);
-    if (!conversation) return void res.json([]);
+    if (!conversation) return sendJson(res, uiMessagesSchema, []);
     const [messages, turns] = await Promise.all([deps.messages.list(conversation.id), deps.turns.listForConversation(conversation.id)]);
     const toolCalls = await deps.toolCalls.listForTurns(turns.map((turn) => turn.id));
-    res.json(storedToUiMessages({ messages, turns, toolCalls: toolCalls.map(storedToolCall) }));
+    sendJson(res, uiMessagesSchema, storedToUiMessages({ messages, turns, toolCalls: toolCalls.map(storedToolCall) }));
   });
 
   return router;

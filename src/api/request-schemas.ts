@@ -74,4 +74,4 @@ export const batchResultsSchema = z
   .strict();
 
 /** `GET /api/chat/:id/stream`: the chat id is the conversation's externalId. */
-export const chatStreamParamsSchema = z.object({ id: chatIdSchema });
+export const chatParamsSchema = z.object({ id: chatIdSchema });

@@ -1,4 +1,7 @@
 import type { SwitchyardEvent } from '../events/event';
+import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from '../../packages/client/src/ui-messages/ui-message-parts.js';
+
+export type { ToolProcessingData, ToolRunFacts, TurnMetadata };
 
 /**
  * The chunks of the AI SDK's UI message stream protocol that Switchyard sends (the `ai`
@@ -25,29 +28,6 @@ export type UiChunk =
 
 export type UiFinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'error' | 'other';
 
-/**
- * The assistant message's `metadata`: the status its turn was left in when the stream ended (or
- * the history was read), so that a UI can mark a cancelled or failed turn, also after a reload.
- */
-export interface TurnMetadata {
-  turnStatus: 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
-}
-
-/**
- * A tool run as the playground's cards show it: on the tool part's `toolMetadata` (a type, not an
- * interface, so that it is the JSON object the AI SDK types that field as).
- */
-export type ToolRunFacts = {
-  attempts: number;
-  durationMs: number;
-};
-
-export interface ToolProcessingData {
-  status: 'start' | 'complete';
-  step: number;
-  results?: number;
-  failed?: number;
-}
 
 export interface UiChunkMapper {
   /** The chunks for one of the turn's events; `end` when the stream ends after them. */

@@ -15,3 +15,6 @@ export { applyTurnEvent, emptyTurnView, isTurnOver, turnViewOf } from './turn-vi
 export type { StepView, ToolCallView, TurnView } from './turn-view.js';
 export type { ToolCallRequest } from './conversation-feed.js';
 export type { SwitchyardEvent } from './protocol/event.js';
+export { storedToUiMessages } from './ui-messages/stored-to-ui-messages.js';
+export type { HistoryUiMessage, HistoryUiPart, StoredHistory, StoredMessage, StoredToolCall, StoredTurn } from './ui-messages/stored-to-ui-messages.js';
+export type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-messages/ui-message-parts.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { chatRequestSchema } from '../../ui-chat/chat-request';
-import { chatStreamParamsSchema, sessionTokenSchema } from '../request-schemas';
+import { chatParamsSchema, sessionTokenSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
 import { timestamp } from './shared-schemas';
 
@@ -17,6 +17,22 @@ export const sessionTokenGrantSchema = z
 const uiMessageStream = eventStreamResponse(
   "The AI SDK's UI message stream (header `x-vercel-ai-ui-message-stream: v1`): `data:` chunks `start` (its `messageId` is the turn id), text, reasoning and tool parts, `data-tool-processing`, `finish`, then `[DONE]`.",
 );
+
+const uiMessagePartSchema = z.looseObject({ type: z.string() }).meta({
+  description:
+    "A part as the AI SDK 6 types it: `step-start`, `text`, `file`, `tool-<name>` (with `toolCallId`, `state`, `input`, `output` or `errorText`; server-run ones `providerExecuted: true` and `toolMetadata: {attempts, durationMs}`), `data-tool-processing`.",
+});
+
+export const uiMessagesSchema = z
+  .array(
+    z.object({
+      id: z.string().meta({ description: "A user message's is `<turnId>:user`; an assistant message's is its turn's id." }),
+      role: z.enum(['user', 'assistant']),
+      metadata: z.object({ turnStatus: z.enum(['queued', 'running', 'waiting_tools', 'completed', 'failed', 'cancelled']) }).optional(),
+      parts: z.array(uiMessagePartSchema),
+    }),
+  )
+  .meta({ id: 'UiMessages', description: "A chat's stored history as the AI SDK's `UIMessage[]`, in the shape the live stream builds." });
 
 export const browserPaths = documentPaths('Browsers', {
   '/v1/session-tokens': {
@@ -59,12 +75,22 @@ export const browserPaths = documentPaths('Browsers', {
       errors: ['conversation_busy', 'idempotency_conflict'],
     },
   },
+  '/api/chat/{id}/messages': {
+    get: {
+      operationId: 'chatHistory',
+      summary: "The chat's stored history, for `useChat`'s `messages`",
+      description: 'One assistant message per turn, its metadata the turn status. A chat id not used yet answers `[]`.',
+      access: 'user',
+      requestParams: { path: chatParamsSchema },
+      responses: { '200': jsonResponse('The history, oldest first.', uiMessagesSchema) },
+    },
+  },
   '/api/chat/{id}/stream': {
     get: {
       operationId: 'resumeChatStream',
       summary: "Resume the chat's active turn",
       access: 'user',
-      requestParams: { path: chatStreamParamsSchema },
+      requestParams: { path: chatParamsSchema },
       responses: { '200': uiMessageStream, '204': { description: 'No turn is active on this chat.' } },
     },
   },

@@ -6,7 +6,8 @@ import { usageSchema } from '../../events/event';
 /** An ISO 8601 time, as every answer writes times. */
 export const timestamp = z.iso.datetime({ offset: true });
 export const count = z.number().int().nonnegative();
-export const usage = usageSchema.meta({ id: 'Usage', description: 'Tokens used.' });
+// A classic copy of the protocol's (zod/mini) shape, for its own component.
+export const usage = z.object(usageSchema.shape).meta({ id: 'Usage', description: 'Tokens used.' });
 /** A stored error: a code and a message, and whatever else its source gave. */
 export const errorValue = z.looseObject({ code: z.string(), message: z.string() });
 

@@ -1,4 +1,4 @@
-import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-message-chunks';
+import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-message-parts.js';
 
 /** A message as `GET /v1/conversations/:id` lists it. */
 export interface StoredMessage {
