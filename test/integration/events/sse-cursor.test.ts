@@ -27,6 +27,24 @@ describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', (
     return { turnId, lastSeq: events.at(-1).seq };
   }
 
+  /**
+   * `count` one-token turns on one conversation: five events each, none of which the worker can
+   * merge into another (it merges consecutive deltas under load), so that the log certainly holds
+   * more whole stream nodes than its 10 kept events need. The last turn's id and its events' seqs.
+   */
+  async function finishedTurns(count: number): Promise<{ turnId: string; seqs: number[] }> {
+    const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
+    let last = { turnId: '', seqs: [] as number[] };
+    for (let turn = 0; turn < count; turn++) {
+      const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ tokens: 1 }) })).body.turnId as string;
+      const events: { seq: number; turnId: string }[] = await client.waitForTurnEnd(turnId);
+      last = { turnId, seqs: events.filter((event) => event.turnId === turnId).map((event) => event.seq) };
+    }
+    client.close();
+    return last;
+  }
+
   /** The SSE body for a resume from `lastEventId`, split into its events. */
   async function resume(turnId: string, lastEventId: string): Promise<{ event?: string; data?: string; id?: string }[]> {
     const response = await fetch(`${stack.url}/v1/turns/${turnId}/events`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': lastEventId } });
@@ -47,17 +65,20 @@ describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', (
   });
 
   it('answers a Last-Event-ID older than the log keeps with cursor_expired and the oldest seq kept, then ends', async () => {
-    const { turnId, lastSeq } = await finishedTurn(30);
+    // Past a whole stream node (at most 100 entries): trimming works on whole nodes.
+    const { turnId, seqs } = await finishedTurns(25);
+    const lastSeq = seqs.at(-1)!;
     const events = await resume(turnId, '2');
     expect(events).toHaveLength(1);
     expect(events[0]!.event).toBe('error');
     const error = JSON.parse(events[0]!.data!);
     expect(error).toEqual({ code: 'cursor_expired', message: expect.any(String), oldestSeq: expect.any(Number) });
-    // The log keeps about its last 10 events: seq 3 is long gone.
-    expect(error.oldestSeq).toBeGreaterThan(lastSeq - 15);
+    // The log keeps its last 10 events and what shares their stream node: seq 3 is long gone.
+    expect(error.oldestSeq).toBeGreaterThan(3);
+    expect(error.oldestSeq).toBeLessThanOrEqual(lastSeq - 9);
     // From just before the oldest kept event, the rest is replayed.
     const replayed = await resume(turnId, String(error.oldestSeq - 1));
-    expect(replayed.map((event) => Number(event.id))).toEqual(Array.from({ length: lastSeq - error.oldestSeq + 1 }, (_, i) => error.oldestSeq + i));
+    expect(replayed.map((event) => Number(event.id))).toEqual(seqs.filter((seq) => seq >= error.oldestSeq));
   });
 
   it('answers the same while the turn is still running (the live path)', async () => {
