@@ -150,23 +150,26 @@ describe('a slow /api/chat reader', () => {
 
   const SSE_CUTS = 'switchyard_slow_consumer_disconnects_total{transport="sse"}';
 
-  /**
-   * `GET /api/chat/:id/stream` on a connection of its own: a pooled one that sat idle while
-   * megabytes went by on the others may be the one the server is closing as it is reused.
-   */
   function resumeChat(chatId: string): Promise<http.IncomingMessage> {
-    return new Promise<http.IncomingMessage>((resolve, reject) => {
-      const url = new URL(`/api/chat/${chatId}/stream`, harness.stack.url);
-      const request = http.get(url, { agent: false, headers: { authorization: `Bearer ${harness.apiKey}` } }, resolve);
-      request.on('error', reject);
-    });
+    return chatRequest(`/api/chat/${chatId}/stream`);
   }
 
   function postChat(chatId: string, text: string): Promise<http.IncomingMessage> {
     const body = JSON.stringify({ id: chatId, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }] });
-    const url = new URL('/api/chat', harness.stack.url);
+    return chatRequest('/api/chat', body);
+  }
+
+  /**
+   * A GET, or a POST of `body`, on a connection of its own. A reader that stops reading is cut
+   * off only once the burst has filled the kernel's buffers as well as the server's. A pooled
+   * connection that carried an earlier test's megabytes to a fast reader comes back with a
+   * receive buffer the kernel grew to match (up to tcp_rmem's maximum): it takes in the whole
+   * burst, nothing is cut, and the stream stays open for as long as the turn is held.
+   */
+  function chatRequest(path: string, body?: string): Promise<http.IncomingMessage> {
     return new Promise<http.IncomingMessage>((resolve, reject) => {
-      const request = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${harness.apiKey}`, 'content-type': 'application/json' } }, resolve);
+      const headers = { authorization: `Bearer ${harness.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+      const request = http.request(new URL(path, harness.stack.url), { method: body === undefined ? 'GET' : 'POST', agent: false, headers }, resolve);
       request.on('error', reject);
       request.end(body);
     });
