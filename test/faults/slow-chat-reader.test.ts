@@ -36,11 +36,7 @@ describe('a slow /api/chat reader', () => {
     watcher.close();
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish' });
 
-    let received = '';
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => (received += chunk));
-    response.resume();
-    await new Promise((resolve) => response.once('end', resolve));
+    const received = await readToEnd(response);
     expect(received.startsWith(`data: {"type":"start","messageId":"${turnId}"}`)).toBe(true);
     expect(received).not.toContain('[DONE]');
 
@@ -80,11 +76,7 @@ describe('a slow /api/chat reader', () => {
     }
     watcher.close();
     // Cut off during the burst: what it had buffered, and no end.
-    let cut = '';
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => (cut += chunk));
-    response.resume();
-    await new Promise((resolve) => response.once('end', resolve));
+    const cut = await readToEnd(response);
     expect(cut).not.toContain('[DONE]');
 
     // The turn still runs: the resume answers with its stream from the start.
@@ -137,11 +129,7 @@ describe('a slow /api/chat reader', () => {
     const response = await resumeChat(chatId);
     response.pause();
     await waitForMetric(harness.stack.url, SSE_CUTS, cutsBefore + 1);
-    let received = '';
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => (received += chunk));
-    response.resume();
-    await new Promise((resolve) => response.once('end', resolve));
+    const received = await readToEnd(response);
     expect(received.startsWith(`data: {"type":"start","messageId":"${turnId}"}`)).toBe(true);
     expect(received).not.toContain('[DONE]');
     expect(received).not.toContain('"type":"tool-output-available"');
@@ -149,6 +137,16 @@ describe('a slow /api/chat reader', () => {
   }, 90_000);
 
   const SSE_CUTS = 'switchyard_slow_consumer_disconnects_total{transport="sse"}';
+
+  /** Reads the rest of a (paused) response to its end. */
+  async function readToEnd(response: http.IncomingMessage): Promise<string> {
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (text += chunk));
+    response.resume();
+    await new Promise((resolve) => response.once('end', resolve));
+    return text;
+  }
 
   function resumeChat(chatId: string): Promise<http.IncomingMessage> {
     return chatRequest(`/api/chat/${chatId}/stream`);
