@@ -8,9 +8,18 @@ export const TOOL_QUEUE = 'tools';
 /** Job data is ids only; arguments and results live in PostgreSQL. */
 export const toolJobSchema = z.discriminatedUnion('kind', [
   /** Executes one server-run tool call of a turn; `traceparent` names the step span that asked for it. */
-  z.object({ kind: z.literal('run-tool'), turnId: z.string(), toolCallId: z.string(), traceparent: traceparentSchema.optional() }),
+  z.object({
+    kind: z.literal('run-tool'),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    traceparent: traceparentSchema.optional(),
+    /** A call a person approved: run outside the step's flow, so its settling resumes a parked turn itself. */
+    approved: z.literal(true).optional(),
+  }),
   /** Settles a client tool call that was never answered. */
   z.object({ kind: z.literal('client-timeout'), turnId: z.string(), toolCallId: z.string() }),
+  /** Denies a call that waits for approval past its `expiresAt` (`approval_timeout`). */
+  z.object({ kind: z.literal('approval-timeout'), turnId: z.string(), toolCallId: z.string() }),
   /** Runs a direct invocation (`POST /v1/tools/:name/invoke`). */
   z.object({ kind: z.literal('invoke'), invocationId: z.string() }),
 ]);
@@ -21,6 +30,7 @@ export const toolJobId = (turnId: string, step: number, position: number) => `to
 export const clientTimeoutJobId = (turnId: string, step: number, position: number) => `tool-timeout-${turnId}-s${step}-${position}`;
 /** The continuation that runs when a step's tool jobs have all settled (the flow's parent). */
 export const continuationJobId = (turnId: string, step: number) => `turn-${turnId}-s${step}`;
+export const approvalTimeoutJobId = (turnId: string, step: number, position: number) => `tool-approval-timeout-${turnId}-s${step}-${position}`;
 export const invocationJobId = (invocationId: string) => `invoke-${invocationId}`;
 
 export interface ServerToolJob {
@@ -116,4 +126,35 @@ export async function scheduleClientTimeout(
     removeOnComplete: true,
     removeOnFail: { age: 24 * 3600 },
   });
+}
+
+export async function scheduleApprovalTimeout(
+  queue: Queue,
+  input: { turnId: string; step: number; position: number; toolCallId: string; expiresAt: string },
+): Promise<void> {
+  const data: ToolJobData = { kind: 'approval-timeout', turnId: input.turnId, toolCallId: input.toolCallId };
+  await queue.add('approval-timeout', data, {
+    jobId: approvalTimeoutJobId(input.turnId, input.step, input.position),
+    delay: Math.max(0, Date.parse(input.expiresAt) - Date.now()),
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600 },
+  });
+}
+
+/**
+ * Runs a call a person approved, as its own job (the step's flow, if it had one, is out
+ * already). Its id is the one a flow would give it, so a repeat adds nothing.
+ */
+export async function enqueueApprovedCall(
+  queue: Queue,
+  input: { turnId: string; step: number; position: number; toolCallId: string; traceparent?: string },
+): Promise<void> {
+  const data: ToolJobData = {
+    kind: 'run-tool',
+    turnId: input.turnId,
+    toolCallId: input.toolCallId,
+    approved: true,
+    ...(input.traceparent ? { traceparent: input.traceparent } : {}),
+  };
+  await queue.add('run-tool', data, { ...toolJobOptions(input.turnId, input.step, input), ignoreDependencyOnFailure: undefined });
 }

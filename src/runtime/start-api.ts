@@ -9,6 +9,8 @@ import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
 import { createGateway, type Gateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
+import { decideApproval, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
+import type { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { answerClientToolCall } from '../tool-calls/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../event-log/inflight-state';
@@ -130,6 +132,8 @@ function createToolQueueEvents(resources: Resources): QueueEventsOnDemand {
 
 interface ApiServices extends ReturnType<typeof turnServiceWithBatches> {
   answerClientTool: ApiDeps['answerClientTool'];
+  decideApproval: (input: DecisionInput) => Promise<DecisionOutcome>;
+  toolApprovals: ToolApprovalsRepository;
 }
 
 function createServices(resources: Resources): ApiServices {
@@ -156,7 +160,14 @@ function createServices(resources: Resources): ApiServices {
     eventLog: resources.eventLog,
     enqueueResume: resources.enqueueResume,
   };
-  return { ...turnServices, answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input) };
+  const approvalDeps = { ...clientAnswerDeps, toolApprovals: resources.toolApprovals, tools: resources.tools, toolQueue: resources.toolQueue, metrics: resources.metrics, tracer: resources.tracer };
+  resources.metrics.countPendingApprovalsWith(() => resources.toolApprovals.countPending());
+  return {
+    ...turnServices,
+    answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
+    decideApproval: (input) => decideApproval(approvalDeps, input),
+    toolApprovals: resources.toolApprovals,
+  };
 }
 
 /** What the API streams to its readers; each ends on close, after the last event it sent. */

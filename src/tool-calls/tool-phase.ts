@@ -1,5 +1,7 @@
 import type { FlowProducer, Queue } from 'bullmq';
-import { fanOutToolCalls, scheduleClientTimeout, type FanOutTrace } from '../queue/tool-queue';
+import { fanOutToolCalls, scheduleApprovalTimeout, scheduleClientTimeout, type FanOutTrace } from '../queue/tool-queue';
+import type { ToolApprovalsRepository } from '../store/tool-approvals-repository';
+import { sendApprovedCall } from './tool-approvals';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -13,7 +15,7 @@ import {
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { clientToolResultEvent, toolResultEvent } from './tool-messages';
-import type { TurnEvents } from '../event-log/turn-events';
+import type { EventAppender, TurnEvents } from '../event-log/turn-events';
 
 export interface ToolPhaseDeps {
   db: Db;
@@ -21,7 +23,9 @@ export interface ToolPhaseDeps {
   turns: TurnsRepository;
   messages: MessagesRepository;
   toolCalls: ToolCallsRepository;
+  toolApprovals: ToolApprovalsRepository;
   tools: ToolRegistry;
+  eventLog: EventAppender;
   flows: FlowProducer;
   toolQueue: Queue;
 }
@@ -33,6 +37,8 @@ export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
 export const goesToToolJobs = (calls: NewToolCall[]) => calls.some((call) => call.status === 'pending' && call.kind !== 'client');
 
 const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
+/** Settled by something outside the turn's flow: a client's answer, or a person's decision and what follows it. */
+const settledFromOutside = (call: Pick<ToolCallRecord, 'kind' | 'approvalId'>) => call.kind === 'client' || call.approvalId !== null;
 
 /**
  * Right after a step with tool calls is committed: announce the calls, settle the invalid
@@ -50,16 +56,21 @@ export async function startToolPhase(
     toolCalls: calls.map((call) => ({ toolCallId: call.toolCallId, toolName: call.name, args: call.args ?? null })),
   });
   for (const call of calls) {
-    if (call.status !== 'pending') events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: call.error, attempts: 0, durationMs: 0 });
+    if ('error' in call) events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: call.error, attempts: 0, durationMs: 0 });
   }
   const pending = calls.filter((call) => call.status === 'pending');
   const server = pending.filter((call) => call.kind !== 'client');
   const client = pending.filter((call) => call.kind === 'client');
-  if (pending.length === 0) return 'proceed';
+  const gated = calls.flatMap((call) => (call.status === 'awaiting_approval' ? [call] : []));
+  if (pending.length === 0 && gated.length === 0) return 'proceed';
 
   // Parked before the fan-out, so a continuation that starts at once finds the turn waiting: a
-  // step with server calls by its commit (see `goesToToolJobs`), one with client calls only here.
-  if (server.length === 0 && !(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients'))) return 'fenced';
+  // step with server calls by its commit (see `goesToToolJobs`), one without here.
+  if (server.length === 0 && !(await deps.turns.setWaiting(context.turnId, context.attempt, client.length > 0 ? 'clients' : 'approvals'))) return 'fenced';
+  for (const call of gated) {
+    events.emit({ type: 'tool-approval-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args, ...call.approval });
+    await scheduleApprovalTimeout(deps.toolQueue, { turnId: context.turnId, step: context.step, position: call.position, toolCallId: call.toolCallId, expiresAt: call.approval.expiresAt });
+  }
   for (const call of client) {
     events.emit({ type: 'tool-call-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args });
     await scheduleClientTimeout(deps.toolQueue, {
@@ -70,7 +81,7 @@ export async function startToolPhase(
       timeoutMs: deps.tools.get(call.name)?.timeoutMs ?? 300_000,
     });
   }
-  if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: client.map((call) => call.toolCallId) });
+  if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: [...client, ...gated].map((call) => call.toolCallId) });
   await events.flush();
   if (server.length > 0) {
     await fanOut(deps, context, server);
@@ -118,7 +129,7 @@ export async function resumeToolPhase(
     return 'proceed';
   }
 
-  const unsettledServer = calls.filter((call) => !isSettled(call) && call.kind !== 'client');
+  const unsettledServer = calls.filter((call) => !isSettled(call) && !settledFromOutside(call));
   if (unsettledServer.length > 0) {
     if (!context.isContinuation) {
       // The worker died between committing the step and fanning out: fan out again (the job
@@ -138,8 +149,11 @@ export async function resumeToolPhase(
     }
   }
 
-  const unansweredClients = calls.some((call) => !isSettled(call) && call.kind === 'client');
+  const unansweredClients = calls.some((call) => !isSettled(call) && settledFromOutside(call));
   if (unansweredClients) {
+    // Taken over (a crash, or the reconciler found a timeout or an approved call's job gone):
+    // what the parked calls wait on is armed again; every job id is the call's, so nothing twice.
+    if (!context.isContinuation) await rearmParkedCalls(deps, context, calls);
     const parked = await parkForClients(deps, context, calls[0]!.conversationId);
     if (parked === 'fenced') return 'fenced';
     if (parked.length > 0) {
@@ -183,7 +197,8 @@ async function parkForClients(
     await deps.conversations.lock(conversationId, tx);
     const unanswered = (await deps.toolCalls.listForStep(context.turnId, context.step, tx)).filter((call) => !isSettled(call));
     if (unanswered.length === 0) return [];
-    if (!(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients', tx))) return 'fenced';
+    const awaiting = unanswered.every((call) => call.status === 'awaiting_approval') ? 'approvals' : 'clients';
+    if (!(await deps.turns.setWaiting(context.turnId, context.attempt, awaiting, tx))) return 'fenced';
     return unanswered.map((call) => call.toolCallId);
   });
 }
@@ -208,4 +223,25 @@ function announcePhaseEnd(events: TurnEvents, calls: ToolCallRecord[]): void {
     results: calls.length,
     failed: calls.filter((call) => call.status !== 'succeeded').length,
   });
+}
+
+/**
+ * Arms again what a parked step's calls wait on: an undecided call's request (announced again:
+ * the run that made it may have died before) and its expiry, an approved call's tool job.
+ */
+async function rearmParkedCalls(deps: ToolPhaseDeps, context: { turnId: string; step: number; events: TurnEvents }, calls: ToolCallRecord[]): Promise<void> {
+  const gated = calls.filter((call) => call.approvalId !== null && !isSettled(call));
+  if (gated.length === 0) return;
+  const approvals = new Map((await deps.toolApprovals.listForStep(context.turnId, context.step)).map((approval) => [approval.toolCallId, approval]));
+  for (const call of gated) {
+    const approval = approvals.get(call.toolCallId);
+    if (!approval) continue;
+    if (call.status === 'awaiting_approval') {
+      const { approvalId, expiresAt } = approval;
+      context.events.emit({ type: 'tool-approval-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args, approvalId, expiresAt });
+      await scheduleApprovalTimeout(deps.toolQueue, { turnId: call.turnId, step: call.step, position: call.position, toolCallId: call.toolCallId, expiresAt });
+    } else if (call.kind !== 'client') {
+      await sendApprovedCall(deps, call);
+    }
+  }
 }

@@ -99,6 +99,8 @@ function toExecutable(connection: McpConnection, tool: Tool, options: LoadMcpToo
         kind: 'mcp',
         timeoutMs,
         retries: server.retries ?? DEFAULT_MCP_RETRIES,
+        needsApproval: server.needsApproval === true || (Array.isArray(server.needsApproval) && server.needsApproval.includes(tool.name)),
+        ...(server.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: server.approvalTimeoutMs } : {}),
       },
       execute: (args, ctx) => connection.callTool(tool.name, args, ctx.signal, timeoutMs),
     },
