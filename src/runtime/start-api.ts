@@ -9,7 +9,7 @@ import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
 import { createGateway, type Gateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
-import { decideApproval, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
+import { decideApproval, decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
 import type { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { answerClientToolCall } from '../tool-calls/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
@@ -240,6 +240,8 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     userAllowedTools: (userId) => resources.users.allowedTools(userId),
     toolInvocations: { invocations: resources.invocations, toolQueue: resources.toolQueue, toolEvents },
     answerClientTool: services.answerClientTool,
+    decideApproval: services.decideApproval,
+    toolApprovals: services.toolApprovals,
     // The buffers are a convenience: while Redis is down the turn is still shown, without them.
     inflight: (turn) =>
       InflightState.read(resources.redis, config.REDIS_PREFIX, turn).catch((error: unknown) => {
@@ -302,6 +304,13 @@ function startGateway(resources: Resources, server: http.Server, auth: ApiAuth, 
       if (outcome.kind === 'not_found') return { ok: false, code: 'not_found', message: 'no such tool call' };
       if (outcome.kind === 'not_client_tool') return { ok: false, code: 'bad_frame', message: 'this call is not a client tool call' };
       return { ok: true, accepted: outcome.kind === 'accepted' };
+    },
+    decideApproval: async (userId, frame) => {
+      const { type: _type, ...decision } = frame;
+      const outcome = await services.decideApproval({ userId, ...decision });
+      const refusal = decisionRefusal(outcome);
+      if (refusal) return { ok: false, code: refusal.code === 'already_decided' || refusal.code === 'not_found' ? refusal.code : 'invalid_request', message: refusal.message };
+      return outcome.kind === 'decided' || outcome.kind === 'repeated' ? { ok: true, decision: outcome.decision } : { ok: false, code: 'internal', message: 'no decision' };
     },
     allowedOrigins: config.ALLOWED_ORIGINS,
     maxFrameBytes: config.WS_MAX_FRAME_BYTES,

@@ -181,3 +181,28 @@ function observeDecision(deps: Pick<ApprovalDecisionDeps, 'metrics' | 'tracer'>,
   deps.metrics.approvalDecisionTime.observe({ outcome }, waitedMs / 1000);
   recordApprovalDecision(deps.tracer, { traceparent, turnId: approval.turnId, toolCallId: approval.toolCallId, toolName: approval.toolName, outcome, waitedMs });
 }
+
+/** Why a decision was refused, for the route and the websocket frame alike; null when it was taken (or repeated). */
+export function decisionRefusal(
+  outcome: DecisionOutcome,
+): { code: 'not_found' | 'invalid_request' | 'already_decided'; message: string; field?: string; decision?: StoredDecision } | null {
+  switch (outcome.kind) {
+    case 'decided':
+    case 'repeated':
+      return null;
+    case 'not_found':
+      return { code: 'not_found', message: 'no such tool call in this turn' };
+    case 'not_gated':
+      return { code: 'invalid_request', message: 'this call needs no approval', field: 'toolCallId' };
+    case 'not_waiting':
+      return { code: 'invalid_request', message: 'this call no longer waits for approval: its turn has ended', field: 'toolCallId' };
+    case 'invalid_arguments':
+      return { code: 'invalid_request', message: `args do not fit the tool's schema: ${outcome.message}`, field: 'args' };
+    case 'already_decided':
+      return {
+        code: 'already_decided',
+        message: `this call was ${outcome.decision.approved ? 'approved' : 'denied'} already; the first decision stands`,
+        decision: outcome.decision,
+      };
+  }
+}

@@ -28,7 +28,7 @@ export const clientFrameSchemas = {
     toolCallId: id,
     approved: z.boolean(),
     reason: z.optional(z.string().check(z.maxLength(10_000))),
-    args: z.optional(z.unknown()),
+    args: z.optional(z.record(z.string(), z.unknown())),
   }),
   ping: z.strictObject({ type: z.literal('ping') }),
 };
