@@ -40,6 +40,7 @@ describe('tool approvals', () => {
             fields: [{ name: 'to', required: true }],
           },
           { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 },
+          { kind: 'client', name: 'open_file', description: 'Opens a file on the user\'s machine', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'path', required: true }] },
         ],
       },
       env: { APPROVAL_REQUIRED_TOOLS: 'random_number' },
@@ -102,7 +103,10 @@ describe('tool approvals', () => {
       expiresAt: request.expiresAt,
     });
 
-    const decided = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    // The owner's session token (a browser's) may list and decide, as the API key may.
+    const session = apiClient(harness.stack.url, (await harness.api.post('/v1/session-tokens', {})).body.token);
+    expect((await session.get('/v1/approvals')).body.data.map((each: any) => each.approvalId)).toContain(request.approvalId);
+    const decided = await session.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(decided.status).toBe(200);
     expect(decided.body).toEqual({ toolCallId: request.toolCallId, approved: true, reason: null, args: { to: 'alice', amount: 5 }, decidedAt: expect.any(String) });
     const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
@@ -246,6 +250,31 @@ describe('tool approvals', () => {
     const afterCancel = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(afterCancel.status).toBe(400);
     expect(transfersTo('erin')).toHaveLength(0);
+  });
+
+  it('asks clients to run an approved client tool only after the approval', async () => {
+    const { client, turnId, requests } = await startGatedTurn([{ name: 'open_file', arguments: { path: '/etc/hosts' } }]);
+    const [request] = requests;
+    await waitForStatus(turnId, 'waiting_approval', client);
+    expect(client.frames.some((frame: any) => isEvent('tool-call-request', turnId)(frame))).toBe(false);
+    // An answer before the approval is not taken.
+    const early = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: request.toolCallId, result: 'sneaky' });
+    expect(early.body).toMatchObject({ accepted: false });
+
+    await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    const asked = (await client.waitFor(isEvent('tool-call-request', turnId))).event;
+    expect(asked).toMatchObject({ toolCallId: request.toolCallId, toolName: 'open_file', args: { path: '/etc/hosts' } });
+    const answered = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: request.toolCallId, result: '127.0.0.1 localhost' });
+    expect(answered.body).toEqual({ accepted: true });
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: '127.0.0.1 localhost' })]);
+  });
+
+  it('refuses unknown tool names in a batch\'s defaults.requireApproval', async () => {
+    const refused = await harness.api.post('/v1/batches', { items: [{ messages: ['hi'] }], defaults: { requireApproval: ['nope'] } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ line: 0, field: 'defaults.requireApproval', message: 'unknown tool "nope"' }]);
   });
 
   it('leaves a turn with no gated call unchanged: no approval events', async () => {
