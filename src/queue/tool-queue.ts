@@ -115,30 +115,18 @@ export async function enqueueInvocation(queue: Queue, invocationId: string): Pro
   return job;
 }
 
-export async function scheduleClientTimeout(
+/**
+ * The delayed job that settles a call nobody answered (`client-timeout`: no client did) or
+ * decided (`approval-timeout`: no person did) in time. Its id is the call's: armed again, it is not added twice.
+ */
+export async function scheduleCallTimeout(
   queue: Queue,
-  input: { turnId: string; step: number; position: number; toolCallId: string; timeoutMs: number },
+  kind: 'client-timeout' | 'approval-timeout',
+  input: { turnId: string; step: number; position: number; toolCallId: string; delayMs: number },
 ): Promise<void> {
-  const data: ToolJobData = { kind: 'client-timeout', turnId: input.turnId, toolCallId: input.toolCallId };
-  await queue.add('client-timeout', data, {
-    jobId: clientTimeoutJobId(input.turnId, input.step, input.position),
-    delay: input.timeoutMs,
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600 },
-  });
-}
-
-export async function scheduleApprovalTimeout(
-  queue: Queue,
-  input: { turnId: string; step: number; position: number; toolCallId: string; expiresAt: string },
-): Promise<void> {
-  const data: ToolJobData = { kind: 'approval-timeout', turnId: input.turnId, toolCallId: input.toolCallId };
-  await queue.add('approval-timeout', data, {
-    jobId: approvalTimeoutJobId(input.turnId, input.step, input.position),
-    delay: Math.max(0, Date.parse(input.expiresAt) - Date.now()),
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600 },
-  });
+  const data: ToolJobData = { kind, turnId: input.turnId, toolCallId: input.toolCallId };
+  const jobId = (kind === 'client-timeout' ? clientTimeoutJobId : approvalTimeoutJobId)(input.turnId, input.step, input.position);
+  await queue.add(kind, data, { jobId, delay: Math.max(0, input.delayMs), removeOnComplete: true, removeOnFail: { age: 24 * 3600 } });
 }
 
 /**

@@ -24,16 +24,7 @@ export interface ApprovalDecision {
   decidedAt: string;
 }
 
-export interface NewToolApproval {
-  approvalId: string;
-  turnId: string;
-  toolCallId: string;
-  conversationId: string;
-  userId: string;
-  toolName: string;
-  args: unknown;
-  expiresAt: string;
-}
+export type NewToolApproval = Omit<ToolApproval, 'requestedAt' | 'decision'>;
 
 /** Where the next page of pending approvals starts: before this request. */
 export interface ApprovalCursor {

@@ -2,7 +2,8 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Queue } from 'bullmq';
 import type { Metrics } from '../metrics/metrics';
 import { recordApprovalDecision } from '../tracing/approval-span';
-import { enqueueApprovedCall, scheduleClientTimeout } from '../queue/tool-queue';
+import { enqueueApprovedCall } from '../queue/tool-queue';
+import { requestClientTool } from './client-tool-request';
 import type { ToolApproval, ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import type { ToolCallRecord } from '../store/tool-calls-repository';
 import type { ToolRegistry } from '../tools/tool';
@@ -152,15 +153,8 @@ export async function sendApprovedCall(
     return;
   }
   const events = new TurnEvents(deps.eventLog, call.conversationId, call.turnId);
-  events.emit({ type: 'tool-call-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args });
+  await requestClientTool(deps, events, call);
   await events.flush();
-  await scheduleClientTimeout(deps.toolQueue, {
-    turnId: call.turnId,
-    step: call.step,
-    position: call.position,
-    toolCallId: call.toolCallId,
-    timeoutMs: deps.tools.get(call.name)?.timeoutMs ?? 300_000,
-  });
 }
 
 function decisionOf(approval: ToolApproval): StoredDecision {

@@ -1,5 +1,6 @@
 import type { FlowProducer, Queue } from 'bullmq';
-import { fanOutToolCalls, scheduleApprovalTimeout, scheduleClientTimeout, type FanOutTrace } from '../queue/tool-queue';
+import { fanOutToolCalls, scheduleCallTimeout, type FanOutTrace } from '../queue/tool-queue';
+import { requestClientTool } from './client-tool-request';
 import type { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { sendApprovedCall } from './tool-approvals';
 import type { ConversationsRepository } from '../store/conversations-repository';
@@ -67,20 +68,8 @@ export async function startToolPhase(
   // Parked before the fan-out, so a continuation that starts at once finds the turn waiting: a
   // step with server calls by its commit (see `goesToToolJobs`), one without here.
   if (server.length === 0 && !(await deps.turns.setWaiting(context.turnId, context.attempt, client.length > 0 ? 'clients' : 'approvals'))) return 'fenced';
-  for (const call of gated) {
-    events.emit({ type: 'tool-approval-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args, ...call.approval });
-    await scheduleApprovalTimeout(deps.toolQueue, { turnId: context.turnId, step: context.step, position: call.position, toolCallId: call.toolCallId, expiresAt: call.approval.expiresAt });
-  }
-  for (const call of client) {
-    events.emit({ type: 'tool-call-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args });
-    await scheduleClientTimeout(deps.toolQueue, {
-      turnId: context.turnId,
-      step: context.step,
-      position: call.position,
-      toolCallId: call.toolCallId,
-      timeoutMs: deps.tools.get(call.name)?.timeoutMs ?? 300_000,
-    });
-  }
+  for (const call of gated) await requestApproval(deps, events, call, call.approval);
+  for (const call of client) await requestClientTool(deps, events, call);
   if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: [...client, ...gated].map((call) => call.toolCallId) });
   await events.flush();
   if (server.length > 0) {
@@ -237,11 +226,26 @@ async function rearmParkedCalls(deps: ToolPhaseDeps, context: { turnId: string; 
     const approval = approvals.get(call.toolCallId);
     if (!approval) continue;
     if (call.status === 'awaiting_approval') {
-      const { approvalId, expiresAt } = approval;
-      context.events.emit({ type: 'tool-approval-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args, approvalId, expiresAt });
-      await scheduleApprovalTimeout(deps.toolQueue, { turnId: call.turnId, step: call.step, position: call.position, toolCallId: call.toolCallId, expiresAt });
+      await requestApproval(deps, context.events, call, approval);
     } else if (call.kind !== 'client') {
       await sendApprovedCall(deps, call);
     }
   }
+}
+
+/** Asks for a person's decision on a call (sent with the caller's next flush) and arms its expiry. */
+async function requestApproval(
+  deps: Pick<ToolPhaseDeps, 'toolQueue'>,
+  events: TurnEvents,
+  call: Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'step' | 'position' | 'name' | 'args'>,
+  approval: { approvalId: string; expiresAt: string },
+): Promise<void> {
+  events.emit({ type: 'tool-approval-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args, approvalId: approval.approvalId, expiresAt: approval.expiresAt });
+  await scheduleCallTimeout(deps.toolQueue, 'approval-timeout', {
+    turnId: call.turnId,
+    step: call.step,
+    position: call.position,
+    toolCallId: call.toolCallId,
+    delayMs: Date.parse(approval.expiresAt) - Date.now(),
+  });
 }
