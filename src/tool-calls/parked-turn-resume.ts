@@ -20,9 +20,9 @@ const isSettled = (call: ToolCallRecord) => SETTLED_TOOL_CALL_STATUSES.includes(
  * (a client's answer, a denial, an approved call's run, a timeout). Called again after a crash,
  * it resumes once: the resume's job id is the same.
  */
-export async function resumeParkedTurnWhenSettled(deps: ParkedTurnResumeDeps, turn: Pick<Turn, 'id' | 'conversationId' | 'traceparent'>, step: number): Promise<void> {
+export async function resumeParkedTurnWhenSettled(deps: ParkedTurnResumeDeps, turn: Pick<Turn, 'id' | 'conversationId'>, step: number): Promise<void> {
   const waiting = await stepStillParked(deps, turn, step);
-  if (waiting.parked && waiting.calls.every(isSettled)) await deps.enqueueResume(turn.id, step, turn.traceparent);
+  if (waiting.parked && waiting.calls.every(isSettled)) await deps.enqueueResume(turn.id, step, waiting.traceparent);
 }
 
 /**
@@ -34,11 +34,11 @@ async function stepStillParked(
   deps: ParkedTurnResumeDeps,
   turn: Pick<Turn, 'id' | 'conversationId'>,
   step: number,
-): Promise<{ parked: false } | { parked: true; calls: ToolCallRecord[] }> {
+): Promise<{ parked: false } | { parked: true; calls: ToolCallRecord[]; traceparent: string | null }> {
   return deps.db.transaction(async (tx) => {
     await deps.conversations.lock(turn.conversationId, tx);
     const current = await deps.turns.get(turn.id, tx);
     if (current?.status !== 'waiting_tools' || current.awaiting === 'tools' || current.awaiting === null || current.step !== step) return { parked: false };
-    return { parked: true, calls: await deps.toolCalls.listForStep(turn.id, step, tx) };
+    return { parked: true, calls: await deps.toolCalls.listForStep(turn.id, step, tx), traceparent: current.traceparent };
   });
 }

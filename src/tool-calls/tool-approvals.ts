@@ -95,14 +95,12 @@ export async function decideApproval(deps: ApprovalDecisionDeps, input: Decision
       ? { approved: false, reason: TIMEOUT_REASON, args: null }
       : { approved: input.approved, reason: input.reason ?? null, args: input.approved ? editedArgs : null };
     const decided = await deps.toolApprovals.decide(approval.approvalId, decision, tx);
-    const settled = decision.approved
-      ? ((await deps.toolCalls.release(input.turnId, input.toolCallId, editedArgs ?? current.args, tx)), null)
-      : await deps.toolCalls.settle(
-          input.turnId,
-          input.toolCallId,
-          { status: 'failed', error: expired ? { code: 'approval_timeout', message: TIMEOUT_REASON } : { code: 'denied', message: input.reason ?? 'denied by a person' }, attempts: 0 },
-          tx,
-        );
+    if (decision.approved) {
+      await deps.toolCalls.release(input.turnId, input.toolCallId, editedArgs ?? current.args, tx);
+      return { kind: 'decided' as const, approval: decided, settled: null, expired };
+    }
+    const error = expired ? { code: 'approval_timeout', message: TIMEOUT_REASON } : { code: 'denied', message: input.reason ?? 'denied by a person' };
+    const settled = await deps.toolCalls.settle(input.turnId, input.toolCallId, { status: 'failed', error, attempts: 0 }, tx);
     return { kind: 'decided' as const, approval: decided, settled, expired };
   });
   if (stored.kind === 'not_found' || stored.kind === 'not_waiting') return { kind: stored.kind };

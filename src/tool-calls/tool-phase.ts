@@ -138,12 +138,12 @@ export async function resumeToolPhase(
     }
   }
 
-  const unansweredClients = calls.some((call) => !isSettled(call) && settledFromOutside(call));
-  if (unansweredClients) {
+  const waitingOnAnswers = calls.some((call) => !isSettled(call) && settledFromOutside(call));
+  if (waitingOnAnswers) {
     // Taken over (a crash, or the reconciler found a timeout or an approved call's job gone):
     // what the parked calls wait on is armed again; every job id is the call's, so nothing twice.
     if (!context.isContinuation) await rearmParkedCalls(deps, context, calls);
-    const parked = await parkForClients(deps, context, calls[0]!.conversationId);
+    const parked = await parkForAnswers(deps, context, calls[0]!.conversationId);
     if (parked === 'fenced') return 'fenced';
     if (parked.length > 0) {
       context.events.emit({ type: 'turn-waiting', toolCallIds: parked });
@@ -152,7 +152,7 @@ export async function resumeToolPhase(
     }
   }
   // Calls settled since the first read (here, or by a client's answer) are read again.
-  const settledMeanwhile = unsettledServer.length > 0 || unansweredClients;
+  const settledMeanwhile = unsettledServer.length > 0 || waitingOnAnswers;
   return completeToolPhase(deps, context, settledMeanwhile ? await deps.toolCalls.listForStep(context.turnId, context.step) : calls);
 }
 
@@ -171,13 +171,15 @@ function fanOut(
 }
 
 /**
- * Parks the turn for its unanswered client calls; returns their ids, or none when every call
- * has its answer by now. Under the conversation's row lock, the lock under which an answer
- * decides whether to resume the turn (client-tool-answers.ts): either the answer finds the
- * turn parked and resumes it, or this read sees the answer and the turn goes on here. Parking
+ * Parks the turn for its unsettled calls (unanswered client calls, calls awaiting or past their
+ * approval); returns their ids, or none when every call has its outcome by now. Parked as
+ * `approvals` when every one of them waits for a person (shown as `waiting_approval`). Under the
+ * conversation's row lock, the lock under which an answer or a decision decides whether to
+ * resume the turn (parked-turn-resume.ts): either it finds the turn parked and resumes it, or
+ * this read sees its outcome and the turn goes on here. Parking
  * on a read taken before the lock would leave a turn waiting for an answer it already has.
  */
-async function parkForClients(
+async function parkForAnswers(
   deps: ToolPhaseDeps,
   context: { turnId: string; attempt: number; step: number },
   conversationId: string,

@@ -42,7 +42,7 @@ export function turnCallExecution(
     async announce(settled) {
       deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
       await announceResult(deps, settled);
-      if (options.resumesParkedTurn) await resumeParkedTurnWhenSettled(deps, { id: settled.turnId, conversationId: settled.conversationId, traceparent: null }, settled.step);
+      if (options.resumesParkedTurn) await resumeParkedTurnWhenSettled(deps, { id: settled.turnId, conversationId: settled.conversationId }, settled.step);
     },
   };
 }
