@@ -19,7 +19,7 @@ export function declaredTool(definition: FileToolDefinition, retries: number): O
       kind: definition.kind,
       timeoutMs: definition.timeoutMs,
       retries,
-      needsApproval: definition.needsApproval,
+      ...(definition.needsApproval ? { needsApproval: true } : {}),
       ...(definition.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: definition.approvalTimeoutMs } : {}),
     },
   };
