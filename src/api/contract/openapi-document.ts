@@ -3,6 +3,7 @@ import { createDocument, type CreateDocumentOptions, type oas31 } from 'zod-open
 import { eventSchema } from '../../events/event';
 import { clientFrameSchemas, serverFrameSchema } from '../../events/ws-frames';
 import { adminPaths } from './admin-contract';
+import { approvalPaths } from './approvals-contract';
 import { batchPaths } from './batches-contract';
 import { browserPaths } from './browser-contract';
 import { conversationPaths } from './conversations-contract';
@@ -11,7 +12,7 @@ import { healthPaths } from './health-contract';
 import { toolPaths } from './tools-contract';
 import { turnPaths } from './turns-contract';
 
-const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas.ping]);
+const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
 
 /**
  * The contract as data (docs/API.md): every HTTP route with its request and response schemas and
@@ -30,12 +31,13 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Conversations' },
       { name: 'Turns' },
       { name: 'Tools' },
+      { name: 'Approvals', description: 'A person approves a tool call before it runs.' },
       { name: 'Batches' },
       { name: 'Browsers', description: 'Session tokens, websocket tickets, the websocket, and the AI SDK chat transport.' },
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...batchPaths, ...browserPaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...browserPaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
