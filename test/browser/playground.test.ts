@@ -6,6 +6,7 @@ import { buildPlayground } from '../../src/playground/build';
 import { followBatchEvents } from '../support/batch-events';
 import { CHROMIUM_MISSING, launchChromium } from '../support/chromium';
 import { describeNeeding } from '../support/required-programs';
+import { transferTool } from '../support/approval-tools';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -42,17 +43,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
         'browser.json': exampleTools,
         'weather.json': { name: 'weather', description: 'The weather in a city', url: `${tools.url}/weather`, fields: [{ name: 'city', required: true }] },
         'broken.json': { name: 'broken', description: 'Always fails', url: `${tools.url}/broken`, retries: 0, fields: [{ name: 'n', type: 'integer' }] },
-        'transfer.json': {
-          name: 'transfer',
-          description: 'Moves money; a person approves every call',
-          url: `${tools.url}/transfer`,
-          retries: 0,
-          needsApproval: true,
-          fields: [
-            { name: 'to', required: true },
-            { name: 'amount', type: 'integer', required: true },
-          ],
-        },
+        'transfer.json': transferTool(tools.url),
       },
       env: { PLAYGROUND_DIR: playgroundDir },
     });

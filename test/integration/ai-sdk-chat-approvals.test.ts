@@ -1,5 +1,6 @@
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { NodeChat, textOf, toolPartsOf } from '../support/ai-sdk-chat';
+import { transferTool } from '../support/approval-tools';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { startToolTurnHarness, scripted, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -25,18 +26,7 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     harness = await startToolTurnHarness({
       toolFiles: {
         'bank.json': [
-          {
-            name: 'transfer',
-            description: 'Moves money',
-            url: `${server.url}/transfer`,
-            timeoutMs: 2000,
-            retries: 0,
-            needsApproval: true,
-            fields: [
-              { name: 'to', required: true },
-              { name: 'amount', type: 'integer', required: true },
-            ],
-          },
+          transferTool(server.url),
           { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 },
         ],
       },
