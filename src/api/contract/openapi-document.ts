@@ -10,6 +10,7 @@ import { errorResponseSchema } from './error-contract';
 import { healthPaths } from './health-contract';
 import { toolPaths } from './tools-contract';
 import { turnPaths } from './turns-contract';
+import { webhookPaths } from './webhooks-contract';
 
 const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas.ping]);
 
@@ -31,11 +32,12 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Turns' },
       { name: 'Tools' },
       { name: 'Batches' },
+      { name: 'Webhooks', description: 'Signed the Standard Webhooks way; delivered at least once.' },
       { name: 'Browsers', description: 'Session tokens, websocket tickets, the websocket, and the AI SDK chat transport.' },
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...batchPaths, ...browserPaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
