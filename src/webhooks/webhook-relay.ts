@@ -11,10 +11,10 @@ export interface WebhookRelayDeps {
 
 /** Deliveries handled per pass: a backlog drains over several passes, without one long transaction. */
 const BATCH = 500;
-/** How late a delivery's attempt may be before the sweep looks for its job. */
-const OVERDUE_GRACE_MS = 15_000;
-/** The sweep for lost jobs runs every this many relay passes (about every 30 s by default). */
+/** The sweep for lost jobs runs every this many relay passes (every 30 s by default). */
 const SWEEP_EVERY_PASSES = 30;
+/** How many passes late a delivery's attempt may be before the sweep looks for its job (15 s by default). */
+const OVERDUE_PASSES = 15;
 
 /**
  * Moves recorded webhook events (the outbox rows the end of a turn or batch committed) into
@@ -22,7 +22,7 @@ const SWEEP_EVERY_PASSES = 30;
  * - every pass, pending deliveries with no job yet get one (its id is the delivery's, so two
  *   workers adding it at once add one job), then are marked enqueued;
  * - every SWEEP_EVERY_PASSES passes, pending deliveries whose attempt is overdue get their job
- *   back if Redis lost it (a restart without persistence).
+ *   back if Redis lost it (a restart without persistence): within a minute by default.
  * A crash between the commit and the job loses nothing: the next pass, here or in any worker,
  * adds it.
  */
@@ -35,7 +35,7 @@ export function startWebhookRelay(deps: WebhookRelayDeps, options: { intervalMs:
   const pass = async () => {
     try {
       await relayPass(deps);
-      if (passes++ % SWEEP_EVERY_PASSES === 0) await sweepPass(deps);
+      if (passes++ % SWEEP_EVERY_PASSES === 0) await sweepPass(deps, OVERDUE_PASSES * options.intervalMs);
     } catch (error) {
       deps.logger.warn({ err: error }, 'webhook relay pass failed; retrying');
     }
@@ -66,8 +66,8 @@ export async function relayPass(deps: WebhookRelayDeps): Promise<number> {
 }
 
 /** Re-adds the jobs Redis no longer has of deliveries still pending. */
-async function sweepPass(deps: WebhookRelayDeps): Promise<void> {
-  for (const delivery of await deps.webhooks.overdue(OVERDUE_GRACE_MS, BATCH)) {
+async function sweepPass(deps: WebhookRelayDeps, overdueMs: number): Promise<void> {
+  for (const delivery of await deps.webhooks.overdue(overdueMs, BATCH)) {
     if (await hasDeliveryJob(deps.webhookQueue, delivery.id)) continue;
     await enqueueDelivery(deps.webhookQueue, delivery.id, delayUntil(delivery.nextAttemptAt));
     deps.logger.info({ deliveryId: delivery.id }, 'webhook delivery job re-added');
