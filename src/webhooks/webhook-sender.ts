@@ -14,8 +14,8 @@ const MAX_BODY_BYTES = 4096;
 const EXCERPT_CHARS = 200;
 
 /**
- * POSTs one delivery to the checked address. The connection goes to `target.address` whatever a
- * new DNS answer would say (the lookup hands back the checked address), while the Host header
+ * POSTs one delivery to the checked addresses. The connection goes to `target.addresses` whatever
+ * a new DNS answer would say (the lookup hands back the checked addresses), while the Host header
  * and TLS name stay the URL's host, so certificates are still verified against it. No
  * redirects are followed: a redirect could point inside. `timeoutMs` bounds the whole attempt,
  * from connecting to the last byte read.
@@ -24,9 +24,12 @@ export async function sendWebhook(
   target: ResolvedTarget,
   input: { headers: Record<string, string>; body: string; timeoutMs: number },
 ): Promise<AttemptOutcome> {
+  const [first] = target.addresses;
+  if (!first) return { kind: 'network_error', message: 'no address to connect to' };
+  // Node asks for every address (and tries them in turn) or for one.
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
+    if (options.all) (callback as unknown as (error: null, addresses: ResolvedTarget['addresses']) => void)(null, target.addresses);
+    else callback(null, first.address, first.family);
   };
   const agent = new Agent({ connect: { lookup: pinned }, connections: 1, pipelining: 0 });
   const signal = AbortSignal.timeout(input.timeoutMs);

@@ -4,8 +4,8 @@ import ipaddr from 'ipaddr.js';
 /** A URL's host resolved and checked: where an attempt connects, whatever the DNS says later. */
 export interface ResolvedTarget {
   url: URL;
-  address: string;
-  family: 4 | 6;
+  /** Every address the host had, all checked, in the resolver's order. */
+  addresses: { address: string; family: 4 | 6 }[];
 }
 
 export type TargetCheck = { ok: true; target: ResolvedTarget } | { ok: false; reason: string };
@@ -54,8 +54,7 @@ export async function resolveWebhookTarget(text: string, policy: TargetPolicy): 
     const inside = addresses.find((each) => !isPublicAddress(each.address));
     if (inside) return { ok: false, reason: `the host ${hostname} resolves to ${inside.address}, a loopback, private or link-local address` };
   }
-  const first = addresses[0]!;
-  return { ok: true, target: { url, address: first.address, family: first.family === 6 ? 6 : 4 } };
+  return { ok: true, target: { url, addresses: addresses.map((each) => ({ address: each.address, family: each.family === 6 ? 6 : 4 })) } };
 }
 
 /** Public unicast only; an IPv4-mapped IPv6 address is judged as the IPv4 address it carries. */

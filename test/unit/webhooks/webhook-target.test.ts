@@ -24,7 +24,7 @@ describe('webhook targets', () => {
 
   it('connects to the address it checked', async () => {
     const checked = await resolveWebhookTarget('https://hooks.example.com/in', { allowPrivateNetworks: false, resolve: resolvingTo('93.184.215.14') });
-    expect(checked).toMatchObject({ ok: true, target: { address: '93.184.215.14', family: 4 } });
+    expect(checked).toMatchObject({ ok: true, target: { addresses: [{ address: '93.184.215.14', family: 4 }] } });
   });
 
   it('refuses a host with any inside address among its public ones', async () => {
@@ -34,7 +34,7 @@ describe('webhook targets', () => {
 
   it('allows inside addresses only when private networks are allowed', async () => {
     const checked = await resolveWebhookTarget('http://hooks.internal/in', { allowPrivateNetworks: true, resolve: resolvingTo('10.0.0.5') });
-    expect(checked).toMatchObject({ ok: true, target: { address: '10.0.0.5' } });
+    expect(checked).toMatchObject({ ok: true, target: { addresses: [{ address: '10.0.0.5', family: 4 }] } });
   });
 
   it('refuses what is not http(s) whatever the policy', async () => {
