@@ -117,7 +117,10 @@ describe('webhooks', () => {
     expect(failed.last.type).toBe('turn-error');
 
     const got = await failures.waitFor(1);
-    expect(verify(onlyFailed.secret, got[0]!)).toMatchObject({ type: 'turn.failed', data: { turnId: failed.turnId, status: 'failed', error: expect.objectContaining({ code: expect.any(String) }) } });
+    expect(verify(onlyFailed.secret, got[0]!)).toMatchObject({
+      type: 'turn.failed',
+      data: { turnId: failed.turnId, status: 'failed', error: expect.objectContaining({ code: expect.any(String) }), lastSeq: failed.last.seq },
+    });
     const types = (await all.waitFor(2)).map((webhook) => verify(everything.secret, webhook).type).sort();
     expect(types).toEqual(['turn.completed', 'turn.failed']);
     // Events are recorded for every endpoint in the commit that ends the turn: the filtered
