@@ -65,8 +65,9 @@ BEGIN
   WHERE e.user_id = p_user_id AND e.disabled_at IS NULL AND (p_type = ANY (e.events) OR '*' = ANY (e.events));
 END $$;
 
--- A turn's end, and a turn that starts waiting for its client (the one place a turn asks for
--- action: a status that waits for an approval joins the ELSIF).
+-- A turn's end, and a turn that starts waiting for someone: its client's tools (`awaiting`
+-- 'clients') or a person's approval ('approvals', shown as the status `waiting_approval`). This is
+-- the one place a turn asks for action: whatever parks it, the commit that parks it records it.
 CREATE OR REPLACE FUNCTION turn_webhook_event() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   v_type text;
@@ -76,7 +77,7 @@ DECLARE
 BEGIN
   IF NEW.status IN ('completed', 'failed', 'cancelled') AND OLD.status IN ('queued', 'running', 'waiting_tools') THEN
     v_type := 'turn.' || NEW.status;
-  ELSIF NEW.status = 'waiting_tools' AND NEW.awaiting = 'clients' AND (OLD.status <> NEW.status OR OLD.awaiting IS DISTINCT FROM NEW.awaiting) THEN
+  ELSIF NEW.status = 'waiting_tools' AND NEW.awaiting IN ('clients', 'approvals') AND (OLD.status <> NEW.status OR OLD.awaiting IS DISTINCT FROM NEW.awaiting) THEN
     v_type := 'turn.requires_action';
   ELSE
     RETURN NULL;
@@ -91,7 +92,8 @@ BEGIN
     SELECT custom_id INTO v_custom_id FROM batch_items WHERE batch_id = v_batch_id AND conversation_id = NEW.conversation_id LIMIT 1;
   END IF;
   PERFORM record_webhook_event(NEW.user_id, v_type, jsonb_strip_nulls(jsonb_build_object(
-    'turnId', NEW.id, 'conversationId', NEW.conversation_id, 'status', NEW.status,
+    'turnId', NEW.id, 'conversationId', NEW.conversation_id,
+    'status', CASE WHEN NEW.status = 'waiting_tools' AND NEW.awaiting = 'approvals' THEN 'waiting_approval' ELSE NEW.status END,
     'finishReason', NEW.finish_reason, 'error', NEW.error, 'usage', NEW.usage, 'lastSeq', v_last_seq,
     'batchId', v_batch_id, 'customId', v_custom_id)));
   RETURN NULL;

@@ -1,3 +1,4 @@
+import { approvalsRouter, type ApprovalsRouterDeps } from './approvals-router';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator';
@@ -58,6 +59,8 @@ export interface ApiDeps {
   userAllowedTools: ToolsRouterDeps['userAllowedTools'];
   toolInvocations: ToolInvocationDeps;
   answerClientTool: TurnsRouterDeps['answerClientTool'];
+  decideApproval: ApprovalsRouterDeps['decideApproval'];
+  toolApprovals: ApprovalsRouterDeps['toolApprovals'];
   inflight: TurnsRouterDeps['inflight'];
   turnService: TurnService;
   eventStream: TurnEventStreamer;
@@ -157,6 +160,7 @@ export function createApiApp(deps: ApiDeps): Express {
       uiStream: deps.uiStream,
     }),
   );
+  app.use('/v1', approvalsRouter({ toolApprovals: deps.toolApprovals, decideApproval: deps.decideApproval }));
   app.use('/v1/webhooks', webhooksRouter(deps.webhooks));
   app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools, ...deps.toolInvocations }));
   app.use(notFoundHandler);

@@ -27,6 +27,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   router.post('/', async (req, res) => {
     const body = parseInput(createConversationSchema, req.body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
+    await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
@@ -57,6 +58,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const conversationId = parseRouteId(req.params.id, 'conversation');
     const body = parseInput(createTurnSchema, req.body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
+    await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
       content: body.content,
       onBusy: body.onBusy,
@@ -65,6 +67,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
         ...(body.model ? { model: body.model } : {}),
         ...(body.tools ? { tools: body.tools } : {}),
         ...(body.toolChoice ? { toolChoice: body.toolChoice } : {}),
+        ...(body.requireApproval ? { requireApproval: body.requireApproval } : {}),
         ...(body.maxSteps ? { maxSteps: body.maxSteps } : {}),
         ...(body.maxHistoryMessages ? { maxHistoryMessages: body.maxHistoryMessages } : {}),
       },

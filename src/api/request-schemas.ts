@@ -9,6 +9,7 @@ export const createConversationSchema = z
     system: z.string().max(200_000).optional(),
     model: z.string().min(1).max(200).optional(),
     tools: z.array(toolNameSchema).max(128).optional(),
+    requireApproval: z.array(toolNameSchema).max(128).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
     externalId: z.string().min(1).max(200).optional(),
   })
@@ -31,6 +32,7 @@ export const createTurnSchema = z
     model: z.string().min(1).max(200).optional(),
     tools: z.array(toolNameSchema).max(128).optional(),
     toolChoice: toolChoiceSchema.optional(),
+    requireApproval: z.array(toolNameSchema).max(128).optional(),
     maxSteps: z.number().int().min(1).max(100).optional(),
     maxHistoryMessages: z.number().int().min(1).max(100_000).optional(),
     onBusy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
@@ -51,6 +53,24 @@ export const clientToolAnswerSchema = z.union([
   z.object({ toolCallId: z.string().min(1).max(200), result: z.unknown() }).strict(),
   z.object({ toolCallId: z.string().min(1).max(200), error: toolErrorSchema }).strict(),
 ]);
+
+/** A person's decision on a call that waits for approval; `args` replaces the model's arguments. */
+export const approvalDecisionSchema = z
+  .object({
+    toolCallId: z.string().min(1).max(200),
+    approved: z.boolean(),
+    reason: z.string().max(10_000).optional(),
+    args: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+export const listApprovalsSchema = z
+  .object({
+    status: z.literal('pending').default('pending'),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    cursor: z.string().max(500).optional(),
+  })
+  .strict();
 
 /** `Idempotency-Key`: the same key names the same batch or tool invocation. */
 export const idempotencyKeyHeaderSchema = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });

@@ -1,14 +1,16 @@
 /** What a session token may do, in words, for the refusals of every transport. */
-export const SESSION_TOKEN_SCOPE = 'a session token may read conversations and turns, cancel turns, get websocket tickets and use /api/chat';
+export const SESSION_TOKEN_SCOPE =
+  'a session token may read conversations and turns, cancel turns, decide tool approvals, get websocket tickets and use /api/chat';
 
 /**
- * What a session token may do (docs/API.md): read conversations and turns, cancel a turn, get a
- * websocket ticket, and chat through the AI SDK routes. Everything else (posting through the
+ * What a session token may do (docs/API.md): read conversations and turns, cancel a turn,
+ * decide a tool approval (and list the pending ones), get a websocket ticket, and chat through
+ * the AI SDK routes. Everything else (posting through the
  * REST API, tools, minting tokens, keys and users) needs the API key itself. Pure.
  */
 export function sessionTokenMayUse(method: string, path: string): boolean {
-  if (method === 'GET' || method === 'HEAD') return /^\/v1\/(conversations|turns)(\/|$)|^\/api\/chat\/[^/]+\/(stream|messages)$/.test(path);
-  if (method === 'POST') return /^\/v1\/turns\/[^/]+\/cancel$/.test(path) || path === '/v1/ws-tickets' || path === '/api/chat';
+  if (method === 'GET' || method === 'HEAD') return /^\/v1\/(conversations|turns|approvals)(\/|$)|^\/api\/chat\/[^/]+\/(stream|messages)$/.test(path);
+  if (method === 'POST') return /^\/v1\/turns\/[^/]+\/(cancel|approvals)$/.test(path) || path === '/v1/ws-tickets' || path === '/api/chat';
   return false;
 }
 

@@ -24,7 +24,9 @@ export function toolsRouter(deps: ToolsRouterDeps): Router {
 
   router.get('/', async (_req, res) => {
     const tools = await usableTools(deps, userIdOf(res));
-    sendJson(res, toolListSchema, { tools: tools.map(({ name, description, inputSchema, kind }) => ({ name, description, inputSchema, kind })) });
+    sendJson(res, toolListSchema, {
+      tools: tools.map(({ name, description, inputSchema, kind, needsApproval }) => ({ name, description, inputSchema, kind, needsApproval: needsApproval ?? false })),
+    });
   });
 
   router.post('/:name/invoke', async (req, res) => {

@@ -88,7 +88,8 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
   return {
     id: turn.id,
     conversationId: turn.conversationId,
-    status: turn.status,
+    // Parked with every unsettled call waiting for a person.
+    status: turn.status === 'waiting_tools' && turn.awaiting === 'approvals' ? 'waiting_approval' : turn.status,
     attempt: turn.attempt,
     // Why a turn shows `queued` again: provider failures retried so far, and the latest.
     providerRetries: turn.providerRetries,

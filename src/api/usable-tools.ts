@@ -17,7 +17,13 @@ export async function usableTools(deps: UsableToolsDeps, userId: string): Promis
  * A `tools` list on a conversation or a turn may name only tools the user may use: any other
  * name is a 400, the same whether the tool does not exist or is not this user's to use.
  */
-export async function assertUsableToolNames(deps: UsableToolsDeps, userId: string, requested: string[] | undefined): Promise<void> {
+export async function assertUsableToolNames(
+  deps: UsableToolsDeps,
+  userId: string,
+  requested: string[] | undefined,
+  /** The list's field, for the error's details (`requireApproval` is held to the same names). */
+  field: 'tools' | 'requireApproval' = 'tools',
+): Promise<void> {
   if (!requested || requested.length === 0) return;
   const usable = new Set((await usableTools(deps, userId)).map((tool) => tool.name));
   const unknown = requested.filter((name) => !usable.has(name));
@@ -25,7 +31,7 @@ export async function assertUsableToolNames(deps: UsableToolsDeps, userId: strin
     throw new AppError(
       'invalid_request',
       `unknown tools: ${unknown.join(', ')}`,
-      unknown.map((name) => ({ field: 'tools', message: `unknown tool "${name}"` })),
+      unknown.map((name) => ({ field, message: `unknown tool "${name}"` })),
     );
   }
 }

@@ -3,6 +3,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { appendFile, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { SingleBar } from 'cli-progress';
 import { httpApi, SwitchyardApiError } from '../../packages/client/src/http-api';
@@ -27,6 +28,37 @@ type BatchView = {
   skipped?: { line: number; message: string }[];
 };
 
+/** How long `batch run` keeps asking a busy service (503 or 429 with Retry-After) before it gives up. */
+const BUSY_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * The submission's answer once the service takes it: a busy answer (503 `unavailable`, 429
+ * `rate_limited`) is asked again after its Retry-After, which is safe because the file's
+ * Idempotency-Key makes every try the same batch. Undefined when Ctrl-C or the patience ran out.
+ */
+async function submitWhenServed(options: BatchCliOptions, submit: () => Promise<Response>): Promise<Response | undefined> {
+  const deadline = Date.now() + BUSY_PATIENCE_MS;
+  for (;;) {
+    const response = await submit();
+    if (response.status !== 503 && response.status !== 429) return response;
+    const waitMs = retryAfterMs(response.headers.get('retry-after'));
+    if (Date.now() + waitMs > deadline) return response;
+    const { error } = (await response.json().catch(() => ({}))) as { error?: { message?: string } };
+    options.progress.write(`the service is busy (${response.status}${error?.message ? `: ${error.message}` : ''}); trying again in ${Math.round(waitMs / 1000)} s\n`);
+    try {
+      await sleep(waitMs, undefined, { signal: options.signal });
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Retry-After in seconds (the service's form), 5 s when absent or unreadable. */
+function retryAfterMs(header: string | null): number {
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 5000;
+}
+
 /** Line problems printed for a refused file; the count of the rest is said. */
 const MAX_PRINTED_PROBLEMS = 50;
 
@@ -43,11 +75,14 @@ export async function runBatchFile(input: { file: string; out: string; concurren
     ...(input.concurrency ? { concurrency: String(input.concurrency) } : {}),
     ...(input.skipInvalid ? { skipInvalid: 'true' } : {}),
   }).toString();
-  const response = await options.fetch(`${options.baseUrl}/v1/batches${query ? `?${query}` : ''}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/x-ndjson', 'idempotency-key': idempotencyKey },
-    body,
-  });
+  const response = await submitWhenServed(options, () =>
+    options.fetch(`${options.baseUrl}/v1/batches${query ? `?${query}` : ''}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/x-ndjson', 'idempotency-key': idempotencyKey },
+      body,
+    }),
+  );
+  if (!response) return 1;
   const submitted = (await response.json()) as BatchView & { error?: { message: string; details?: { line: number; field?: string; message: string }[] } };
   if (!response.ok) {
     options.progress.write(refusal(response.status, submitted.error, input.skipInvalid ?? false));

@@ -91,8 +91,10 @@ export class BatchItemChecker {
     if (!spec.messages || !spec.messages.some((each) => typeof each !== 'object' || Array.isArray(each) || each.role === 'user')) {
       return this.problem({ line, field: 'messages', message: 'needs at least one user message' });
     }
-    const unknownTool = fields.tools?.find((name) => !this.input.usableTools.has(name));
-    if (unknownTool !== undefined) return this.problem({ line, field: 'tools', message: `unknown tool "${unknownTool}"` });
+    for (const field of ['tools', 'requireApproval'] as const) {
+      const unknownTool = fields[field]?.find((name) => !this.input.usableTools.has(name));
+      if (unknownTool !== undefined) return this.problem({ line, field, message: `unknown tool "${unknownTool}"` });
+    }
     if (customId !== undefined) {
       if (this.customIds.has(customId)) return this.problem({ line, field: 'customId', message: `${JSON.stringify(customId)} is used by an earlier item` });
       this.customIds.add(customId);

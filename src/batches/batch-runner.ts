@@ -140,6 +140,7 @@ export class BatchRunner {
       ...(spec.system !== undefined ? { system: spec.system } : {}),
       ...(spec.model !== undefined ? { model: spec.model } : {}),
       ...(spec.tools !== undefined ? { tools: spec.tools } : {}),
+      ...(spec.requireApproval !== undefined ? { requireApproval: spec.requireApproval } : {}),
       metadata: { ...spec.metadata, batchId: batch.id, position: item.position, ...(item.customId ? { customId: item.customId } : {}) },
       batchId: batch.id,
     });

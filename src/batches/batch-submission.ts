@@ -76,14 +76,16 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
   }
 }
 
-/** Tools every item gets (`defaults.tools`) are the batch's problem, not one line's. */
+/** Tools every item gets (`defaults.tools`, `defaults.requireApproval`) are the batch's problem, not one line's. */
 function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: ReadonlySet<string>): BatchItemChecker {
-  const unknown = (defaults.tools ?? []).filter((name) => !usableTools.has(name));
+  const unknown = (['tools', 'requireApproval'] as const).flatMap((field) =>
+    (defaults[field] ?? []).filter((name) => !usableTools.has(name)).map((name) => ({ name, field })),
+  );
   if (unknown.length > 0) {
     throw new AppError(
       'invalid_request',
-      `unknown tools: ${unknown.join(', ')}`,
-      unknown.map((name) => ({ line: 0, field: 'defaults.tools', message: `unknown tool "${name}"` })),
+      `unknown tools: ${unknown.map((each) => each.name).join(', ')}`,
+      unknown.map(({ name, field }) => ({ line: 0, field: `defaults.${field}`, message: `unknown tool "${name}"` })),
     );
   }
   return new BatchItemChecker({ options, defaults, maxItems: deps.maxBatchItems, usableTools });

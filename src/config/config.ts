@@ -49,6 +49,11 @@ export const configSchema = z
     LLM_API_KEY: z.string().optional(),
     LLM_MODEL: z.string().min(1).default('scripted'),
     TOOLS_DIR: z.string().default('./tools'),
+    /** Tool names (a comma list) whose calls wait for a person's approval: how builtins are gated, and any other tool besides its own declaration. */
+    APPROVAL_REQUIRED_TOOLS: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean)),
     /** Where `npm run build` / `npm start` put the playground bundle, which the API serves at `/`. */
     PLAYGROUND_DIR: z.string().default('./dist/playground'),
     ADMIN_TOKEN: z.string().min(16, 'at least 16 characters').optional(),

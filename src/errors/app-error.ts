@@ -15,6 +15,7 @@ export type AppErrorCode =
   | 'conversation_busy'
   | 'idempotency_conflict'
   | 'external_id_conflict'
+  | 'already_decided'
   | 'rate_limited'
   | 'unavailable'
   | 'tool_failed'

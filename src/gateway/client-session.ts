@@ -4,12 +4,16 @@ import { EventLogRestartedError, type ConversationSubscription, type SubscribeOu
 import type { BatchProgressFrame } from '../batches/batch-progress';
 import type { Principal } from '../auth/principal';
 import { SESSION_TOKEN_SCOPE, sessionTokenMayFollow } from '../api/session-scope';
-import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolResultFrame } from './frames';
+import { parseClientFrame, type ClientFrame, type FrameErrorCode, type ServerFrame, type ToolApprovalFrame, type ToolResultFrame } from './frames';
 
 /** What a subscription follows: a conversation's events or a batch's progress. */
 type Subject = { conversationId: string } | { batchId: string };
 
 export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; code: FrameErrorCode; message: string };
+/** A decision taken (or the same one stored before it), or why it was refused. */
+export type ToolApprovalOutcome =
+  | { ok: true; decision: { toolCallId: string; approved: boolean; reason: string | null; args: unknown; decidedAt: string } }
+  | { ok: false; code: FrameErrorCode; message: string };
 
 /** What a session needs from the rest of the service; the gateway binds these. */
 export interface SessionServices {
@@ -22,6 +26,8 @@ export interface SessionServices {
     onError(error: Error): void;
   }): Promise<SubscribeOutcome>;
   answerToolCall(userId: string, frame: ToolResultFrame): Promise<ToolResultOutcome>;
+  /** The same decision as `POST /v1/turns/:id/approvals`. */
+  decideApproval(userId: string, frame: ToolApprovalFrame): Promise<ToolApprovalOutcome>;
   ownsBatch(userId: string, batchId: string): Promise<boolean>;
   followBatch(batchId: string, options: { send(frame: BatchProgressFrame): void; onEnd(): void }): Promise<{ stop(): void }>;
   /**
@@ -169,6 +175,12 @@ export class ClientSession {
         const outcome = await this.services.answerToolCall(this.userId, frame);
         if (!outcome.ok) return this.send({ type: 'error', code: outcome.code, message: outcome.message });
         return this.send({ type: 'tool-result-ack', turnId: frame.turnId, toolCallId: frame.toolCallId, accepted: outcome.accepted });
+      }
+      case 'tool-approval': {
+        const outcome = await this.services.decideApproval(this.userId, frame);
+        const ids = { turnId: frame.turnId, toolCallId: frame.toolCallId };
+        if (!outcome.ok) return this.send({ type: 'error', code: outcome.code, message: outcome.message, ...ids });
+        return this.send({ type: 'tool-approval-ack', ...ids, ...outcome.decision });
       }
     }
   }

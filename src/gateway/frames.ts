@@ -2,7 +2,7 @@ import { findUnstorableValue } from '../storable/storable-json';
 import { describeZodIssues } from '../errors/zod-issues';
 import { clientFrameSchemaFor, clientFrameSchemas, type ClientFrame, type ClientFrameType, type FrameErrorCode } from '../events/ws-frames';
 
-export type { ClientFrame, FrameErrorCode, ServerFrame, ToolResultFrame } from '../events/ws-frames';
+export type { ClientFrame, FrameErrorCode, ServerFrame, ToolApprovalFrame, ToolResultFrame } from '../events/ws-frames';
 
 const isFrameType = (type: unknown): type is ClientFrameType => typeof type === 'string' && Object.hasOwn(clientFrameSchemas, type);
 

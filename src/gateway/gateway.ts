@@ -64,6 +64,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ownsConversation: options.ownsConversation,
     subscribe: options.subscribe,
     answerToolCall: options.answerToolCall,
+    decideApproval: options.decideApproval,
     ownsBatch: options.ownsBatch,
     followBatch: options.followBatch,
     admitFrame,

@@ -43,6 +43,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   let countWebsocketClients = () => 0;
   let countSubscriptions = () => ({ conversation: 0, batch: 0 });
   let countBatchSubmissions = () => 0;
+  let countPendingApprovals: () => Promise<number> = async () => 0;
   let readDbConnections: () => ConnectionPoolFigures | null = () => null;
   let queues: WatchedQueue[] = [];
   let queueCounts: { at: number; counts: Promise<{ queue: string; counts: Record<string, number> }[]> } | undefined;
@@ -132,6 +133,21 @@ export function createMetrics(options: { now?: () => number } = {}) {
     labelNames: ['tool'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
+  });
+  const approvalDecisionTime = new Histogram({
+    name: 'switchyard_tool_approval_decision_seconds',
+    help: 'From a call asking for approval to its decision, by outcome (approved, denied, timeout)',
+    labelNames: ['outcome'] as const,
+    buckets: [1, 5, 15, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'switchyard_tool_approvals_pending',
+    help: 'Tool calls waiting for a person\'s approval (read from the database at scrape time)',
+    registers: [registry],
+    async collect() {
+      this.set(await countPendingApprovals());
+    },
   });
   const eventRelayLag = new Histogram({
     name: 'switchyard_event_relay_lag_seconds',
@@ -279,6 +295,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   }
   for (const transport of TRANSPORTS) slowConsumerDisconnects.inc({ transport }, 0);
   for (const status of BATCH_ITEM_ENDS) batchItemsEnded.inc({ status }, 0);
+  for (const outcome of ['approved', 'denied', 'timeout']) approvalDecisionTime.zero({ outcome });
   for (const event of WEBHOOK_EVENT_TYPES) for (const outcome of WEBHOOK_DELIVERY_OUTCOMES) webhookDeliveries.inc({ event, outcome }, 0);
   for (const outcome of WEBHOOK_ATTEMPT_OUTCOMES) webhookAttempts.inc({ outcome }, 0);
 
@@ -303,6 +320,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
     batchItemsStarted,
     batchItemsEnded,
     dbQueryDuration,
+    approvalDecisionTime,
     webhookDeliveries,
     webhookAttempts,
     webhookLag,
@@ -330,6 +348,9 @@ export function createMetrics(options: { now?: () => number } = {}) {
     },
     countBatchSubmissionsWith(counter: () => number) {
       countBatchSubmissions = counter;
+    },
+    countPendingApprovalsWith(counter: () => Promise<number>) {
+      countPendingApprovals = counter;
     },
     readDbConnectionsWith(reader: () => ConnectionPoolFigures) {
       readDbConnections = reader;

@@ -8,9 +8,18 @@ export const TOOL_QUEUE = 'tools';
 /** Job data is ids only; arguments and results live in PostgreSQL. */
 export const toolJobSchema = z.discriminatedUnion('kind', [
   /** Executes one server-run tool call of a turn; `traceparent` names the step span that asked for it. */
-  z.object({ kind: z.literal('run-tool'), turnId: z.string(), toolCallId: z.string(), traceparent: traceparentSchema.optional() }),
+  z.object({
+    kind: z.literal('run-tool'),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    traceparent: traceparentSchema.optional(),
+    /** A call a person approved: run outside the step's flow, so its settling resumes a parked turn itself. */
+    approved: z.literal(true).optional(),
+  }),
   /** Settles a client tool call that was never answered. */
   z.object({ kind: z.literal('client-timeout'), turnId: z.string(), toolCallId: z.string() }),
+  /** Denies a call that waits for approval past its `expiresAt` (`approval_timeout`). */
+  z.object({ kind: z.literal('approval-timeout'), turnId: z.string(), toolCallId: z.string() }),
   /** Runs a direct invocation (`POST /v1/tools/:name/invoke`). */
   z.object({ kind: z.literal('invoke'), invocationId: z.string() }),
 ]);
@@ -21,6 +30,7 @@ export const toolJobId = (turnId: string, step: number, position: number) => `to
 export const clientTimeoutJobId = (turnId: string, step: number, position: number) => `tool-timeout-${turnId}-s${step}-${position}`;
 /** The continuation that runs when a step's tool jobs have all settled (the flow's parent). */
 export const continuationJobId = (turnId: string, step: number) => `turn-${turnId}-s${step}`;
+export const approvalTimeoutJobId = (turnId: string, step: number, position: number) => `tool-approval-timeout-${turnId}-s${step}-${position}`;
 export const invocationJobId = (invocationId: string) => `invoke-${invocationId}`;
 
 export interface ServerToolJob {
@@ -105,15 +115,34 @@ export async function enqueueInvocation(queue: Queue, invocationId: string): Pro
   return job;
 }
 
-export async function scheduleClientTimeout(
+/**
+ * The delayed job that settles a call nobody answered (`client-timeout`: no client did) or
+ * decided (`approval-timeout`: no person did) in time. Its id is the call's: armed again, it is not added twice.
+ */
+export async function scheduleCallTimeout(
   queue: Queue,
-  input: { turnId: string; step: number; position: number; toolCallId: string; timeoutMs: number },
+  kind: 'client-timeout' | 'approval-timeout',
+  input: { turnId: string; step: number; position: number; toolCallId: string; delayMs: number },
 ): Promise<void> {
-  const data: ToolJobData = { kind: 'client-timeout', turnId: input.turnId, toolCallId: input.toolCallId };
-  await queue.add('client-timeout', data, {
-    jobId: clientTimeoutJobId(input.turnId, input.step, input.position),
-    delay: input.timeoutMs,
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600 },
-  });
+  const data: ToolJobData = { kind, turnId: input.turnId, toolCallId: input.toolCallId };
+  const jobId = (kind === 'client-timeout' ? clientTimeoutJobId : approvalTimeoutJobId)(input.turnId, input.step, input.position);
+  await queue.add(kind, data, { jobId, delay: Math.max(0, input.delayMs), removeOnComplete: true, removeOnFail: { age: 24 * 3600 } });
+}
+
+/**
+ * Runs a call a person approved, as its own job (the step's flow, if it had one, is out
+ * already). Its id is the one a flow would give it, so a repeat adds nothing.
+ */
+export async function enqueueApprovedCall(
+  queue: Queue,
+  input: { turnId: string; step: number; position: number; toolCallId: string; traceparent?: string },
+): Promise<void> {
+  const data: ToolJobData = {
+    kind: 'run-tool',
+    turnId: input.turnId,
+    toolCallId: input.toolCallId,
+    approved: true,
+    ...(input.traceparent ? { traceparent: input.traceparent } : {}),
+  };
+  await queue.add('run-tool', data, { ...toolJobOptions(input.turnId, input.step, input), ignoreDependencyOnFailure: undefined });
 }

@@ -16,6 +16,7 @@ import { MessagesRepository } from '../store/messages-repository';
 import { migrate } from '../store/migrate';
 import { openDb } from '../store/open-db';
 import { ToolCallsRepository } from '../store/tool-calls-repository';
+import { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { BatchesRepository } from '../store/batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
@@ -54,6 +55,7 @@ export interface Resources {
   messages: MessagesRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
+  toolApprovals: ToolApprovalsRepository;
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
   tools: ToolRegistry;
@@ -115,6 +117,7 @@ export async function createResources(
       messages: new MessagesRepository(db),
       turns,
       toolCalls: new ToolCallsRepository(db),
+      toolApprovals: new ToolApprovalsRepository(db),
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),
       tools,
@@ -234,6 +237,7 @@ async function loadTools(config: Config, logger: Logger, metrics: Metrics, redis
     toolsDir: config.TOOLS_DIR,
     env: toolHeaderEnvironment(),
     logger,
+    approvalRequired: config.APPROVAL_REQUIRED_TOOLS,
     mcp: runsTools ? 'start' : { published: mcpToolDescriptorReader(redis, config.REDIS_PREFIX, logger), refreshMs: 10_000 },
   });
   closers.push(() => tools.close());

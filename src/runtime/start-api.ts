@@ -9,6 +9,8 @@ import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
 import { createGateway, type Gateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
+import { decideApproval, decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
+import type { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { answerClientToolCall } from '../tool-calls/client-tool-answers';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../event-log/inflight-state';
@@ -130,6 +132,8 @@ function createToolQueueEvents(resources: Resources): QueueEventsOnDemand {
 
 interface ApiServices extends ReturnType<typeof turnServiceWithBatches> {
   answerClientTool: ApiDeps['answerClientTool'];
+  decideApproval: (input: DecisionInput) => Promise<DecisionOutcome>;
+  toolApprovals: ToolApprovalsRepository;
 }
 
 function createServices(resources: Resources): ApiServices {
@@ -156,7 +160,14 @@ function createServices(resources: Resources): ApiServices {
     eventLog: resources.eventLog,
     enqueueResume: resources.enqueueResume,
   };
-  return { ...turnServices, answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input) };
+  const approvalDeps = { ...clientAnswerDeps, toolApprovals: resources.toolApprovals, tools: resources.tools, toolQueue: resources.toolQueue, metrics: resources.metrics, tracer: resources.tracer };
+  resources.metrics.countPendingApprovalsWith(() => resources.toolApprovals.countPending());
+  return {
+    ...turnServices,
+    answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
+    decideApproval: (input) => decideApproval(approvalDeps, input),
+    toolApprovals: resources.toolApprovals,
+  };
 }
 
 /** What the API streams to its readers; each ends on close, after the last event it sent. */
@@ -229,6 +240,8 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     userAllowedTools: (userId) => resources.users.allowedTools(userId),
     toolInvocations: { invocations: resources.invocations, toolQueue: resources.toolQueue, toolEvents },
     answerClientTool: services.answerClientTool,
+    decideApproval: services.decideApproval,
+    toolApprovals: services.toolApprovals,
     // The buffers are a convenience: while Redis is down the turn is still shown, without them.
     inflight: (turn) =>
       InflightState.read(resources.redis, config.REDIS_PREFIX, turn).catch((error: unknown) => {
@@ -297,6 +310,13 @@ function startGateway(resources: Resources, server: http.Server, auth: ApiAuth, 
       if (outcome.kind === 'not_found') return { ok: false, code: 'not_found', message: 'no such tool call' };
       if (outcome.kind === 'not_client_tool') return { ok: false, code: 'bad_frame', message: 'this call is not a client tool call' };
       return { ok: true, accepted: outcome.kind === 'accepted' };
+    },
+    decideApproval: async (userId, frame) => {
+      const { type: _type, ...decision } = frame;
+      const outcome = await services.decideApproval({ userId, ...decision });
+      const refusal = decisionRefusal(outcome);
+      if (refusal) return { ok: false, code: refusal.code === 'already_decided' || refusal.code === 'not_found' ? refusal.code : 'invalid_request', message: refusal.message };
+      return outcome.kind === 'decided' || outcome.kind === 'repeated' ? { ok: true, decision: outcome.decision } : { ok: false, code: 'internal', message: 'no decision' };
     },
     allowedOrigins: config.ALLOWED_ORIGINS,
     maxFrameBytes: config.WS_MAX_FRAME_BYTES,

@@ -118,6 +118,7 @@ function sharedDeps(resources: Resources) {
     conversations: resources.conversations,
     messages: resources.messages,
     toolCalls: resources.toolCalls,
+    toolApprovals: resources.toolApprovals,
     invocations: resources.invocations,
     tools: resources.tools,
     eventLog: resources.eventLog,

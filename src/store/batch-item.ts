@@ -11,6 +11,8 @@ const itemFields = {
   system: z.string().max(200_000),
   model: z.string().min(1).max(200),
   tools: z.array(toolNameSchema).max(128),
+  /** Tool names whose calls wait for the batch owner's approval. */
+  requireApproval: z.array(toolNameSchema).max(128),
   toolChoice: toolChoiceSchema,
   maxSteps: z.number().int().min(1).max(100),
   metadata: z.record(z.string(), z.unknown()),

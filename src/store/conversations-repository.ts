@@ -9,6 +9,8 @@ export interface Conversation {
   system: string | null;
   model: string | null;
   tools: string[] | null;
+  /** Tool names whose calls in this conversation wait for a person's approval. */
+  requireApproval: string[] | null;
   metadata: Record<string, unknown> | null;
   lastSeq: number;
   createdAt: string;
@@ -22,6 +24,7 @@ export interface NewConversation {
   system?: string;
   model?: string;
   tools?: string[];
+  requireApproval?: string[];
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
@@ -40,13 +43,14 @@ interface ConversationRow {
   system: string | null;
   model: string | null;
   tools: string[] | null;
+  require_approval: string[] | null;
   metadata: Record<string, unknown> | null;
   last_seq: number | string;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, user_id, external_id, title, system, model, tools, metadata, last_seq, created_at, updated_at';
+const COLUMNS = 'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -64,8 +68,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation): Promise<Conversation> {
     const { rows } = await this.db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -79,8 +83,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -178,6 +182,7 @@ export class ConversationsRepository {
       input.tools === undefined ? null : JSON.stringify(input.tools),
       input.metadata === undefined ? null : JSON.stringify(input.metadata),
       input.batchId ?? null,
+      input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
     ];
   }
 
@@ -201,6 +206,7 @@ function toConversation(row: ConversationRow): Conversation {
     system: row.system,
     model: row.model,
     tools: row.tools,
+    requireApproval: row.require_approval,
     metadata: row.metadata,
     lastSeq: Number(row.last_seq),
     createdAt: row.created_at.toISOString(),

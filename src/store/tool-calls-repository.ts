@@ -3,10 +3,16 @@ import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
 import { toStorableJson } from '../storable/storable-text';
 
-export type ToolCallStatus = AttemptStatus;
+/** `awaiting_approval`: a person has not decided the call yet; no tool job picks it up. */
+export type ToolCallStatus = AttemptStatus | 'awaiting_approval';
 export const SETTLED_TOOL_CALL_STATUSES: readonly ToolCallStatus[] = ['succeeded', 'failed', 'cancelled'];
+/** Not settled yet, the calls that wait for a decision included (a cancel settles those too). */
+const OPEN = `('pending', 'running', 'awaiting_approval')`;
 
-export interface ToolCallRecord extends AttemptFields {
+export interface ToolCallRecord extends Omit<AttemptFields, 'status'> {
+  status: ToolCallStatus;
+  /** The call's approval (tool_approvals) when it needed a person's; null otherwise. */
+  approvalId: string | null;
   turnId: string;
   toolCallId: string;
   conversationId: string;
@@ -20,7 +26,12 @@ export interface ToolCallRecord extends AttemptFields {
 
 export type NewToolCall = Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'conversationId' | 'step' | 'position' | 'name' | 'kind' | 'argumentsText' | 'args'> &
   /** A call rejected before running (invalid arguments) is stored already settled. */
-  ({ status: 'pending' } | { status: 'failed' | 'cancelled'; error: { code: string; message: string } });
+  (
+    | { status: 'pending' }
+    /** Waits for a person's decision until `expiresAt` (an ISO time). */
+    | { status: 'awaiting_approval'; approval: { approvalId: string; expiresAt: string } }
+    | { status: 'failed' | 'cancelled'; error: { code: string; message: string } }
+  );
 
 /** A step's calls, and whether its tool messages are written (its tool phase completed). */
 export interface StepState {
@@ -30,7 +41,9 @@ export interface StepState {
   toolMessagesWrittenHere?: boolean;
 }
 
-interface ToolCallRow extends AttemptRow {
+interface ToolCallRow extends Omit<AttemptRow, 'status'> {
+  status: ToolCallStatus;
+  approval_id: string | null;
   turn_id: string;
   tool_call_id: string;
   conversation_id: string;
@@ -61,14 +74,15 @@ export class ToolCallsRepository {
       args: call.args,
       status: call.status,
       error: 'error' in call ? call.error : undefined,
-      message: call.status === 'pending' ? undefined : toolMessageContent(call),
+      message: 'error' in call ? toolMessageContent(call) : undefined,
+      approval_id: 'approval' in call ? call.approval.approvalId : undefined,
     }));
     await db.query(
-      `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, message, finished_at)
+      `INSERT INTO tool_calls (turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, message, finished_at, approval_id)
        SELECT turn_id, tool_call_id, conversation_id, step, position, name, kind, arguments_text, args, status, error, message,
-              CASE WHEN status = 'pending' THEN NULL ELSE clock_timestamp() END
+              CASE WHEN message IS NULL THEN NULL ELSE clock_timestamp() END, approval_id
        FROM jsonb_to_recordset($1::jsonb) AS r(turn_id text, tool_call_id text, conversation_id text, step int, position int,
-            name text, kind text, arguments_text text, args jsonb, status text, error jsonb, message text)
+            name text, kind text, arguments_text text, args jsonb, status text, error jsonb, message text, approval_id text)
        ORDER BY position
        ON CONFLICT (turn_id, tool_call_id) DO NOTHING`,
       [JSON.stringify(records)],
@@ -110,16 +124,31 @@ export class ToolCallsRepository {
     return { calls: rows.map(toRecord), toolMessagesWritten: rows[0]?.tool_messages_written ?? false };
   }
 
-  /** The unanswered client calls of each (turn, step), in one query. */
-  async unsettledClientCalls(steps: { turnId: string; step: number }[]): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position'>[]> {
+  /**
+   * The calls of each parked (turn, step) that something outside the turn settles: unanswered
+   * client calls, and calls that need approval (undecided, or approved and not settled yet), in
+   * one query.
+   */
+  async unsettledParkedCalls(
+    steps: { turnId: string; step: number }[],
+  ): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position' | 'kind' | 'status' | 'approvalId'>[]> {
     if (steps.length === 0) return [];
-    const { rows } = await this.db.query<{ turn_id: string; step: number; position: number }>(
-      `SELECT c.turn_id, c.step, c.position FROM tool_calls c
+    const { rows } = await this.db.query<{ turn_id: string; step: number; position: number; kind: string | null; status: ToolCallStatus; approval_id: string | null }>(
+      `SELECT c.turn_id, c.step, c.position, c.kind, c.status, c.approval_id FROM tool_calls c
        JOIN unnest($1::text[], $2::int[]) AS s(turn_id, step) ON c.turn_id = s.turn_id AND c.step = s.step
-       WHERE c.kind = 'client' AND c.status IN ${UNSETTLED} ORDER BY c.turn_id, c.position`,
+       WHERE (c.kind = 'client' OR c.approval_id IS NOT NULL) AND c.status IN ${OPEN} ORDER BY c.turn_id, c.position`,
       [steps.map((each) => each.turnId), steps.map((each) => each.step)],
     );
-    return rows.map((row) => ({ turnId: row.turn_id, step: row.step, position: row.position }));
+    return rows.map((row) => ({ turnId: row.turn_id, step: row.step, position: row.position, kind: row.kind, status: row.status, approvalId: row.approval_id }));
+  }
+
+  /** An approved call may run: pending again, with the arguments it runs with. False when it no longer waits. */
+  async release(turnId: string, toolCallId: string, args: unknown, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(
+      `UPDATE tool_calls SET status = 'pending', args = $3 WHERE turn_id = $1 AND tool_call_id = $2 AND status = 'awaiting_approval' RETURNING 1`,
+      [turnId, toolCallId, JSON.stringify(args ?? null)],
+    );
+    return rows.length > 0;
   }
 
   /** Counts an execution attempt. Null when the call is settled: it must not run again. */
@@ -142,9 +171,11 @@ export class ToolCallsRepository {
     outcome: Outcome & { attempts?: number },
     db: Queryable = this.db,
   ): Promise<ToolCallRecord | null> {
+    // A call awaiting approval is settled only by its denial (or a cancel), never by a tool job.
     const { rows } = await db.query<ToolCallRow>(
       `UPDATE tool_calls SET status = $3, result = $4, error = $5, message = $6, finished_at = clock_timestamp(), attempts = COALESCE($7::int, attempts)
-       WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
+       WHERE turn_id = $1 AND tool_call_id = $2 AND (status IN ${UNSETTLED} OR (status = 'awaiting_approval' AND $3 = 'failed' AND $5::jsonb->>'code' IN ('denied', 'approval_timeout')))
+       RETURNING *`,
       [turnId, toolCallId, outcome.status, ...outcomeColumns(outcome), toolMessageContent(outcome), outcome.attempts ?? null],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -154,7 +185,7 @@ export class ToolCallsRepository {
   async cancelUnsettled(turnId: string, error: { code: string; message: string }, db: Queryable = this.db): Promise<ToolCallRecord[]> {
     const { rows } = await db.query<ToolCallRow>(
       `UPDATE tool_calls SET status = 'cancelled', error = $2, message = $3, finished_at = clock_timestamp()
-       WHERE turn_id = $1 AND status IN ${UNSETTLED} RETURNING *`,
+       WHERE turn_id = $1 AND status IN ${OPEN} RETURNING *`,
       [turnId, JSON.stringify(error), toolMessageContent({ status: 'cancelled', error })],
     );
     return rows.map(toRecord);
@@ -199,6 +230,8 @@ function toRecord(row: ToolCallRow): ToolCallRecord {
     kind: row.kind,
     argumentsText: row.arguments_text,
     args: row.args,
-    ...attemptFields(row),
+    approvalId: row.approval_id ?? null,
+    ...attemptFields(row as AttemptRow),
+    status: row.status,
   };
 }

@@ -14,6 +14,8 @@ export interface TurnOptions {
   model?: string;
   tools?: string[];
   toolChoice?: ToolChoice;
+  /** Tool names whose calls in this turn wait for a person's approval (besides those declared so). */
+  requireApproval?: string[];
   maxSteps?: number;
   /** The most recent stored messages the turn sends the model (see history-window.ts). */
   maxHistoryMessages?: number;
@@ -48,7 +50,12 @@ export interface Turn {
   error: { code: string; message: string } | null;
   usage: Usage;
   steps: StepRecord[];
-  awaiting: 'tools' | 'clients' | null;
+  /**
+   * While `waiting_tools`: `tools` (its tool jobs run), `clients` (parked for client answers,
+   * approved calls or both), `approvals` (parked, every unsettled call waits for a person: shown
+   * as `waiting_approval`).
+   */
+  awaiting: 'tools' | 'clients' | 'approvals' | null;
   /** While running: the id of the queue job that runs it. */
   runningJob: string | null;
   /** A batch item's turn: its batch's priority (queued behind interactive turns); null otherwise. */
@@ -68,7 +75,7 @@ export interface BegunAttempt {
   /** A new attempt (not the continuation of a tool phase). */
   restarted: boolean;
   previous: Pick<Turn, 'status' | 'awaiting'>;
-  conversation: { system: string | null; model: string | null; tools: string[] | null };
+  conversation: { system: string | null; model: string | null; tools: string[] | null; requireApproval: string[] | null };
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
@@ -94,6 +101,7 @@ interface BegunRow extends TurnRow {
   conversation_system: string | null;
   conversation_model: string | null;
   conversation_tools: string[] | null;
+  conversation_require_approval: string[] | null;
   user_allowed_tools: string[] | null;
   history: MessageRow[] | null;
   step_calls: JsonToolCallRow[] | null;
@@ -317,7 +325,7 @@ export class TurnsRepository {
          UNION ALL SELECT * FROM tool_messages
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
-              c.tools AS conversation_tools, u.allowed_tools AS user_allowed_tools,
+              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, u.allowed_tools AS user_allowed_tools,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
@@ -335,7 +343,7 @@ export class TurnsRepository {
       turn: toTurn(row),
       restarted: row.previous_status !== 'waiting_tools',
       previous: { status: row.previous_status, awaiting: row.previous_awaiting },
-      conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools },
+      conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools, requireApproval: row.conversation_require_approval },
       userAllowedTools: row.user_allowed_tools,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
       ...(row.step_calls
@@ -357,7 +365,7 @@ export class TurnsRepository {
   }
 
   /** Parks the turn while its tools run or its client tools are unanswered. */
-  async setWaiting(id: string, attempt: number, awaiting: 'tools' | 'clients', db: Queryable = this.db): Promise<boolean> {
+  async setWaiting(id: string, attempt: number, awaiting: NonNullable<Turn['awaiting']>, db: Queryable = this.db): Promise<boolean> {
     const { rows } = await db.query(
       `UPDATE turns SET status = 'waiting_tools', awaiting = $3
        WHERE id = $1 AND attempt = $2 AND status IN ('running', 'waiting_tools') RETURNING id`,

@@ -1,18 +1,9 @@
-import type { ConversationsRepository } from '../store/conversations-repository';
-import type { Db } from '../store/db';
-import { SETTLED_TOOL_CALL_STATUSES, type ToolCallRecord, type ToolCallsRepository } from '../store/tool-calls-repository';
-import type { Turn, TurnsRepository } from '../store/turns-repository';
 import { clientToolResultEvent } from './tool-messages';
 import { TurnEvents, type EventAppender } from '../event-log/turn-events';
+import { resumeParkedTurnWhenSettled, type ParkedTurnResumeDeps } from './parked-turn-resume';
 
-export interface ClientToolAnswerDeps {
-  db: Db;
-  conversations: ConversationsRepository;
-  turns: TurnsRepository;
-  toolCalls: ToolCallsRepository;
+export interface ClientToolAnswerDeps extends ParkedTurnResumeDeps {
   eventLog: EventAppender;
-  /** `traceparent`: the turn's trace, which the resumed job joins. */
-  enqueueResume(turnId: string, step: number, traceparent?: string | null): Promise<void>;
 }
 
 export type ClientAnswer = { result: unknown } | { error: { code: string; message: string } };
@@ -44,6 +35,8 @@ export async function answerClientToolCall(
   const call = await deps.toolCalls.get(input.turnId, input.toolCallId);
   if (!call) return { kind: 'not_found' };
   if (call.kind !== 'client') return { kind: 'not_client_tool' };
+  // Not asked of any client yet: a person decides first.
+  if (call.status === 'awaiting_approval') return { kind: 'ignored' };
 
   const attempts = input.attempts ?? 1;
   const settled = await deps.toolCalls.settle(
@@ -57,23 +50,6 @@ export async function answerClientToolCall(
     await events.flush();
   }
 
-  const step = await stepStillWaiting(deps, turn, call.step);
-  if (step.waiting && step.calls.every(isSettled)) await deps.enqueueResume(turn.id, call.step, turn.traceparent);
+  await resumeParkedTurnWhenSettled(deps, turn, call.step);
   return settled ? { kind: 'accepted' } : { kind: 'ignored' };
-}
-
-const isSettled = (call: ToolCallRecord) => SETTLED_TOOL_CALL_STATUSES.includes(call.status);
-
-/**
- * Whether the turn is parked for client answers on `step`, and that step's calls. Under the
- * conversation's lock, against the runner parking the turn at the same moment (tool-phase.ts):
- * either the runner sees the answer, or this sees the turn parked.
- */
-async function stepStillWaiting(deps: ClientToolAnswerDeps, turn: Turn, step: number): Promise<{ waiting: false } | { waiting: true; calls: ToolCallRecord[] }> {
-  return deps.db.transaction(async (tx) => {
-    await deps.conversations.lock(turn.conversationId, tx);
-    const current = await deps.turns.get(turn.id, tx);
-    if (current?.status !== 'waiting_tools' || current.awaiting !== 'clients' || current.step !== step) return { waiting: false };
-    return { waiting: true, calls: await deps.toolCalls.listForStep(turn.id, step, tx) };
-  });
 }

@@ -17,6 +17,8 @@ export function prepareToolCalls(input: {
   turnId: string;
   conversationId: string;
   step: number;
+  /** Which valid calls wait for a person's approval first, and until when; ids and the clock are passed in. */
+  approval: { required(toolName: string): boolean; expiresAt(toolName: string): string; newId(): string };
 }): NewToolCall[] {
   return input.calls.map((call, position) => {
     const base = {
@@ -49,6 +51,10 @@ export function prepareToolCalls(input: {
     const kind = input.registry.get(call.function.name)?.kind ?? null;
     const checked = input.registry.checkArguments(call.function.name, call.function.arguments || '{}');
     if (!checked.ok) return { ...base, kind, args: null, status: 'failed', error: checked.error };
+    if (input.approval.required(call.function.name)) {
+      const approval = { approvalId: input.approval.newId(), expiresAt: input.approval.expiresAt(call.function.name) };
+      return { ...base, kind, args: checked.args, status: 'awaiting_approval', approval };
+    }
     return { ...base, kind, args: checked.args, status: 'pending' };
   });
 }

@@ -8,15 +8,16 @@ import type { ToolInvocationsRepository } from '../store/tool-invocations-reposi
 import type { ToolCallContext, ToolOutcome, ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';
 import { invocationExecution } from './invocation-execution';
+import { decideApproval, type ApprovalDecisionDeps } from './tool-approvals';
 import { decideAfterAttempt } from './tool-attempt-decision';
 import type { SettledTool, ToolExecutionKind } from './tool-execution-kind';
 import { turnCallExecution } from './turn-call-execution';
 import { describeToolCall, recordToolOutcome } from '../tracing/tool-span';
 
-export interface ToolJobDeps extends ClientToolAnswerDeps {
+export interface ToolJobDeps extends ClientToolAnswerDeps, ApprovalDecisionDeps {
   invocations: ToolInvocationsRepository;
   tools: ToolRegistry;
-  metrics: Pick<Metrics, 'toolCalls' | 'toolAttempts' | 'toolDuration' | 'toolLabel'>;
+  metrics: Pick<Metrics, 'toolCalls' | 'toolAttempts' | 'toolDuration' | 'toolLabel' | 'approvalDecisionTime'>;
 }
 
 /**
@@ -55,11 +56,14 @@ export interface ToolJobContext {
 export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: ToolJobContext): Promise<ToolJobOutcome> {
   switch (data.kind) {
     case 'run-tool':
-      return runExecution(deps, turnCallExecution(deps, { turnId: data.turnId, toolCallId: data.toolCallId }), context);
+      return runExecution(deps, turnCallExecution(deps, { turnId: data.turnId, toolCallId: data.toolCallId }, { resumesParkedTurn: data.approved === true }), context);
     case 'invoke':
       return runExecution(deps, invocationExecution(deps, data.invocationId), context);
     case 'client-timeout':
       await timeOutClientCall(deps, data);
+      return DONE;
+    case 'approval-timeout':
+      await decideApproval(deps, { userId: null, turnId: data.turnId, toolCallId: data.toolCallId, approved: false });
       return DONE;
   }
 }

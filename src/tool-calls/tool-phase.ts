@@ -1,5 +1,8 @@
 import type { FlowProducer, Queue } from 'bullmq';
-import { fanOutToolCalls, scheduleClientTimeout, type FanOutTrace } from '../queue/tool-queue';
+import { fanOutToolCalls, scheduleCallTimeout, type FanOutTrace } from '../queue/tool-queue';
+import { requestClientTool } from './client-tool-request';
+import type { ToolApprovalsRepository } from '../store/tool-approvals-repository';
+import { sendApprovedCall } from './tool-approvals';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -13,7 +16,7 @@ import {
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { clientToolResultEvent, toolResultEvent } from './tool-messages';
-import type { TurnEvents } from '../event-log/turn-events';
+import type { EventAppender, TurnEvents } from '../event-log/turn-events';
 
 export interface ToolPhaseDeps {
   db: Db;
@@ -21,7 +24,9 @@ export interface ToolPhaseDeps {
   turns: TurnsRepository;
   messages: MessagesRepository;
   toolCalls: ToolCallsRepository;
+  toolApprovals: ToolApprovalsRepository;
   tools: ToolRegistry;
+  eventLog: EventAppender;
   flows: FlowProducer;
   toolQueue: Queue;
 }
@@ -33,6 +38,8 @@ export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
 export const goesToToolJobs = (calls: NewToolCall[]) => calls.some((call) => call.status === 'pending' && call.kind !== 'client');
 
 const isSettled = (call: { status: string }) => SETTLED_TOOL_CALL_STATUSES.includes(call.status as ToolCallRecord['status']);
+/** Settled by something outside the turn's flow: a client's answer, or a person's decision and what follows it. */
+const settledFromOutside = (call: Pick<ToolCallRecord, 'kind' | 'approvalId'>) => call.kind === 'client' || call.approvalId !== null;
 
 /**
  * Right after a step with tool calls is committed: announce the calls, settle the invalid
@@ -50,27 +57,20 @@ export async function startToolPhase(
     toolCalls: calls.map((call) => ({ toolCallId: call.toolCallId, toolName: call.name, args: call.args ?? null })),
   });
   for (const call of calls) {
-    if (call.status !== 'pending') events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: call.error, attempts: 0, durationMs: 0 });
+    if ('error' in call) events.emit({ type: 'tool-result', toolCallId: call.toolCallId, error: call.error, attempts: 0, durationMs: 0 });
   }
   const pending = calls.filter((call) => call.status === 'pending');
   const server = pending.filter((call) => call.kind !== 'client');
   const client = pending.filter((call) => call.kind === 'client');
-  if (pending.length === 0) return 'proceed';
+  const gated = calls.flatMap((call) => (call.status === 'awaiting_approval' ? [call] : []));
+  if (pending.length === 0 && gated.length === 0) return 'proceed';
 
   // Parked before the fan-out, so a continuation that starts at once finds the turn waiting: a
-  // step with server calls by its commit (see `goesToToolJobs`), one with client calls only here.
-  if (server.length === 0 && !(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients'))) return 'fenced';
-  for (const call of client) {
-    events.emit({ type: 'tool-call-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args });
-    await scheduleClientTimeout(deps.toolQueue, {
-      turnId: context.turnId,
-      step: context.step,
-      position: call.position,
-      toolCallId: call.toolCallId,
-      timeoutMs: deps.tools.get(call.name)?.timeoutMs ?? 300_000,
-    });
-  }
-  if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: client.map((call) => call.toolCallId) });
+  // step with server calls by its commit (see `goesToToolJobs`), one without here.
+  if (server.length === 0 && !(await deps.turns.setWaiting(context.turnId, context.attempt, client.length > 0 ? 'clients' : 'approvals'))) return 'fenced';
+  for (const call of gated) await requestApproval(deps, events, call, call.approval);
+  for (const call of client) await requestClientTool(deps, events, call);
+  if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: [...client, ...gated].map((call) => call.toolCallId) });
   await events.flush();
   if (server.length > 0) {
     await fanOut(deps, context, server);
@@ -118,7 +118,7 @@ export async function resumeToolPhase(
     return 'proceed';
   }
 
-  const unsettledServer = calls.filter((call) => !isSettled(call) && call.kind !== 'client');
+  const unsettledServer = calls.filter((call) => !isSettled(call) && !settledFromOutside(call));
   if (unsettledServer.length > 0) {
     if (!context.isContinuation) {
       // The worker died between committing the step and fanning out: fan out again (the job
@@ -138,9 +138,12 @@ export async function resumeToolPhase(
     }
   }
 
-  const unansweredClients = calls.some((call) => !isSettled(call) && call.kind === 'client');
-  if (unansweredClients) {
-    const parked = await parkForClients(deps, context, calls[0]!.conversationId);
+  const waitingOnAnswers = calls.some((call) => !isSettled(call) && settledFromOutside(call));
+  if (waitingOnAnswers) {
+    // Taken over (a crash, or the reconciler found a timeout or an approved call's job gone):
+    // what the parked calls wait on is armed again; every job id is the call's, so nothing twice.
+    if (!context.isContinuation) await rearmParkedCalls(deps, context, calls);
+    const parked = await parkForAnswers(deps, context, calls[0]!.conversationId);
     if (parked === 'fenced') return 'fenced';
     if (parked.length > 0) {
       context.events.emit({ type: 'turn-waiting', toolCallIds: parked });
@@ -149,7 +152,7 @@ export async function resumeToolPhase(
     }
   }
   // Calls settled since the first read (here, or by a client's answer) are read again.
-  const settledMeanwhile = unsettledServer.length > 0 || unansweredClients;
+  const settledMeanwhile = unsettledServer.length > 0 || waitingOnAnswers;
   return completeToolPhase(deps, context, settledMeanwhile ? await deps.toolCalls.listForStep(context.turnId, context.step) : calls);
 }
 
@@ -168,13 +171,15 @@ function fanOut(
 }
 
 /**
- * Parks the turn for its unanswered client calls; returns their ids, or none when every call
- * has its answer by now. Under the conversation's row lock, the lock under which an answer
- * decides whether to resume the turn (client-tool-answers.ts): either the answer finds the
- * turn parked and resumes it, or this read sees the answer and the turn goes on here. Parking
+ * Parks the turn for its unsettled calls (unanswered client calls, calls awaiting or past their
+ * approval); returns their ids, or none when every call has its outcome by now. Parked as
+ * `approvals` when every one of them waits for a person (shown as `waiting_approval`). Under the
+ * conversation's row lock, the lock under which an answer or a decision decides whether to
+ * resume the turn (parked-turn-resume.ts): either it finds the turn parked and resumes it, or
+ * this read sees its outcome and the turn goes on here. Parking
  * on a read taken before the lock would leave a turn waiting for an answer it already has.
  */
-async function parkForClients(
+async function parkForAnswers(
   deps: ToolPhaseDeps,
   context: { turnId: string; attempt: number; step: number },
   conversationId: string,
@@ -183,7 +188,8 @@ async function parkForClients(
     await deps.conversations.lock(conversationId, tx);
     const unanswered = (await deps.toolCalls.listForStep(context.turnId, context.step, tx)).filter((call) => !isSettled(call));
     if (unanswered.length === 0) return [];
-    if (!(await deps.turns.setWaiting(context.turnId, context.attempt, 'clients', tx))) return 'fenced';
+    const awaiting = unanswered.every((call) => call.status === 'awaiting_approval') ? 'approvals' : 'clients';
+    if (!(await deps.turns.setWaiting(context.turnId, context.attempt, awaiting, tx))) return 'fenced';
     return unanswered.map((call) => call.toolCallId);
   });
 }
@@ -207,5 +213,41 @@ function announcePhaseEnd(events: TurnEvents, calls: ToolCallRecord[]): void {
     type: 'tool_processing_complete',
     results: calls.length,
     failed: calls.filter((call) => call.status !== 'succeeded').length,
+  });
+}
+
+/**
+ * Arms again what a parked step's calls wait on: an undecided call's request (announced again:
+ * the run that made it may have died before) and its expiry, an approved call's tool job.
+ */
+async function rearmParkedCalls(deps: ToolPhaseDeps, context: { turnId: string; step: number; events: TurnEvents }, calls: ToolCallRecord[]): Promise<void> {
+  const gated = calls.filter((call) => call.approvalId !== null && !isSettled(call));
+  if (gated.length === 0) return;
+  const approvals = new Map((await deps.toolApprovals.listForStep(context.turnId, context.step)).map((approval) => [approval.toolCallId, approval]));
+  for (const call of gated) {
+    const approval = approvals.get(call.toolCallId);
+    if (!approval) continue;
+    if (call.status === 'awaiting_approval') {
+      await requestApproval(deps, context.events, call, approval);
+    } else if (call.kind !== 'client') {
+      await sendApprovedCall(deps, call);
+    }
+  }
+}
+
+/** Asks for a person's decision on a call (sent with the caller's next flush) and arms its expiry. */
+async function requestApproval(
+  deps: Pick<ToolPhaseDeps, 'toolQueue'>,
+  events: TurnEvents,
+  call: Pick<ToolCallRecord, 'turnId' | 'toolCallId' | 'step' | 'position' | 'name' | 'args'>,
+  approval: { approvalId: string; expiresAt: string },
+): Promise<void> {
+  events.emit({ type: 'tool-approval-request', toolCallId: call.toolCallId, toolName: call.name, args: call.args, approvalId: approval.approvalId, expiresAt: approval.expiresAt });
+  await scheduleCallTimeout(deps.toolQueue, 'approval-timeout', {
+    turnId: call.turnId,
+    step: call.step,
+    position: call.position,
+    toolCallId: call.toolCallId,
+    delayMs: Date.parse(approval.expiresAt) - Date.now(),
   });
 }

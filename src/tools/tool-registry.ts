@@ -27,6 +27,8 @@ export interface LoadToolRegistryOptions {
    * runs (an API process): the MCP tools as published by the workers, read again every `refreshMs`.
    */
   mcp?: 'start' | { published(): Promise<ExecutableTool[]>; refreshMs: number };
+  /** Tools whose calls wait for a person's approval whatever they declare (the builtins' only way). Default none. */
+  approvalRequired?: readonly string[];
 }
 
 const DEFAULT_MCP_TIMEOUT_MS = 30_000;
@@ -46,10 +48,11 @@ export async function loadToolRegistry(options: LoadToolRegistryOptions): Promis
     }
   });
   const fileTools = await loadToolFiles({ toolsDir: options.toolsDir, env: options.env, http: options.http });
-  if (options.mcp && options.mcp !== 'start') return describedRegistry([...builtins, ...fileTools], options.mcp, logger);
+  const approvalRequired = new Set(options.approvalRequired ?? []);
+  if (options.mcp && options.mcp !== 'start') return describedRegistry([...builtins, ...fileTools], options.mcp, { logger, approvalRequired });
   const mcp = await loadMcpTools({ toolsDir: options.toolsDir, env: options.env, logger, timeoutMs: options.mcpTimeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
   try {
-    return createToolRegistry([...builtins, ...fileTools, ...mcp.tools], { logger, close: mcp.close });
+    return createToolRegistry([...builtins, ...fileTools, ...mcp.tools], { logger, close: mcp.close, approvalRequired });
   } catch (error) {
     await mcp.close();
     throw error;
@@ -61,9 +64,13 @@ export async function loadToolRegistry(options: LoadToolRegistryOptions): Promis
  * one deadline per attempt (AbortSignal.timeout, joined to the caller's with AbortSignal.any),
  * and an outcome for every attempt, whatever the tool did.
  */
-export function createToolRegistry(tools: ExecutableTool[], options: { logger: Logger; close(): Promise<void> }): ToolRegistry {
+export function createToolRegistry(
+  tools: ExecutableTool[],
+  options: { logger: Logger; close(): Promise<void>; approvalRequired?: ReadonlySet<string> },
+): ToolRegistry {
   const byName = new Map<string, ExecutableTool>();
-  for (const tool of tools) {
+  for (const declared of tools) {
+    const tool = options.approvalRequired?.has(declared.descriptor.name) ? { ...declared, descriptor: { ...declared.descriptor, needsApproval: true } } : declared;
     const existing = byName.get(tool.descriptor.name);
     if (existing) throw new ToolLoadError(`tool "${tool.descriptor.name}" is declared twice: by ${existing.source} and by ${tool.source}`);
     byName.set(tool.descriptor.name, tool);
@@ -108,17 +115,18 @@ export function createToolRegistry(tools: ExecutableTool[], options: { logger: L
 async function describedRegistry(
   local: ExecutableTool[],
   source: { published(): Promise<ExecutableTool[]>; refreshMs: number },
-  logger: Logger,
+  settings: { logger: Logger; approvalRequired: ReadonlySet<string> },
 ): Promise<ToolRegistry> {
+  const { logger } = settings;
   let published = await source.published();
-  let current = createToolRegistry([...local, ...published], { logger, close: async () => undefined });
+  let current = createToolRegistry([...local, ...published], { ...settings, close: async () => undefined });
   const timer = setInterval(() => {
     source
       .published()
       .then((latest) => {
         if (latest === published) return;
         // Built first: a list that clashes with a local tool's name keeps the last good registry.
-        current = createToolRegistry([...local, ...latest], { logger, close: async () => undefined });
+        current = createToolRegistry([...local, ...latest], { ...settings, close: async () => undefined });
         published = latest;
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'could not take the published MCP tools; keeping the last ones'));

@@ -19,7 +19,14 @@ export interface ToolDescriptor {
   timeoutMs: number;
   /** Extra attempts after the first, for retryable failures. */
   retries: number;
+  /** A call of it runs only once a person approves it (docs/API.md "Tool approvals"). Default false. */
+  needsApproval?: boolean;
+  /** How long a call waits for that decision before it is denied (`approval_timeout`). Default 24 h. */
+  approvalTimeoutMs?: number;
 }
+
+/** How long a call waits for a person's decision unless its tool says otherwise. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 3600 * 1000;
 
 export interface ToolCallContext {
   turnId: string;

@@ -35,6 +35,8 @@ export const SWITCHYARD = {
   toolKind: 'switchyard.tool.kind',
   toolAttempts: 'switchyard.tool.attempts',
   toolOutcome: 'switchyard.tool.outcome',
+  /** `approved`, `denied` or `timeout`. */
+  approvalOutcome: 'switchyard.tool.approval.outcome',
 } as const;
 
 /**
@@ -49,6 +51,7 @@ export const spanNames = {
   runTurn: 'run turn',
   chat: (model: string) => `chat ${model}`,
   executeTool: (toolName?: string) => (toolName ? `execute_tool ${toolName}` : 'execute_tool'),
+  decideApproval: (toolName: string) => `decide_approval ${toolName}`,
 };
 
 /** What a chat span knows when the request goes out. */

@@ -17,9 +17,12 @@ const isLive = (job: ObservedJob) => job.state === 'live';
  * the state of every job that could move it on: its start, its step's continuation, its
  * client-answer resume, and the timeouts of its unanswered client tools. Pure.
  */
-export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'clients' | null }, jobs: {
+export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'clients' | 'approvals' | null }, jobs: {
   turnJobs: ObservedJob[];
-  /** One per client call of the turn's step still without an answer. */
+  /**
+   * One per call of the parked step that something outside the turn settles: an unanswered
+   * client call's timeout, an undecided call's approval expiry, an approved call's tool job.
+   */
   clientTimeouts: ObservedJob[];
 }): ReconcileAction {
   if (jobs.turnJobs.some(isLive)) return { kind: 'none' };
@@ -40,7 +43,7 @@ export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'cli
   // Parked for client answers: nothing runs until an answer or a timeout arrives, so it is
   // stuck if a timeout job is gone (then a run re-arms them), or if every call has its answer:
   // the process that stored the last one died before resuming the turn, and nothing else will.
-  if (turn.status === 'waiting_tools' && turn.awaiting === 'clients') {
+  if (turn.status === 'waiting_tools' && (turn.awaiting === 'clients' || turn.awaiting === 'approvals')) {
     const everyCallAnswered = jobs.clientTimeouts.length === 0;
     if (everyCallAnswered) return { kind: 'enqueue' };
     return jobs.clientTimeouts.every(isLive) ? { kind: 'none' } : { kind: 'enqueue' };

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
 import { observeJobs, type ObservedJob } from '../queue/job-states';
-import { clientTimeoutJobId, continuationJobId } from '../queue/tool-queue';
+import { approvalTimeoutJobId, clientTimeoutJobId, continuationJobId, toolJobId } from '../queue/tool-queue';
 import { resumeJobId, turnJobId } from '../queue/turn-queue';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import type { Turn, TurnsRepository } from '../store/turns-repository';
@@ -78,8 +78,8 @@ export async function reconcileTurns(
  * unanswered client calls, one Redis round trip for the jobs.
  */
 async function observePage(deps: ReconcilerDeps, turns: Turn[]): Promise<Map<string, { turnJobs: ObservedJob[]; clientTimeouts: ObservedJob[] }>> {
-  const parked = turns.filter((turn) => turn.awaiting === 'clients');
-  const unanswered = await deps.toolCalls.unsettledClientCalls(parked.map((turn) => ({ turnId: turn.id, step: turn.step })));
+  const parked = turns.filter((turn) => turn.awaiting === 'clients' || turn.awaiting === 'approvals');
+  const unanswered = await deps.toolCalls.unsettledParkedCalls(parked.map((turn) => ({ turnId: turn.id, step: turn.step })));
   const refs: { turnId: string; kind: 'turn' | 'client'; queue: Queue; id: string }[] = turns.flatMap((turn) =>
     [turnJobId(turn.id), continuationJobId(turn.id, turn.step), resumeJobId(turn.id, turn.step)].map((id) => ({
       turnId: turn.id,
@@ -89,7 +89,7 @@ async function observePage(deps: ReconcilerDeps, turns: Turn[]): Promise<Map<str
     })),
   );
   for (const call of unanswered) {
-    refs.push({ turnId: call.turnId, kind: 'client', queue: deps.toolQueue, id: clientTimeoutJobId(call.turnId, call.step, call.position) });
+    refs.push({ turnId: call.turnId, kind: 'client', queue: deps.toolQueue, id: parkedCallJobId(call) });
   }
   const states = await observeJobs(deps.redis, refs);
   const byTurn = new Map(turns.map((turn) => [turn.id, { turnJobs: [] as ObservedJob[], clientTimeouts: [] as ObservedJob[] }]));
@@ -165,4 +165,11 @@ export function startReconciler(
       await running;
     },
   };
+}
+
+/** The job that settles a parked call, or moves it on: its expiry while undecided, its run once approved, a client's timeout. */
+function parkedCallJobId(call: { turnId: string; step: number; position: number; kind: string | null; status: string; approvalId: string | null }): string {
+  if (call.status === 'awaiting_approval') return approvalTimeoutJobId(call.turnId, call.step, call.position);
+  if (call.kind !== 'client') return toolJobId(call.turnId, call.step, call.position);
+  return clientTimeoutJobId(call.turnId, call.step, call.position);
 }

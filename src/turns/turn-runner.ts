@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
@@ -9,6 +10,7 @@ import { AttemptFencedError } from '../event-log/event-log';
 import type { Queryable } from '../store/db';
 import type { StoredMessage } from '../store/messages-repository';
 import type { NewToolCall } from '../store/tool-calls-repository';
+import type { NewToolApproval } from '../store/tool-approvals-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { attemptOpeningEvents } from './attempt-opening';
 import { buildMessages } from './build-messages';
@@ -21,7 +23,7 @@ import { streamStep, type StepOutput, type StepStreamResult, type StreamedPieces
 import { goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from '../tool-calls/tool-phase';
 import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from '../event-log/turn-events';
-import type { ToolDescriptor } from '../tools/tool';
+import { DEFAULT_APPROVAL_TIMEOUT_MS, type ToolDescriptor, type ToolRegistry } from '../tools/tool';
 import { endChatSpan, startChatSpan } from '../tracing/chat-span';
 import { GEN_AI, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
@@ -133,6 +135,8 @@ interface AttemptRun {
   model: string;
   maxSteps: number;
   offered: Set<string>;
+  /** Tools whose calls wait for a person's approval in this turn (declared so, or asked by the turn or its conversation). */
+  approvalRequired: (toolName: string) => boolean;
   toolDefinitions: ToolDescriptor[];
   /** A call id of the provider's that an earlier step of the turn used is replaced. */
   takenToolCallIds: Set<string>;
@@ -219,6 +223,7 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     model: turn.options.model ?? conversation.model ?? deps.defaults.model,
     maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
     offered,
+    approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
     toolDefinitions: inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))),
     takenToolCallIds: new Set(begun.toolCallIds),
     usage: turn.usage,
@@ -346,12 +351,17 @@ async function completeStep(run: AttemptRun, step: number, output: StepOutput, s
     turnId: turn.id,
     conversationId: turn.conversationId,
     step,
+    approval: {
+      required: run.approvalRequired,
+      expiresAt: (toolName) => new Date(run.now().getTime() + (deps.tools.get(toolName)?.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS)).toISOString(),
+      newId: () => `appr_${randomUUID()}`,
+    },
   });
   for (const call of calls) {
     events.emit(
-      call.status === 'pending'
-        ? { type: 'tool-call-end', toolCallId: call.toolCallId, args: call.args }
-        : { type: 'tool-call-end', toolCallId: call.toolCallId, args: null, error: call.error },
+      'error' in call
+        ? { type: 'tool-call-end', toolCallId: call.toolCallId, args: null, error: call.error }
+        : { type: 'tool-call-end', toolCallId: call.toolCallId, args: call.args },
     );
   }
   // PostgreSQL keeps the latest seq clients may have seen, so that a Redis that loses its data
@@ -474,6 +484,7 @@ async function writeStep(
     tx,
   );
   await deps.toolCalls.insertMany(calls, tx);
+  await deps.toolApprovals.insertMany(approvalsOf(turn, calls), tx);
   if (continues) await deps.conversations.raiseLastSeq(turn.conversationId, continues.seenSeq, tx);
   return true;
 }
@@ -484,4 +495,18 @@ export function addUsage(a: Usage, b: Usage): Usage {
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+}
+
+/** The approvals a step's gated calls ask for, stored with the step. */
+function approvalsOf(turn: Turn, calls: NewToolCall[]): NewToolApproval[] {
+  return calls.flatMap((call) =>
+    call.status === 'awaiting_approval'
+      ? [{ ...call.approval, turnId: turn.id, toolCallId: call.toolCallId, conversationId: turn.conversationId, userId: turn.userId, toolName: call.name, args: call.args }]
+      : [],
+  );
+}
+
+function approvalRequiredIn(tools: Pick<ToolRegistry, 'get'>, ...lists: (string[] | null | undefined)[]): (toolName: string) => boolean {
+  const named = new Set(lists.flatMap((list) => list ?? []));
+  return (toolName) => named.has(toolName) || tools.get(toolName)?.needsApproval === true;
 }

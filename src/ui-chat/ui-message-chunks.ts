@@ -136,6 +136,9 @@ export function createUiChunkMapper(options: {
         case 'turn-start':
         case 'tool-call-request':
         case 'provider-retry':
+        // The AI SDK's approval chunks are mapped by the /api/chat side of approvals, not yet here.
+        case 'tool-approval-request':
+        case 'tool-approval-response':
           return go();
       }
     },

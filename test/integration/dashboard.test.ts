@@ -84,7 +84,8 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     await eventually('the load shows in the figures', async () => {
       const checks: [string, (value: number) => boolean][] = [
         ['sum(switchyard_tool_attempts_total{tool="broken"})', (value) => value === 2],
-        ['sum(switchyard_tool_calls_total{tool="calculator", status="succeeded"})', (value) => value === 2],
+        ['sum(switchyard_tool_calls_total{tool="calculator", status="succeeded"})', (value) => value === 3],
+        ['sum(switchyard_tool_approval_decision_seconds_count{outcome="approved"})', (value) => value === 1],
         ['sum(switchyard_tool_calls_total{tool="broken", status="failed"})', (value) => value === 1],
         ['sum(switchyard_provider_requests_total{status="5xx"})', (value) => value === 1],
         ['sum(switchyard_provider_requests_total{status="4xx"})', (value) => value === 2],
@@ -96,7 +97,7 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
         ['sum(switchyard_batch_items_ended_total{status="failed"})', (value) => value === 1],
         ['sum(switchyard_http_requests_total{status="404"})', (value) => value >= 1],
         ['sum(switchyard_event_relay_lag_seconds_count)', (value) => value > 0],
-        ['sum(switchyard_websocket_subscriptions{kind="conversation"})', (value) => value === 3],
+        ['sum(switchyard_websocket_subscriptions{kind="conversation"})', (value) => value === 4],
         ['sum(switchyard_db_query_duration_seconds_count{job="switchyard-worker"})', (value) => value > 0],
         // The refused turn and the batch's failing item.
         ['sum(switchyard_webhook_deliveries_total{event="turn.failed", outcome="delivered"})', (value) => value === 2],
@@ -169,6 +170,15 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     await receiver.waitFor(1);
 
     expect((await http.get('/v1/conversations/conv_that_does_not_exist')).status).toBe(404);
+
+    // A call that waits for approval, decided: the pending gauge and the time to decision.
+    const gated = (await http.post('/v1/conversations', { requireApproval: ['calculator'] })).body.id as string;
+    ws.send({ type: 'subscribe', conversationId: gated });
+    await ws.waitFor((frame) => frame.type === 'subscribed' && frame.conversationId === gated);
+    const gatedTurn = (await http.post(`/v1/conversations/${gated}/turns`, { content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { text: 'two' }] }) })).body.turnId as string;
+    const approval = await ws.waitFor((frame) => frame.type === 'event' && frame.event.turnId === gatedTurn && frame.event.type === 'tool-approval-request');
+    expect((await http.post(`/v1/turns/${gatedTurn}/approvals`, { toolCallId: approval.event.toolCallId, approved: true })).status).toBe(200);
+    expect((await ws.waitForTurnEnd(gatedTurn, 30_000)).at(-1).type).toBe('turn-finish');
 
     const batch = await http.post('/v1/batches', {
       items: [{ messages: ['hello from a batch'] }, { messages: [scripted({ error: { status: 400 } })] }],

@@ -20,7 +20,14 @@ describe('traces', () => {
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     stack = await startTestStack({ workers: 0 });
-    const toolsDir = await writeToolsDir({ 'client.json': { tools: [{ kind: 'client', name: 'confirm', description: 'Asks the user', timeoutMs: 60_000 }] } });
+    const toolsDir = await writeToolsDir({
+      'client.json': {
+        tools: [
+          { kind: 'client', name: 'confirm', description: 'Asks the user', timeoutMs: 60_000 },
+          { kind: 'client', name: 'approved_confirm', description: 'Asks the user, once a person allows it', timeoutMs: 60_000, needsApproval: true },
+        ],
+      },
+    });
     const env = stack.childEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', TOOLS_DIR: toolsDir });
     processes.push(...(await Promise.all([spawnService('api', env), spawnService('worker', env)])));
   }, 60_000);
@@ -156,5 +163,28 @@ describe('traces', () => {
     for (const run of jobRuns) expect(run.parentSpanId).toBe(root.spanId);
     // A client tool runs in the browser: no execute_tool span on the worker.
     expect(count(spans, root.traceId, 'execute_tool')).toBe(0);
+  }, 60_000);
+
+  it('records each approval decision in the turn\'s trace, as a span event', async () => {
+    const { http, conversationId, client } = await openConversation();
+    const posted = await http.post(`/v1/conversations/${conversationId}/turns`, {
+      content: scripted({ steps: [{ toolCalls: [{ name: 'approved_confirm', arguments: {} }] }, { text: 'Thanks.' }] }),
+    });
+    const turnId = posted.body.turnId as string;
+    const request = (await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'tool-approval-request' && frame.event.turnId === turnId)).event;
+    expect((await http.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: false, reason: 'no' })).status).toBe(200);
+    await client.waitForTurnEnd(turnId);
+    client.close();
+
+    const spans = await receiver.waitFor((received) => {
+      const root = admitSpan(received, turnId);
+      return !!root && count(received, root.traceId, 'decide_approval') === 1;
+    });
+    const root = admitSpan(spans, turnId)!;
+    const decision = spans.find((span) => span.traceId === root.traceId && span.name === 'decide_approval approved_confirm')!;
+    expect(decision.attributes).toMatchObject({ 'gen_ai.tool.call.id': request.toolCallId, 'switchyard.tool.approval.outcome': 'denied' });
+    expect(decision.events).toEqual([
+      { name: 'tool_approval.decided', attributes: expect.objectContaining({ 'switchyard.tool.approval.outcome': 'denied' }) },
+    ]);
   }, 60_000);
 });

@@ -12,6 +12,8 @@ export interface ReceivedSpan {
   /** OTLP's numbers: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
   attributes: Record<string, unknown>;
+  /** Its span events, in order. */
+  events: { name: string; attributes: Record<string, unknown> }[];
   /** 0 unset, 1 ok, 2 error. */
   statusCode: number;
 }
@@ -88,7 +90,7 @@ interface OtlpKeyValue {
 function decodeExport(request: {
   resourceSpans?: {
     resource?: { attributes?: OtlpKeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[]; status?: { code?: number } }[] }[];
+    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[]; status?: { code?: number }; events?: { name: string; attributes?: OtlpKeyValue[] }[] }[] }[];
   }[];
 }): ReceivedSpan[] {
   const received: ReceivedSpan[] = [];
@@ -104,6 +106,7 @@ function decodeExport(request: {
           name: span.name,
           kind: span.kind,
           attributes: decodeAttributes(span.attributes),
+          events: (span.events ?? []).map((event) => ({ name: event.name, attributes: decodeAttributes(event.attributes) })),
           statusCode: span.status?.code ?? 0,
         });
       }

@@ -28,7 +28,7 @@ export const uiMessagesSchema = z
     z.object({
       id: z.string().meta({ description: "A user message's is `<turnId>:user`; an assistant message's is its turn's id." }),
       role: z.enum(['user', 'assistant']),
-      metadata: z.object({ turnStatus: z.enum(['queued', 'running', 'waiting_tools', 'completed', 'failed', 'cancelled']) }).optional(),
+      metadata: z.object({ turnStatus: z.enum(['queued', 'running', 'waiting_tools', 'waiting_approval', 'completed', 'failed', 'cancelled']) }).optional(),
       parts: z.array(uiMessagePartSchema),
     }),
   )

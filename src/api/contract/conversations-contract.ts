@@ -13,6 +13,7 @@ export const conversationSchema = z
     system: z.string().nullable(),
     model: z.string().nullable(),
     tools: z.array(z.string()).nullable(),
+    requireApproval: z.array(z.string()).nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     lastSeq: z.number().int().nonnegative().meta({ description: "The conversation's latest event seq." }),
     createdAt: timestamp,

@@ -14,6 +14,7 @@ export const ERROR_STATUS: Record<AppErrorCode, number> = {
   conversation_busy: 409,
   idempotency_conflict: 409,
   external_id_conflict: 409,
+  already_decided: 409,
   rate_limited: 429,
   unavailable: 503,
   tool_failed: 502,
@@ -25,6 +26,7 @@ const DETAILS: Partial<Record<AppErrorCode, string>> = {
   invalid_request: 'names the fields at fault: `[{field, message}]` (a batch: `[{line, field?, message}]`)',
   conversation_busy: 'is `{activeTurnId}`',
   external_id_conflict: 'is `{conversationId}` of the conversation that has this externalId',
+  already_decided: 'is the stored decision `{toolCallId, approved, reason, args, decidedAt}`',
   tool_failed: "is the tool's error `{code, message, …}` with `attempts` and `durationMs`",
   unavailable: 'is `{turnId}` of the recorded turn when a turn was posted while Redis is unreachable',
 };

@@ -3,6 +3,7 @@ import { createDocument, type CreateDocumentOptions, type oas31 } from 'zod-open
 import { eventSchema } from '../../events/event';
 import { clientFrameSchemas, serverFrameSchema } from '../../events/ws-frames';
 import { adminPaths } from './admin-contract';
+import { approvalPaths } from './approvals-contract';
 import { batchPaths } from './batches-contract';
 import { browserPaths } from './browser-contract';
 import { conversationPaths } from './conversations-contract';
@@ -12,7 +13,7 @@ import { toolPaths } from './tools-contract';
 import { turnPaths } from './turns-contract';
 import { webhookPaths } from './webhooks-contract';
 
-const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas.ping]);
+const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
 
 /**
  * The contract as data (docs/API.md): every HTTP route with its request and response schemas and
@@ -31,13 +32,14 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Conversations' },
       { name: 'Turns' },
       { name: 'Tools' },
+      { name: 'Approvals', description: 'A person approves a tool call before it runs.' },
       { name: 'Batches' },
       { name: 'Webhooks', description: 'Signed the Standard Webhooks way; delivered at least once.' },
       { name: 'Browsers', description: 'Session tokens, websocket tickets, the websocket, and the AI SDK chat transport.' },
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },

@@ -9,6 +9,7 @@ export const toolSchema = z
     description: z.string(),
     inputSchema: z.record(z.string(), z.unknown()).meta({ description: "A JSON Schema for the tool's arguments." }),
     kind: z.enum(['builtin', 'http', 'mcp', 'client']),
+    needsApproval: z.boolean().meta({ description: 'A call of it runs only once a person approves it.' }),
   })
   .meta({ id: 'Tool' });
 

@@ -4,7 +4,7 @@ import { clientToolAnswerSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
 import { count, errorValue, idParams, timestamp, usage } from './shared-schemas';
 
-const turnStatusSchema = z.enum(['queued', 'running', 'waiting_tools', 'completed', 'failed', 'cancelled']).meta({ id: 'TurnStatus' });
+const turnStatusSchema = z.enum(['queued', 'running', 'waiting_tools', 'waiting_approval', 'completed', 'failed', 'cancelled']).meta({ id: 'TurnStatus' });
 
 export const turnAcceptedSchema = z.object({ turnId: z.string(), status: turnStatusSchema }).meta({ id: 'TurnAccepted' });
 
@@ -12,6 +12,7 @@ const turnOptions = z.object({
   model: z.string().optional(),
   tools: z.array(z.string()).optional(),
   toolChoice: toolChoiceSchema.optional(),
+  requireApproval: z.array(z.string()).optional(),
   maxSteps: z.number().int().optional(),
   maxHistoryMessages: z.number().int().optional(),
 });
@@ -44,7 +45,7 @@ const turnToolCall = z.object({
   kind: z.string().nullable().meta({ description: '`builtin`, `http`, `mcp` or `client`; null for a call of a tool that does not exist.' }),
   args: z.unknown().meta({ description: 'The parsed arguments; null when they were not valid.' }),
   argumentsText: z.string(),
-  status: z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled']),
+  status: z.enum(['pending', 'running', 'awaiting_approval', 'succeeded', 'failed', 'cancelled']),
   attempts: count,
   result: z.unknown().optional(),
   error: errorValue.optional(),

@@ -19,6 +19,8 @@ export function declaredTool(definition: FileToolDefinition, retries: number): O
       kind: definition.kind,
       timeoutMs: definition.timeoutMs,
       retries,
+      ...(definition.needsApproval ? { needsApproval: true } : {}),
+      ...(definition.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: definition.approvalTimeoutMs } : {}),
     },
   };
 }

@@ -5,7 +5,13 @@ import { ToolLoadError } from '../tool-errors';
 import { fieldsToJsonSchema } from './fields-to-json-schema';
 import { clientToolEntrySchema, httpToolEntrySchema, type HttpToolEntry } from './tool-file-schema';
 
-export interface HttpToolDefinition {
+/** What a tool file says about approvals, for either kind. */
+interface ApprovalFields {
+  needsApproval?: boolean;
+  approvalTimeoutMs?: number;
+}
+
+export interface HttpToolDefinition extends ApprovalFields {
   kind: 'http';
   name: string;
   description: string;
@@ -20,7 +26,7 @@ export interface HttpToolDefinition {
   source: string;
 }
 
-export interface ClientToolDefinition {
+export interface ClientToolDefinition extends ApprovalFields {
   kind: 'client';
   name: string;
   description: string;
@@ -68,7 +74,15 @@ function parseEntry(entry: unknown, path: PropertyKey[], env: Record<string, str
     const parsed = clientToolEntrySchema.safeParse(entry);
     if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
     const tool = parsed.data;
-    return { kind: 'client', name: tool.name, description: tool.description, timeoutMs: tool.timeoutMs, inputSchema: inputSchemaOf(tool), source };
+    return {
+      kind: 'client',
+      name: tool.name,
+      description: tool.description,
+      timeoutMs: tool.timeoutMs,
+      inputSchema: inputSchemaOf(tool),
+      source,
+      ...approvalFieldsOf(tool),
+    };
   }
 
   const parsed = httpToolEntrySchema.safeParse(entry);
@@ -87,7 +101,12 @@ function parseEntry(entry: unknown, path: PropertyKey[], env: Record<string, str
     retries: tool.retries,
     inputSchema: inputSchemaOf(tool),
     source,
+    ...approvalFieldsOf(tool),
   };
+}
+
+function approvalFieldsOf(tool: { needsApproval: boolean; approvalTimeoutMs?: number | undefined }): ApprovalFields {
+  return { ...(tool.needsApproval ? { needsApproval: true } : {}), ...(tool.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: tool.approvalTimeoutMs } : {}) };
 }
 
 function inputSchemaOf(tool: { inputSchema?: Record<string, unknown>; fields?: Parameters<typeof fieldsToJsonSchema>[0] }): Record<string, unknown> {

@@ -36,6 +36,10 @@ export const httpToolEntrySchema = z
     timeoutMs: z.int().min(1).max(600_000).default(10_000),
     /** Extra attempts after the first (network errors, timeouts, 408, 429, 5xx). */
     retries: z.int().min(0).max(10).default(2),
+    /** A call runs only once a person approves it. */
+    needsApproval: z.boolean().default(false),
+    /** How long a call waits for that decision (default 24 h, at most 30 days). */
+    approvalTimeoutMs: z.int().min(1000).max(30 * 86_400_000).optional(),
     inputSchema: inputSchema.optional(),
     fields: fieldListSchema.optional(),
   })
@@ -48,6 +52,10 @@ export const clientToolEntrySchema = z
     description: z.string().min(1),
     /** How long the server waits for a client's answer. */
     timeoutMs: z.int().min(1).max(86_400_000).default(300_000),
+    /** A call runs only once a person approves it. */
+    needsApproval: z.boolean().default(false),
+    /** How long a call waits for that decision (default 24 h, at most 30 days). */
+    approvalTimeoutMs: z.int().min(1000).max(30 * 86_400_000).optional(),
     inputSchema: inputSchema.optional(),
     fields: fieldListSchema.optional(),
   })

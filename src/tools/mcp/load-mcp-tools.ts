@@ -99,6 +99,8 @@ function toExecutable(connection: McpConnection, tool: Tool, options: LoadMcpToo
         kind: 'mcp',
         timeoutMs,
         retries: server.retries ?? DEFAULT_MCP_RETRIES,
+        ...(needsApproval(server, tool.name) ? { needsApproval: true } : {}),
+        ...(server.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: server.approvalTimeoutMs } : {}),
       },
       execute: (args, ctx) => connection.callTool(tool.name, args, ctx.signal, timeoutMs),
     },
@@ -109,3 +111,8 @@ function sourceOf(server: McpServerConfig): string {
   return `MCP server "${server.name}"`;
 }
 
+
+/** `needsApproval` of a server: every tool of it, or those it names (by the server's own names). */
+function needsApproval(server: McpServerConfig, toolName: string): boolean {
+  return server.needsApproval === true || (Array.isArray(server.needsApproval) && server.needsApproval.includes(toolName));
+}

@@ -9,7 +9,8 @@ import { toolUrlSchema } from '../tool-url-schema';
  * `mcp.json`, in the `mcpServers` format that MCP clients (Claude Desktop, Cursor, VS Code)
  * share. Entries are loose objects: those clients add their own fields (`alwaysAllow`,
  * `autoApprove`), and a file copied from one of them should load. Switchyard's own additions are
- * `timeoutMs`, `retries` and `disabled`.
+ * `timeoutMs`, `retries`, `disabled`, `needsApproval` (true: every tool of the server; a list:
+ * those tools, by their names on the server) and `approvalTimeoutMs`.
  */
 
 /** The one file of the tools directory that is not a tool file. */
@@ -24,6 +25,8 @@ const commonFields = {
   /** Extra attempts after the first. Default 1 (see load-mcp-tools.ts). */
   retries: z.int().min(0).max(10).optional(),
   disabled: z.boolean().optional(),
+  needsApproval: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
+  approvalTimeoutMs: z.int().min(1000).max(30 * 86_400_000).optional(),
 };
 
 const stdioEntrySchema = z.looseObject({
@@ -55,6 +58,9 @@ export interface McpServerConfig {
   transport: McpTransportConfig;
   timeoutMs?: number;
   retries?: number;
+  /** Every tool of the server, or those named (as the server names them). */
+  needsApproval?: boolean | string[];
+  approvalTimeoutMs?: number;
 }
 
 /**
@@ -85,14 +91,21 @@ function parseServer(name: string, entry: unknown, env: Record<string, string | 
     if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
     const resolved = substituteEnvironmentInMap(parsed.data.env, env);
     if (!resolved.ok) return resolved.problems.map((problem) => `${where('env', problem.key)}: ${problem.message}`).join('; ');
-    const { command, args, cwd, timeoutMs, retries } = parsed.data;
-    return { name, transport: { type: 'stdio', command, args, env: resolved.values, ...(cwd ? { cwd } : {}) }, timeoutMs, retries };
+    const { command, args, cwd, timeoutMs, retries, needsApproval, approvalTimeoutMs } = parsed.data;
+    return {
+      name,
+      transport: { type: 'stdio', command, args, env: resolved.values, ...(cwd ? { cwd } : {}) },
+      timeoutMs,
+      retries,
+      needsApproval,
+      approvalTimeoutMs,
+    };
   }
 
   const parsed = httpEntrySchema.safeParse(entry);
   if (!parsed.success) return describeZodIssues(parsed.error.issues, path);
   const resolved = substituteEnvironmentInMap(parsed.data.headers, env);
   if (!resolved.ok) return resolved.problems.map((problem) => `${where('headers', problem.key)}: ${problem.message}`).join('; ');
-  const { url, timeoutMs, retries } = parsed.data;
-  return { name, transport: { type: 'http', url, headers: resolved.values }, timeoutMs, retries };
+  const { url, timeoutMs, retries, needsApproval, approvalTimeoutMs } = parsed.data;
+  return { name, transport: { type: 'http', url, headers: resolved.values }, timeoutMs, retries, needsApproval, approvalTimeoutMs };
 }

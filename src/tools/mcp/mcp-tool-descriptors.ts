@@ -20,6 +20,8 @@ const descriptorsSchema = z.array(
     kind: z.literal('mcp'),
     timeoutMs: z.number(),
     retries: z.number(),
+    needsApproval: z.boolean().optional(),
+    approvalTimeoutMs: z.number().optional(),
   }),
 );
 

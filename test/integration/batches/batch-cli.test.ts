@@ -3,7 +3,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { followBatchEvents } from '../../support/batch-events';
-import { apiClient } from '../../support/http';
+import { apiClient, openUpload, waitForMetric } from '../../support/http';
 import { runToExit, spawnEntry } from '../../support/processes';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { scripted } from '../../support/tool-turns';
@@ -193,4 +193,31 @@ describe('the batch CLI', () => {
     expect(end.counts.cancelled).toBeGreaterThanOrEqual(10);
     expect((await api.get(`/v1/batches/${slow.id}`)).body.etaSeconds).toBeNull();
   }, 90_000);
+  it('waits out a busy service (503 with Retry-After) and submits when a slot is free, the same batch once', async () => {
+    // Every submission slot of the API process held by an upload that has not ended.
+    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-ndjson' };
+    const held = Array.from({ length: 4 }, () => openUpload(stack.url, '/v1/batches', headers));
+    held.forEach((upload) => upload.write(`${JSON.stringify({ messages: [scripted({ text: 'held' })] })}\n`));
+    await waitForMetric(stack.url, 'switchyard_batch_submissions_in_flight', 4);
+
+    const items = path.join(dir, 'busy.jsonl');
+    await writeFile(items, JSON.stringify({ customId: 'patient', messages: [scripted({ text: 'served' })] }));
+    const cli = spawnEntry('workers/cli.ts', {}, ['batch', 'run', items, '--out', path.join(dir, 'busy-out.jsonl'), '--url', stack.url, '--key', apiKey]);
+    let stderr = '';
+    await new Promise<void>((resolve) =>
+      cli.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('the service is busy')) resolve();
+      }),
+    );
+    expect(stderr).toMatch(/the service is busy \(503: .*MAX_BATCH_SUBMISSIONS_IN_FLIGHT.*\); trying again in \d+ s/);
+    held.forEach((upload) => upload.end());
+    await Promise.all(held.map((upload) => upload.response));
+
+    const code = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
+    expect(stderr).toMatch(/completed: 1 succeeded, 0 failed, 0 cancelled of 1; 1 results in/);
+    expect(code).toBe(0);
+    const results = (await readFile(path.join(dir, 'busy-out.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(results).toEqual([expect.objectContaining({ customId: 'patient', status: 'succeeded', text: 'served' })]);
+  }, 60_000);
 });

@@ -53,6 +53,7 @@ describe('mcp and http tools in turns', () => {
       name: 'everything__echo',
       description: 'Echoes back the input string',
       kind: 'mcp',
+      needsApproval: false,
       inputSchema: expect.objectContaining({ type: 'object', properties: { message: expect.objectContaining({ type: 'string' }) }, required: ['message'] }),
     });
     expect(byName.get('create_ticket')).toMatchObject({ kind: 'http', inputSchema: { type: 'object', required: ['title'] } });
@@ -61,7 +62,7 @@ describe('mcp and http tools in turns', () => {
     const names = [...byName.keys()] as string[];
     expect(names.filter((name) => name.includes('__')).every((name) => /^(everything|scripted)__/.test(name))).toBe(true);
     expect(names).toEqual(expect.arrayContaining(['scripted__echo', 'scripted__fail']));
-    for (const tool of listed.body.tools) expect(Object.keys(tool).sort()).toEqual(['description', 'inputSchema', 'kind', 'name']);
+    for (const tool of listed.body.tools) expect(Object.keys(tool).sort()).toEqual(['description', 'inputSchema', 'kind', 'name', 'needsApproval']);
   });
 
   it("calls server-everything's echo in a turn and gives the model its CallToolResult", async () => {

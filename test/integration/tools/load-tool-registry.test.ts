@@ -41,6 +41,28 @@ describe('loadToolRegistry', () => {
     }
   });
 
+  it('marks what needs approval: a tool file\'s needsApproval, mcp.json per server (all, or a list of its tools), and approvalRequired', async () => {
+    const toolsDir = await writeToolsDir({
+      'a.json': [{ ...httpTool('gated'), needsApproval: true, approvalTimeoutMs: 60_000 }, httpTool('open')],
+      'mcp.json': { mcpServers: { scripted: { ...scriptedMcpServerEntry(), needsApproval: ['echo', 'sleep'], approvalTimeoutMs: 5_000 } } },
+    });
+    const registry = await loadToolRegistry({ toolsDir, env: { PATH: process.env.PATH }, approvalRequired: ['calculator', 'open'] });
+    try {
+      const gated = Object.fromEntries(registry.list().map((tool) => [tool.name, [tool.needsApproval ?? false, tool.approvalTimeoutMs]]));
+      expect(gated).toMatchObject({
+        gated: [true, 60_000],
+        open: [true, undefined],
+        calculator: [true, undefined],
+        current_time: [false, undefined],
+        scripted__echo: [true, 5_000],
+        scripted__sleep: [true, 5_000],
+        scripted__fail: [false, 5_000],
+      });
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('refuses a name declared twice across kinds, naming both places', async () => {
     const toolsDir = await writeToolsDir({ 'math.json': httpTool('calculator') });
     await expect(loadToolRegistry({ toolsDir, env: {} })).rejects.toThrow(

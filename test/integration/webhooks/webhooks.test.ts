@@ -27,6 +27,7 @@ describe('webhooks', () => {
         WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS),
         WEBHOOK_RELAY_INTERVAL_MS: '100',
         WEBHOOK_DISABLE_AFTER_MS: '1500',
+        APPROVAL_REQUIRED_TOOLS: 'random_number',
       },
     });
     stack = harness.stack;
@@ -220,6 +221,20 @@ describe('webhooks', () => {
       type: 'turn.requires_action',
       data: { turnId: posted.body.turnId, conversationId, status: 'waiting_tools', lastSeq: expect.any(Number) },
     });
+    await user.api.post(`/v1/turns/${posted.body.turnId}/cancel`);
+  });
+
+  it('tells of a turn waiting for an approval (turn.requires_action, status waiting_approval)', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.requires_action']);
+    const conversationId = (await user.api.post('/v1/conversations', {})).body.id;
+    const posted = await user.api.post(`/v1/conversations/${conversationId}/turns`, {
+      content: scripted({ steps: [{ toolCalls: [{ name: 'random_number', arguments: { min: 1, max: 6 } }] }, { text: 'drawn' }] }),
+    });
+    const [webhook] = await hook.waitFor(1);
+    expect(verify(endpoint.secret, webhook!)).toMatchObject({ type: 'turn.requires_action', data: { turnId: posted.body.turnId, status: 'waiting_approval' } });
+    expect((await user.api.get(`/v1/turns/${posted.body.turnId}`)).body.status).toBe('waiting_approval');
     await user.api.post(`/v1/turns/${posted.body.turnId}/cancel`);
   });
 

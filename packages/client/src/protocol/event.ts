@@ -42,6 +42,15 @@ const bodies = [
     toolName: z.string(),
     args: z.unknown(),
   }),
+  z.object({
+    type: z.literal('tool-approval-request'),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    args: z.unknown(),
+    approvalId: z.string(),
+    expiresAt: z.string(),
+  }),
+  z.object({ type: z.literal('tool-approval-response'), toolCallId: z.string(), approved: z.boolean(), reason: z.optional(z.string()) }),
   z.object({ type: z.literal('turn-waiting'), toolCallIds: z.array(z.string()) }),
   z.object({
     type: z.literal('tool-result'),

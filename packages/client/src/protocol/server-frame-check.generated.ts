@@ -13,7 +13,8 @@ export const isServerFrame = anyOf(
   object({ "type": oneOf("batch-finish"), "batchId": string, "status": oneOf("completed", "cancelled"), "counts": object({ "total": number({ integer: true }), "queued": number({ integer: true }), "running": number({ integer: true }), "succeeded": number({ integer: true }), "failed": number({ integer: true }), "cancelled": number({ integer: true }) }) }),
   object({ "type": oneOf("pong") }),
   object({ "type": oneOf("tool-result-ack"), "turnId": string, "toolCallId": string, "accepted": boolean }),
-  object({ "type": oneOf("error"), "code": string, "message": string, "conversationId": optional(string), "batchId": optional(string), "oldestSeq": optional(number({ integer: true })) }),
+  object({ "type": oneOf("tool-approval-ack"), "turnId": string, "toolCallId": string, "approved": boolean, "reason": nullable(string), "args": unknown, "decidedAt": string }),
+  object({ "type": oneOf("error"), "code": string, "message": string, "conversationId": optional(string), "batchId": optional(string), "oldestSeq": optional(number({ integer: true })), "turnId": optional(string), "toolCallId": optional(string) }),
   object({ "type": oneOf("event"), "event": anyOf(
       object({ "type": oneOf("turn-start"), "attempt": number({ integer: true, minimum: 0, exclusive: true }), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("step-start"), "step": number({ integer: true, minimum: 0, exclusive: true }), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
@@ -24,6 +25,8 @@ export const isServerFrame = anyOf(
       object({ "type": oneOf("tool-call-end"), "toolCallId": string, "args": nullable(unknown), "error": optional(object({ "code": string, "message": string })), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("tool_processing_start"), "toolCalls": array(object({ "toolCallId": string, "toolName": string, "args": unknown })), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("tool-call-request"), "toolCallId": string, "toolName": string, "args": unknown, "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
+      object({ "type": oneOf("tool-approval-request"), "toolCallId": string, "toolName": string, "args": unknown, "approvalId": string, "expiresAt": string, "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
+      object({ "type": oneOf("tool-approval-response"), "toolCallId": string, "approved": boolean, "reason": optional(string), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("turn-waiting"), "toolCallIds": array(string), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("tool-result"), "toolCallId": string, "result": optional(unknown), "error": optional(object({ "code": string, "message": string })), "attempts": number({ integer: true, minimum: 0 }), "durationMs": number({ minimum: 0 }), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("tool_processing_complete"), "results": number({ integer: true, minimum: 0 }), "failed": number({ integer: true, minimum: 0 }), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),

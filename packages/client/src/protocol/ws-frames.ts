@@ -22,6 +22,14 @@ export const clientFrameSchemas = {
     z.strictObject({ type: z.literal('tool-result'), turnId: id, toolCallId: id, result: z.unknown() }),
     z.strictObject({ type: z.literal('tool-result'), turnId: id, toolCallId: id, error: toolError }),
   ]),
+  'tool-approval': z.strictObject({
+    type: z.literal('tool-approval'),
+    turnId: id,
+    toolCallId: id,
+    approved: z.boolean(),
+    reason: z.optional(z.string().check(z.maxLength(10_000))),
+    args: z.optional(z.record(z.string(), z.unknown())),
+  }),
   ping: z.strictObject({ type: z.literal('ping') }),
 };
 export type ClientFrameType = keyof typeof clientFrameSchemas;
@@ -39,6 +47,7 @@ export function clientFrameSchemaFor(type: ClientFrameType, value: unknown): z.Z
 }
 export type ClientFrame = z.infer<(typeof clientFrameSchemas)[ClientFrameType]>;
 export type ToolResultFrame = Extract<ClientFrame, { type: 'tool-result' }>;
+export type ToolApprovalFrame = Extract<ClientFrame, { type: 'tool-approval' }>;
 
 export const frameErrorCodes = [
   'bad_frame',
@@ -49,6 +58,8 @@ export const frameErrorCodes = [
   'rate_limited',
   'too_many_subscriptions',
   'forbidden',
+  'invalid_request',
+  'already_decided',
   'internal',
 ] as const;
 export type FrameErrorCode = (typeof frameErrorCodes)[number];
@@ -72,6 +83,16 @@ export const serverFrameSchema = z.union([
   z.object({ type: z.literal('batch-finish'), batchId: z.string(), status: z.enum(['completed', 'cancelled']), counts }),
   z.object({ type: z.literal('pong') }),
   z.object({ type: z.literal('tool-result-ack'), turnId: z.string(), toolCallId: z.string(), accepted: z.boolean() }),
+  /** The stored decision of a call: this frame's, or the one that came first and is the same. */
+  z.object({
+    type: z.literal('tool-approval-ack'),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    approved: z.boolean(),
+    reason: z.nullable(z.string()),
+    args: z.unknown(),
+    decidedAt: z.string(),
+  }),
   z.object({
     type: z.literal('error'),
     code: z.string(),
@@ -79,6 +100,8 @@ export const serverFrameSchema = z.union([
     conversationId: z.optional(z.string()),
     batchId: z.optional(z.string()),
     oldestSeq: z.optional(z.int()),
+    turnId: z.optional(z.string()),
+    toolCallId: z.optional(z.string()),
   }),
   z.object({ type: z.literal('event'), event: eventSchema }),
 ]);
@@ -88,4 +111,4 @@ export type ReceivedServerFrame = z.infer<typeof serverFrameSchema>;
 export type ServerFrame =
   | Exclude<ReceivedServerFrame, { type: 'error' | 'event' | 'batch-finish' }>
   | { type: 'batch-finish'; batchId: string; status: string; counts: z.infer<typeof counts> }
-  | { type: 'error'; code: FrameErrorCode; message: string; conversationId?: string; batchId?: string; oldestSeq?: number };
+  | { type: 'error'; code: FrameErrorCode; message: string; conversationId?: string; batchId?: string; oldestSeq?: number; turnId?: string; toolCallId?: string };

@@ -25,7 +25,7 @@ export interface StoredToolCall extends ToolRunFacts {
   step: number;
   /** A client tool (the browser runs it); the others Switchyard runs (`providerExecuted`). */
   runsOnClient: boolean;
-  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  status: 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
   /** Null when the call was refused before it ran (invalid arguments, a tool not offered). */
   args: unknown;
   result: unknown;

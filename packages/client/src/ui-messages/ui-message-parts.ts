@@ -6,7 +6,7 @@
  * the history was read), so that a UI can mark a cancelled or failed turn, also after a reload.
  */
 export interface TurnMetadata {
-  turnStatus: 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
+  turnStatus: 'queued' | 'running' | 'waiting_tools' | 'waiting_approval' | 'completed' | 'failed' | 'cancelled';
 }
 
 /**

@@ -1,0 +1,285 @@
+import { apiClient } from '../../support/http';
+import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
+import { startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
+import type { TestWsClient } from '../../support/ws-client';
+
+const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
+
+/** Tool approvals (docs/API.md "Tool approvals"): a person decides a gated call before it runs. */
+describe('tool approvals', () => {
+  let server: ToolHttpServer;
+  let harness: ToolTurnHarness;
+
+  beforeAll(async () => {
+    server = await startToolHttpServer();
+    server.route('/transfer', (request) => ({ body: { done: true, sent: request.body } }));
+    server.route('/lookup', { body: { balance: 12 } });
+    harness = await startToolTurnHarness({
+      toolFiles: {
+        'bank.json': [
+          {
+            name: 'transfer',
+            description: 'Moves money',
+            url: `${server.url}/transfer`,
+            timeoutMs: 2000,
+            retries: 0,
+            needsApproval: true,
+            fields: [
+              { name: 'to', required: true },
+              { name: 'amount', type: 'integer', required: true },
+            ],
+          },
+          {
+            name: 'quick_transfer',
+            description: 'Moves money; its approvals expire fast',
+            url: `${server.url}/transfer`,
+            timeoutMs: 2000,
+            retries: 0,
+            needsApproval: true,
+            approvalTimeoutMs: 1000,
+            fields: [{ name: 'to', required: true }],
+          },
+          { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 },
+          { kind: 'client', name: 'open_file', description: 'Opens a file on the user\'s machine', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'path', required: true }] },
+        ],
+      },
+      env: { APPROVAL_REQUIRED_TOOLS: 'random_number' },
+    });
+  });
+  afterAll(async () => {
+    await harness.close();
+    await server.close();
+  });
+
+  const transferTo = (to: string, amount = 5) => ({ name: 'transfer', arguments: { to, amount } });
+  const transfersTo = (to: string) => server.requests.filter((request) => request.path === '/transfer' && (request.body as any)?.to === to);
+
+  /** A turn that calls `calls` in its first step, subscribed; waits for the approval requests. */
+  async function startGatedTurn(calls: unknown[], expectedRequests = 1, body: Record<string, unknown> = {}) {
+    const conversationId = await harness.newConversation();
+    const client = await harness.subscribe(conversationId);
+    const { turnId, marker } = await harness.postTurn(conversationId, { steps: [{ toolCalls: calls }, { text: 'done' }] }, body);
+    const requests: any[] = [];
+    for (let count = 0; count < expectedRequests; count++) {
+      requests.push((await client.waitFor((frame) => isEvent('tool-approval-request', turnId)(frame) && !requests.some((seen) => seen.seq === frame.event.seq))).event);
+    }
+    return { conversationId, client, turnId, marker, requests };
+  }
+
+  async function waitForStatus(turnId: string, status: string, client: TestWsClient) {
+    // The turn parks before it announces `turn-waiting`: on that event the status is readable.
+    await client.waitFor(isEvent('turn-waiting', turnId));
+    expect((await harness.api.get(`/v1/turns/${turnId}`)).body.status).toBe(status);
+  }
+
+  it('lists needsApproval on GET /v1/tools, from tool files and from APPROVAL_REQUIRED_TOOLS', async () => {
+    const listed = new Map<string, any>((await harness.api.get('/v1/tools')).body.tools.map((tool: any) => [tool.name, tool]));
+    expect(listed.get('transfer')).toMatchObject({ needsApproval: true });
+    expect(listed.get('lookup')).toMatchObject({ needsApproval: false });
+    expect(listed.get('random_number')).toMatchObject({ kind: 'builtin', needsApproval: true });
+    expect(listed.get('calculator')).toMatchObject({ needsApproval: false });
+  });
+
+  it('parks the turn as waiting_approval until a person approves over REST; the call then runs once and the turn completes', async () => {
+    const { client, turnId, marker, requests, conversationId } = await startGatedTurn([transferTo('alice')]);
+    const [request] = requests;
+    expect(request).toMatchObject({ toolName: 'transfer', args: { to: 'alice', amount: 5 }, approvalId: expect.stringMatching(/^appr_/) });
+    expect(Date.parse(request.expiresAt) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    await waitForStatus(turnId, 'waiting_approval', client);
+    const detail = (await harness.api.get(`/v1/turns/${turnId}`)).body;
+    expect(detail.toolCalls).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, status: 'awaiting_approval', attempts: 0 })]);
+    expect(transfersTo('alice')).toHaveLength(0);
+
+    const pending = await harness.api.get('/v1/approvals?status=pending');
+    expect(pending.status).toBe(200);
+    expect(pending.body.data).toContainEqual({
+      approvalId: request.approvalId,
+      turnId,
+      conversationId,
+      toolCallId: request.toolCallId,
+      toolName: 'transfer',
+      args: { to: 'alice', amount: 5 },
+      requestedAt: expect.any(String),
+      expiresAt: request.expiresAt,
+    });
+
+    // The owner's session token (a browser's) may list and decide, as the API key may.
+    const session = apiClient(harness.stack.url, (await harness.api.post('/v1/session-tokens', {})).body.token);
+    expect((await session.get('/v1/approvals')).body.data.map((each: any) => each.approvalId)).toContain(request.approvalId);
+    const decided = await session.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    expect(decided.status).toBe(200);
+    expect(decided.body).toEqual({ toolCallId: request.toolCallId, approved: true, reason: null, args: { to: 'alice', amount: 5 }, decidedAt: expect.any(String) });
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(eventsOfType(events, 'tool-approval-response')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, approved: true })]);
+    const types = events.map((event) => event.type);
+    expect(types.indexOf('tool_processing_start')).toBeLessThan(types.indexOf('tool-approval-request'));
+    expect(types.indexOf('tool-approval-response')).toBeLessThan(types.indexOf('tool-result'));
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: { done: true, sent: { to: 'alice', amount: 5 } } })]);
+
+    const ran = transfersTo('alice');
+    expect(ran).toHaveLength(1);
+    expect(ran[0]!.headers['idempotency-key']).toBe(`${turnId}:${request.toolCallId}`);
+    expect(harness.providerRequests(marker)).toHaveLength(2);
+    // Decided: no longer pending; the same decision again answers the stored one, the opposite one 409.
+    expect((await harness.api.get('/v1/approvals')).body.data.map((each: any) => each.approvalId)).not.toContain(request.approvalId);
+    const again = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(decided.body);
+    const opposite = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: false });
+    expect(opposite.status).toBe(409);
+    expect(opposite.body.error).toMatchObject({ code: 'already_decided', details: decided.body });
+    expect(transfersTo('alice')).toHaveLength(1);
+  });
+
+  it('never runs a denied call: the model gets the denied error as its result', async () => {
+    const { client, turnId, marker, requests } = await startGatedTurn([transferTo('mallory')]);
+    const [request] = requests;
+    const denied = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: false, reason: 'not this payee' });
+    expect(denied.status).toBe(200);
+    expect(denied.body).toMatchObject({ approved: false, reason: 'not this payee', args: null });
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(eventsOfType(events, 'tool-approval-response')).toEqual([expect.objectContaining({ approved: false, reason: 'not this payee' })]);
+    expect(eventsOfType(events, 'tool-result')).toEqual([
+      expect.objectContaining({ toolCallId: request.toolCallId, error: { code: 'denied', message: 'not this payee' }, attempts: 0 }),
+    ]);
+    expect(harness.providerRequests(marker)[1].messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: request.toolCallId,
+      content: JSON.stringify({ error: { code: 'denied', message: 'not this payee' } }),
+    });
+    expect(transfersTo('mallory')).toHaveLength(0);
+  });
+
+  it('decides over the websocket frame, and runs edited args', async () => {
+    const { client, turnId, requests } = await startGatedTurn([transferTo('bob', 500)]);
+    const [request] = requests;
+    client.send({ type: 'tool-approval', turnId, toolCallId: request.toolCallId, approved: true, args: { to: 'bob', amount: 50 } });
+    const ack = await client.waitFor((frame) => frame.type === 'tool-approval-ack');
+    expect(ack).toMatchObject({ turnId, toolCallId: request.toolCallId, approved: true, args: { to: 'bob', amount: 50 } });
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ result: { done: true, sent: { to: 'bob', amount: 50 } } })]);
+    expect(transfersTo('bob').map((each) => each.body)).toEqual([{ to: 'bob', amount: 50 }]);
+  });
+
+  it('runs the step\'s other calls meanwhile; two devices deciding at once: one decision wins', async () => {
+    const { client, turnId, requests } = await startGatedTurn([{ name: 'lookup', arguments: {} }, transferTo('carol')]);
+    const [request] = requests;
+    const lookupResult = (await client.waitFor((frame) => isEvent('tool-result', turnId)(frame) && frame.event.toolCallId !== request.toolCallId)).event;
+    expect(lookupResult).toMatchObject({ result: { balance: 12 } });
+    await waitForStatus(turnId, 'waiting_approval', client);
+
+    const [first, second] = await Promise.all([
+      harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true }),
+      harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: false, reason: 'other device' }),
+    ]);
+    const statuses = [first.status, second.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const winner = first.status === 200 ? first.body : second.body;
+    const loser = first.status === 409 ? first.body : second.body;
+    expect(loser.error).toMatchObject({ code: 'already_decided', details: winner });
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(eventsOfType(events, 'tool-approval-response')).toHaveLength(1);
+    expect(transfersTo('carol')).toHaveLength(winner.approved ? 1 : 0);
+  });
+
+  it('denies with approval_timeout when nobody decides by expiresAt', async () => {
+    const { client, turnId, requests } = await startGatedTurn([{ name: 'quick_transfer', arguments: { to: 'dave' } }]);
+    const [request] = requests;
+    expect(Date.parse(request.expiresAt) - Date.now()).toBeLessThanOrEqual(1000);
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(eventsOfType(events, 'tool-approval-response')).toEqual([expect.objectContaining({ approved: false })]);
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, error: expect.objectContaining({ code: 'approval_timeout' }) })]);
+    const late = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    expect(late.status).toBe(409);
+    expect(server.requests.filter((each) => (each.body as any)?.to === 'dave')).toHaveLength(0);
+  });
+
+  it('gates tools named by requireApproval on the turn and on the conversation; unknown names are 400', async () => {
+    const turnGated = await startGatedTurn([{ name: 'calculator', arguments: { expression: '1+1' } }], 1, { requireApproval: ['calculator'] });
+    expect(turnGated.requests[0]).toMatchObject({ toolName: 'calculator' });
+    await harness.api.post(`/v1/turns/${turnGated.turnId}/approvals`, { toolCallId: turnGated.requests[0].toolCallId, approved: true });
+    expect((await turnGated.client.waitForTurnEnd(turnGated.turnId)).at(-1).type).toBe('turn-finish');
+
+    const conversation = await harness.api.post('/v1/conversations', { requireApproval: ['calculator'] });
+    expect(conversation.status).toBe(201);
+    expect(conversation.body.requireApproval).toEqual(['calculator']);
+    const run = await harness.subscribe(conversation.body.id);
+    const { turnId } = await harness.postTurn(conversation.body.id, { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }] }, { text: 'ok' }] });
+    const request = (await run.waitFor(isEvent('tool-approval-request', turnId))).event;
+    await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: false });
+    expect((await run.waitForTurnEnd(turnId)).at(-1).type).toBe('turn-finish');
+
+    const badTurn = await harness.api.post(`/v1/conversations/${conversation.body.id}/turns`, { content: 'x', requireApproval: ['nope'] });
+    expect(badTurn.status).toBe(400);
+    expect(badTurn.body.error.details).toEqual([{ field: 'requireApproval', message: 'unknown tool "nope"' }]);
+    expect((await harness.api.post('/v1/conversations', { requireApproval: ['nope'] })).status).toBe(400);
+  });
+
+  it('refuses bad decisions with clear 4xx answers, and nothing runs', async () => {
+    const { client, turnId, requests } = await startGatedTurn([transferTo('erin'), { name: 'lookup', arguments: {} }]);
+    const [request] = requests;
+    await waitForStatus(turnId, 'waiting_approval', client);
+    const lookupCall = (await harness.api.get(`/v1/turns/${turnId}`)).body.toolCalls.find((call: any) => call.toolName === 'lookup');
+
+    const unknown = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: 'call_nope', approved: true });
+    expect(unknown.status).toBe(404);
+    const notGated = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: lookupCall.toolCallId, approved: true });
+    expect(notGated.status).toBe(400);
+    expect(notGated.body.error.message).toMatch(/needs no approval/);
+    const badArgs = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true, args: { to: 'erin', amount: 'lots' } });
+    expect(badArgs.status).toBe(400);
+    expect(badArgs.body.error.details).toEqual([expect.objectContaining({ field: 'args' })]);
+    const badBody = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId });
+    expect(badBody.status).toBe(400);
+    const other = await harness.stack.createUser('someone-else');
+    const theirs = await apiClient(harness.stack.url, other.apiKey).post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    expect(theirs.status).toBe(404);
+    expect((await apiClient(harness.stack.url, other.apiKey).get('/v1/approvals')).body.data).toEqual([]);
+
+    // Nothing of the above decided or ran anything.
+    expect((await harness.api.get(`/v1/turns/${turnId}`)).body.toolCalls.find((call: any) => call.toolCallId === request.toolCallId)).toMatchObject({
+      status: 'awaiting_approval',
+    });
+    expect(transfersTo('erin')).toHaveLength(0);
+    await harness.api.post(`/v1/turns/${turnId}/cancel`, {});
+    expect((await client.waitForTurnEnd(turnId)).at(-1).type).toBe('turn-cancelled');
+    const afterCancel = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    expect(afterCancel.status).toBe(400);
+    expect(transfersTo('erin')).toHaveLength(0);
+  });
+
+  it('asks clients to run an approved client tool only after the approval', async () => {
+    const { client, turnId, requests } = await startGatedTurn([{ name: 'open_file', arguments: { path: '/etc/hosts' } }]);
+    const [request] = requests;
+    await waitForStatus(turnId, 'waiting_approval', client);
+    expect(client.frames.some((frame: any) => isEvent('tool-call-request', turnId)(frame))).toBe(false);
+    // An answer before the approval is not taken.
+    const early = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: request.toolCallId, result: 'sneaky' });
+    expect(early.body).toMatchObject({ accepted: false });
+
+    await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    const asked = (await client.waitFor(isEvent('tool-call-request', turnId))).event;
+    expect(asked).toMatchObject({ toolCallId: request.toolCallId, toolName: 'open_file', args: { path: '/etc/hosts' } });
+    const answered = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: request.toolCallId, result: '127.0.0.1 localhost' });
+    expect(answered.body).toEqual({ accepted: true });
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-finish');
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: '127.0.0.1 localhost' })]);
+  });
+
+  it('refuses unknown tool names in a batch\'s defaults.requireApproval', async () => {
+    const refused = await harness.api.post('/v1/batches', { items: [{ messages: ['hi'] }], defaults: { requireApproval: ['nope'] } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ line: 0, field: 'defaults.requireApproval', message: 'unknown tool "nope"' }]);
+  });
+
+  it('leaves a turn with no gated call unchanged: no approval events', async () => {
+    const run = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'lookup', arguments: {} }] }, { text: 'ok' }] });
+    expect(run.events.at(-1).type).toBe('turn-finish');
+    expect(run.events.filter((event) => event.type.startsWith('tool-approval'))).toEqual([]);
+  });
+});
