@@ -258,7 +258,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   });
   new Gauge({
     name: 'switchyard_queue_jobs',
-    help: 'Jobs in the turn and tool queues, by state (read from Redis at scrape time, at most once a second)',
+    help: 'Jobs in the turn, tool and webhook queues, by state (read from Redis at scrape time, at most once a second)',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {
