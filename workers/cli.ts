@@ -5,6 +5,7 @@ import { ApiUnreachableError, fetchReaching } from '../src/cli/api-unreachable';
 import { knownToolsForCli } from '../src/cli/cli-known-tools';
 import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
+import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
 import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedded-database';
@@ -27,6 +28,8 @@ const OPTIONS = {
   out: { type: 'string' },
   concurrency: { type: 'string' },
   'skip-invalid': { type: 'boolean' },
+  events: { type: 'string' },
+  description: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -37,11 +40,12 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, command, argument] = positionals;
-  if (group === 'watch' || group === 'batch') {
+  if (group === 'watch' || group === 'batch' || group === 'webhooks') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
     const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
     if (group === 'watch') return watch(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
   if (!group || !command) return fail(usageFor(positionals));
@@ -136,7 +140,32 @@ async function announce(config: Config, keyId: string): Promise<boolean> {
   }
 }
 
-type ApiCommandOptions = { baseUrl: string; dataDir: string; key?: string; out?: string; concurrency?: string; after?: string; 'skip-invalid'?: boolean };
+type ApiCommandOptions = {
+  baseUrl: string;
+  dataDir: string;
+  key?: string;
+  out?: string;
+  concurrency?: string;
+  after?: string;
+  'skip-invalid'?: boolean;
+  events?: string;
+  description?: string;
+};
+
+async function webhooks(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
+  if (!isWebhookCommand(command)) return fail(usageFor(['webhooks']));
+  if (args.length < WEBHOOK_COMMANDS[command].length) return fail(synopsisOf(`webhooks ${command}`));
+  if (!options.key) return fail(noKey(options.dataDir));
+  await webhooksCommand(command, args, {
+    baseUrl: options.baseUrl,
+    token: options.key,
+    fetch: fetchReaching(options.baseUrl),
+    stdout: process.stdout,
+    ...(options.events ? { events: options.events } : {}),
+    ...(options.description ? { description: options.description } : {}),
+  });
+  return 0;
+}
 
 async function batch(command: string | undefined, argument: string | undefined, options: ApiCommandOptions): Promise<number> {
   if (!command || !argument) return fail(usageFor(['batch', ...(command ? [command] : [])]));

@@ -31,6 +31,16 @@ const COMMANDS: CommandUsage[] = [
   { name: 'batch retry', synopsis: `batch retry <batchId> ${API_OPTIONS}`, description: 'run its failed items again' },
   { name: 'batch results', synopsis: `batch results <batchId> ${API_OPTIONS}`, description: "every ended item's result line, in input order" },
   {
+    name: 'webhooks add',
+    synopsis: `webhooks add <url> [--events a,b] [--description TEXT] ${API_OPTIONS}`,
+    description: 'register an endpoint for events (default --events "*"); prints its secret (shown once)',
+  },
+  { name: 'webhooks list', synopsis: `webhooks list ${API_OPTIONS}`, description: 'your endpoints, and whether one was disabled for failing' },
+  { name: 'webhooks delete', synopsis: `webhooks delete <webhookId> ${API_OPTIONS}`, description: 'delete an endpoint (its pending deliveries are not sent)' },
+  { name: 'webhooks rotate', synopsis: `webhooks rotate <webhookId> ${API_OPTIONS}`, description: 'a new secret; the old one keeps signing for 24 h' },
+  { name: 'webhooks deliveries', synopsis: `webhooks deliveries <webhookId> ${API_OPTIONS}`, description: "an endpoint's latest deliveries: status, attempts, last answer" },
+  { name: 'webhooks redeliver', synopsis: `webhooks redeliver <webhookId> <deliveryId> ${API_OPTIONS}`, description: 'send a delivery again (the same webhook-id)' },
+  {
     name: 'watch',
     synopsis: `watch <conversationId> [--after SEQ] ${API_OPTIONS}`,
     description: "print a conversation's events as they happen (websocket; reconnects and resumes where it was)",
