@@ -219,11 +219,13 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
       const { message, toolCallId, approvalId } = await askToSign(first, 'lease-3', 'Signed lease-3.');
       const reload = async () => (await harness.api.get(`/api/chat/${first.id}/messages`)).body;
       expect(toolPartsOf((await reload()).at(-1))[0]).toMatchObject({ toolCallId, state: 'approval-requested', approval: { id: approvalId } });
+      expect(await history(first.id)).toEqual(asJson(first.assistantMessages));
 
       await first.addToolApprovalResponse({ id: approvalId, approved: true });
       await first.waitUntil((each) => each.status === 'ready' && toolPartsOf(each.lastMessage)[0]?.state === 'input-available');
       expect(first.lastMessage!.metadata).toEqual({ turnStatus: 'waiting_tools' });
       expect((await harness.api.get(`/v1/turns/${message.id}`)).body.status).toBe('waiting_tools');
+      // Live, the part went on to input-available (the AI SDK keeps its approval there, a state its types do not name).
       expect(toolPartsOf((await reload()).at(-1))[0]).toMatchObject({ toolCallId, state: 'approval-responded', approval: { id: approvalId, approved: true } });
       expect(firstRuns).toEqual([{ toolCallId, input: { doc: 'lease-3' }, stateThen: 'approved' }]);
 
