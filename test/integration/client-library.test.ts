@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardClientOptions, type SwitchyardEvent, type WebSocketConstructor } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardClientOptions, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '../../packages/client/src';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -17,7 +17,7 @@ describe('client library', () => {
   };
 
   beforeAll(async () => {
-    harness = await startToolTurnHarness({ toolFiles, env: { EVENT_LOG_MAX_LENGTH: '40' } });
+    harness = await startToolTurnHarness({ toolFiles, env: { EVENT_LOG_MAX_LENGTH: '40', APPROVAL_REQUIRED_TOOLS: 'random_number' } });
     proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(harness.stack.url).port) });
   });
   afterAll(async () => {
@@ -323,6 +323,91 @@ describe('client library', () => {
     expect(reloads).toHaveLength(1);
     expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
     expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'after the reload' } })]);
+  });
+
+  const gatedTurn = scripted({ steps: [{ toolCalls: [{ name: 'random_number', arguments: { min: 1, max: 6 } }] }, { text: 'Rolled.' }] });
+
+  it('asks onApprovalRequest once per gated call, shows it in the turn view, and decides it over the websocket with its acknowledgement', async () => {
+    const recorder = frameRecorder();
+    const asked: any[] = [];
+    let onAsked = (_request: any) => {};
+    const firstAsk = new Promise<any>((resolve) => (onAsked = resolve));
+    const client = newClient({ WebSocket: recorder.WebSocket, onApprovalRequest: (request) => (asked.push(request), onAsked(request)) });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, gatedTurn);
+    let onParked = (_view: TurnView) => {};
+    const parkedView = new Promise<TurnView>((resolve) => (onParked = resolve));
+    const followed = subscription.followTurn(turnId, (view) => view.status === 'waiting-for-approval' && onParked(view));
+    const request = await firstAsk;
+    expect(request).toMatchObject({ turnId, conversationId: conversation.id, toolName: 'random_number', args: { min: 1, max: 6 }, approvalId: expect.any(String), expiresAt: expect.any(String) });
+    const parked = await parkedView;
+    expect(parked.toolCalls[request.toolCallId]).toMatchObject({ status: 'awaiting-approval', approval: { approvalId: request.approvalId, expiresAt: request.expiresAt } });
+
+    const decision = await client.approve(turnId, request.toolCallId, true, 'fine');
+    expect(decision).toMatchObject({ toolCallId: request.toolCallId, approved: true, reason: 'fine', decidedAt: expect.any(String) });
+    expect(recorder.frames).toContainEqual(expect.objectContaining({ type: 'tool-approval-ack', turnId, toolCallId: request.toolCallId, approved: true }));
+    // The same decision again answers the stored one; the opposite one is refused.
+    expect(await client.approve(turnId, request.toolCallId, true, 'fine')).toEqual(decision);
+    await expect(client.approve(turnId, request.toolCallId, false)).rejects.toMatchObject({ status: 409, code: 'already_decided' });
+
+    const view = await followed;
+    expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(view.toolCalls[request.toolCallId]).toMatchObject({ status: 'succeeded', approval: { approved: true, reason: 'fine' } });
+    expect(asked).toHaveLength(1);
+  });
+
+  it('asks for an approval requested before the subscription, and sends the decision onApprovalRequest returns: denied, the call never runs', async () => {
+    const starter = newClient();
+    const conversation = await starter.createConversation();
+    const watching = starter.subscribe(conversation.id);
+    await watching.ready;
+    const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
+    let parkedAt = 0;
+    for await (const event of watching.turn(turnId)) {
+      if (event.type !== 'turn-waiting') continue;
+      parkedAt = event.seq;
+      break;
+    }
+
+    const asked: any[] = [];
+    // Subscribed past the request: only the server's list of pending approvals has it.
+    const decider = newClient({ onApprovalRequest: (request) => (asked.push(request), { approved: false, reason: 'not now' }) });
+    const subscription = decider.subscribe(conversation.id, { after: parkedAt });
+    await subscription.ready;
+    const view = await watching.followTurn(turnId);
+    expect(asked).toEqual([expect.objectContaining({ turnId, toolName: 'random_number' })]);
+    expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(Object.values(view.toolCalls)).toEqual([
+      expect.objectContaining({ status: 'failed', error: expect.objectContaining({ code: 'denied', message: 'not now' }), approval: expect.objectContaining({ approved: false, reason: 'not now' }) }),
+    ]);
+    expect((await decider.listPendingApprovals({ conversationId: conversation.id })).data).toEqual([]);
+  });
+
+  it('asks for a pending approval once after a reload that skipped its request (the reload and the first subscription both find it)', async () => {
+    const starter = newClient();
+    const conversation = await starter.createConversation();
+    const watching = starter.subscribe(conversation.id);
+    await watching.ready;
+    // Enough events that the server no longer keeps the conversation's first ones.
+    await watching.followTurn((await starter.sendTurn(conversation.id, scripted({ tokens: 60, tokenDelayMs: 1 }))).turnId);
+    const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
+    for await (const event of watching.turn(turnId)) if (event.type === 'turn-waiting') break;
+
+    const asked: any[] = [];
+    const reloads: number[] = [];
+    let onAsked = () => {};
+    const wasAsked = new Promise<void>((resolve) => (onAsked = resolve));
+    const decider = newClient({ onApprovalRequest: (request) => (asked.push(request), onAsked()) });
+    const subscription = decider.subscribe(conversation.id, { after: 1, onReload: (reloaded) => reloads.push(reloaded.lastSeq) });
+    await subscription.ready;
+    await wasAsked;
+    expect(reloads).toHaveLength(1);
+    const [request] = asked;
+    await decider.approve(turnId, request.toolCallId, true);
+    expect(await watching.followTurn(turnId)).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(asked).toHaveLength(1);
   });
 
   it('works with a session token, cancels, and reports a conversation that is not ours', async () => {
