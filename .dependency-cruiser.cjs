@@ -10,7 +10,7 @@ const LAYERS = [
   ['ui-chat', 'batches'],
   ['turns'],
   ['tool-calls'],
-  ['tools', 'subscriptions', 'auth'],
+  ['tools', 'subscriptions', 'auth', 'webhooks'],
   ['event-log', 'store', 'queue'],
   ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],

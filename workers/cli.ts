@@ -6,6 +6,7 @@ import { decideApproval, listPendingApprovals, parseArgsOption } from '../src/cl
 import { knownToolsForCli } from '../src/cli/cli-known-tools';
 import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
+import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
 import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedded-database';
@@ -31,6 +32,8 @@ const OPTIONS = {
   deny: { type: 'boolean' },
   reason: { type: 'string' },
   args: { type: 'string' },
+  events: { type: 'string' },
+  description: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -41,13 +44,14 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, command, argument] = positionals;
-  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve') {
+  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
     const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
     if (group === 'watch') return watch(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'approvals') return approvals(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'approve') return approve(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
   if (!group || !command) return fail(usageFor(positionals));
@@ -153,6 +157,8 @@ type ApiCommandOptions = {
   deny?: boolean;
   reason?: string;
   args?: string;
+  events?: string;
+  description?: string;
 };
 
 async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
@@ -175,6 +181,21 @@ async function approve(turnId: string | undefined, toolCallId: string | undefine
 
 function approvalsConnection(options: ApiCommandOptions, key: string) {
   return { baseUrl: options.baseUrl, token: key, fetch: fetchReaching(options.baseUrl), print: (line: string) => process.stdout.write(`${line}\n`) };
+}
+
+async function webhooks(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
+  if (!isWebhookCommand(command)) return fail(usageFor(['webhooks']));
+  if (args.length < WEBHOOK_COMMANDS[command].length) return fail(synopsisOf(`webhooks ${command}`));
+  if (!options.key) return fail(noKey(options.dataDir));
+  await webhooksCommand(command, args, {
+    baseUrl: options.baseUrl,
+    token: options.key,
+    fetch: fetchReaching(options.baseUrl),
+    stdout: process.stdout,
+    ...(options.events ? { events: options.events } : {}),
+    ...(options.description ? { description: options.description } : {}),
+  });
+  return 0;
 }
 
 async function batch(command: string | undefined, argument: string | undefined, options: ApiCommandOptions): Promise<number> {

@@ -27,6 +27,7 @@ import { crossOrigin } from './cross-origin';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { chatRouter } from './chat-router';
 import { batchesRouter, type BatchesRouterDeps } from './batches-router';
+import { webhooksRouter, type WebhooksRouterDeps } from './webhooks-router';
 import { servePlayground } from './playground-route';
 import { serveOpenApiDocument } from './openapi-route';
 import { sessionTokenGrantSchema, wsTicketSchema } from './contract/browser-contract';
@@ -74,6 +75,8 @@ export interface ApiDeps {
   maxBatchItems: number;
   batchSubmissionSlots: BatchesRouterDeps['submissionSlots'];
   batchSpoolDir: string;
+  /** Webhook endpoints: the repository, the delivery queue (redeliver), the secret box and the address policy. */
+  webhooks: WebhooksRouterDeps;
   latestSeq(conversationId: string): Promise<number>;
   checkReady: HealthDeps['checkReady'];
   /** PLAYGROUND_DIR: the playground bundle served at `/`. */
@@ -158,6 +161,7 @@ export function createApiApp(deps: ApiDeps): Express {
     }),
   );
   app.use('/v1', approvalsRouter({ toolApprovals: deps.toolApprovals, decideApproval: deps.decideApproval }));
+  app.use('/v1/webhooks', webhooksRouter(deps.webhooks));
   app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools, ...deps.toolInvocations }));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { turnContentSchema, toolChoiceSchema, toolNameSchema } from '../events/turn-content';
+import { webhookEventFilterSchema } from '../events/webhook-event-types';
 import { chatIdSchema } from '../ui-chat/chat-request';
 
 export const createConversationSchema = z
@@ -96,3 +97,15 @@ export const batchResultsSchema = z
 
 /** `GET /api/chat/:id/stream`: the chat id is the conversation's externalId. */
 export const chatParamsSchema = z.object({ id: chatIdSchema });
+
+/** `POST /v1/webhooks`: where to deliver, and which events (`*` for all). */
+export const createWebhookSchema = z
+  .object({
+    url: z.string().min(1).max(2000),
+    events: z.array(webhookEventFilterSchema).min(1),
+    description: z.string().max(500).optional(),
+  })
+  .strict();
+
+/** The same page query as the batch list: an ordinal cursor, newest first. */
+export const listDeliveriesSchema = listBatchesSchema;

@@ -41,6 +41,16 @@ const COMMANDS: CommandUsage[] = [
     description: 'decide a call that waits for approval (--deny: it never runs; --args: run it with these arguments);\nprints the stored decision (the first decision wins)',
   },
   {
+    name: 'webhooks add',
+    synopsis: `webhooks add <url> [--events a,b] [--description TEXT] ${API_OPTIONS}`,
+    description: 'register an endpoint for events (default --events "*"); prints its secret (shown once)',
+  },
+  { name: 'webhooks list', synopsis: `webhooks list ${API_OPTIONS}`, description: 'your endpoints, and whether one was disabled for failing' },
+  { name: 'webhooks delete', synopsis: `webhooks delete <webhookId> ${API_OPTIONS}`, description: 'delete an endpoint (its pending deliveries are not sent)' },
+  { name: 'webhooks rotate', synopsis: `webhooks rotate <webhookId> ${API_OPTIONS}`, description: 'a new secret; the old one keeps signing for 24 h' },
+  { name: 'webhooks deliveries', synopsis: `webhooks deliveries <webhookId> ${API_OPTIONS}`, description: "an endpoint's latest deliveries: status, attempts, last answer" },
+  { name: 'webhooks redeliver', synopsis: `webhooks redeliver <webhookId> <deliveryId> ${API_OPTIONS}`, description: 'send a delivery again (the same webhook-id)' },
+  {
     name: 'watch',
     synopsis: `watch <conversationId> [--after SEQ] ${API_OPTIONS}`,
     description: "print a conversation's events as they happen (websocket; reconnects and resumes where it was)",

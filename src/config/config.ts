@@ -203,6 +203,37 @@ export const configSchema = z
      * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`).
      */
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalHttpUrl,
+    /**
+     * Webhook URLs whose host resolves to a loopback, private or link-local address are refused
+     * unless this is `true` (development, tests): a user must not make the service call inside.
+     */
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    /**
+     * The key webhook endpoint secrets are encrypted with in the database (any string of 32+
+     * characters, e.g. `openssl rand -base64 32`). Unset, a key derived from the deployment id is
+     * used, which lives in the same database: set it wherever the database may be copied.
+     */
+    WEBHOOK_SECRET_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(32, 'at least 32 characters').optional()),
+    /** How long one delivery attempt may take, connecting to the last byte read. */
+    WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+    /**
+     * The waits between a delivery's attempts, comma-separated: the first after the 1st failure,
+     * and so on; the last repeats until WEBHOOK_RETRY_FOR_MS after the event. Default: 5 s, 30 s,
+     * 2 min, 10 min, 30 min, then hourly (each ±10 %).
+     */
+    WEBHOOK_RETRY_DELAYS_MS: z
+      .string()
+      .default('5000,30000,120000,600000,1800000,3600000')
+      .transform((value) => value.split(',').map((each) => Number(each.trim())))
+      .pipe(z.array(z.number().int('whole milliseconds, comma-separated').positive()).min(1, 'at least one delay')),
+    /** How long after its event a delivery is still tried; then it is marked failed. */
+    WEBHOOK_RETRY_FOR_MS: positiveInt.default(24 * 3600_000),
+    /** An endpoint every attempt of which has failed for this long is disabled. */
+    WEBHOOK_DISABLE_AFTER_MS: positiveInt.default(3 * 24 * 3600_000),
+    /** How often each worker looks for recorded webhook events that have no delivery job yet. */
+    WEBHOOK_RELAY_INTERVAL_MS: positiveInt.default(1000),
+    /** Delivery attempts one worker process makes at once. */
+    WEBHOOK_CONCURRENCY: positiveInt.default(20),
   })
   .transform((env) => ({
     ...env,

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PROVIDER_ERROR_KINDS, PROVIDER_REQUEST_STATUSES } from '../providers/provider-error';
 import { heapAfterLastMajorGc } from './heap-after-gc';
+import { WEBHOOK_EVENT_TYPES } from '../events/webhook-event-types';
 
 /** A database's connections now (PGlite: its one connection and the callers queued for it). */
 export interface ConnectionPoolFigures {
@@ -16,6 +17,9 @@ const TURN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 const TOOL_CALL_STATUSES = ['succeeded', 'failed'] as const;
 const BATCH_ITEM_ENDS = ['succeeded', 'failed', 'cancelled'] as const;
 const TRANSPORTS = ['websocket', 'sse'] as const;
+const WEBHOOK_DELIVERY_OUTCOMES = ['delivered', 'failed'] as const;
+/** How a webhook attempt went: answered 2xx, answered otherwise, no answer in time, no connection, or a URL refused. */
+export const WEBHOOK_ATTEMPT_OUTCOMES = ['success', 'http_error', 'timeout', 'network_error', 'refused'] as const;
 /** The tool label of a name the registry does not know: names from outside never become labels. */
 export const OTHER_TOOL = 'other';
 /** Queue counts are read from Redis at most this often, however many scrapers ask. */
@@ -193,6 +197,24 @@ export function createMetrics(options: { now?: () => number } = {}) {
       this.set(countWebsocketClients());
     },
   });
+  const webhookDeliveries = new Counter({
+    name: 'switchyard_webhook_deliveries_total',
+    help: 'Webhook deliveries settled, by event type and outcome (delivered, or failed for good)',
+    labelNames: ['event', 'outcome'] as const,
+    registers: [registry],
+  });
+  const webhookAttempts = new Counter({
+    name: 'switchyard_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookLag = new Histogram({
+    name: 'switchyard_webhook_delivery_lag_seconds',
+    help: 'From a webhook event being recorded (the end it reports committed) to its delivery',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400],
+    registers: [registry],
+  });
   new Gauge({
     name: 'switchyard_websocket_subscriptions',
     help: 'Subscriptions of the open websocket connections on this gateway, by kind',
@@ -236,7 +258,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   });
   new Gauge({
     name: 'switchyard_queue_jobs',
-    help: 'Jobs in the turn and tool queues, by state (read from Redis at scrape time, at most once a second)',
+    help: 'Jobs in the turn, tool and webhook queues, by state (read from Redis at scrape time, at most once a second)',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {
@@ -274,6 +296,8 @@ export function createMetrics(options: { now?: () => number } = {}) {
   for (const transport of TRANSPORTS) slowConsumerDisconnects.inc({ transport }, 0);
   for (const status of BATCH_ITEM_ENDS) batchItemsEnded.inc({ status }, 0);
   for (const outcome of ['approved', 'denied', 'timeout']) approvalDecisionTime.zero({ outcome });
+  for (const event of WEBHOOK_EVENT_TYPES) for (const outcome of WEBHOOK_DELIVERY_OUTCOMES) webhookDeliveries.inc({ event, outcome }, 0);
+  for (const outcome of WEBHOOK_ATTEMPT_OUTCOMES) webhookAttempts.inc({ outcome }, 0);
 
   return {
     registry,
@@ -297,6 +321,9 @@ export function createMetrics(options: { now?: () => number } = {}) {
     batchItemsEnded,
     dbQueryDuration,
     approvalDecisionTime,
+    webhookDeliveries,
+    webhookAttempts,
+    webhookLag,
     /**
      * The tools this process runs: their names become label values (anything else is
      * {@link OTHER_TOOL}), each created at 0.

@@ -5,6 +5,9 @@ import { FlowProducer, type Queue } from 'bullmq';
 import { toolHeaderEnvironment, type Config } from '../config/config';
 import { createMetrics, type Metrics } from '../metrics/metrics';
 import { createToolQueue } from '../queue/tool-queue';
+import { createWebhookQueue } from '../queue/webhook-queue';
+import { WebhooksRepository } from '../store/webhooks-repository';
+import { SecretBox } from '../webhooks/secret-box';
 import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
@@ -61,7 +64,12 @@ export interface Resources {
   /** Batch items' turn starts (their continuations go to `turnQueue`). */
   batchTurnQueue: Queue;
   toolQueue: Queue;
+  /** Webhook deliveries, one job each for all its attempts. */
+  webhookQueue: Queue;
   flows: FlowProducer;
+  webhooks: WebhooksRepository;
+  /** Encrypts webhook endpoint secrets at rest (WEBHOOK_SECRET_KEY). */
+  secretBox: SecretBox;
   /** Enqueues a turn's start, prioritised fairly among its user's other turns. */
   enqueueTurn: TurnEndingDeps['enqueueTurn'];
   enqueueResume(turnId: string, step: number, traceparent?: string | null): Promise<void>;
@@ -87,13 +95,13 @@ export async function createResources(
     closers.push(() => tracing.shutdown());
     const db = await openMigratedDb(config, logger, metrics, closers);
     const { redisTarget, redis, prefix, deploymentId } = await connectOwnedRedis(config, logger, db, closers);
-    const { turnQueue, batchTurnQueue, toolQueue, flows } = openQueues(redis, prefix, closers);
+    const { turnQueue, batchTurnQueue, toolQueue, webhookQueue, flows } = openQueues(redis, prefix, closers);
     const tools = await loadTools(config, logger, metrics, redis, options.runsTools, closers);
     const conversations = new ConversationsRepository(db);
     const turns = new TurnsRepository(db);
     const eventLog = openEventLog(config, redisTarget, redis, conversations, closers);
 
-    metrics.watchQueues([turnQueue, batchTurnQueue, toolQueue]);
+    metrics.watchQueues([turnQueue, batchTurnQueue, toolQueue, webhookQueue]);
     return {
       config,
       logger,
@@ -117,7 +125,12 @@ export async function createResources(
       turnQueue,
       batchTurnQueue,
       toolQueue,
+      webhookQueue,
       flows,
+      webhooks: new WebhooksRepository(db),
+      // Without a configured key the deployment's id stands in: it is in the same database, so
+      // it hides secrets from a glance at a table, not from a copy of the database (README).
+      secretBox: new SecretBox(config.WEBHOOK_SECRET_KEY ?? `switchyard-webhooks:${deploymentId}`),
       enqueueTurn: async (turn) => {
         const delayMs = turn.retryAt ? Date.parse(turn.retryAt) - Date.now() : 0;
         const active = turn.activeTurnsOfUser ?? (await turns.countActiveForUser(turn.userId));
@@ -193,13 +206,15 @@ async function connectOwnedRedis(
  * (the API answers 503; the turn is in PostgreSQL and the reconciler enqueues it later)
  * instead of waiting in an offline queue. Workers' blocking connections wait outages out.
  */
-function openQueues(redis: RedisClient, prefix: string, closers: Closers): Pick<Resources, 'turnQueue' | 'batchTurnQueue' | 'toolQueue' | 'flows'> {
+function openQueues(redis: RedisClient, prefix: string, closers: Closers): Pick<Resources, 'turnQueue' | 'batchTurnQueue' | 'toolQueue' | 'webhookQueue' | 'flows'> {
   const turnQueue = createTurnQueue(redis, prefix);
   closers.push(() => turnQueue.close());
   const batchTurnQueue = createTurnQueue(redis, prefix, BATCH_TURN_QUEUE);
   closers.push(() => batchTurnQueue.close());
   const toolQueue = createToolQueue(redis, prefix);
   closers.push(() => toolQueue.close());
+  const webhookQueue = createWebhookQueue(redis, prefix);
+  closers.push(() => webhookQueue.close());
   const flows = new FlowProducer({ connection: redis, prefix });
   closers.push(() => flows.close());
   // They relay every error of the shared connection, already logged above; without a
@@ -208,8 +223,9 @@ function openQueues(redis: RedisClient, prefix: string, closers: Closers): Pick<
   turnQueue.on('error', ignore);
   batchTurnQueue.on('error', ignore);
   toolQueue.on('error', ignore);
+  webhookQueue.on('error', ignore);
   flows.on('error', ignore);
-  return { turnQueue, batchTurnQueue, toolQueue, flows };
+  return { turnQueue, batchTurnQueue, toolQueue, webhookQueue, flows };
 }
 
 /**

@@ -261,6 +261,12 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     maxBatchItems: config.MAX_BATCH_ITEMS,
     batchSubmissionSlots,
     batchSpoolDir: os.tmpdir(),
+    webhooks: {
+      webhooks: resources.webhooks,
+      webhookQueue: resources.webhookQueue,
+      secretBox: resources.secretBox,
+      allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    },
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
     // The API streams no completion; it checks the provider only to report it (docs/API.md: /readyz).
     checkReady: createReadinessCheck({

@@ -15,6 +15,8 @@ import { listen } from './server-helpers';
 import { createReadinessCheck } from './readiness';
 import { turnServiceWithBatches } from './batch-runner-for';
 import { startBatchRepair } from '../batches/batch-repair';
+import { startWebhookWorker } from '../webhooks/webhook-worker';
+import { startWebhookRelay } from '../webhooks/webhook-relay';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -68,13 +70,27 @@ export async function startWorker(
     { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
   );
   const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
+  const webhookWorker = startWebhookWorker({ ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY }, {
+    webhooks: resources.webhooks,
+    secretBox: resources.secretBox,
+    metrics: resources.metrics,
+    logger,
+    settings: {
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      schedule: { delaysMs: config.WEBHOOK_RETRY_DELAYS_MS, retryForMs: config.WEBHOOK_RETRY_FOR_MS },
+      disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,
+      allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    },
+  });
+  const webhookRelay = startWebhookRelay({ webhooks: resources.webhooks, webhookQueue: resources.webhookQueue, logger }, { intervalMs: config.WEBHOOK_RELAY_INTERVAL_MS });
 
   return {
     ...(health ? { port: health.port } : {}),
     async close() {
       await reconciler.stop();
       await batchRepair.stop();
-      await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS)]);
+      await webhookRelay.stop();
+      await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS), webhookWorker.close(config.SHUTDOWN_GRACE_MS)]);
       cancellations.close();
       if (health) await new Promise((resolve) => health.server.close(resolve));
       blocking.disconnect();

@@ -8,14 +8,18 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
+import { WebhookReceiver } from '../support/webhook-receiver';
+import { Webhook } from 'standardwebhooks';
 
 const planted = (what: string) => `${what}-planted-${randomBytes(16).toString('hex')}`;
 const LLM_API_KEY = planted('sk-llm');
 const TOOL_SECRET = planted('tool');
 const ADMIN_TOKEN = planted('admin');
+const WEBHOOK_SECRET_KEY = planted('webhook-key');
 
 /**
- * docs/RELIABILITY.md case 26: secrets in the provider key, a user's API key and a tool header never
+ * docs/RELIABILITY.md case 26: secrets in the provider key, a user's API key, a tool header, a webhook
+ * endpoint's secret and the key it is encrypted with never
  * reach any process's logs (debug level), Redis (job data included) or PostgreSQL (keys only as
  * a SHA-256); a revoked key stops working at once. The API and the worker are real processes.
  */
@@ -27,11 +31,14 @@ describe('secrets', () => {
   let user: { id: string; keyId: string; apiKey: string };
   let secondKey: string;
   let adminMadeKey: string;
+  let receiver: WebhookReceiver;
   const turnIds: string[] = [];
   const clients: TestWsClient[] = [];
 
   beforeAll(async () => {
     tools = await startToolHttpServer();
+    // The first delivery fails (the failure path logs), its retry is taken.
+    receiver = await WebhookReceiver.start([500, 200]);
     tools.route('/vault', () => ({ body: { stored: true } }));
     tools.route('/down', () => ({ status: 503, body: 'vault is down' }));
     tools.route('/hang', () => ({ hang: true }));
@@ -44,7 +51,17 @@ describe('secrets', () => {
       ],
     });
     stack = await startTestStack({ workers: 0 });
-    const env = stack.childEnv({ TOOLS_DIR: toolsDir, TOOL_SECRET, LLM_API_KEY, ADMIN_TOKEN, PROVIDER_RETRY_BASE_MS: '20', PROVIDER_RETRY_MAX_MS: '50' });
+    const env = stack.childEnv({
+      TOOLS_DIR: toolsDir,
+      TOOL_SECRET,
+      LLM_API_KEY,
+      ADMIN_TOKEN,
+      PROVIDER_RETRY_BASE_MS: '20',
+      PROVIDER_RETRY_MAX_MS: '50',
+      WEBHOOK_SECRET_KEY,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '100',
+    });
     [api, worker] = await Promise.all([spawnService('api', env, { logLevel: 'debug' }), spawnService('worker', env, { logLevel: 'debug' })]);
     user = await stack.resources.users.createUserWithKey('key-holder');
     secondKey = (await stack.resources.users.createApiKey(user.id)).apiKey;
@@ -54,6 +71,7 @@ describe('secrets', () => {
     await Promise.all([api?.kill(), worker?.kill()]);
     await stack.close();
     await tools.close();
+    await receiver.close();
   });
 
   it('keeps every planted secret out of the logs, Redis and PostgreSQL while the service uses them', async () => {
@@ -68,6 +86,9 @@ describe('secrets', () => {
       return posted.body.turnId as string;
     };
     const run = async (scenario: unknown) => ws.waitForTurnEnd(await post(scenario));
+    const webhook = await client.post('/v1/webhooks', { url: receiver.url(), events: ['turn.completed'] });
+    expect(webhook.status).toBe(201);
+    const webhookSecret = webhook.body.secret as string;
     // The paths that log: a tool that works, one that fails and is retried, a provider that
     // refuses for good and one that fails once.
     await run({ steps: [{ toolCalls: [{ name: 'vault', arguments: { item: 'gold' } }] }, { text: 'stored' }] });
@@ -100,7 +121,21 @@ describe('secrets', () => {
     expect(tools.requests.map((request) => [request.headers.authorization, request.headers['x-vault-token']])).toContainEqual([`Bearer ${TOOL_SECRET}`, TOOL_SECRET]);
     expect(tools.requests.filter((request) => request.path === '/down')).toHaveLength(2);
     expect(tools.requests.filter((request) => request.path === '/hang')).toHaveLength(1);
-    const secrets = { LLM_API_KEY, TOOL_SECRET, ADMIN_TOKEN, userKey: user.apiKey, secondKey, adminMadeKey };
+    // The webhook secret signed real deliveries, one refused and retried.
+    const [refused] = await receiver.waitFor(1);
+    const [, taken] = await receiver.waitFor(2, (each) => each.headers['webhook-id'] === refused!.headers['webhook-id']);
+    expect(() => new Webhook(webhookSecret).verify(taken!.body, taken!.headers)).not.toThrow();
+    const secrets = {
+      LLM_API_KEY,
+      TOOL_SECRET,
+      ADMIN_TOKEN,
+      WEBHOOK_SECRET_KEY,
+      webhookSecret,
+      webhookSecretKeyBytes: webhookSecret.slice('whsec_'.length),
+      userKey: user.apiKey,
+      secondKey,
+      adminMadeKey,
+    };
     const leaks = (where: string, text: string) => Object.entries(secrets).filter(([, secret]) => text.includes(secret)).map(([name]) => `${name} in ${where}`);
 
     // Logs, at debug level, of both processes, including the failures above.
@@ -147,7 +182,7 @@ describe('secrets', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'`,
       [stack.config.DATABASE_SCHEMA],
     );
-    expect(tables.map((table) => table.table_name)).toEqual(expect.arrayContaining(['api_keys', 'turns', 'messages', 'tool_calls']));
+    expect(tables.map((table) => table.table_name)).toEqual(expect.arrayContaining(['api_keys', 'turns', 'messages', 'tool_calls', 'webhook_endpoints']));
     let database = '';
     for (const { table_name: table } of tables) {
       const { rows } = await stack.resources.db.query<{ dump: string | null }>(`SELECT json_agg(t)::text AS dump FROM "${table}" t`);

@@ -9,6 +9,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 const GRAFANA = path.resolve(__dirname, '../../grafana');
 /** How long Prometheus may take to show what the load did (it scrapes every second). */
@@ -25,8 +26,10 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
   let api: ServiceProcess;
   let worker: ServiceProcess;
   let prometheus: PrometheusServer;
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
     tools = await startToolHttpServer();
     tools.route('/broken', { status: 500, body: 'always broken' });
     const toolsDir = await writeToolsDir({
@@ -44,7 +47,7 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
       },
     });
     stack = await startTestStack({ workers: 0, env: { TOOLS_DIR: toolsDir } });
-    const env = stack.childEnv({ TOOLS_DIR: toolsDir, PROVIDER_RETRY_BASE_MS: '50', PROVIDER_RETRY_MAX_MS: '200' });
+    const env = stack.childEnv({ TOOLS_DIR: toolsDir, PROVIDER_RETRY_BASE_MS: '50', PROVIDER_RETRY_MAX_MS: '200', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
     [api, worker] = await Promise.all([spawnService('api', env), spawnService('worker', env)]);
     const config = configForTargets(fs.readFileSync(path.join(GRAFANA, 'prometheus.yml'), 'utf8'), {
       'switchyard-api': [`127.0.0.1:${api.port}`],
@@ -58,6 +61,7 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     await Promise.all([api?.kill(), worker?.kill()]);
     await stack?.close();
     await tools?.close();
+    await receiver?.close();
   });
 
   it('answers every query of every panel with data after a short load', async () => {
@@ -95,6 +99,9 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
         ['sum(switchyard_event_relay_lag_seconds_count)', (value) => value > 0],
         ['sum(switchyard_websocket_subscriptions{kind="conversation"})', (value) => value === 4],
         ['sum(switchyard_db_query_duration_seconds_count{job="switchyard-worker"})', (value) => value > 0],
+        // The refused turn and the batch's failing item.
+        ['sum(switchyard_webhook_deliveries_total{event="turn.failed", outcome="delivered"})', (value) => value === 2],
+        ['sum(switchyard_webhook_attempts_total{outcome="success"})', (value) => value === 2],
       ];
       const wrong: string[] = [];
       for (const [expr, expected] of checks) {
@@ -128,6 +135,7 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     const { apiKey } = await stack.createUser('dashboard');
     const http = apiClient(api.url, apiKey);
     const ws = await TestWsClient.connect(api.url, { apiKey });
+    expect((await http.post('/v1/webhooks', { url: receiver.url(), events: ['turn.failed'] })).status).toBe(201);
     const runTurn = async (scenario: unknown) => {
       const conversationId = (await http.post('/v1/conversations', {})).body.id as string;
       ws.send({ type: 'subscribe', conversationId });
@@ -159,6 +167,7 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     expect(toolTurn.filter((event) => event.type === 'tool-result').map((event) => event.error?.code ?? 'ok').sort()).toEqual(['http_error', 'ok', 'ok'].sort());
     expect(retriedTurn.at(-1).type).toBe('turn-finish');
     expect(rejectedTurn.at(-1).type).toBe('turn-error');
+    await receiver.waitFor(1);
 
     expect((await http.get('/v1/conversations/conv_that_does_not_exist')).status).toBe(404);
 

@@ -11,6 +11,7 @@ import { errorResponseSchema } from './error-contract';
 import { healthPaths } from './health-contract';
 import { toolPaths } from './tools-contract';
 import { turnPaths } from './turns-contract';
+import { webhookPaths } from './webhooks-contract';
 
 const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
 
@@ -33,11 +34,12 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Tools' },
       { name: 'Approvals', description: 'A person approves a tool call before it runs.' },
       { name: 'Batches' },
+      { name: 'Webhooks', description: 'Signed the Standard Webhooks way; delivered at least once.' },
       { name: 'Browsers', description: 'Session tokens, websocket tickets, the websocket, and the AI SDK chat transport.' },
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...browserPaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },

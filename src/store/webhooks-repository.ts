@@ -1,0 +1,265 @@
+import type { Queryable } from './db';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookEndpoint {
+  id: string;
+  userId: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  /** Encrypted (see webhooks/secret-box.ts). */
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: Date | null;
+  failingSince: Date | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  type: string;
+  /** The body sent: {id, type, createdAt, data}. */
+  payload: { id: string; type: string; createdAt: string; data: unknown };
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+}
+
+/** What an attempt left: its status code (when the receiver answered) and error (when it failed). */
+export interface AttemptRecord {
+  statusCode: number | null;
+  error: string | null;
+}
+
+interface EndpointRow {
+  id: string;
+  user_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  failing_since: Date | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  created_at: Date;
+}
+
+interface DeliveryRow {
+  id: string;
+  ordinal: string;
+  endpoint_id: string;
+  event_id: string;
+  type: string;
+  payload: WebhookDelivery['payload'];
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+/** Endpoints and their deliveries; the delivery rows themselves are written by triggers (migrations/0016_webhooks.sql). */
+export class WebhooksRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async createEndpoint(input: Pick<WebhookEndpoint, 'id' | 'userId' | 'url' | 'events' | 'description' | 'secret'>): Promise<WebhookEndpoint> {
+    const { rows } = await this.db.query<EndpointRow>(
+      'INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+      [input.id, input.userId, input.url, input.events, input.description, input.secret],
+    );
+    return toEndpoint(rows[0]!);
+  }
+
+  async listEndpoints(userId: string): Promise<WebhookEndpoint[]> {
+    const { rows } = await this.db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE user_id = $1 ORDER BY ordinal', [userId]);
+    return rows.map(toEndpoint);
+  }
+
+  async getEndpoint(userId: string, id: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = $1 AND user_id = $2', [id, userId]);
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  /** Deletes the endpoint and its deliveries: a delivery job that runs later finds nothing to send. */
+  async deleteEndpoint(userId: string, id: string): Promise<boolean> {
+    const { rows } = await this.db.query('DELETE FROM webhook_endpoints WHERE id = $1 AND user_id = $2 RETURNING id', [id, userId]);
+    return rows.length > 0;
+  }
+
+  /** The new secret signs from now on; the current one keeps signing too until `previousUntil`. */
+  async rotateSecret(userId: string, id: string, secret: string, previousUntil: Date): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.db.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $4, secret = $3
+       WHERE id = $1 AND user_id = $2 RETURNING *`,
+      [id, userId, secret, previousUntil],
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  /** Newest first; `cursor` is the `nextCursor` of the page before. */
+  async listDeliveries(endpointId: string, page: { cursor?: string; limit: number }): Promise<{ data: WebhookDelivery[]; nextCursor: string | null }> {
+    const { rows } = await this.db.query<DeliveryRow>(
+      `SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR ordinal < $2::bigint)
+       ORDER BY ordinal DESC LIMIT $3`,
+      [endpointId, page.cursor ?? null, page.limit + 1],
+    );
+    const data = rows.slice(0, page.limit);
+    return { data: data.map(toDelivery), nextCursor: rows.length > page.limit ? data[data.length - 1]!.ordinal : null };
+  }
+
+  async getDelivery(endpointId: string, id: string): Promise<WebhookDelivery | null> {
+    const { rows } = await this.db.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = $1 AND endpoint_id = $2', [id, endpointId]);
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  /** A pending delivery with its endpoint, for an attempt; null when there is nothing to send. */
+  async pendingWithEndpoint(id: string): Promise<{ delivery: WebhookDelivery; endpoint: WebhookEndpoint } | null> {
+    const { rows } = await this.db.query<{ delivery: DeliveryRow; endpoint: EndpointRow }>(
+      `SELECT to_jsonb(d) AS delivery, to_jsonb(e) AS endpoint
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       WHERE d.id = $1 AND d.status = 'pending'`,
+      [id],
+    );
+    const row = rows[0];
+    return row ? { delivery: toDelivery(jsonDates(row.delivery)), endpoint: toEndpoint(jsonDates(row.endpoint)) } : null;
+  }
+
+  /** A successful attempt: the delivery is done and the endpoint no longer failing. */
+  async markDelivered(delivery: Pick<WebhookDelivery, 'id' | 'endpointId'>, statusCode: number): Promise<void> {
+    await this.db.query(
+      `WITH d AS (
+         UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status_code = $2, last_error = NULL,
+           next_attempt_at = NULL, delivered_at = clock_timestamp()
+         WHERE id = $1 AND status = 'pending' RETURNING endpoint_id)
+       UPDATE webhook_endpoints SET failing_since = NULL WHERE id = (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`,
+      [delivery.id, statusCode],
+    );
+  }
+
+  /**
+   * A failed attempt: retried at `nextAttemptAt`, or failed for good when null. The endpoint
+   * counts as failing from its first failure after a success, and is disabled once it has been
+   * failing for `disableAfterMs`. Returns whether this attempt disabled it.
+   */
+  async markAttemptFailed(
+    delivery: Pick<WebhookDelivery, 'id' | 'endpointId'>,
+    attempt: AttemptRecord,
+    nextAttemptAt: Date | null,
+    disableAfterMs: number,
+  ): Promise<{ disabled: boolean }> {
+    const { rows } = await this.db.query<{ disabled: boolean }>(
+      `WITH d AS (
+         UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $2, last_error = $3, next_attempt_at = $4,
+           status = CASE WHEN $4::timestamptz IS NULL THEN 'failed' ELSE 'pending' END
+         WHERE id = $1 AND status = 'pending' RETURNING endpoint_id),
+       s AS (
+         SELECT id, failing_since, disabled_at IS NULL AND failing_since < clock_timestamp() - make_interval(secs => $5::double precision / 1000) AS disabling
+         FROM webhook_endpoints WHERE id = (SELECT endpoint_id FROM d))
+       UPDATE webhook_endpoints w SET failing_since = COALESCE(w.failing_since, clock_timestamp()),
+         disabled_at = CASE WHEN s.disabling THEN clock_timestamp() ELSE w.disabled_at END,
+         disabled_reason = CASE WHEN s.disabling
+           THEN 'every delivery failed since ' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') ELSE w.disabled_reason END
+       FROM s WHERE w.id = s.id
+       RETURNING s.disabling AS disabled`,
+      [delivery.id, attempt.statusCode, attempt.error, nextAttemptAt, disableAfterMs],
+    );
+    return { disabled: rows[0]?.disabled ?? false };
+  }
+
+  /** A disabled endpoint's pending delivery ends without an attempt. */
+  async failUnsent(id: string, reason: string): Promise<void> {
+    await this.db.query("UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL WHERE id = $1 AND status = 'pending'", [id, reason]);
+  }
+
+  /** Sends the delivery again from its first attempt, under the same event id; null when unknown. */
+  async resetForRedelivery(endpointId: string, id: string): Promise<WebhookDelivery | null> {
+    const { rows } = await this.db.query<DeliveryRow>(
+      `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL, last_error = NULL,
+         next_attempt_at = clock_timestamp(), enqueued_at = NULL, delivered_at = NULL
+       WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
+      [id, endpointId],
+    );
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  /** Pending deliveries no job was added for yet (the outbox), oldest first. */
+  async unenqueued(limit: number): Promise<{ id: string; nextAttemptAt: Date | null }[]> {
+    const { rows } = await this.db.query<{ id: string; next_attempt_at: Date | null }>(
+      "SELECT id, next_attempt_at FROM webhook_deliveries WHERE status = 'pending' AND enqueued_at IS NULL ORDER BY ordinal LIMIT $1",
+      [limit],
+    );
+    return rows.map((row) => ({ id: row.id, nextAttemptAt: row.next_attempt_at }));
+  }
+
+  async markEnqueued(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('UPDATE webhook_deliveries SET enqueued_at = clock_timestamp() WHERE id = ANY($1) AND enqueued_at IS NULL', [ids]);
+  }
+
+  /** Pending deliveries with a job that should have run `graceMs` ago: their job may be gone (a Redis that lost its data). */
+  async overdue(graceMs: number, limit: number): Promise<{ id: string; nextAttemptAt: Date | null }[]> {
+    const { rows } = await this.db.query<{ id: string; next_attempt_at: Date | null }>(
+      `SELECT id, next_attempt_at FROM webhook_deliveries
+       WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY next_attempt_at LIMIT $2`,
+      [graceMs, limit],
+    );
+    return rows.map((row) => ({ id: row.id, nextAttemptAt: row.next_attempt_at }));
+  }
+}
+
+/** A row read through `to_jsonb`, whose timestamps are text. */
+function jsonDates<Row extends object>(row: Row): Row {
+  const dated: Record<string, unknown> = { ...(row as Record<string, unknown>) };
+  for (const key of ['previous_secret_until', 'failing_since', 'disabled_at', 'created_at', 'next_attempt_at', 'delivered_at']) {
+    if (typeof dated[key] === 'string') dated[key] = new Date(dated[key]);
+  }
+  return dated as Row;
+}
+
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: row.previous_secret_until,
+    failingSince: row.failing_since,
+    disabledAt: row.disabled_at,
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at,
+  };
+}
+
+function toDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    type: row.type,
+    payload: row.payload,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    nextAttemptAt: row.next_attempt_at,
+    createdAt: row.created_at,
+    deliveredAt: row.delivered_at,
+  };
+}

@@ -1,0 +1,106 @@
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics';
+import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
+import { decideRetry, type RetrySchedule } from './retry-schedule';
+import type { SecretBox } from './secret-box';
+import { sendWebhook, type AttemptOutcome } from './webhook-sender';
+import { signWebhook } from './webhook-signature';
+import { resolveWebhookTarget } from './webhook-target';
+
+export interface WebhookDeliveryDeps {
+  webhooks: WebhooksRepository;
+  secretBox: SecretBox;
+  metrics: Pick<Metrics, 'webhookDeliveries' | 'webhookAttempts' | 'webhookLag'>;
+  logger: Logger;
+  settings: {
+    timeoutMs: number;
+    schedule: RetrySchedule;
+    disableAfterMs: number;
+    allowPrivateNetworks: boolean;
+  };
+  /** The clock (injectable for tests). */
+  now?: () => number;
+}
+
+/** What the delivery's job does next: nothing (delivered, failed for good, gone), or run again at `at`. */
+export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date };
+
+/**
+ * One attempt of a delivery:
+ * 1. Reads the delivery with its endpoint; one no longer pending (delivered, redelivered and
+ *    done, its endpoint deleted) is done.
+ * 2. A disabled endpoint's delivery fails without an attempt.
+ * 3. Resolves and checks the URL's host (webhook-target.ts); a refused host is a failed attempt.
+ * 4. Signs the body with every live secret and POSTs it to the checked address.
+ * 5. Records the outcome: delivered, or the next attempt by the retry schedule, or failed; an
+ *    endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled here.
+ */
+export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryNext> {
+  const now = deps.now ?? Date.now;
+  const found = await deps.webhooks.pendingWithEndpoint(deliveryId);
+  if (!found) return { kind: 'done' };
+  const { delivery, endpoint } = found;
+  if (endpoint.disabledAt) {
+    await deps.webhooks.failUnsent(delivery.id, `the endpoint is disabled: ${endpoint.disabledReason ?? 'disabled'}`);
+    deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'failed' });
+    return { kind: 'done' };
+  }
+
+  const outcome = await attempt(deps, delivery, endpoint, now());
+  if (outcome.kind === 'answered' && outcome.ok) {
+    await deps.webhooks.markDelivered(delivery, outcome.statusCode);
+    deps.metrics.webhookAttempts.inc({ outcome: 'success' });
+    deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'delivered' });
+    deps.metrics.webhookLag.observe(Math.max(0, now() - delivery.createdAt.getTime()) / 1000);
+    return { kind: 'done' };
+  }
+
+  const record = describeFailure(outcome);
+  deps.metrics.webhookAttempts.inc({ outcome: record.outcome });
+  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceEventMs: now() - delivery.createdAt.getTime() });
+  const nextAt = decision.kind === 'retry' ? new Date(now() + decision.delayMs) : null;
+  const { disabled } = await deps.webhooks.markAttemptFailed(delivery, record, nextAt, deps.settings.disableAfterMs);
+  if (disabled) deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled: its deliveries have failed for too long');
+  if (!nextAt) {
+    deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'failed' });
+    return { kind: 'done' };
+  }
+  // A disabled endpoint's delivery fails on its next run (step 2), not at once: one code path.
+  return { kind: 'retry', at: nextAt };
+}
+
+type Refused = { kind: 'refused'; reason: string };
+
+async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, endpoint: WebhookEndpoint, nowMs: number): Promise<AttemptOutcome | Refused> {
+  const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks });
+  if (!checked.ok) return { kind: 'refused', reason: checked.reason };
+  const { payload } = delivery;
+  // The contract's field order; jsonb keeps its own.
+  const body = JSON.stringify({ id: payload.id, type: payload.type, createdAt: payload.createdAt, data: payload.data });
+  const headers = signWebhook({ id: delivery.eventId, timestamp: Math.floor(nowMs / 1000), body, secrets: liveSecrets(deps.secretBox, endpoint, nowMs) });
+  return sendWebhook(checked.target, { headers, body, timeoutMs: deps.settings.timeoutMs });
+}
+
+/** The current secret, and the one it replaced while its 24 h last. */
+function liveSecrets(secretBox: SecretBox, endpoint: WebhookEndpoint, nowMs: number): string[] {
+  const secrets = [secretBox.open(endpoint.secret)];
+  if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs) secrets.push(secretBox.open(endpoint.previousSecret));
+  return secrets;
+}
+
+function describeFailure(outcome: Exclude<AttemptOutcome, { kind: 'answered'; ok: true }> | Refused): {
+  outcome: 'http_error' | 'timeout' | 'network_error' | 'refused';
+  statusCode: number | null;
+  error: string | null;
+} {
+  switch (outcome.kind) {
+    case 'answered':
+      return { outcome: 'http_error', statusCode: outcome.statusCode, error: `HTTP ${outcome.statusCode}${outcome.bodyExcerpt ? `: ${outcome.bodyExcerpt}` : ''}` };
+    case 'timeout':
+      return { outcome: 'timeout', statusCode: null, error: 'no answer within the attempt timeout' };
+    case 'network_error':
+      return { outcome: 'network_error', statusCode: null, error: outcome.message };
+    case 'refused':
+      return { outcome: 'refused', statusCode: null, error: outcome.reason };
+  }
+}

@@ -1,0 +1,23 @@
+import { DelayedError, type Job } from 'bullmq';
+import { jobFailure } from '../queue/job-failure';
+import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
+import { WEBHOOK_QUEUE, webhookJobSchema } from '../queue/webhook-queue';
+import { attemptDelivery, type WebhookDeliveryDeps } from './webhook-delivery';
+
+/**
+ * Runs delivery jobs. A delivery is one job for all its attempts: a failed attempt moves the
+ * job back to delayed until its next attempt (BullMQ keeps it in Redis, so it survives the
+ * worker), and the delivery row says when that is (the relay re-adds a job Redis lost).
+ */
+export function startWebhookWorker(settings: JobWorkerSettings, deps: WebhookDeliveryDeps): { close(graceMs: number): Promise<void> } {
+  const worker = createJobWorker(WEBHOOK_QUEUE, settings, async (job: Job, token?: string) => {
+    const parsed = webhookJobSchema.safeParse(job.data);
+    if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
+    const next = await attemptDelivery(deps, parsed.data.deliveryId);
+    if (next.kind === 'done') return;
+    await job.moveToDelayed(next.at.getTime(), token);
+    throw new DelayedError();
+  });
+  worker.on('error', (error) => deps.logger.debug({ err: error }, 'webhook worker error'));
+  return { close: (graceMs) => closeJobWorkers([worker], graceMs) };
+}
