@@ -410,6 +410,41 @@ describe('client library', () => {
     expect(asked).toHaveLength(1);
   });
 
+  it('sends a decision again until the server has it: the connection is down and the first HTTP try finds no network', async () => {
+    const starter = newClient();
+    const conversation = await starter.createConversation();
+    const watching = starter.subscribe(conversation.id);
+    await watching.ready;
+    const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
+    let toolCallId = '';
+    for await (const event of watching.turn(turnId)) {
+      if (event.type === 'tool-approval-request') toolCallId = event.toolCallId;
+      if (event.type === 'turn-waiting') break;
+    }
+
+    const decisionPosts: (number | 'failed')[] = [];
+    // The network comes back after the first try failed.
+    const watchingFetch = (async (input: any, init: any) => {
+      const isDecision = String(input).endsWith('/approvals');
+      try {
+        const response = await fetch(input, init);
+        if (isDecision) decisionPosts.push(response.status);
+        return response;
+      } catch (error) {
+        if (isDecision) (decisionPosts.push('failed'), proxy.restore());
+        throw error;
+      }
+    }) as typeof fetch;
+    const decider = newClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, fetch: watchingFetch, reconnect: { initialDelayMs: 20, maxDelayMs: 200 } });
+    proxy.cut();
+    const decision = await decider.approve(turnId, toolCallId, true, 'when the network is back');
+    expect(decision).toMatchObject({ toolCallId, approved: true, reason: 'when the network is back' });
+    expect(decisionPosts).toEqual(['failed', 200]);
+    const view = await watching.followTurn(turnId);
+    expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(view.toolCalls[toolCallId]).toMatchObject({ status: 'succeeded', approval: { approved: true } });
+  });
+
   it('works with a session token, cancels, and reports a conversation that is not ours', async () => {
     const { token } = (await harness.api.post('/v1/session-tokens', {})).body;
     const owner = newClient();
