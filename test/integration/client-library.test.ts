@@ -95,6 +95,20 @@ describe('client library', () => {
     expect(results).toHaveLength(1);
   });
 
+  /** `fetch` that records each request to a path ending in `pathEnd` (its status, or `failed`), and brings the proxy back after a failure. */
+  const fetchRestoringAfterFailure = (pathEnd: string, posts: (number | 'failed')[]) =>
+    (async (input: any, init: any) => {
+      const watched = String(input).endsWith(pathEnd);
+      try {
+        const response = await fetch(input, init);
+        if (watched) posts.push(response.status);
+        return response;
+      } catch (error) {
+        if (watched) (posts.push('failed'), proxy.restore());
+        throw error;
+      }
+    }) as typeof fetch;
+
   it('runs a client tool once when a client drops between the request and its answer: its answer after the reconnect is acknowledged and ignored', async () => {
     const staying = frameRecorder();
     const dropping = frameRecorder();
@@ -166,18 +180,7 @@ describe('client library', () => {
   it('sends a client tool answer again until the server has it: the connection dropped with it and the HTTP fallback found the network down', async () => {
     const answerPosts: (number | 'failed')[] = [];
     // The HTTP fallback fails while the network is down; the network comes back after that.
-    const watchingFetch = (async (input: any, init: any) => {
-      const isAnswer = String(input).endsWith('/tool-results');
-      try {
-        const response = await fetch(input, init);
-        if (isAnswer) answerPosts.push(response.status);
-        return response;
-      } catch (error) {
-        if (isAnswer) (answerPosts.push('failed'), proxy.restore());
-        throw error;
-      }
-    }) as typeof fetch;
-    await answerLostOnce('d', { networkDown: true, fetch: watchingFetch });
+    await answerLostOnce('d', { networkDown: true, fetch: fetchRestoringAfterFailure('/tool-results', answerPosts) });
     expect(answerPosts[0]).toBe('failed');
   });
 
@@ -424,18 +427,11 @@ describe('client library', () => {
 
     const decisionPosts: (number | 'failed')[] = [];
     // The network comes back after the first try failed.
-    const watchingFetch = (async (input: any, init: any) => {
-      const isDecision = String(input).endsWith('/approvals');
-      try {
-        const response = await fetch(input, init);
-        if (isDecision) decisionPosts.push(response.status);
-        return response;
-      } catch (error) {
-        if (isDecision) (decisionPosts.push('failed'), proxy.restore());
-        throw error;
-      }
-    }) as typeof fetch;
-    const decider = newClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, fetch: watchingFetch, reconnect: { initialDelayMs: 20, maxDelayMs: 200 } });
+    const decider = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      fetch: fetchRestoringAfterFailure('/approvals', decisionPosts),
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+    });
     proxy.cut();
     const decision = await decider.approve(turnId, toolCallId, true, 'when the network is back');
     expect(decision).toMatchObject({ toolCallId, approved: true, reason: 'when the network is back' });
