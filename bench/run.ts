@@ -11,6 +11,7 @@ import { sdkConcurrentStreams } from './baselines/sdk-concurrent-streams';
 import { sdkSingleStream } from './baselines/sdk-single-stream';
 import { sdkTimeToFirstToken } from './baselines/sdk-time-to-first-token';
 import { wsBroadcast } from './baselines/ws-broadcast';
+import { approvalToTool } from './cases/approval-to-tool';
 import { batchThroughput } from './cases/batch-throughput';
 import { chatTimeToFirstToken } from './cases/chat-ttft';
 import { concurrentStreams } from './cases/concurrent-streams';
@@ -62,6 +63,7 @@ const BENCHMARKS: Benchmark[] = [
   historyTimeToFirstToken,
   idleWebsocketMemory,
   toolFanOutCurve,
+  approvalToTool,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');
