@@ -158,7 +158,10 @@ interface DeliveryStage {
   /** The trigger's clock_timestamp() in the commit that ended the turn. */
   recordedAt: number;
   finishSeenAt: number;
-  /** When the relay pass that added the job marked it enqueued (after adding its whole batch). */
+  /**
+   * When the relay pass that added the job marked it enqueued, after adding its whole batch
+   * (NaN while that pass is still adding: its jobs may have run already).
+   */
   enqueuedAt: number;
   arrivedAt: number;
   /** When the attempt's success was recorded. */
@@ -168,7 +171,7 @@ interface DeliveryStage {
 /** The stored moments of the endpoint's deliveries of these turns, beside the bench's. Read before the endpoint is deleted. */
 async function deliveryStages(stack: SwitchyardStack, endpointId: string, timings: TurnTiming[], sink: WebhookSink): Promise<DeliveryStage[]> {
   const rows = await withPostgres(async (client) => {
-    const { rows } = await client.query<{ turn_id: string; recorded: number; enqueued: number; delivered: number }>(
+    const { rows } = await client.query<{ turn_id: string; recorded: number; enqueued: number | null; delivered: number }>(
       `SELECT payload->'data'->>'turnId' AS turn_id,
               extract(epoch FROM created_at) * 1000 AS recorded,
               extract(epoch FROM enqueued_at) * 1000 AS enqueued,
@@ -184,7 +187,7 @@ async function deliveryStages(stack: SwitchyardStack, endpointId: string, timing
     const row = rows.get(timing.turnId!);
     const arrivedAt = sink.arrivals.get(timing.turnId!);
     if (!row || arrivedAt === undefined) return [];
-    return [{ recordedAt: Number(row.recorded), finishSeenAt: wall(timing.endedAt!), enqueuedAt: Number(row.enqueued), arrivedAt: wall(arrivedAt), deliveredAt: Number(row.delivered) }];
+    return [{ recordedAt: Number(row.recorded), finishSeenAt: wall(timing.endedAt!), enqueuedAt: row.enqueued === null ? Number.NaN : Number(row.enqueued), arrivedAt: wall(arrivedAt), deliveredAt: Number(row.delivered) }];
   });
 }
 
@@ -199,7 +202,7 @@ const STAGES: [label: string, from: keyof DeliveryStage, to: keyof DeliveryStage
 /** "Where the time goes" between a turn's end and its webhook, p50 / p99 per stretch. */
 function stageBreakdown(stages: DeliveryStage[]): string {
   const parts = STAGES.map(([label, from, to]) => {
-    const durations = stages.map((stage) => stage[to] - stage[from]);
+    const durations = stages.map((stage) => stage[to] - stage[from]).filter(Number.isFinite);
     return `${label} ${formatNumber(percentile(durations, 50))} / ${formatNumber(percentile(durations, 99))} ms`;
   });
   return `where the time goes at ${pacedTurnsPerSecond} turns/s, p50 / p99 over ${stages.length} deliveries (PostgreSQL's clock and this process's, one machine): ${parts.join('; ')}.`;
