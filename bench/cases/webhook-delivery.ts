@@ -1,11 +1,10 @@
 import { ApiClient } from '../lib/api-client';
 import { withPostgres } from '../lib/backing-services';
-import type { Benchmark, ReportBuilder } from '../lib/benchmark';
+import type { Benchmark } from '../lib/benchmark';
 import { runClosedLoop, type ClosedLoopResult } from '../lib/closed-loop';
 import { ConversationLane } from '../lib/conversation-lane';
 import { CpuMeter } from '../lib/cpu-meter';
 import { formatNumber } from '../lib/markdown-report';
-import type { RunContext } from '../lib/run-context';
 import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { latencySummary, percentile } from '../lib/stats';
 import { startSwitchyard, type SwitchyardStack } from '../lib/switchyard-stack';
