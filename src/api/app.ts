@@ -25,7 +25,7 @@ import { sessionTokenSchema } from './request-schemas';
 import { parseInput } from './validate';
 import { crossOrigin } from './cross-origin';
 import type { UiMessageStreamer } from './ui-message-stream';
-import { chatRouter } from './chat-router';
+import { chatRouter, type ChatRouterDeps } from './chat-router';
 import { batchesRouter, type BatchesRouterDeps } from './batches-router';
 import { webhooksRouter, type WebhooksRouterDeps } from './webhooks-router';
 import { servePlayground } from './playground-route';
@@ -60,7 +60,7 @@ export interface ApiDeps {
   toolInvocations: ToolInvocationDeps;
   answerClientTool: TurnsRouterDeps['answerClientTool'];
   decideApproval: ApprovalsRouterDeps['decideApproval'];
-  toolApprovals: ApprovalsRouterDeps['toolApprovals'];
+  toolApprovals: ApprovalsRouterDeps['toolApprovals'] & ChatRouterDeps['toolApprovals'];
   inflight: TurnsRouterDeps['inflight'];
   turnService: TurnService;
   eventStream: TurnEventStreamer;
@@ -156,6 +156,8 @@ export function createApiApp(deps: ApiDeps): Express {
       toolCalls: deps.toolCalls,
       turnService: deps.turnService,
       answerClientTool: deps.answerClientTool,
+      decideApproval: deps.decideApproval,
+      toolApprovals: deps.toolApprovals,
       latestSeq: deps.latestSeq,
       uiStream: deps.uiStream,
     }),

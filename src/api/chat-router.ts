@@ -3,10 +3,12 @@ import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
-import type { TurnsRepository } from '../store/turns-repository';
+import { shownStatus, type TurnsRepository } from '../store/turns-repository';
+import type { ToolApproval, ToolApprovalsRepository } from '../store/tool-approvals-repository';
+import type { DecisionInput, DecisionOutcome } from '../tool-calls/tool-approvals';
 import { clientToolResultEvent, toolResultEvent } from '../tool-calls/tool-messages';
 import type { TurnService } from '../turns/turn-service';
-import { chatIdSchema, chatRequestSchema, readChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import { chatRequestSchema, readChatRequest, type ApprovalAnswer, type TurnContent } from '../ui-chat/chat-request';
 import { storedToUiMessages, type StoredToolCall } from '../../packages/client/src/ui-messages/stored-to-ui-messages.js';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
@@ -23,6 +25,9 @@ export interface ChatRouterDeps {
   toolCalls: Pick<ToolCallsRepository, 'listForTurn' | 'listForTurns'>;
   turnService: Pick<TurnService, 'create'>;
   answerClientTool: TurnsRouterDeps['answerClientTool'];
+  /** The one decision service (first decision wins), as `POST /v1/turns/:id/approvals` uses it. */
+  decideApproval(input: DecisionInput): Promise<DecisionOutcome>;
+  toolApprovals: Pick<ToolApprovalsRepository, 'listForTurns'>;
   latestSeq(conversationId: string): Promise<number>;
   uiStream: UiMessageStreamer;
 }
@@ -65,10 +70,14 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const answers = ask.answers.filter((each) => !serverCalls.has(each.toolCallId));
     const unknown = answers.find((each) => !clientCalls.has(each.toolCallId));
     if (unknown) throw invalidAnswer(`toolCallId ${unknown.toolCallId} is not a client tool call of turn ${turn.id}`);
-    if (answers.length === 0) throw invalidAnswer('the message answers no client tool call');
+    const approvalIds = new Map(calls.map((call) => [call.toolCallId, call.approvalId]));
+    const stranger = ask.approvals.find((each) => approvalIds.get(each.toolCallId) !== each.approvalId);
+    if (stranger) throw invalidAnswer(`approval ${stranger.approvalId} is not the approval of a call ${stranger.toolCallId} of turn ${turn.id}`);
+    if (answers.length === 0 && ask.approvals.length === 0) throw invalidAnswer('the message answers no client tool call and no approval request');
 
     // Only what follows the answers is streamed: the client already shows the rest.
     const latestSeq = await deps.latestSeq(conversation.id);
+    for (const approval of ask.approvals) await decide(deps, userId, turn.id, approval);
     for (const { toolCallId, answer } of answers) {
       // The first answer wins; a repeat (a resend, a second tab) is acknowledged and ignored.
       await deps.answerClientTool({ userId, turnId: turn.id, toolCallId, answer });
@@ -95,8 +104,18 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const conversation = await deps.conversations.findByExternalId(userId, id);
     if (!conversation) return sendJson(res, uiMessagesSchema, []);
     const [messages, turns] = await Promise.all([deps.messages.list(conversation.id), deps.turns.listForConversation(conversation.id)]);
-    const toolCalls = await deps.toolCalls.listForTurns(turns.map((turn) => turn.id));
-    sendJson(res, uiMessagesSchema, storedToUiMessages({ messages, turns, toolCalls: toolCalls.map(storedToolCall) }));
+    const turnIds = turns.map((turn) => turn.id);
+    const [toolCalls, approvals] = await Promise.all([deps.toolCalls.listForTurns(turnIds), deps.toolApprovals.listForTurns(turnIds)]);
+    const approvalOf = new Map(approvals.map((approval) => [approval.approvalId, approval]));
+    sendJson(
+      res,
+      uiMessagesSchema,
+      storedToUiMessages({
+        messages,
+        turns: turns.map((turn) => ({ ...turn, status: shownStatus(turn) })),
+        toolCalls: toolCalls.map((call) => storedToolCall(call, call.approvalId === null ? undefined : approvalOf.get(call.approvalId))),
+      }),
+    );
   });
 
   return router;
@@ -110,12 +129,25 @@ function titleOf(content: TurnContent): string | undefined {
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
-/** A call with the attempts and time its `tool-result` event reports (a client call's: from the request to the answer). */
-function storedToolCall(call: ToolCallRecord): StoredToolCall {
+/**
+ * A person's decision from an `approval-responded` part, through the same service as the REST
+ * route. A call decided already (a resend, another tab or device) keeps its first decision, and
+ * one whose turn ended meanwhile no longer waits: either way the stream that follows shows how
+ * the turn stands. Only a call that needs no approval is refused.
+ */
+async function decide(deps: Pick<ChatRouterDeps, 'decideApproval'>, userId: string, turnId: string, approval: ApprovalAnswer): Promise<void> {
+  const { toolCallId, approved, reason } = approval;
+  const outcome = await deps.decideApproval({ userId, turnId, toolCallId, approved, ...(reason !== undefined ? { reason } : {}) });
+  if (outcome.kind === 'not_found' || outcome.kind === 'not_gated') throw invalidAnswer(`toolCallId ${toolCallId} awaits no approval in turn ${turnId}`);
+}
+
+/** A call with the attempts and time its `tool-result` event reports (a client call's: from the request to the answer), and its approval. */
+function storedToolCall(call: ToolCallRecord, approval: ToolApproval | undefined): StoredToolCall {
   const runsOnClient = call.kind === 'client';
   // A call refused before it ran was announced with neither attempt nor time, whatever its kind.
   const { attempts, durationMs } = runsOnClient && call.args !== null ? clientToolResultEvent(call) : toolResultEvent(call);
-  return { ...call, runsOnClient, attempts, durationMs };
+  const decision = approval?.decision ? { approved: approval.decision.approved, reason: approval.decision.reason } : null;
+  return { ...call, runsOnClient, attempts, durationMs, ...(approval ? { approval: { id: approval.approvalId, decision } } : {}) };
 }
 
 function invalidAnswer(message: string): AppError {

@@ -4,7 +4,7 @@ import { AppError, notFound } from '../errors/app-error';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
 import type { InflightSnapshot } from '../event-log/inflight-state';
-import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
+import { isTerminal, shownStatus, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
 import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
@@ -88,8 +88,7 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
   return {
     id: turn.id,
     conversationId: turn.conversationId,
-    // Parked with every unsettled call waiting for a person.
-    status: turn.status === 'waiting_tools' && turn.awaiting === 'approvals' ? 'waiting_approval' : turn.status,
+    status: shownStatus(turn),
     attempt: turn.attempt,
     // Why a turn shows `queued` again: provider failures retried so far, and the latest.
     providerRetries: turn.providerRetries,

@@ -107,6 +107,13 @@ export class ToolApprovalsRepository {
     return rows.map(toApproval);
   }
 
+  /** The approvals of these turns (a chat's history shows each call's). */
+  async listForTurns(turnIds: string[]): Promise<ToolApproval[]> {
+    if (turnIds.length === 0) return [];
+    const { rows } = await this.db.query<ApprovalRow>('SELECT * FROM tool_approvals WHERE turn_id = ANY($1::text[])', [turnIds]);
+    return rows.map(toApproval);
+  }
+
   /**
    * A user's approvals still waiting for a decision, newest first. A call whose turn ended
    * meanwhile (cancelled) no longer waits, whatever its approval says.

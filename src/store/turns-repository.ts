@@ -10,6 +10,11 @@ export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_tools'];
 export const isTerminal = (status: TurnStatus) => !ACTIVE_TURN_STATUSES.includes(status);
 
+/** The status a turn shows its users: parked with every unsettled call waiting for a person, `waiting_approval`. */
+export function shownStatus(turn: Pick<Turn, 'status' | 'awaiting'>): TurnStatus | 'waiting_approval' {
+  return turn.status === 'waiting_tools' && turn.awaiting === 'approvals' ? 'waiting_approval' : turn.status;
+}
+
 export interface TurnOptions {
   model?: string;
   tools?: string[];

@@ -38,18 +38,36 @@ const answeredToolPart = z.discriminatedUnion('state', [
   z.looseObject({ toolCallId: z.string().min(1).max(200), state: z.literal('output-available'), output: z.unknown() }),
   z.looseObject({ toolCallId: z.string().min(1).max(200), state: z.literal('output-error'), errorText: z.string().max(10_000) }),
 ]);
+/** A part `addToolApprovalResponse` answered: `approval.id` is the `approvalId` of its `tool-approval-request`. */
+const respondedToolPart = z.looseObject({
+  toolCallId: z.string().min(1).max(200),
+  state: z.literal('approval-responded'),
+  approval: z.looseObject({ id: z.string().min(1).max(200), approved: z.boolean(), reason: z.string().max(10_000).optional() }),
+});
 
 export type TurnContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } })[];
 
-/** What a POST asks for: a new user message, or answers to client tool calls of the turn `turnId`. */
+/** A person's decision on a call, as the AI SDK's `addToolApprovalResponse` records it. */
+export interface ApprovalAnswer {
+  toolCallId: string;
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/**
+ * What a POST asks for: a new user message, or answers to client tool calls and decisions on
+ * calls awaiting approval, of the turn `turnId`.
+ */
 export type ChatAsk =
   | { kind: 'message'; messageId: string; content: TurnContent }
-  | { kind: 'answers'; turnId: string; answers: { toolCallId: string; answer: ClientAnswer }[] };
+  | { kind: 'answers'; turnId: string; answers: { toolCallId: string; answer: ClientAnswer }[]; approvals: ApprovalAnswer[] };
 
 /**
  * Stored history wins (docs/API.md): only the last message is read. A user message is a new
  * turn; an assistant message (whose id is the turn id, from `start.messageId`) carries answers
- * in its tool parts that have an output. Pure; bad input is an `invalid_request` AppError.
+ * in its tool parts that have an output, and decisions in those `approval-responded`. Pure; bad
+ * input is an `invalid_request` AppError.
  */
 export function readChatRequest(request: ChatRequest): ChatAsk {
   if (request.trigger === 'regenerate-message') {
@@ -58,8 +76,15 @@ export function readChatRequest(request: ChatRequest): ChatAsk {
   const index = request.messages.length - 1;
   const last = request.messages[index]!;
   if (last.role === 'user') return { kind: 'message', messageId: last.id, content: userContent(last.parts, index) };
-  if (last.role === 'assistant') return { kind: 'answers', turnId: last.id, answers: toolAnswers(last.parts, index) };
-  throw invalid(['messages', index, 'role'], 'the last message must be a new user message, or the assistant message answering client tools');
+  if (last.role === 'assistant') {
+    const answers = toolAnswers(last.parts, index);
+    const approvals = approvalAnswers(last.parts, index);
+    if (answers.length === 0 && approvals.length === 0) {
+      throw invalid(['messages', index], 'nothing new: the last message is neither a new user message nor an answer to a client tool call or an approval request');
+    }
+    return { kind: 'answers', turnId: last.id, answers, approvals };
+  }
+  throw invalid(['messages', index, 'role'], 'the last message must be a new user message, or the assistant message answering client tools or approval requests');
 }
 
 /** Whether a part is one of the AI SDK's tool parts (`tool-<name>` or `dynamic-tool`). */
@@ -86,7 +111,7 @@ function userContent(parts: z.infer<typeof uiPart>[], index: number): TurnConten
 }
 
 function toolAnswers(parts: z.infer<typeof uiPart>[], index: number): { toolCallId: string; answer: ClientAnswer }[] {
-  const answers = parts.flatMap((part, partIndex) => {
+  return parts.flatMap((part, partIndex) => {
     if (!isToolPart(part) || (part.state !== 'output-available' && part.state !== 'output-error')) return [];
     const answered = parseWith(answeredToolPart, part, ['messages', index, 'parts', partIndex]);
     const answer: ClientAnswer =
@@ -95,10 +120,14 @@ function toolAnswers(parts: z.infer<typeof uiPart>[], index: number): { toolCall
         : { error: { code: 'client_tool_error', message: answered.errorText } };
     return [{ toolCallId: answered.toolCallId, answer }];
   });
-  if (answers.length === 0) {
-    throw invalid(['messages', index], 'nothing new: the last message is neither a new user message nor an answer to a client tool call');
-  }
-  return answers;
+}
+
+function approvalAnswers(parts: z.infer<typeof uiPart>[], index: number): ApprovalAnswer[] {
+  return parts.flatMap((part, partIndex) => {
+    if (!isToolPart(part) || part.state !== 'approval-responded') return [];
+    const { toolCallId, approval } = parseWith(respondedToolPart, part, ['messages', index, 'parts', partIndex]);
+    return [{ toolCallId, approvalId: approval.id, approved: approval.approved, ...(approval.reason !== undefined ? { reason: approval.reason } : {}) }];
+  });
 }
 
 /** Parses the part at `path` of the body; its first issue, named from the body's root, is the error. */

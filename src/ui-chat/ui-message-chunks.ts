@@ -19,6 +19,8 @@ export type UiChunk =
   | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string; providerExecuted?: true }
   | { type: 'tool-output-available'; toolCallId: string; output: unknown; providerExecuted?: true; toolMetadata: ToolRunFacts }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string; providerExecuted?: true; toolMetadata: ToolRunFacts }
+  | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
+  | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'data-tool-processing'; id: string; data: ToolProcessingData }
   | { type: 'data-attempt-discarded'; data: { attempt: number; step: number } }
   | { type: 'error'; errorText: string }
@@ -53,11 +55,20 @@ export function createUiChunkMapper(options: {
    * never runs them again; their `tool-output-available` follows.
    */
   answered?: ReadonlySet<string>;
+  /**
+   * Calls approved before this stream began (a replay): their approval is not asked again (the
+   * AI SDK has no chunk for a decision, so a replayed request would show the call undecided).
+   */
+  approved?: ReadonlySet<string>;
 }): UiChunkMapper {
   let step = options.step ?? 0;
   let openPart: { kind: 'text' | 'reasoning'; id: string } | null = null;
   /** Calls whose start this stream sent: a fragment of any other would be refused by the reader. */
   const toolNames = new Map<string, string>();
+  /** Calls this stream asked a decision for, not decided yet: a wait on only these is `waiting_approval`. */
+  const undecided = new Set<string>();
+  /** Denied calls: shown `output-denied`, so their `tool-result` (the model's error) is not sent. */
+  const denied = new Set<string>();
   const executedBy = (toolName: string): { providerExecuted?: true } => (options.isClientTool(toolName) ? {} : { providerExecuted: true });
 
   const closePart = (): UiChunk[] => {
@@ -111,7 +122,17 @@ export function createUiChunkMapper(options: {
             id: `${options.turnId}:${step}`,
             data: { status: 'complete', step, results: event.results, failed: event.failed },
           });
+        case 'tool-approval-request':
+          if (options.approved?.has(event.toolCallId)) return go();
+          undecided.add(event.toolCallId);
+          return go({ type: 'tool-approval-request', approvalId: event.approvalId, toolCallId: event.toolCallId });
+        case 'tool-approval-response':
+          undecided.delete(event.toolCallId);
+          if (event.approved) return go();
+          denied.add(event.toolCallId);
+          return go({ type: 'tool-output-denied', toolCallId: event.toolCallId });
         case 'tool-result': {
+          if (denied.has(event.toolCallId)) return go();
           const toolName = toolNames.get(event.toolCallId);
           const facts = { toolCallId: event.toolCallId, ...(toolName === undefined ? {} : executedBy(toolName)) };
           const toolMetadata = { attempts: event.attempts, durationMs: event.durationMs };
@@ -125,8 +146,10 @@ export function createUiChunkMapper(options: {
           return go(...closePart(), { type: 'finish-step' });
         case 'attempt-discarded':
           return go(...closePart(), { type: 'data-attempt-discarded', data: { attempt: event.attempt, step: event.step } });
-        case 'turn-waiting':
-          return stop(...closePart(), { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus: 'waiting_tools' } });
+        case 'turn-waiting': {
+          const turnStatus = event.toolCallIds.every((id) => undecided.has(id)) ? 'waiting_approval' : 'waiting_tools';
+          return stop(...closePart(), { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus } });
+        }
         case 'turn-finish':
           return stop(...closePart(), ...closingChunks({ status: 'completed', finishReason: event.finishReason, error: null }));
         case 'turn-error':
@@ -136,9 +159,6 @@ export function createUiChunkMapper(options: {
         case 'turn-start':
         case 'tool-call-request':
         case 'provider-retry':
-        // The AI SDK's approval chunks are mapped by the /api/chat side of approvals, not yet here.
-        case 'tool-approval-request':
-        case 'tool-approval-response':
           return go();
       }
     },
@@ -189,7 +209,8 @@ export function replayChunks(input: { turnId: string; isClientTool(toolName: str
 } {
   const events = withoutDiscardedOutput(input.events);
   const answered = new Set(events.flatMap((event) => (event.type === 'tool-result' ? [event.toolCallId] : [])));
-  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered, step: input.step });
+  const approved = new Set(events.flatMap((event) => (event.type === 'tool-approval-response' && event.approved ? [event.toolCallId] : [])));
+  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered, approved, step: input.step });
   const chunks: UiChunk[] = [];
   for (const [index, event] of events.entries()) {
     if (event.type === 'turn-waiting' && index < events.length - 1) continue;

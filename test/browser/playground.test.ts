@@ -6,6 +6,7 @@ import { buildPlayground } from '../../src/playground/build';
 import { followBatchEvents } from '../support/batch-events';
 import { CHROMIUM_MISSING, launchChromium } from '../support/chromium';
 import { describeNeeding } from '../support/required-programs';
+import { transferTool } from '../support/approval-tools';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -33,6 +34,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
       body: { city: (request.body as { city: string }).city, tempC: 21 },
     }));
     tools.route('/broken', { status: 500, body: { error: 'the backend is down' }, delayMs: 50 });
+    tools.route('/transfer', (request) => ({ body: { done: true, sent: request.body } }));
     const playgroundDir = await mkdtemp(path.join(os.tmpdir(), 'playground-'));
     await buildPlayground(playgroundDir);
     const exampleTools = JSON.parse(await readFile(path.join(__dirname, '..', '..', 'examples', 'tools', 'browser.json'), 'utf8'));
@@ -41,6 +43,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
         'browser.json': exampleTools,
         'weather.json': { name: 'weather', description: 'The weather in a city', url: `${tools.url}/weather`, fields: [{ name: 'city', required: true }] },
         'broken.json': { name: 'broken', description: 'Always fails', url: `${tools.url}/broken`, retries: 0, fields: [{ name: 'n', type: 'integer' }] },
+        'transfer.json': transferTool(tools.url),
       },
       env: { PLAYGROUND_DIR: playgroundDir },
     });
@@ -166,6 +169,36 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(texts.at(-1)).toBe(text);
     expect(texts.filter((each) => each.includes('word0 '))).toHaveLength(1);
     await page.waitForSelector('[data-testid=send-button]:enabled');
+  });
+
+  it('asks for approval on the card, still after a reload; Approve runs the call and the answer follows, Deny never runs it', async () => {
+    const transfersTo = (to: string) => tools.requests.filter((request) => request.path === '/transfer' && (request.body as { to?: string })?.to === to);
+    const lastCard = '[data-testid=assistant-message]:last-child [data-testid=tool-card][data-tool=transfer]';
+    const transfer = (to: string, answer: string) => scripted({ steps: [{ toolCalls: [{ name: 'transfer', arguments: { to, amount: 5 } }] }, { text: answer }] });
+    await freshChat();
+    await send(transfer('ann', 'Sent 5 to ann.'));
+    await page.waitForSelector(`${lastCard}[data-state=approval-requested] [data-testid=approve-button]`);
+    await page.waitForSelector('[data-testid=send-button]:enabled');
+
+    // The decision is the server's to wait for: a reload shows the same pending call.
+    await page.reload();
+    await page.waitForSelector(`${lastCard}[data-state=approval-requested] [data-testid=approve-button]`);
+    expect(transfersTo('ann')).toHaveLength(0);
+    await page.click(`${lastCard} [data-testid=approve-button]`);
+    await lastAnswerIs('Sent 5 to ann.').catch(async (error: Error) => {
+      throw new Error(`${error.message}\nthe page showed: ${await describePage()}`);
+    });
+    await page.waitForSelector(`${lastCard}[data-state=output-available]`);
+    expect(await page.locator(`${lastCard} .result`).innerText()).toContain('"done": true');
+    expect(transfersTo('ann')).toHaveLength(1);
+
+    await send(transfer('bob', 'I did not send it.'));
+    await page.click(`${lastCard}[data-state=approval-requested] [data-testid=deny-button]`);
+    await lastAnswerIs('I did not send it.');
+    await page.waitForSelector(`${lastCard}[data-state=output-denied]`);
+    expect(await page.locator(`${lastCard} [data-testid=approve-button]`).count()).toBe(0);
+    expect(transfersTo('bob')).toHaveLength(0);
+    expect(await assistantTexts()).toHaveLength(2);
   });
 
   it('stops a running turn with the stop button', async () => {

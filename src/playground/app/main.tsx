@@ -1,5 +1,5 @@
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
 import { StrictMode, useCallback, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { createRoot } from 'react-dom/client';
 import { MessageList } from './message-list';
@@ -117,13 +117,14 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
       }),
     [props.token],
   );
-  const { messages, sendMessage, status, error, addToolOutput } = useChat({
+  const { messages, sendMessage, status, error, addToolOutput, addToolApprovalResponse } = useChat({
     id: props.chatId,
     messages: props.initialMessages,
     transport,
     // A reload in the middle of a turn picks its stream up again (GET /api/chat/:id/stream).
     resume: true,
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+    // The turn goes on once every call of the step has its answer: a browser tool's output, or a person's decision.
+    sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
     onToolCall: ({ toolCall }) => {
       const run = CLIENT_TOOLS[toolCall.toolName];
       if (run) void addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output: run() as never });
@@ -155,7 +156,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
 
   return (
     <div className="chat">
-      <MessageList messages={messages} />
+      <MessageList messages={messages} onDecide={(decision) => void addToolApprovalResponse(decision)} />
       <div className="status-line">
         {runningTools && (
           <span className="running-tools" data-testid="running-tools">

@@ -1,7 +1,7 @@
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 import { useEffect } from 'react';
 import { useStickToBottom } from 'use-stick-to-bottom';
-import { ToolCard } from './tool-card';
+import { ToolCard, type DecideApproval } from './tool-card';
 import { TurnMark } from './turn-mark';
 import { visibleParts } from './visible-parts';
 
@@ -9,7 +9,7 @@ import { visibleParts } from './visible-parts';
  * The messages, kept scrolled to the newest text as it streams unless the person scrolled up
  * (then "Newest" brings them back); a message they send scrolls down again, as chat apps do.
  */
-export function MessageList({ messages }: { messages: UIMessage[] }) {
+export function MessageList({ messages, onDecide }: { messages: UIMessage[]; onDecide?: DecideApproval }) {
   const { scrollRef, contentRef, isAtBottom, scrollToBottom } = useStickToBottom({ initial: 'instant', resize: 'instant' });
   const lastUserMessageId = messages.findLast((message) => message.role === 'user')?.id;
   useEffect(() => void scrollToBottom('instant'), [lastUserMessageId, scrollToBottom]);
@@ -23,7 +23,7 @@ export function MessageList({ messages }: { messages: UIMessage[] }) {
               {visibleParts(message.parts).map((part, index) => {
                 if (part.type === 'text') return <p key={index}>{part.text}</p>;
                 if (part.type === 'reasoning') return <p key={index} className="reasoning">{part.text}</p>;
-                if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} />;
+                if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} onDecide={onDecide} />;
                 return null;
               })}
               <TurnMark message={message} />

@@ -1,5 +1,6 @@
 import { apiClient } from '../../support/http';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
+import { transferTool } from '../../support/approval-tools';
 import { startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import type { TestWsClient } from '../../support/ws-client';
 
@@ -17,18 +18,7 @@ describe('tool approvals', () => {
     harness = await startToolTurnHarness({
       toolFiles: {
         'bank.json': [
-          {
-            name: 'transfer',
-            description: 'Moves money',
-            url: `${server.url}/transfer`,
-            timeoutMs: 2000,
-            retries: 0,
-            needsApproval: true,
-            fields: [
-              { name: 'to', required: true },
-              { name: 'amount', type: 'integer', required: true },
-            ],
-          },
+          transferTool(server.url),
           {
             name: 'quick_transfer',
             description: 'Moves money; its approvals expire fast',

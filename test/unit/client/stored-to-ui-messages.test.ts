@@ -127,4 +127,29 @@ describe('storedToUiMessages', () => {
   it('makes nothing of an empty history', () => {
     expect(storedToUiMessages({ messages: [], turns: [], toolCalls: [] })).toEqual([]);
   });
+
+  it('shows approvals as the live stream and addToolApprovalResponse leave them: requested, responded, denied, approved and run', async () => {
+    const messages: StoredMessage[] = [
+      { role: 'user', content: 'pay them', turnId: 't1' },
+      { role: 'assistant', content: '', toolCalls: ['a', 'b', 'c', 'd', 'e'].map((id) => requested(id, 'transfer')), turnId: 't1' },
+    ];
+    const approval = (id: string, decision: { approved: boolean; reason: string | null } | null) => ({ id: `appr_${id}`, decision });
+    const toolCalls = [
+      call({ turnId: 't1', toolCallId: 'a', status: 'awaiting_approval', args: { to: 'a' }, approval: approval('a', null), attempts: 0 }),
+      call({ turnId: 't1', toolCallId: 'b', status: 'pending', args: { to: 'b' }, approval: approval('b', { approved: true, reason: null }), attempts: 0 }),
+      call({ turnId: 't1', toolCallId: 'c', status: 'failed', args: { to: 'c' }, error: { code: 'denied', message: 'no' }, approval: approval('c', { approved: false, reason: 'no' }), attempts: 0 }),
+      call({ turnId: 't1', toolCallId: 'd', status: 'succeeded', args: { to: 'd' }, result: { ok: true }, approval: approval('d', { approved: true, reason: 'fine' }) }),
+      call({ turnId: 't1', toolCallId: 'e', status: 'cancelled', args: { to: 'e' }, error: { code: 'cancelled', message: 'the turn was cancelled' }, approval: approval('e', null) }),
+    ];
+    const [, assistant] = storedToUiMessages({ messages, turns: [turn('t1', 'waiting_approval')], toolCalls });
+    expect(assistant!.metadata).toEqual({ turnStatus: 'waiting_approval' });
+    expect(assistant!.parts.filter((part) => part.type === 'tool-transfer').map((part: any) => [part.state, part.approval])).toEqual([
+      ['approval-requested', { id: 'appr_a' }],
+      ['approval-responded', { id: 'appr_b', approved: true }],
+      ['output-denied', { id: 'appr_c', approved: false, reason: 'no' }],
+      ['output-available', { id: 'appr_d', approved: true, reason: 'fine' }],
+      ['output-error', undefined],
+    ]);
+    await expect(validateUIMessages({ messages: [assistant as UIMessage] })).resolves.toHaveLength(1);
+  });
 });

@@ -28,4 +28,31 @@ describe('readChatRequest', () => {
     expect(refusal({ id: 'c', messages: [{ id: 'a', role: 'assistant', parts: [] }] }).details).toEqual([{ field: 'messages[0]', message: expect.stringMatching(/^nothing new/) }]);
     expect(refusal({ id: 'c', messages: [user([{ type: 'text', text: 'x' }])], trigger: 'regenerate-message' }).details).toEqual([{ field: 'trigger', message: expect.stringMatching(/^regenerating/) }]);
   });
+
+  it('reads approval-responded parts as decisions, beside client tool answers', () => {
+    const ask = readChatRequest(
+      chatRequestSchema.parse({
+        id: 'c',
+        messages: [
+          {
+            id: 'turn_1',
+            role: 'assistant',
+            parts: [
+              { type: 'tool-transfer', toolCallId: 'a', state: 'approval-responded', input: {}, approval: { id: 'appr_1', approved: false, reason: 'no' } },
+              { type: 'tool-ask', toolCallId: 'b', state: 'output-available', input: {}, output: 'yes' },
+              { type: 'tool-transfer', toolCallId: 'c', state: 'approval-requested', input: {}, approval: { id: 'appr_2' } },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(ask).toEqual({
+      kind: 'answers',
+      turnId: 'turn_1',
+      answers: [{ toolCallId: 'b', answer: { result: 'yes' } }],
+      approvals: [{ toolCallId: 'a', approvalId: 'appr_1', approved: false, reason: 'no' }],
+    });
+    const undecided = { id: 'c', messages: [{ id: 't', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'a', state: 'approval-responded', approval: { id: 'appr_1' } }] }] };
+    expect(refusal(undecided).details).toEqual([{ field: 'messages[0].parts[0].approval.approved', message: expect.any(String) }]);
+  });
 });

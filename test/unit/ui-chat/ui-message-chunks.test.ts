@@ -113,4 +113,34 @@ describe('UI message chunks', () => {
     expect(waiting.end).toBe(true);
     expect(waiting.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'finish']);
   });
+
+  it('asks for approval after the call\'s input, shows a denial as output-denied instead of its error, and marks a wait on approvals only', () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => false });
+    const chunks = [
+      event({ type: 'tool-call-start', toolCallId: 'a', toolName: 'transfer' }),
+      event({ type: 'tool-call-end', toolCallId: 'a', args: { to: 'ann' } }),
+      event({ type: 'tool-approval-request', toolCallId: 'a', toolName: 'transfer', args: { to: 'ann' }, approvalId: 'appr_1', expiresAt: '2030-01-01T00:00:00.000Z' }),
+    ].flatMap((each) => mapper.map(each).chunks);
+    expect(chunks.at(-1)).toEqual({ type: 'tool-approval-request', approvalId: 'appr_1', toolCallId: 'a' });
+    expect(mapper.map(event({ type: 'turn-waiting', toolCallIds: ['a'] })).chunks).toEqual([
+      { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus: 'waiting_approval' } },
+    ]);
+    expect(mapper.map(event({ type: 'tool-approval-response', toolCallId: 'a', approved: false, reason: 'no' })).chunks).toEqual([{ type: 'tool-output-denied', toolCallId: 'a' }]);
+    expect(mapper.map(event({ type: 'tool-result', toolCallId: 'a', error: { code: 'denied', message: 'no' }, attempts: 0, durationMs: 0 })).chunks).toEqual([]);
+  });
+
+  it('does not ask again for an approval a replay shows was given; an approved call then shows its output', () => {
+    const events = [
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'tool-call-start', toolCallId: 'a', toolName: 'transfer' }),
+      event({ type: 'tool-call-end', toolCallId: 'a', args: {} }),
+      event({ type: 'tool-approval-request', toolCallId: 'a', toolName: 'transfer', args: {}, approvalId: 'appr_1', expiresAt: '2030-01-01T00:00:00.000Z' }),
+      event({ type: 'turn-waiting', toolCallIds: ['a'] }),
+      event({ type: 'tool-approval-response', toolCallId: 'a', approved: true }),
+      event({ type: 'tool-result', toolCallId: 'a', result: 1, attempts: 1, durationMs: 3 }),
+    ];
+    const replay = replayChunks({ turnId: 'turn_1', isClientTool: () => false, events });
+    expect(replay.end).toBe(false);
+    expect(replay.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'tool-output-available']);
+  });
 });

@@ -30,6 +30,8 @@ export interface StoredToolCall extends ToolRunFacts {
   args: unknown;
   result: unknown;
   error: { code: string; message: string } | null;
+  /** The call's approval when it needed one: its id, and the decision once taken (null while pending). */
+  approval?: { id: string; decision: { approved: boolean; reason: string | null } | null };
 }
 
 /** A conversation's stored history: its messages in order, its turns oldest first, and their tool calls. */
@@ -52,9 +54,15 @@ export type HistoryUiPart =
 
 export type HistoryToolPart = { type: `tool-${string}`; toolCallId: string; providerExecuted?: true; toolMetadata?: ToolRunFacts } & (
   | { state: 'input-available'; input: unknown }
-  | { state: 'output-available'; input: unknown; output: unknown }
-  | { state: 'output-error'; input: unknown; rawInput?: unknown; errorText: string }
+  | { state: 'output-available'; input: unknown; output: unknown; approval?: HistoryApproval<true> }
+  | { state: 'output-error'; input: unknown; rawInput?: unknown; errorText: string; approval?: HistoryApproval<true> }
+  | { state: 'approval-requested'; input: unknown; approval: { id: string } }
+  | { state: 'approval-responded'; input: unknown; approval: HistoryApproval<boolean> }
+  | { state: 'output-denied'; input: unknown; approval: HistoryApproval<false> }
 );
+
+/** A decided approval as `addToolApprovalResponse` leaves it on the part. */
+export type HistoryApproval<Approved extends boolean> = { id: string; approved: Approved; reason?: string };
 
 export interface HistoryUiMessage {
   id: string;
@@ -69,7 +77,8 @@ export interface HistoryUiMessage {
  * message rather than adding a second), the turn's status as its `metadata`, and per step a
  * `step-start`, the text, the tool parts (`providerExecuted` and `toolMetadata` as the live
  * stream has them; a refused call as `output-error` without input; a call not settled yet as
- * `input-available`) and the step's `data-tool-processing` part. A turn not started yet still
+ * `input-available`; a call awaiting a person as `approval-requested`, an approved one not settled
+ * yet as `approval-responded`, a denied or expired one as `output-denied`) and the step's `data-tool-processing` part. A turn not started yet still
  * shows its user message (from its input) and an empty assistant message. Imports nothing
  * but types, so that a client can use it as well. Pure.
  */
@@ -145,6 +154,24 @@ function stepParts(message: StoredMessage, turnId: string, calls: Map<string, St
 
 function toolPart(toolName: string, call: StoredToolCall): HistoryToolPart {
   const base = { type: `tool-${toolName}` as const, toolCallId: call.toolCallId, ...(call.runsOnClient ? {} : { providerExecuted: true as const }) };
+  const decision = call.approval?.decision;
+  if (call.approval && call.status === 'awaiting_approval') return { ...base, state: 'approval-requested', input: call.args, approval: { id: call.approval.id } };
+  if (call.approval && decision) {
+    // As the person's answer left the part live: the decision, then the call's outcome.
+    const reason = decision.reason !== null ? { reason: decision.reason } : {};
+    if (!decision.approved) return { ...base, state: 'output-denied', input: call.args, approval: { id: call.approval.id, approved: false, ...reason } };
+    const approval = { id: call.approval.id, approved: true as const, ...reason };
+    const settled = settledToolPart(base, call);
+    return settled.state === 'input-available' ? { ...base, state: 'approval-responded', input: call.args, approval } : { ...settled, approval };
+  }
+  return settledToolPart(base, call);
+}
+
+/** A call as it stands with no approval in the way: settled, or not yet (`input-available`). */
+function settledToolPart(
+  base: { type: `tool-${string}`; toolCallId: string; providerExecuted?: true },
+  call: StoredToolCall,
+): Extract<HistoryToolPart, { state: 'input-available' | 'output-available' | 'output-error' }> {
   const toolMetadata = { attempts: call.attempts, durationMs: call.durationMs };
   // Refused before it ran: live, `tool-input-error` left it without input.
   if (call.args === null && call.error) return { ...base, state: 'output-error', input: undefined, rawInput: null, errorText: describe(call.error), toolMetadata };
