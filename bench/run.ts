@@ -24,6 +24,7 @@ import { toolFanOut } from './cases/tool-fan-out';
 import { toolFanOutCurve } from './cases/tool-fan-out-curve';
 import { turnCurve } from './cases/turn-curve';
 import { turnThroughput } from './cases/turn-throughput';
+import { webhookDelivery } from './cases/webhook-delivery';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -64,6 +65,7 @@ const BENCHMARKS: Benchmark[] = [
   idleWebsocketMemory,
   toolFanOutCurve,
   approvalToTool,
+  webhookDelivery,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');

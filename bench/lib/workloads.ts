@@ -27,6 +27,8 @@ export const WORKLOADS = {
   idleWebsockets: { connections: [1000, 10_000] },
   /** How cost grows: parallel tool calls in one step (as (5)). */
   toolCurve: { calls: [1, 8, 32], turnsPerRepetition: 20, turnsPerConversation: 5, warmup: 3, flowsPerRepetition: 40 },
+  /** Webhooks under the turns of (4): a steady rate for the delivery lag, closed-loop rounds for the throughput. */
+  webhooks: { pacedTurnsPerSecond: 100, leadInSeconds: 1, drainTimeoutMs: 30_000 },
 } as const;
 
 /**
