@@ -11,6 +11,7 @@ import { sdkConcurrentStreams } from './baselines/sdk-concurrent-streams';
 import { sdkSingleStream } from './baselines/sdk-single-stream';
 import { sdkTimeToFirstToken } from './baselines/sdk-time-to-first-token';
 import { wsBroadcast } from './baselines/ws-broadcast';
+import { approvalToTool } from './cases/approval-to-tool';
 import { batchThroughput } from './cases/batch-throughput';
 import { chatTimeToFirstToken } from './cases/chat-ttft';
 import { concurrentStreams } from './cases/concurrent-streams';
@@ -23,6 +24,7 @@ import { toolFanOut } from './cases/tool-fan-out';
 import { toolFanOutCurve } from './cases/tool-fan-out-curve';
 import { turnCurve } from './cases/turn-curve';
 import { turnThroughput } from './cases/turn-throughput';
+import { webhookDelivery } from './cases/webhook-delivery';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -62,6 +64,8 @@ const BENCHMARKS: Benchmark[] = [
   historyTimeToFirstToken,
   idleWebsocketMemory,
   toolFanOutCurve,
+  approvalToTool,
+  webhookDelivery,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');

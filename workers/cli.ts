@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { announceRevocation } from '../src/auth/revocation-watch';
 import { batchCommand, runBatchFile } from '../src/batches/batch-cli';
 import { ApiUnreachableError, fetchReaching } from '../src/cli/api-unreachable';
+import { decideApproval, listPendingApprovals, parseArgsOption } from '../src/cli/approvals-command';
 import { knownToolsForCli } from '../src/cli/cli-known-tools';
 import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
@@ -28,6 +29,9 @@ const OPTIONS = {
   out: { type: 'string' },
   concurrency: { type: 'string' },
   'skip-invalid': { type: 'boolean' },
+  deny: { type: 'boolean' },
+  reason: { type: 'string' },
+  args: { type: 'string' },
   events: { type: 'string' },
   description: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -40,11 +44,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, command, argument] = positionals;
-  if (group === 'watch' || group === 'batch' || group === 'webhooks') {
+  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
     const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
     if (group === 'watch') return watch(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'approvals') return approvals(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'approve') return approve(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
@@ -148,9 +154,34 @@ type ApiCommandOptions = {
   concurrency?: string;
   after?: string;
   'skip-invalid'?: boolean;
+  deny?: boolean;
+  reason?: string;
+  args?: string;
   events?: string;
   description?: string;
 };
+
+async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
+  if (command !== 'list') return fail(usageFor(['approvals', ...(command ? [command] : [])]));
+  if (!options.key) return fail(noKey(options.dataDir));
+  const count = await listPendingApprovals(approvalsConnection(options, options.key));
+  process.stderr.write(`${count} pending\n`);
+  return 0;
+}
+
+async function approve(turnId: string | undefined, toolCallId: string | undefined, options: ApiCommandOptions): Promise<number> {
+  if (!turnId || !toolCallId) return fail(synopsisOf('approve'));
+  if (!options.key) return fail(noKey(options.dataDir));
+  const args = options.args === undefined ? undefined : parseArgsOption(options.args);
+  if (typeof args === 'string') return fail(args);
+  const decision = { turnId, toolCallId, approved: !options.deny, ...(options.reason === undefined ? {} : { reason: options.reason }), ...(args ? { args } : {}) };
+  await decideApproval(decision, approvalsConnection(options, options.key));
+  return 0;
+}
+
+function approvalsConnection(options: ApiCommandOptions, key: string) {
+  return { baseUrl: options.baseUrl, token: key, fetch: fetchReaching(options.baseUrl), print: (line: string) => process.stdout.write(`${line}\n`) };
+}
 
 async function webhooks(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
   if (!isWebhookCommand(command)) return fail(usageFor(['webhooks']));

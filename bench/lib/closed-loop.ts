@@ -1,4 +1,4 @@
-import { now } from './clock';
+import { now, sleep } from './clock';
 import type { ConversationLane } from './conversation-lane';
 import type { TurnTiming, TurnTracker } from './turn-tracker';
 
@@ -19,6 +19,10 @@ export interface ClosedLoopResult {
  * time per conversation is Switchyard's rule). Turns still running at the deadline are waited
  * for and counted; the loop is also bounded by `maxTurns`. Making a lane's next conversation
  * (every few turns) is part of the elapsed time, not of any turn's latency.
+ *
+ * With `turnsPerSecond`, the n-th turn is not posted before `n ÷ turnsPerSecond` s from the
+ * start: an open loop at that rate for as long as the lanes keep up (they wait for their slot
+ * instead of posting back to back).
  */
 export async function runClosedLoop(input: {
   tracker: TurnTracker;
@@ -26,6 +30,7 @@ export async function runClosedLoop(input: {
   content: string;
   durationMs: number;
   maxTurns?: number;
+  turnsPerSecond?: number;
 }): Promise<ClosedLoopResult> {
   const startedAt = now();
   const deadline = startedAt + input.durationMs;
@@ -38,7 +43,10 @@ export async function runClosedLoop(input: {
   await Promise.all(
     input.lanes.map(async (lane) => {
       while (now() < deadline && started < maxTurns) {
+        const slotAt = input.turnsPerSecond === undefined ? startedAt : startedAt + (started * 1000) / input.turnsPerSecond;
+        if (slotAt >= deadline) break;
         started++;
+        if (slotAt > now()) await sleep(slotAt - now());
         try {
           const conversationId = await lane.next();
           const timing = await input.tracker.runTurn(lane.api, conversationId, input.content, 30_000);

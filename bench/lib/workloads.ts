@@ -13,6 +13,8 @@ export const WORKLOADS = {
   turnThroughput: { tokens: 20, turnsPerConversation: 10, warmupSeconds: 2 },
   /** (5) One step with parallel calls to a tool that returns at once. */
   toolFanOut: { calls: 8, turnsPerRepetition: 30, turnsPerConversation: 5, warmup: 5 },
+  /** A call approved while its turn is parked: the decision's way to the tool. */
+  approvalToTool: { turnsPerRepetition: 20, turnsPerConversation: 5, warmup: 3 },
   /** (6) One conversation, many subscribers. */
   websocketFanOut: { clients: 1000, tokens: 1000, pacedTokenDelayMs: 1 },
   /** (7) Turns with tool calls, many conversations over time. */
@@ -25,6 +27,8 @@ export const WORKLOADS = {
   idleWebsockets: { connections: [1000, 10_000] },
   /** How cost grows: parallel tool calls in one step (as (5)). */
   toolCurve: { calls: [1, 8, 32], turnsPerRepetition: 20, turnsPerConversation: 5, warmup: 3, flowsPerRepetition: 40 },
+  /** Webhooks under the turns of (4): a steady rate for the delivery lag, closed-loop rounds for the throughput. */
+  webhooks: { pacedTurnsPerSecond: 100, leadInSeconds: 1, drainTimeoutMs: 30_000 },
 } as const;
 
 /**

@@ -31,7 +31,11 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
 
   router.get('/approvals', async (req, res) => {
     const query = parseInput(listApprovalsSchema, req.query);
-    const page = await deps.toolApprovals.listPending(userIdOf(res), { limit: query.limit, ...(query.cursor ? { cursor: decodeCursor(query.cursor) } : {}) });
+    const page = await deps.toolApprovals.listPending(userIdOf(res), {
+      limit: query.limit,
+      ...(query.conversationId ? { conversationId: query.conversationId } : {}),
+      ...(query.cursor ? { cursor: decodeCursor(query.cursor) } : {}),
+    });
     sendJson(res, pendingApprovalPageSchema, {
       data: page.data.map(({ approvalId, turnId, conversationId, toolCallId, toolName, args, requestedAt, expiresAt }) => ({
         approvalId,

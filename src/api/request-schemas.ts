@@ -67,6 +67,7 @@ export const approvalDecisionSchema = z
 export const listApprovalsSchema = z
   .object({
     status: z.literal('pending').default('pending'),
+    conversationId: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     cursor: z.string().max(500).optional(),
   })

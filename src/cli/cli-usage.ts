@@ -31,6 +31,16 @@ const COMMANDS: CommandUsage[] = [
   { name: 'batch retry', synopsis: `batch retry <batchId> ${API_OPTIONS}`, description: 'run its failed items again' },
   { name: 'batch results', synopsis: `batch results <batchId> ${API_OPTIONS}`, description: "every ended item's result line, in input order" },
   {
+    name: 'approvals list',
+    synopsis: `approvals list ${API_OPTIONS}`,
+    description: 'the tool calls of your conversations that wait for a decision, newest first, one JSON line each',
+  },
+  {
+    name: 'approve',
+    synopsis: `approve <turnId> <toolCallId> [--deny] [--reason TEXT] [--args JSON] ${API_OPTIONS}`,
+    description: 'decide a call that waits for approval (--deny: it never runs; --args: run it with these arguments);\nprints the stored decision (the first decision wins)',
+  },
+  {
     name: 'webhooks add',
     synopsis: `webhooks add <url> [--events a,b] [--description TEXT] ${API_OPTIONS}`,
     description: 'register an endpoint for events (default --events "*"); prints its secret (shown once)',

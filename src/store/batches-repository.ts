@@ -10,6 +10,8 @@ export interface BatchCounts {
   total: number;
   queued: number;
   running: number;
+  /** Of the running items, those whose turn is parked on a person's approval. */
+  waiting: number;
   succeeded: number;
   failed: number;
   cancelled: number;
@@ -74,6 +76,13 @@ interface ItemRow {
 }
 
 const OPEN_BATCH_SQL = "('queued', 'running', 'cancelling')";
+/**
+ * A batch's running items whose turn waits on approvals alone, read with the batch (its items
+ * `b`): a turn parks and is decided without any item changing, so no counted column could
+ * follow it. Costs a look at the running items only (at most the batch's concurrency).
+ */
+const WAITING_SQL = `(SELECT count(*)::int FROM batch_items i JOIN turns t ON t.conversation_id = i.conversation_id
+   WHERE i.batch_id = b.id AND i.status = 'running' AND t.status = 'waiting_tools' AND t.awaiting = 'approvals') AS waiting`;
 const EMPTY_RESULT: BatchItemResult = { text: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } };
 
 export type CreateBatchOutcome =
@@ -82,7 +91,10 @@ export type CreateBatchOutcome =
   | { kind: 'replayed'; batch: Batch }
   | { kind: 'conflict' };
 
-/** Its counts (columns named as in {@link BatchCounts}) and usage are kept on the row (migrations/0009_batch_counts.sql). */
+/**
+ * Its counts (columns named as in {@link BatchCounts}) and usage are kept on the row
+ * (migrations/0009_batch_counts.sql), but for `waiting`, which {@link WAITING_SQL} reads.
+ */
 interface BatchRow extends BatchCounts {
   id: string;
   user_id: string;
@@ -179,22 +191,22 @@ export class BatchesRepository {
 
   /** Scoped to its owner: someone else's batch is indistinguishable from a missing one. */
   async get(userId: string, id: string, db: Queryable = this.db): Promise<Batch | null> {
-    const { rows } = await db.query<BatchRow>('SELECT * FROM batches WHERE id = $1 AND user_id = $2', [id, userId]);
+    const { rows } = await db.query<BatchRow>(`SELECT b.*, ${WAITING_SQL} FROM batches b WHERE b.id = $1 AND b.user_id = $2`, [id, userId]);
     return rows[0] ? toBatch(rows[0]) : null;
   }
 
   /** Any user's batch (for followers who were checked already). */
   async getAny(id: string): Promise<Batch | null> {
-    const { rows } = await this.db.query<BatchRow>('SELECT * FROM batches WHERE id = $1', [id]);
+    const { rows } = await this.db.query<BatchRow>(`SELECT b.*, ${WAITING_SQL} FROM batches b WHERE b.id = $1`, [id]);
     return rows[0] ? toBatch(rows[0]) : null;
   }
 
   /** Newest first. */
   async list(userId: string, options: { limit: number; before?: string }): Promise<{ data: Batch[]; nextBefore: string | null }> {
     const params: unknown[] = [userId, options.limit + 1];
-    const before = options.before === undefined ? '' : ` AND ordinal < $${params.push(options.before)}`;
+    const before = options.before === undefined ? '' : ` AND b.ordinal < $${params.push(options.before)}`;
     const { rows } = await this.db.query<BatchRow & { ordinal: string }>(
-      `SELECT * FROM batches WHERE user_id = $1${before} ORDER BY ordinal DESC LIMIT $2`,
+      `SELECT b.*, ${WAITING_SQL} FROM batches b WHERE b.user_id = $1${before} ORDER BY b.ordinal DESC LIMIT $2`,
       params,
     );
     const page = rows.slice(0, options.limit);
@@ -373,7 +385,15 @@ function toBatch(row: BatchRow): Batch {
     ...toRunning(row),
     metadata: row.metadata,
     skipped: row.skipped,
-    counts: { total: row.total, queued: row.queued, running: row.running, succeeded: row.succeeded, failed: row.failed, cancelled: row.cancelled },
+    counts: {
+      total: row.total,
+      queued: row.queued,
+      running: row.running,
+      waiting: row.waiting,
+      succeeded: row.succeeded,
+      failed: row.failed,
+      cancelled: row.cancelled,
+    },
     usage: { promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), totalTokens: Number(row.total_tokens) },
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,

@@ -118,13 +118,17 @@ export class ToolApprovalsRepository {
    * A user's approvals still waiting for a decision, newest first. A call whose turn ended
    * meanwhile (cancelled) no longer waits, whatever its approval says.
    */
-  async listPending(userId: string, page: { limit: number; cursor?: ApprovalCursor }): Promise<{ data: ToolApproval[]; nextCursor: ApprovalCursor | null }> {
+  async listPending(
+    userId: string,
+    page: { limit: number; conversationId?: string; cursor?: ApprovalCursor },
+  ): Promise<{ data: ToolApproval[]; nextCursor: ApprovalCursor | null }> {
     const { rows } = await this.db.query<ApprovalRow>(
       `SELECT a.* FROM tool_approvals a JOIN tool_calls c ON c.turn_id = a.turn_id AND c.tool_call_id = a.tool_call_id
        WHERE a.user_id = $1 AND a.decided_at IS NULL AND c.status = 'awaiting_approval'
+         AND ($5::text IS NULL OR a.conversation_id = $5)
          AND ($2::timestamptz IS NULL OR (date_trunc('milliseconds', a.requested_at), a.id) < ($2::timestamptz, $3::text))
        ORDER BY date_trunc('milliseconds', a.requested_at) DESC, a.id DESC LIMIT $4`,
-      [userId, page.cursor?.requestedAt ?? null, page.cursor?.approvalId ?? null, page.limit + 1],
+      [userId, page.cursor?.requestedAt ?? null, page.cursor?.approvalId ?? null, page.limit + 1, page.conversationId ?? null],
     );
     const data = rows.slice(0, page.limit).map(toApproval);
     const last = data[data.length - 1];

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardClientOptions, type SwitchyardEvent, type WebSocketConstructor } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardClientOptions, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '../../packages/client/src';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -17,7 +17,7 @@ describe('client library', () => {
   };
 
   beforeAll(async () => {
-    harness = await startToolTurnHarness({ toolFiles, env: { EVENT_LOG_MAX_LENGTH: '40' } });
+    harness = await startToolTurnHarness({ toolFiles, env: { EVENT_LOG_MAX_LENGTH: '40', APPROVAL_REQUIRED_TOOLS: 'random_number' } });
     proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(harness.stack.url).port) });
   });
   afterAll(async () => {
@@ -95,6 +95,20 @@ describe('client library', () => {
     expect(results).toHaveLength(1);
   });
 
+  /** `fetch` that records each request to a path ending in `pathEnd` (its status, or `failed`), and brings the proxy back after a failure. */
+  const fetchRestoringAfterFailure = (pathEnd: string, posts: (number | 'failed')[]) =>
+    (async (input: any, init: any) => {
+      const watched = String(input).endsWith(pathEnd);
+      try {
+        const response = await fetch(input, init);
+        if (watched) posts.push(response.status);
+        return response;
+      } catch (error) {
+        if (watched) (posts.push('failed'), proxy.restore());
+        throw error;
+      }
+    }) as typeof fetch;
+
   it('runs a client tool once when a client drops between the request and its answer: its answer after the reconnect is acknowledged and ignored', async () => {
     const staying = frameRecorder();
     const dropping = frameRecorder();
@@ -166,18 +180,7 @@ describe('client library', () => {
   it('sends a client tool answer again until the server has it: the connection dropped with it and the HTTP fallback found the network down', async () => {
     const answerPosts: (number | 'failed')[] = [];
     // The HTTP fallback fails while the network is down; the network comes back after that.
-    const watchingFetch = (async (input: any, init: any) => {
-      const isAnswer = String(input).endsWith('/tool-results');
-      try {
-        const response = await fetch(input, init);
-        if (isAnswer) answerPosts.push(response.status);
-        return response;
-      } catch (error) {
-        if (isAnswer) (answerPosts.push('failed'), proxy.restore());
-        throw error;
-      }
-    }) as typeof fetch;
-    await answerLostOnce('d', { networkDown: true, fetch: watchingFetch });
+    await answerLostOnce('d', { networkDown: true, fetch: fetchRestoringAfterFailure('/tool-results', answerPosts) });
     expect(answerPosts[0]).toBe('failed');
   });
 
@@ -323,6 +326,119 @@ describe('client library', () => {
     expect(reloads).toHaveLength(1);
     expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
     expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ status: 'succeeded', result: { from: 'after the reload' } })]);
+  });
+
+  const gatedTurn = scripted({ steps: [{ toolCalls: [{ name: 'random_number', arguments: { min: 1, max: 6 } }] }, { text: 'Rolled.' }] });
+
+  it('asks onApprovalRequest once per gated call, shows it in the turn view, and decides it over the websocket with its acknowledgement', async () => {
+    const recorder = frameRecorder();
+    const asked: any[] = [];
+    let onAsked = (_request: any) => {};
+    const firstAsk = new Promise<any>((resolve) => (onAsked = resolve));
+    const client = newClient({ WebSocket: recorder.WebSocket, onApprovalRequest: (request) => (asked.push(request), onAsked(request)) });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, gatedTurn);
+    let onParked = (_view: TurnView) => {};
+    const parkedView = new Promise<TurnView>((resolve) => (onParked = resolve));
+    const followed = subscription.followTurn(turnId, (view) => view.status === 'waiting-for-approval' && onParked(view));
+    const request = await firstAsk;
+    expect(request).toMatchObject({ turnId, conversationId: conversation.id, toolName: 'random_number', args: { min: 1, max: 6 }, approvalId: expect.any(String), expiresAt: expect.any(String) });
+    const parked = await parkedView;
+    expect(parked.toolCalls[request.toolCallId]).toMatchObject({ status: 'awaiting-approval', approval: { approvalId: request.approvalId, expiresAt: request.expiresAt } });
+
+    const decision = await client.approve(turnId, request.toolCallId, true, 'fine');
+    expect(decision).toMatchObject({ toolCallId: request.toolCallId, approved: true, reason: 'fine', decidedAt: expect.any(String) });
+    expect(recorder.frames).toContainEqual(expect.objectContaining({ type: 'tool-approval-ack', turnId, toolCallId: request.toolCallId, approved: true }));
+    // The same decision again answers the stored one; the opposite one is refused.
+    expect(await client.approve(turnId, request.toolCallId, true, 'fine')).toEqual(decision);
+    await expect(client.approve(turnId, request.toolCallId, false)).rejects.toMatchObject({ status: 409, code: 'already_decided' });
+
+    const view = await followed;
+    expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(view.toolCalls[request.toolCallId]).toMatchObject({ status: 'succeeded', approval: { approved: true, reason: 'fine' } });
+    expect(asked).toHaveLength(1);
+  });
+
+  it('asks for an approval requested before the subscription, and sends the decision onApprovalRequest returns: denied, the call never runs', async () => {
+    const starter = newClient();
+    const conversation = await starter.createConversation();
+    const watching = starter.subscribe(conversation.id);
+    await watching.ready;
+    const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
+    let parkedAt = 0;
+    for await (const event of watching.turn(turnId)) {
+      if (event.type !== 'turn-waiting') continue;
+      parkedAt = event.seq;
+      break;
+    }
+
+    const asked: any[] = [];
+    // Subscribed past the request: only the server's list of pending approvals has it.
+    const decider = newClient({ onApprovalRequest: (request) => (asked.push(request), { approved: false, reason: 'not now' }) });
+    const subscription = decider.subscribe(conversation.id, { after: parkedAt });
+    await subscription.ready;
+    const view = await watching.followTurn(turnId);
+    expect(asked).toEqual([expect.objectContaining({ turnId, toolName: 'random_number' })]);
+    expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(Object.values(view.toolCalls)).toEqual([
+      expect.objectContaining({ status: 'failed', error: expect.objectContaining({ code: 'denied', message: 'not now' }), approval: expect.objectContaining({ approved: false, reason: 'not now' }) }),
+    ]);
+    expect((await decider.listPendingApprovals({ conversationId: conversation.id })).data).toEqual([]);
+  });
+
+  it('asks for a pending approval once after a reload that skipped its request (the reload and the first subscription both find it)', async () => {
+    const starter = newClient();
+    const conversation = await starter.createConversation();
+    const watching = starter.subscribe(conversation.id);
+    await watching.ready;
+    // Enough events that the server no longer keeps the conversation's first ones.
+    await watching.followTurn((await starter.sendTurn(conversation.id, scripted({ tokens: 60, tokenDelayMs: 1 }))).turnId);
+    const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
+    for await (const event of watching.turn(turnId)) if (event.type === 'turn-waiting') break;
+
+    const asked: any[] = [];
+    const reloads: number[] = [];
+    let onAsked = () => {};
+    const wasAsked = new Promise<void>((resolve) => (onAsked = resolve));
+    const decider = newClient({ onApprovalRequest: (request) => (asked.push(request), onAsked()) });
+    const subscription = decider.subscribe(conversation.id, { after: 1, onReload: (reloaded) => reloads.push(reloaded.lastSeq) });
+    await subscription.ready;
+    await wasAsked;
+    expect(reloads).toHaveLength(1);
+    const [request] = asked;
+    await decider.approve(turnId, request.toolCallId, true);
+    expect(await watching.followTurn(turnId)).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(asked).toHaveLength(1);
+  });
+
+  it('sends a decision again until the server has it: the connection is down and the first HTTP try finds no network', async () => {
+    const starter = newClient();
+    const conversation = await starter.createConversation();
+    const watching = starter.subscribe(conversation.id);
+    await watching.ready;
+    const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
+    let toolCallId = '';
+    for await (const event of watching.turn(turnId)) {
+      if (event.type === 'tool-approval-request') toolCallId = event.toolCallId;
+      if (event.type === 'turn-waiting') break;
+    }
+
+    const decisionPosts: (number | 'failed')[] = [];
+    // The network comes back after the first try failed.
+    const decider = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      fetch: fetchRestoringAfterFailure('/approvals', decisionPosts),
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+    });
+    proxy.cut();
+    const decision = await decider.approve(turnId, toolCallId, true, 'when the network is back');
+    expect(decision).toMatchObject({ toolCallId, approved: true, reason: 'when the network is back' });
+    expect(decisionPosts).toEqual(['failed', 200]);
+    const view = await watching.followTurn(turnId);
+    expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
+    expect(view.toolCalls[toolCallId]).toMatchObject({ status: 'succeeded', approval: { approved: true } });
   });
 
   it('works with a session token, cancels, and reports a conversation that is not ours', async () => {

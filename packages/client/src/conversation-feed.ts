@@ -2,9 +2,20 @@ import type { SwitchyardEvent } from './protocol/event.js';
 
 export type ToolCallRequest = Extract<SwitchyardEvent, { type: 'tool-call-request' }>;
 
+/** A call that waits for a person's decision (a `tool-approval-request`, or a pending approval read over HTTP). */
+export interface ApprovalRequest {
+  conversationId: string;
+  turnId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  approvalId: string;
+  expiresAt: string;
+}
+
 /**
  * What one subscription has seen: the last seq (where a resubscription resumes), where the
- * replay ends, and the client-tool requests still unanswered. No I/O: the client feeds it frames
+ * replay ends, and the client-tool requests and approvals still unanswered. No I/O: the client feeds it frames
  * and acts on its answers.
  */
 export class ConversationFeed {
@@ -14,6 +25,10 @@ export class ConversationFeed {
   private replayUntil = 0;
   private readonly unanswered = new Map<string, ToolCallRequest>();
   private readonly handled = new Set<string>();
+  private readonly undecided = new Map<string, ApprovalRequest>();
+  /** Approvals seen decided (or their turn ended): a pending list read before the decision must not bring them back. */
+  private readonly decided = new Set<string>();
+  private readonly shown = new Set<string>();
 
   constructor(after: number | undefined) {
     this.lastSeq = after;
@@ -32,9 +47,12 @@ export class ConversationFeed {
     if (this.lastSeq !== undefined && event.seq > this.lastSeq + 1) return 'gap';
     this.lastSeq = event.seq;
     if (event.type === 'tool-call-request') this.unanswered.set(event.toolCallId, event);
+    if (event.type === 'tool-approval-request') this.addApprovals([event]);
+    if (event.type === 'tool-approval-response' || event.type === 'tool-result') this.settleApproval(event.turnId, event.toolCallId);
     if (event.type === 'tool-result') this.unanswered.delete(event.toolCallId);
     if (event.type === 'turn-finish' || event.type === 'turn-error' || event.type === 'turn-cancelled') {
       for (const [id, request] of this.unanswered) if (request.turnId === event.turnId) this.unanswered.delete(id);
+      for (const request of [...this.undecided.values()]) if (request.turnId === event.turnId) this.settleApproval(request.turnId, request.toolCallId);
     }
     return 'deliver';
   }
@@ -46,13 +64,39 @@ export class ConversationFeed {
 
   /**
    * After a reload over HTTP: resume from the conversation's last seq, with the client-tool
-   * calls the server shows unanswered (`open`). The events skipped may have answered some of the
+   * calls the server shows unanswered (`open`) and the approvals it lists pending (`undecided`). The events skipped may have answered some of the
    * requests seen before, or asked for others; one this client ran already is not run again.
    */
-  reloaded(lastSeq: number, open: ToolCallRequest[]): void {
+  reloaded(lastSeq: number, open: ToolCallRequest[], undecided: ApprovalRequest[] = []): void {
     this.lastSeq = lastSeq;
     this.unanswered.clear();
     for (const request of open) this.unanswered.set(request.toolCallId, request);
+    this.undecided.clear();
+    this.addApprovals(undecided);
+  }
+
+  /** Approvals the server lists as pending (asked before this subscription's events, or among those a reload skipped). */
+  addApprovals(pending: ApprovalRequest[]): void {
+    for (const request of pending) {
+      const key = approvalKey(request.turnId, request.toolCallId);
+      if (this.decided.has(key)) continue;
+      const { conversationId, turnId, toolCallId, toolName, args, approvalId, expiresAt } = request;
+      this.undecided.set(key, { conversationId, turnId, toolCallId, toolName, args, approvalId, expiresAt });
+    }
+  }
+
+  private settleApproval(turnId: string, toolCallId: string): void {
+    const key = approvalKey(turnId, toolCallId);
+    this.decided.add(key);
+    this.undecided.delete(key);
+  }
+
+  /** Approvals to show now, each once: as {@link takeRunnable}, only once the replay is over. */
+  takeUndecided(): ApprovalRequest[] {
+    if ((this.lastSeq ?? 0) < this.replayUntil) return [];
+    const fresh = [...this.undecided.entries()].filter(([key]) => !this.shown.has(key));
+    for (const [key] of fresh) this.shown.add(key);
+    return fresh.map(([, request]) => request);
   }
 
   /**
@@ -66,3 +110,5 @@ export class ConversationFeed {
     return runnable;
   }
 }
+
+const approvalKey = (turnId: string, toolCallId: string) => `${turnId}\n${toolCallId}`;

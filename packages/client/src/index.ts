@@ -1,6 +1,8 @@
 /** The Switchyard client library: for browsers and Node (no Node-only imports). */
 export { SwitchyardClient } from './switchyard-client.js';
 export type {
+  ApprovalAnswer,
+  ApprovalDecision,
   ClientToolAnswer,
   ConnectionState,
   ConversationWithMessages,
@@ -13,7 +15,7 @@ export type {
 export { SwitchyardApiError } from './http-api.js';
 export { applyTurnEvent, emptyTurnView, isTurnOver, turnViewOf } from './turn-view.js';
 export type { StepView, ToolCallView, TurnView } from './turn-view.js';
-export type { ToolCallRequest } from './conversation-feed.js';
+export type { ApprovalRequest, ToolCallRequest } from './conversation-feed.js';
 export type { SwitchyardEvent } from './protocol/event.js';
 export { storedToUiMessages } from './ui-messages/stored-to-ui-messages.js';
 export type { HistoryUiMessage, HistoryUiPart, StoredHistory, StoredMessage, StoredToolCall, StoredTurn } from './ui-messages/stored-to-ui-messages.js';

@@ -3,7 +3,7 @@ import { TERMINAL_EVENT_TYPES } from './protocol/terminal-events.js';
 import { isServerFrame } from './protocol/server-frame-check.generated.js';
 import type { ClientFrame, ReceivedServerFrame } from './protocol/ws-frames.js';
 import { AsyncQueue } from './async-queue.js';
-import { ConversationFeed, type ToolCallRequest } from './conversation-feed.js';
+import { ConversationFeed, type ApprovalRequest, type ToolCallRequest } from './conversation-feed.js';
 import { httpApi, SwitchyardApiError, type HttpCall } from './http-api.js';
 import { isTurnToolCalls, openClientCalls, turnsToCheck, type TurnToolCalls } from './open-client-calls.js';
 import { replayTurnEvents } from './turn-replay.js';
@@ -27,6 +27,20 @@ export interface WebSocketLike {
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
 export type ClientToolAnswer = { result: unknown } | { error: { code: string; message: string } };
+/** A person's decision on a call; `args` replaces the model's arguments (checked against the tool's schema). */
+export interface ApprovalAnswer {
+  approved: boolean;
+  reason?: string;
+  args?: Record<string, unknown>;
+}
+/** The stored decision of a call, as the server answers it (the first decision wins). */
+export interface ApprovalDecision {
+  toolCallId: string;
+  approved: boolean;
+  reason: string | null;
+  args: unknown;
+  decidedAt: string;
+}
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
 export interface SwitchyardClientOptions {
@@ -42,6 +56,13 @@ export interface SwitchyardClientOptions {
   fetch?: typeof fetch;
   /** Runs client tools (`tool-call-request`); what it returns is the result, what it throws the error. */
   onToolCall?(request: ToolCallRequest): unknown;
+  /**
+   * Called once per call of a subscribed conversation that waits for a person's approval, also
+   * for one asked before the subscription, or while disconnected (the pending approvals are read
+   * over HTTP then). Return (or resolve to) a decision to have it sent; return nothing to decide
+   * later with `approve`.
+   */
+  onApprovalRequest?(request: ApprovalRequest): void | ApprovalAnswer | Promise<void | ApprovalAnswer>;
   /** Each change once: `connecting` (the first connection), `open`, `reconnecting` (each attempt after), `closed`. */
   onConnectionChange?(state: ConnectionState): void;
   /**
@@ -52,8 +73,8 @@ export interface SwitchyardClientOptions {
   /** How often the connection is checked with a `ping` frame (a dead one is replaced). */
   pingIntervalMs?: number;
   /**
-   * How long a client tool's answer sent over the websocket waits for the server's
-   * acknowledgement before it is sent again over HTTP. Default 10 000 ms.
+   * How long a client tool's answer or an approval sent over the websocket waits for the
+   * server's acknowledgement before it is sent again over HTTP. Default 10 000 ms.
    */
   ackTimeoutMs?: number;
 }
@@ -114,6 +135,8 @@ interface SubscriptionState {
   queues: Set<AsyncQueue<SwitchyardEvent>>;
   /** A resubscription after a gap is on its way: later events out of order are its to replay. */
   resubscribing: boolean;
+  /** The pending approvals were read over HTTP after the first subscription. */
+  approvalsRead: boolean;
   confirm(): void;
   fail(error: SwitchyardApiError): void;
 }
@@ -123,18 +146,23 @@ const RECENT_EVENTS = 5_000;
 const NO_WEBSOCKET =
   'no WebSocket implementation: this runtime has no globalThis.WebSocket (Node 20 has none); pass one as options.WebSocket, e.g. the ws package\'s: new SwitchyardClient({ ..., WebSocket })';
 
-/** An answer sent over a socket, waiting for its `tool-result-ack` (null: none will come on that socket). */
+type AckFrame = Extract<ReceivedServerFrame, { type: 'tool-result-ack' | 'tool-approval-ack' | 'error' }>;
+/** A frame sent over a socket, waiting for its acknowledgement (null: none will come on that socket). */
 interface AckWaiter {
   socket: WebSocketLike;
-  settle(accepted: boolean | null): void;
+  settle(ack: AckFrame | null): void;
 }
-const ackKey = (turnId: string, toolCallId: string) => `${turnId}\n${toolCallId}`;
+const ackKey = (frameType: 'tool-result' | 'tool-approval', turnId: string, toolCallId: string) => `${frameType}\n${turnId}\n${toolCallId}`;
+/** The HTTP status a refusal over the websocket would have had. */
+const FRAME_ERROR_STATUS: Record<string, number> = { not_found: 404, already_decided: 409, rate_limited: 429, internal: 500 };
+const retriable = (error: unknown) => error instanceof SwitchyardApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
 
 /**
  * Switchyard from a browser or Node: the HTTP API, and the websocket gateway with what every
  * front end otherwise writes by hand: ticket auth, reconnects with backoff that resume from
  * the last seq seen (no gap, no duplicate), a reload over HTTP when the server no longer keeps
- * that far back, client tools answered once, and per-turn iteration. No Node-only imports.
+ * that far back, client tools answered once, approvals shown once, and per-turn iteration. No
+ * Node-only imports.
  */
 export class SwitchyardClient {
   readonly http: HttpCall;
@@ -183,26 +211,55 @@ export class SwitchyardClient {
   async answerToolCall(turnId: string, toolCallId: string, answer: ClientToolAnswer): Promise<{ accepted: boolean }> {
     const socket = this.socket;
     if (socket?.readyState === OPEN) {
-      const accepted = await this.answerOverSocket(socket, { type: 'tool-result', turnId, toolCallId, ...answer });
-      if (accepted !== null) return { accepted };
+      const ack = await this.sendForAck(socket, { type: 'tool-result', turnId, toolCallId, ...answer });
+      if (ack?.type === 'tool-result-ack') return { accepted: ack.accepted };
     }
     const answered = await this.http<{ accepted: boolean }>('POST', `/v1/turns/${encodeURIComponent(turnId)}/tool-results`, { toolCallId, ...answer });
     return { accepted: answered.accepted };
   }
 
-  /** Sends the answer and waits for its acknowledgement on that socket; null when none came. */
-  private answerOverSocket(socket: WebSocketLike, frame: Extract<ClientFrame, { type: 'tool-result' }>): Promise<boolean | null> {
-    const key = ackKey(frame.turnId, frame.toolCallId);
+  /** The calls of your conversations that wait for a person's decision, newest first (`GET /v1/approvals`). */
+  listPendingApprovals(options: { conversationId?: string; limit?: number; cursor?: string } = {}): Promise<{ data: (ApprovalRequest & { requestedAt: string })[]; nextCursor: string | null }> {
+    const query = new URLSearchParams({ status: 'pending' });
+    for (const [name, value] of Object.entries(options)) if (value !== undefined) query.set(name, String(value));
+    return this.http('GET', `/v1/approvals?${query}`);
+  }
+
+  /**
+   * Decides a call that waits for approval: over the websocket when it is open (done when the
+   * server acknowledged it), else or when no acknowledgement came, over HTTP; sent again while
+   * the network or the server fails (the first decision wins, so a repeat answers the stored
+   * one). Resolves to the stored decision; a refusal rejects (409 `already_decided` when the
+   * call was decided the other way, 404 for a call that is not yours).
+   */
+  approve(turnId: string, toolCallId: string, approved: boolean, reason?: string, args?: Record<string, unknown>): Promise<ApprovalDecision> {
+    const answer = { approved, ...(reason === undefined ? {} : { reason }), ...(args === undefined ? {} : { args }) };
+    return this.untilDelivered(() => this.decideOnce(turnId, toolCallId, answer));
+  }
+
+  private async decideOnce(turnId: string, toolCallId: string, answer: ApprovalAnswer): Promise<ApprovalDecision> {
+    const socket = this.socket;
+    if (socket?.readyState === OPEN) {
+      const ack = await this.sendForAck(socket, { type: 'tool-approval', turnId, toolCallId, ...answer });
+      if (ack?.type === 'tool-approval-ack') return { toolCallId, approved: ack.approved, reason: ack.reason, args: ack.args, decidedAt: ack.decidedAt };
+      if (ack?.type === 'error') throw new SwitchyardApiError(FRAME_ERROR_STATUS[ack.code] ?? 400, ack.code, ack.message);
+    }
+    return this.http<ApprovalDecision>('POST', `/v1/turns/${encodeURIComponent(turnId)}/approvals`, { toolCallId, ...answer });
+  }
+
+  /** Sends the frame and waits for its acknowledgement (or refusal) on that socket; null when none came. */
+  private sendForAck(socket: WebSocketLike, frame: Extract<ClientFrame, { type: 'tool-result' | 'tool-approval' }>): Promise<AckFrame | null> {
+    const key = ackKey(frame.type, frame.turnId, frame.toolCallId);
     const waiters = this.ackWaiters.get(key) ?? new Set<AckWaiter>();
     this.ackWaiters.set(key, waiters);
     return new Promise((resolve) => {
       const waiter: AckWaiter = {
         socket,
-        settle: (accepted) => {
+        settle: (ack) => {
           clearTimeout(timer);
           waiters.delete(waiter);
           if (waiters.size === 0 && this.ackWaiters.get(key) === waiters) this.ackWaiters.delete(key);
-          resolve(accepted);
+          resolve(ack);
         },
       };
       const timer = setTimeout(() => waiter.settle(null), this.options.ackTimeoutMs ?? 10_000);
@@ -233,6 +290,7 @@ export class SwitchyardClient {
       listeners: new Set(),
       queues: new Set(),
       resubscribing: false,
+      approvalsRead: false,
       confirm,
       fail: (error) => {
         fail(error);
@@ -401,6 +459,15 @@ export class SwitchyardClient {
         state.feed.subscribed(frame.seq);
         state.options.onSubscribed?.(frame.seq);
         state.confirm();
+        if (!state.approvalsRead && this.options.onApprovalRequest) {
+          state.approvalsRead = true;
+          // Asked before this subscription's first event (`after`): only the server's list has it.
+          void this.readPendingApprovals(state.conversationId).then((pending) => {
+            state.feed.addApprovals(pending);
+            this.askApprovals(state);
+          }, () => undefined);
+        }
+        this.askApprovals(state);
         return this.runClientTools(state);
       }
       case 'event':
@@ -408,14 +475,19 @@ export class SwitchyardClient {
       case 'error':
         return this.onErrorFrame(frame);
       case 'tool-result-ack':
-        for (const waiter of [...(this.ackWaiters.get(ackKey(frame.turnId, frame.toolCallId)) ?? [])]) waiter.settle(frame.accepted);
-        return;
+        return this.settleAcks(ackKey('tool-result', frame.turnId, frame.toolCallId), frame);
+      case 'tool-approval-ack':
+        return this.settleAcks(ackKey('tool-approval', frame.turnId, frame.toolCallId), frame);
       case 'unsubscribed':
       case 'pong':
       case 'batch-progress':
       case 'batch-finish':
         return;
     }
+  }
+
+  private settleAcks(key: string, frame: AckFrame): void {
+    for (const waiter of [...(this.ackWaiters.get(key) ?? [])]) waiter.settle(frame);
   }
 
   private deliver(event: SwitchyardEvent): void {
@@ -432,9 +504,12 @@ export class SwitchyardClient {
     state.options.onEvent?.(event);
     for (const listener of [...state.listeners]) listener(event);
     this.runClientTools(state);
+    this.askApprovals(state);
   }
 
   private onErrorFrame(frame: Extract<ReceivedServerFrame, { type: 'error' }>): void {
+    // A refused decision names its call.
+    if (frame.turnId && frame.toolCallId) return this.settleAcks(ackKey('tool-approval', frame.turnId, frame.toolCallId), frame);
     const state = frame.conversationId ? this.subscriptions.get(frame.conversationId) : undefined;
     if (!state) return;
     if (frame.code === 'cursor_expired' || frame.code === 'bad_cursor') return void this.reload(state);
@@ -449,7 +524,8 @@ export class SwitchyardClient {
       const conversation = await this.getConversation(state.conversationId);
       const known = state.feed.openRequests();
       const turns = this.options.onToolCall ? await this.turnsWithToolCalls(turnsToCheck(known, conversation.messages)) : [];
-      state.feed.reloaded(conversation.lastSeq, openClientCalls(turns, known, conversation.lastSeq));
+      const approvals = this.options.onApprovalRequest ? await this.readPendingApprovals(state.conversationId) : [];
+      state.feed.reloaded(conversation.lastSeq, openClientCalls(turns, known, conversation.lastSeq), approvals);
       state.options.onReload?.(conversation);
       this.resubscribe(state);
     } catch (error) {
@@ -482,6 +558,29 @@ export class SwitchyardClient {
     this.send({ type: 'subscribe', conversationId: state.conversationId, ...(after === undefined ? {} : { after }) });
   }
 
+  /** Every page of the conversation's pending approvals. */
+  private async readPendingApprovals(conversationId: string): Promise<ApprovalRequest[]> {
+    const pending: ApprovalRequest[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.untilDelivered(() => this.listPendingApprovals({ conversationId, limit: 100, ...(cursor ? { cursor } : {}) }));
+      pending.push(...page.data);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return pending;
+  }
+
+  private askApprovals(state: SubscriptionState): void {
+    const handler = this.options.onApprovalRequest;
+    if (!handler) return;
+    for (const request of state.feed.takeUndecided()) {
+      void (async () => {
+        const answer = await handler(request);
+        if (answer) await this.approve(request.turnId, request.toolCallId, answer.approved, answer.reason, answer.args);
+      })().catch(() => undefined);
+    }
+  }
+
   private runClientTools(state: SubscriptionState): void {
     const handler = this.options.onToolCall;
     if (!handler) return;
@@ -505,13 +604,19 @@ export class SwitchyardClient {
    * the call is not a client call) ends it, as does closing the client.
    */
   private async answerUntilAcknowledged(request: ToolCallRequest, answer: ClientToolAnswer): Promise<void> {
-    for (let attempt = 0; !this.closed; attempt++) {
+    await this.untilDelivered(() => this.answerToolCall(request.turnId, request.toolCallId, answer)).catch(() => undefined);
+  }
+
+  /**
+   * Tries `send` until it is answered: a network failure, 429 or 5xx only means it goes again
+   * after a backoff; a refusal rejects at once, as does the last failure once the client is closed.
+   */
+  private async untilDelivered<T>(send: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
       try {
-        await this.answerToolCall(request.turnId, request.toolCallId, answer);
-        return;
+        return await send();
       } catch (error) {
-        const retriable = error instanceof SwitchyardApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
-        if (!retriable) return;
+        if (!retriable(error) || this.closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, this.backoff(attempt)));
       }
     }

@@ -8,7 +8,9 @@ export interface ToolCallView {
   /** The JSON arguments as streamed so far. */
   argsText: string;
   args?: unknown;
-  status: 'streaming' | 'ready' | 'invalid' | 'running' | 'awaiting-client' | 'succeeded' | 'failed';
+  status: 'streaming' | 'ready' | 'invalid' | 'running' | 'awaiting-approval' | 'awaiting-client' | 'succeeded' | 'failed';
+  /** The call needs a person's approval: asked, then (`approved` set) decided. A denied call ends `failed` with code `denied`. */
+  approval?: { approvalId: string; expiresAt: string; approved?: boolean; reason?: string };
   result?: unknown;
   error?: { code: string; message: string };
   attempts?: number;
@@ -25,7 +27,7 @@ export interface StepView {
 export interface TurnView {
   turnId: string;
   conversationId: string;
-  status: 'queued' | 'running' | 'running-tools' | 'waiting-for-client' | 'completed' | 'failed' | 'cancelled';
+  status: 'queued' | 'running' | 'running-tools' | 'waiting-for-client' | 'waiting-for-approval' | 'completed' | 'failed' | 'cancelled';
   attempt: number;
   steps: StepView[];
   /** The step now streaming (null before the first, and after a discard until the step restarts). */
@@ -102,6 +104,17 @@ export function applyTurnEvent(previous: TurnView, event: SwitchyardEvent): Turn
     case 'tool-call-request':
       updateCall(event.toolCallId, { status: 'awaiting-client' });
       break;
+    case 'tool-approval-request':
+      updateCall(event.toolCallId, { status: 'awaiting-approval', approval: { approvalId: event.approvalId, expiresAt: event.expiresAt } });
+      break;
+    case 'tool-approval-response': {
+      const call = view.toolCalls[event.toolCallId];
+      const decision = { approved: event.approved, ...(event.reason === undefined ? {} : { reason: event.reason }) };
+      // An approved call runs (a client tool's request comes next); a denied one waits for its `denied` result.
+      if (call?.approval) updateCall(event.toolCallId, { status: event.approved ? 'running' : call.status, approval: { ...call.approval, ...decision } });
+      if (view.status === 'waiting-for-approval') view.status = 'running-tools';
+      break;
+    }
     case 'tool-result':
       updateCall(event.toolCallId, {
         status: event.error ? 'failed' : 'succeeded',
@@ -111,7 +124,8 @@ export function applyTurnEvent(previous: TurnView, event: SwitchyardEvent): Turn
       });
       break;
     case 'turn-waiting':
-      view.status = 'waiting-for-client';
+      // Parked on approvals alone: nothing happens until a person decides.
+      view.status = event.toolCallIds.every((id) => view.toolCalls[id]?.status === 'awaiting-approval') ? 'waiting-for-approval' : 'waiting-for-client';
       break;
     case 'tool_processing_complete':
       view.status = 'running';

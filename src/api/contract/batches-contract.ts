@@ -11,7 +11,15 @@ const batchItem = itemSchema.meta({
 });
 
 const batchCountsSchema = z
-  .object({ total: count, queued: count, running: count, succeeded: count, failed: count, cancelled: count })
+  .object({
+    total: count,
+    queued: count,
+    running: count,
+    waiting: count.meta({ description: 'Of the running items, those whose turn waits for a person\'s approval (see "Tool approvals").' }),
+    succeeded: count,
+    failed: count,
+    cancelled: count,
+  })
   .meta({ id: 'BatchCounts' });
 
 const batchStatus = z.enum(['queued', 'running', 'completed', 'cancelling', 'cancelled']);

@@ -37,7 +37,7 @@ describe('running a batch', () => {
     const shown = (await api.get(`/v1/batches/${id}`)).body;
     const counts: Record<string, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
     for (const row of rows) counts[row.status] = Number(row.count);
-    expect(shown.counts).toEqual({ total: Object.values(counts).reduce((sum, n) => sum + n, 0), ...counts });
+    expect(shown.counts).toEqual({ total: Object.values(counts).reduce((sum, n) => sum + n, 0), waiting: 0, ...counts });
     expect(shown.usage.totalTokens).toBe(rows.reduce((sum, row) => sum + Number(row.tokens), 0));
   }
   const finished = (id: string) => batchWhen(id, (frame) => frame.type === 'batch-finish');

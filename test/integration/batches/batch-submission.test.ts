@@ -37,7 +37,7 @@ describe('batch submission', () => {
       concurrency: 2,
       priority: 5,
       metadata: { run: 'nightly' },
-      counts: { total: 3, queued: 3, running: 0, succeeded: 0, failed: 0, cancelled: 0 },
+      counts: { total: 3, queued: 3, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 },
       usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
       skipped: [],
       etaSeconds: null,

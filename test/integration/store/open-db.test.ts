@@ -26,5 +26,5 @@ describe('the embedded database', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000); // PGlite's first open and migrations block for seconds, far longer on a loaded machine
 });

@@ -9,7 +9,7 @@ const batchWith = (succeeded: number, status: Batch['status'] = 'running'): Batc
   priority: 5,
   metadata: null,
   skipped: [],
-  counts: { total: 10, queued: 10 - succeeded, running: 0, succeeded, failed: 0, cancelled: 0 },
+  counts: { total: 10, queued: 10 - succeeded, running: 0, waiting: 0, succeeded, failed: 0, cancelled: 0 },
   usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
   createdAt: '',
   startedAt: null,

@@ -54,3 +54,36 @@ describe('open client calls after a reload', () => {
     expect(turnsToCheck([], [])).toEqual([]);
   });
 });
+
+describe('a conversation feed and approvals', () => {
+  const approvalRequest = (seq: number, toolCallId: string) =>
+    event(seq, { type: 'tool-approval-request', toolCallId, toolName: 'transfer', args: {}, approvalId: `appr_${toolCallId}`, expiresAt: '2030-01-01T00:00:00.000Z' });
+  const listed = (toolCallId: string) => ({ ...base, toolCallId, toolName: 'transfer', args: {}, approvalId: `appr_${toolCallId}`, expiresAt: '2030-01-01T00:00:00.000Z' });
+
+  it('shows each pending approval once, after the replay, and never one decided in it or decided before a list read earlier arrived', () => {
+    const feed = new ConversationFeed(undefined);
+    feed.subscribed(4);
+    feed.accept(approvalRequest(1, 'call_a'));
+    feed.accept(approvalRequest(2, 'call_b'));
+    feed.accept(event(3, { type: 'tool-approval-response', toolCallId: 'call_b', approved: false }));
+    expect(feed.takeUndecided()).toEqual([]);
+    feed.accept(event(4, { type: 'text-delta', delta: '' }));
+    expect(feed.takeUndecided().map((each) => each.toolCallId)).toEqual(['call_a']);
+    // The pending list (read over HTTP) names call_a again and call_b, decided since: neither is shown.
+    feed.addApprovals([listed('call_a'), listed('call_b'), listed('call_c')]);
+    expect(feed.takeUndecided().map((each) => each.toolCallId)).toEqual(['call_c']);
+    expect(feed.takeUndecided()).toEqual([]);
+  });
+
+  it('drops the approvals of a turn that ended, and after a reload keeps only those the server lists', () => {
+    const feed = new ConversationFeed(undefined);
+    feed.subscribed(0);
+    feed.accept(approvalRequest(1, 'call_a'));
+    feed.accept(event(2, { type: 'turn-cancelled' }));
+    feed.addApprovals([listed('call_a')]);
+    expect(feed.takeUndecided()).toEqual([]);
+
+    feed.reloaded(10, [], [listed('call_d')]);
+    expect(feed.takeUndecided().map((each) => each.toolCallId)).toEqual(['call_d']);
+  });
+});

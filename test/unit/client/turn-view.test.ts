@@ -38,3 +38,44 @@ describe('the client library turn view', () => {
     expect(view.toolCalls.a).toMatchObject({ status: 'succeeded', argsText: '{"expression":"1+1"}', args: { expression: '1+1' }, result: { result: 2 }, attempts: 2, durationMs: 12 });
   });
 });
+
+describe('the client library turn view and approvals', () => {
+  const request = (toolCallId: string) => ({ type: 'tool-approval-request', toolCallId, toolName: 'transfer', args: { to: 'bob' }, approvalId: `appr_${toolCallId}`, expiresAt: '2030-01-01T00:00:00.000Z' });
+  const start = [
+    event({ type: 'turn-start', attempt: 1 }),
+    event({ type: 'step-start', step: 1 }),
+    event({ type: 'tool-call-start', toolCallId: 'a', toolName: 'transfer' }),
+    event({ type: 'tool-call-end', toolCallId: 'a', args: { to: 'bob' } }),
+    event({ type: 'step-finish', step: 1, finishReason: 'tool_calls', usage }),
+    event({ type: 'tool_processing_start', toolCalls: [{ toolCallId: 'a', toolName: 'transfer', args: { to: 'bob' } }] }),
+    event(request('a')),
+    event({ type: 'turn-waiting', toolCallIds: ['a'] }),
+  ];
+
+  it('shows a call awaiting approval and the turn parked on it, then the decision and the run', () => {
+    const parked = turnViewOf('t', 'c', start);
+    expect(parked.status).toBe('waiting-for-approval');
+    expect(parked.toolCalls.a).toMatchObject({ status: 'awaiting-approval', approval: { approvalId: 'appr_a', expiresAt: '2030-01-01T00:00:00.000Z' } });
+    const approved = turnViewOf('t', 'c', [...start, event({ type: 'tool-approval-response', toolCallId: 'a', approved: true, reason: 'ok' })]);
+    expect(approved.status).toBe('running-tools');
+    expect(approved.toolCalls.a).toMatchObject({ status: 'running', approval: { approvalId: 'appr_a', approved: true, reason: 'ok' } });
+  });
+
+  it('ends a denied call failed with its denied error, the decision kept', () => {
+    const denied = turnViewOf('t', 'c', [
+      ...start,
+      event({ type: 'tool-approval-response', toolCallId: 'a', approved: false, reason: 'no' }),
+      event({ type: 'tool-result', toolCallId: 'a', error: { code: 'denied', message: 'no' }, attempts: 0, durationMs: 0 }),
+    ]);
+    expect(denied.toolCalls.a).toMatchObject({ status: 'failed', error: { code: 'denied' }, approval: { approved: false, reason: 'no' } });
+  });
+
+  it('says waiting-for-client when the turn also waits for a client tool', () => {
+    const mixed = turnViewOf('t', 'c', [
+      ...start.slice(0, -1),
+      event({ type: 'tool-call-request', toolCallId: 'b', toolName: 'ask', args: {} }),
+      event({ type: 'turn-waiting', toolCallIds: ['a', 'b'] }),
+    ]);
+    expect(mixed.status).toBe('waiting-for-client');
+  });
+});

@@ -68,6 +68,7 @@ const counts = z.object({
   total: z.int(),
   queued: z.int(),
   running: z.int(),
+  waiting: z.int(),
   succeeded: z.int(),
   failed: z.int(),
   cancelled: z.int(),
