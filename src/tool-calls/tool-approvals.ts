@@ -5,10 +5,10 @@ import { recordApprovalDecision } from '../tracing/approval-span';
 import { enqueueApprovedCall } from '../queue/tool-queue';
 import { requestClientTool } from './client-tool-request';
 import type { ToolApproval, ToolApprovalsRepository } from '../store/tool-approvals-repository';
-import type { ToolCallRecord } from '../store/tool-calls-repository';
+import { SETTLED_TOOL_CALL_STATUSES, type ToolCallRecord } from '../store/tool-calls-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { TurnEvents, type EventAppender } from '../event-log/turn-events';
-import { resumeParkedTurnWhenSettled, type ParkedTurnResumeDeps } from './parked-turn-resume';
+import { moveParkedTurnOn, type ParkedTurnResumeDeps } from './parked-turn-resume';
 import { toolResultEvent } from './tool-messages';
 
 export interface ApprovalDecisionDeps extends ParkedTurnResumeDeps {
@@ -66,7 +66,8 @@ const TIMEOUT_REASON = 'no decision before the approval expired';
  *    stored instead (as the timeout job would).
  * 3. Announce the decision (and a denial's `tool-result`), committed first as everywhere.
  * 4. Move the turn on: an approved call goes to a tool job (a client tool to its clients); a
- *    denied one may be the step's last unsettled call, which resumes the parked turn. A repeat
+ *    denied one may be the step's last unsettled call, which resumes the parked turn; a turn
+ *    left waiting on its clients only announces `turn-waiting` again. A repeat
  *    does this again: the process that stored the decision may have died before it (the job ids
  *    are the same, so nothing runs twice).
  */
@@ -124,18 +125,20 @@ export async function decideApproval(deps: ApprovalDecisionDeps, input: Decision
   return decision.approved === input.approved ? { kind: 'repeated', decision } : { kind: 'already_decided', decision };
 }
 
-/** After a decision is stored: the approved call goes out to run, a denied one may end the wait. */
+/**
+ * After a decision is stored: the approved call goes out to run (a client call only while it is
+ * unanswered: a repeated decision must not ask clients again for a call they answered), and
+ * the turn moves on: a denial may settle its step, and a wait left on clients only is announced.
+ */
 async function moveOn(
   deps: ApprovalDecisionDeps,
   turn: { id: string; conversationId: string; traceparent: string | null },
   call: ToolCallRecord,
   decision: StoredDecision,
 ): Promise<void> {
-  if (!decision.approved) {
-    await resumeParkedTurnWhenSettled(deps, turn, call.step);
-    return;
-  }
-  await sendApprovedCall(deps, { ...call, args: decision.args ?? call.args });
+  const answered = call.kind === 'client' && SETTLED_TOOL_CALL_STATUSES.includes(call.status);
+  if (decision.approved && !answered) await sendApprovedCall(deps, { ...call, args: decision.args ?? call.args });
+  await moveParkedTurnOn(deps, turn, call.step);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { TurnsRepository } from '../store/turns-repository';
 import { TurnEvents, type EventAppender } from '../event-log/turn-events';
 import type { ToolExecutionKind } from './tool-execution-kind';
 import { toolResultEvent } from './tool-messages';
-import { resumeParkedTurnWhenSettled, type ParkedTurnResumeDeps } from './parked-turn-resume';
+import { moveParkedTurnOn, type ParkedTurnResumeDeps } from './parked-turn-resume';
 
 export interface TurnCallExecutionDeps extends ParkedTurnResumeDeps {
   toolCalls: ToolCallsRepository;
@@ -17,7 +17,8 @@ export interface TurnCallExecutionDeps extends ParkedTurnResumeDeps {
  * A server-run call of a turn: stored in `tool_calls`, its outcome counted in
  * `switchyard_tool_calls_total` and announced to the conversation as a `tool-result` event.
  * Its Idempotency-Key is `<turnId>:<toolCallId>`. `resumesParkedTurn`: an approved call, run
- * outside its step's flow, whose outcome may be the last one its parked turn waits for.
+ * outside its step's flow, whose outcome may be the last one its parked turn waits for (or the
+ * last but its clients' answers).
  */
 export function turnCallExecution(
   deps: TurnCallExecutionDeps,
@@ -42,7 +43,7 @@ export function turnCallExecution(
     async announce(settled) {
       deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
       await announceResult(deps, settled);
-      if (options.resumesParkedTurn) await resumeParkedTurnWhenSettled(deps, { id: settled.turnId, conversationId: settled.conversationId }, settled.step);
+      if (options.resumesParkedTurn) await moveParkedTurnOn(deps, { id: settled.turnId, conversationId: settled.conversationId }, settled.step);
     },
   };
 }
@@ -57,7 +58,7 @@ async function announceAgainIfUnseen(deps: TurnCallExecutionDeps, ids: { turnId:
   if (!call || (call.status !== 'succeeded' && call.status !== 'failed')) return;
   if (turn?.status !== 'waiting_tools' || turn.step !== call.step) return;
   await announceResult(deps, call);
-  if (call.approvalId !== null) await resumeParkedTurnWhenSettled(deps, turn, call.step);
+  if (call.approvalId !== null) await moveParkedTurnOn(deps, turn, call.step);
 }
 
 async function announceResult(deps: Pick<TurnCallExecutionDeps, 'eventLog'>, settled: ToolCallRecord): Promise<void> {

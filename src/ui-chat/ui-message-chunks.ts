@@ -50,9 +50,9 @@ export function createUiChunkMapper(options: {
    */
   step?: number;
   /**
-   * Client calls answered before this stream began (a replay): their input is not offered as
-   * `tool-input-available`, on which the AI SDK calls `onToolCall`, so a resume or a second tab
-   * never runs them again; their `tool-output-available` follows.
+   * Client calls answered before this stream began (a replay): their `tool-call-request` is not
+   * offered as `tool-input-available`, on which the AI SDK calls `onToolCall`, so a resume or a
+   * second tab never runs them again; their `tool-output-available` follows.
    */
   answered?: ReadonlySet<string>;
   /**
@@ -69,6 +69,8 @@ export function createUiChunkMapper(options: {
   const undecided = new Set<string>();
   /** Denied calls: shown `output-denied`, so their `tool-result` (the model's error) is not sent. */
   const denied = new Set<string>();
+  /** Client calls this stream offered to `onToolCall`: a call asked again (a repeated approval) is not run twice. */
+  const offered = new Set<string>();
   const executedBy = (toolName: string): { providerExecuted?: true } => (options.isClientTool(toolName) ? {} : { providerExecuted: true });
 
   const closePart = (): UiChunk[] => {
@@ -111,9 +113,16 @@ export function createUiChunkMapper(options: {
           if (toolName === undefined) return go();
           const call = { toolCallId: event.toolCallId, toolName, input: event.args, ...executedBy(toolName) };
           if (event.error) return go({ type: 'tool-input-error', ...call, errorText: describe(event.error) });
-          if (options.answered?.has(event.toolCallId) && options.isClientTool(toolName)) return go();
+          // A client call is offered when it is asked of clients (its `tool-call-request`), not
+          // here: one that needs approval is asked only once approved, and the AI SDK runs a
+          // client call as soon as its input is available.
+          if (options.isClientTool(toolName)) return go();
           return go({ type: 'tool-input-available', ...call });
         }
+        case 'tool-call-request':
+          if (options.answered?.has(event.toolCallId) || offered.has(event.toolCallId)) return go();
+          offered.add(event.toolCallId);
+          return go({ type: 'tool-input-available', toolCallId: event.toolCallId, toolName: event.toolName, input: event.args });
         case 'tool_processing_start':
           return go({ type: 'data-tool-processing', id: `${options.turnId}:${step}`, data: { status: 'start', step } });
         case 'tool_processing_complete':
@@ -157,7 +166,6 @@ export function createUiChunkMapper(options: {
         case 'turn-cancelled':
           return stop(...closePart(), ...closingChunks({ status: 'cancelled', finishReason: null, error: null }));
         case 'turn-start':
-        case 'tool-call-request':
         case 'provider-retry':
           return go();
       }

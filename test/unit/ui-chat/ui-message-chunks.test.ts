@@ -100,6 +100,7 @@ describe('UI message chunks', () => {
       event({ type: 'step-start', step: 1 }),
       event({ type: 'tool-call-start', toolCallId: 'c', toolName: 'ask' }),
       event({ type: 'tool-call-end', toolCallId: 'c', args: {} }),
+      event({ type: 'tool-call-request', toolCallId: 'c', toolName: 'ask', args: {} }),
       event({ type: 'turn-waiting', toolCallIds: ['c'] }),
       event({ type: 'tool-result', toolCallId: 'c', result: 'yes', attempts: 1, durationMs: 5 }),
       event({ type: 'step-start', step: 2 }),
@@ -109,7 +110,7 @@ describe('UI message chunks', () => {
     expect(replay.end).toBe(false);
     expect(replay.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-output-available', 'start-step', 'text-start', 'text-delta']);
     // Waiting now: the replay ends there, and the call is offered.
-    const waiting = replayChunks({ turnId: 'turn_1', isClientTool: (name) => name === 'ask', events: events.slice(0, 4) });
+    const waiting = replayChunks({ turnId: 'turn_1', isClientTool: (name) => name === 'ask', events: events.slice(0, 5) });
     expect(waiting.end).toBe(true);
     expect(waiting.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'finish']);
   });
@@ -142,5 +143,32 @@ describe('UI message chunks', () => {
     const replay = replayChunks({ turnId: 'turn_1', isClientTool: () => false, events });
     expect(replay.end).toBe(false);
     expect(replay.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'tool-output-available']);
+  });
+
+  it('offers a client call to onToolCall when it is asked of clients: after its approval, once, with the arguments it runs with', () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: (name) => name === 'sign' });
+    const first = [
+      event({ type: 'tool-call-start', toolCallId: 's', toolName: 'sign' }),
+      event({ type: 'tool-call-end', toolCallId: 's', args: { doc: 'a' } }),
+      event({ type: 'tool_processing_start', toolCalls: [{ toolCallId: 's', toolName: 'sign', args: { doc: 'a' } }] }),
+      event({ type: 'tool-approval-request', toolCallId: 's', toolName: 'sign', args: { doc: 'a' }, approvalId: 'appr_1', expiresAt: '2030-01-01T00:00:00.000Z' }),
+    ].flatMap((each) => mapper.map(each).chunks);
+    expect(first.map((chunk) => chunk.type)).toEqual(['tool-input-start', 'data-tool-processing', 'tool-approval-request']);
+    expect(mapper.map(event({ type: 'turn-waiting', toolCallIds: ['s'] })).chunks).toEqual([
+      { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus: 'waiting_approval' } },
+    ]);
+
+    // The POST carrying the approval streams from there on.
+    const after = createUiChunkMapper({ turnId: 'turn_1', isClientTool: (name) => name === 'sign', step: 1 });
+    const asked = [
+      event({ type: 'tool-approval-response', toolCallId: 's', approved: true }),
+      event({ type: 'tool-call-request', toolCallId: 's', toolName: 'sign', args: { doc: 'b' } }),
+      event({ type: 'tool-call-request', toolCallId: 's', toolName: 'sign', args: { doc: 'b' } }),
+    ].flatMap((each) => after.map(each).chunks);
+    expect(asked).toEqual([{ type: 'tool-input-available', toolCallId: 's', toolName: 'sign', input: { doc: 'b' } }]);
+    expect(after.map(event({ type: 'turn-waiting', toolCallIds: ['s'] }))).toEqual({
+      chunks: [{ type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus: 'waiting_tools' } }],
+      end: true,
+    });
   });
 });

@@ -28,6 +28,8 @@ export interface StoredToolCall extends ToolRunFacts {
   status: 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
   /** Null when the call was refused before it ran (invalid arguments, a tool not offered). */
   args: unknown;
+  /** The arguments as the model streamed them. */
+  argumentsText?: string;
   result: unknown;
   error: { code: string; message: string } | null;
   /** The call's approval when it needed one: its id, and the decision once taken (null while pending). */
@@ -56,9 +58,9 @@ export type HistoryToolPart = { type: `tool-${string}`; toolCallId: string; prov
   | { state: 'input-available'; input: unknown }
   | { state: 'output-available'; input: unknown; output: unknown; approval?: HistoryApproval<true> }
   | { state: 'output-error'; input: unknown; rawInput?: unknown; errorText: string; approval?: HistoryApproval<true> }
-  | { state: 'approval-requested'; input: unknown; approval: { id: string } }
-  | { state: 'approval-responded'; input: unknown; approval: HistoryApproval<boolean> }
-  | { state: 'output-denied'; input: unknown; approval: HistoryApproval<false> }
+  | { state: 'approval-requested'; input: unknown; rawInput?: string; approval: { id: string } }
+  | { state: 'approval-responded'; input: unknown; rawInput?: string; approval: HistoryApproval<boolean> }
+  | { state: 'output-denied'; input: unknown; rawInput?: string; approval: HistoryApproval<false> }
 );
 
 /** A decided approval as `addToolApprovalResponse` leaves it on the part. */
@@ -155,11 +157,14 @@ function stepParts(message: StoredMessage, turnId: string, calls: Map<string, St
 function toolPart(toolName: string, call: StoredToolCall): HistoryToolPart {
   const base = { type: `tool-${toolName}` as const, toolCallId: call.toolCallId, ...(call.runsOnClient ? {} : { providerExecuted: true as const }) };
   const decision = call.approval?.decision;
-  if (call.approval && call.status === 'awaiting_approval') return { ...base, state: 'approval-requested', input: call.args, approval: { id: call.approval.id } };
+  // Live, a client call's input is made available only when the browser is asked to run it
+  // (after its approval): until then the part keeps the streamed text of its arguments.
+  const streamed = call.runsOnClient && call.argumentsText !== undefined ? { rawInput: call.argumentsText } : {};
+  if (call.approval && call.status === 'awaiting_approval') return { ...base, state: 'approval-requested', input: call.args, ...streamed, approval: { id: call.approval.id } };
   if (call.approval && decision) {
     // As the person's answer left the part live: the decision, then the call's outcome.
     const reason = decision.reason !== null ? { reason: decision.reason } : {};
-    if (!decision.approved) return { ...base, state: 'output-denied', input: call.args, approval: { id: call.approval.id, approved: false, ...reason } };
+    if (!decision.approved) return { ...base, state: 'output-denied', input: call.args, ...streamed, approval: { id: call.approval.id, approved: false, ...reason } };
     const approval = { id: call.approval.id, approved: true as const, ...reason };
     const settled = settledToolPart(base, call);
     return settled.state === 'input-available' ? { ...base, state: 'approval-responded', input: call.args, approval } : { ...settled, approval };
