@@ -47,8 +47,7 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
   async function askToTransfer(chat: NodeChat, to: string, answer: string) {
     const scenario = { steps: [{ toolCalls: [{ name: 'transfer', arguments: { to, amount: 5 } }, { name: 'lookup', arguments: {} }] }, { text: answer }] };
     await chat.sendMessage({ text: `${to} ${scripted(scenario)}` });
-    expect(chat.status).toBe('ready');
-    expect(chat.error).toBeUndefined();
+    expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     const message = chat.lastMessage!;
     const [transfer, lookup] = toolPartsOf(message);
     expect(transfer).toMatchObject({ type: 'tool-transfer', state: 'approval-requested', input: { to, amount: 5 }, providerExecuted: true, approval: { id: expect.any(String) } });
@@ -117,7 +116,7 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     expect(toolPartsOf(reloaded.lastMessage)[0]).toMatchObject({ state: 'approval-requested', approval: { id: approvalId } });
     const replay = newChat({ id: first.id, messages: reloaded.messages.slice(0, 1) });
     await replay.resumeStream();
-    expect(replay.status).toBe('ready');
+    expect({ status: replay.status, error: replay.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(replay.assistantMessages).toEqual(first.assistantMessages);
 
     // Deciding from the reloaded page continues the same turn there.
@@ -165,8 +164,7 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     async function askToSign(chat: NodeChat, doc: string, answer: string) {
       const scenario = { steps: [{ toolCalls: [{ name: 'sign', arguments: { doc } }, { name: 'lookup', arguments: {} }] }, { text: answer }] };
       await chat.sendMessage({ text: `${doc} ${scripted(scenario)}` });
-      expect(chat.status).toBe('ready');
-      expect(chat.error).toBeUndefined();
+      expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
       const message = chat.lastMessage!;
       const [sign, lookup] = toolPartsOf(message);
       expect(sign).toMatchObject({ type: 'tool-sign', state: 'approval-requested', input: { doc }, approval: { id: expect.any(String) } });

@@ -22,8 +22,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
   it('streams a text answer into one assistant message whose id is the turn id, in a conversation named by the chat id', async () => {
     const chat = newChat();
     await chat.sendMessage({ text: `hi ${scripted({ text: 'Hello from Switchyard.', tokenDelayMs: 2 })}` });
-    expect(chat.status).toBe('ready');
-    expect(chat.error).toBeUndefined();
+    expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(chat.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     const assistant = chat.messages[1]!;
     expect(textOf(assistant)).toBe('Hello from Switchyard.');
@@ -48,7 +47,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
       ],
     };
     await chat.sendMessage({ text: scripted(scenario) });
-    expect(chat.status).toBe('ready');
+    expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(chat.assistantMessages).toHaveLength(1);
     const message = chat.assistantMessages[0]!;
     expect(toolPartsOf(message)).toEqual([
@@ -115,7 +114,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const asked: string[] = [];
     const second = newChat({ id: first.id, messages: first.messages.slice(0, 1), onToolCall: ({ toolCall }) => void asked.push(toolCall.toolCallId) });
     await second.resumeStream();
-    expect(second.status).toBe('ready');
+    expect({ status: second.status, error: second.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(asked).toEqual([]);
     expect(second.assistantMessages).toHaveLength(1);
     expect(textOf(second.lastMessage)).toBe(text);
@@ -136,7 +135,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     expect(partial.length).toBeLessThan(text.length);
 
     await chat.resumeStream();
-    expect(chat.status).toBe('ready');
+    expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(chat.assistantMessages).toHaveLength(1);
     expect(textOf(chat.lastMessage)).toBe(text);
     expect((await harness.api.get(`/v1/turns/${chat.lastMessage!.id}`)).body.status).toBe('completed');
@@ -147,7 +146,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     await chat.sendMessage({ text: scripted({ text: 'done already' }) });
     const before = structuredClone(chat.messages);
     await chat.resumeStream();
-    expect(chat.status).toBe('ready');
+    expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(chat.messages).toEqual(before);
     const unknown = await fetch(`${harness.stack.url}/api/chat/never-used/stream`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
     expect(unknown.status).toBe(204);
@@ -160,8 +159,7 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     const turnId = chat.lastMessage!.id;
     expect((await harness.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
     await sending;
-    expect(chat.status).toBe('ready');
-    expect(chat.error).toBeUndefined();
+    expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(chat.lastMessage!.metadata).toEqual({ turnStatus: 'cancelled' });
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body.status).toBe('cancelled');
     // After a reload, the history marks it the same.
