@@ -17,6 +17,7 @@ import { turnServiceWithBatches } from './batch-runner-for';
 import { startBatchRepair } from '../batches/batch-repair';
 import { startWebhookWorker } from '../webhooks/webhook-worker';
 import { startWebhookRelay } from '../webhooks/webhook-relay';
+import { WebhookConnections } from '../webhooks/webhook-connections';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -73,6 +74,7 @@ export async function startWorker(
   const webhookWorker = startWebhookWorker({ ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY }, {
     webhooks: resources.webhooks,
     secretBox: resources.secretBox,
+    connections: new WebhookConnections(),
     metrics: resources.metrics,
     logger,
     settings: {

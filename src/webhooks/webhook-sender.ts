@@ -1,5 +1,4 @@
-import type { LookupFunction } from 'node:net';
-import { Agent, request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { ResolvedTarget } from './webhook-target';
 
 /** What one attempt came to: the receiver's answer, or why there was none. */
@@ -14,31 +13,25 @@ const MAX_BODY_BYTES = 4096;
 const EXCERPT_CHARS = 200;
 
 /**
- * POSTs one delivery to the checked addresses. The connection goes to `target.addresses` whatever
- * a new DNS answer would say (the lookup hands back the checked addresses), while the Host header
- * and TLS name stay the URL's host, so certificates are still verified against it. No
- * redirects are followed: a redirect could point inside. `timeoutMs` bounds the whole attempt,
- * from connecting to the last byte read.
+ * POSTs one delivery through `dispatcher`, which connects to `target.addresses` only whatever a
+ * new DNS answer would say (webhook-connections.ts), while the Host header and TLS name stay the
+ * URL's host, so certificates are still verified against it. No redirects are followed: a
+ * redirect could point inside. `timeoutMs` bounds the whole attempt, from connecting (or taking
+ * a kept-alive connection) to the last byte read.
  */
 export async function sendWebhook(
   target: ResolvedTarget,
+  dispatcher: Dispatcher,
   input: { headers: Record<string, string>; body: string; timeoutMs: number },
 ): Promise<AttemptOutcome> {
-  const [first] = target.addresses;
-  if (!first) return { kind: 'network_error', message: 'no address to connect to' };
-  // Node asks for every address (and tries them in turn) or for one.
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (error: null, addresses: ResolvedTarget['addresses']) => void)(null, target.addresses);
-    else callback(null, first.address, first.family);
-  };
-  const agent = new Agent({ connect: { lookup: pinned }, connections: 1, pipelining: 0 });
+  if (target.addresses.length === 0) return { kind: 'network_error', message: 'no address to connect to' };
   const signal = AbortSignal.timeout(input.timeoutMs);
   try {
     const answer = await request(target.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'Switchyard-Webhooks/1', ...input.headers },
       body: input.body,
-      dispatcher: agent,
+      dispatcher,
       signal,
     });
     const bodyExcerpt = await readExcerpt(answer.body);
@@ -46,8 +39,6 @@ export async function sendWebhook(
   } catch (error) {
     if (signal.aborted) return { kind: 'timeout' };
     return { kind: 'network_error', message: describeNetworkError(error) };
-  } finally {
-    void agent.destroy().catch(() => undefined);
   }
 }
 
