@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
+import type { DeliveryBatches } from './delivery-batches';
 import type { SecretBox } from './secret-box';
 import type { WebhookConnections } from './webhook-connections';
 import { sendWebhook, type AttemptOutcome } from './webhook-sender';
@@ -10,6 +11,8 @@ import { resolveWebhookTarget } from './webhook-target';
 
 export interface WebhookDeliveryDeps {
   webhooks: WebhooksRepository;
+  /** The read and the success of every attempt, shared by attempts running at once. */
+  batches: DeliveryBatches;
   secretBox: SecretBox;
   /** Kept-alive connections to receivers, per checked address. */
   connections: WebhookConnections;
@@ -41,7 +44,7 @@ export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date };
  */
 export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryNext> {
   const now = deps.now ?? Date.now;
-  const found = await deps.webhooks.pendingWithEndpoint(deliveryId);
+  const found = await deps.batches.pendingWithEndpoint(deliveryId);
   if (!found) return { kind: 'done' };
   const { delivery, endpoint } = found;
   if (endpoint.disabledAt) {
@@ -52,7 +55,7 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 
   const outcome = await attempt(deps, delivery, endpoint, now());
   if (outcome.kind === 'answered' && outcome.ok) {
-    await deps.webhooks.markDelivered(delivery, outcome.statusCode);
+    await deps.batches.markDelivered(delivery.id, outcome.statusCode);
     deps.metrics.webhookAttempts.inc({ outcome: 'success' });
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'delivered' });
     deps.metrics.webhookLag.observe(Math.max(0, now() - delivery.createdAt.getTime()) / 1000);
