@@ -42,8 +42,12 @@ export async function sendWebhook(
   }
 }
 
-/** The start of the body, up to MAX_BODY_BYTES read; the rest is dropped with the connection. */
-async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+/**
+ * The start of the body, up to MAX_BODY_BYTES read. A body read to its end leaves the connection
+ * for the next attempt; leaving the loop early destroys the body, and the rest is dropped with
+ * the connection.
+ */
+async function readExcerpt(body: AsyncIterable<Buffer>): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -51,7 +55,6 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): P
     size += chunk.length;
     if (size >= MAX_BODY_BYTES) break;
   }
-  body.destroy();
   return Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8').slice(0, EXCERPT_CHARS);
 }
 
