@@ -21,8 +21,19 @@ export function createWebhookQueue(connection: ConnectionOptions, prefix: string
 
 /** Adds the delivery's job unless it has one (its id is the delivery's); `delayMs` until its next attempt. */
 export async function enqueueDelivery(queue: Queue, deliveryId: string, delayMs = 0): Promise<void> {
-  const data: WebhookJobData = { deliveryId };
-  await queue.add('deliver', data, { ...JOB_OPTIONS, jobId: deliveryId, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+  await enqueueDeliveries(queue, [{ id: deliveryId, delayMs }]);
+}
+
+/** Adds the jobs of several deliveries in one round trip; each is skipped when it already has one. */
+export async function enqueueDeliveries(queue: Queue, deliveries: { id: string; delayMs: number }[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  await queue.addBulk(
+    deliveries.map(({ id, delayMs }) => ({
+      name: 'deliver',
+      data: { deliveryId: id } satisfies WebhookJobData,
+      opts: { ...JOB_OPTIONS, jobId: id, ...(delayMs > 0 ? { delay: delayMs } : {}) },
+    })),
+  );
 }
 
 /** Whether the delivery still has a job in Redis (a Redis that came back empty has none). */

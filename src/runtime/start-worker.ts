@@ -17,6 +17,8 @@ import { turnServiceWithBatches } from './batch-runner-for';
 import { startBatchRepair } from '../batches/batch-repair';
 import { startWebhookWorker } from '../webhooks/webhook-worker';
 import { startWebhookRelay } from '../webhooks/webhook-relay';
+import { WebhookConnections } from '../webhooks/webhook-connections';
+import { DeliveryBatches } from '../webhooks/delivery-batches';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -72,7 +74,9 @@ export async function startWorker(
   const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
   const webhookWorker = startWebhookWorker({ ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY }, {
     webhooks: resources.webhooks,
+    batches: new DeliveryBatches(resources.webhooks),
     secretBox: resources.secretBox,
+    connections: new WebhookConnections(),
     metrics: resources.metrics,
     logger,
     settings: {

@@ -125,27 +125,27 @@ export class WebhooksRepository {
     return rows[0] ? toDelivery(rows[0]) : null;
   }
 
-  /** A pending delivery with its endpoint, for an attempt; null when there is nothing to send. */
-  async pendingWithEndpoint(id: string): Promise<{ delivery: WebhookDelivery; endpoint: WebhookEndpoint } | null> {
+  /** The pending ones of these deliveries with their endpoints, for attempts; one missing has nothing to send. */
+  async pendingWithEndpoints(ids: readonly string[]): Promise<Map<string, { delivery: WebhookDelivery; endpoint: WebhookEndpoint }>> {
     const { rows } = await this.db.query<{ delivery: DeliveryRow; endpoint: EndpointRow }>(
       `SELECT to_jsonb(d) AS delivery, to_jsonb(e) AS endpoint
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-       WHERE d.id = $1 AND d.status = 'pending'`,
-      [id],
+       WHERE d.id = ANY($1::text[]) AND d.status = 'pending'`,
+      [ids],
     );
-    const row = rows[0];
-    return row ? { delivery: toDelivery(jsonDates(row.delivery)), endpoint: toEndpoint(jsonDates(row.endpoint)) } : null;
+    return new Map(rows.map((row) => [row.delivery.id, { delivery: toDelivery(jsonDates(row.delivery)), endpoint: toEndpoint(jsonDates(row.endpoint)) }]));
   }
 
-  /** A successful attempt: the delivery is done and the endpoint no longer failing. */
-  async markDelivered(delivery: Pick<WebhookDelivery, 'id' | 'endpointId'>, statusCode: number): Promise<void> {
+  /** Successful attempts, each with its answer's status code: those deliveries are done and their endpoints no longer failing. */
+  async markDelivered(successes: readonly { id: string; statusCode: number }[]): Promise<void> {
     await this.db.query(
       `WITH d AS (
-         UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status_code = $2, last_error = NULL,
+         UPDATE webhook_deliveries w SET status = 'delivered', attempts = w.attempts + 1, last_status_code = s.status_code, last_error = NULL,
            next_attempt_at = NULL, delivered_at = clock_timestamp()
-         WHERE id = $1 AND status = 'pending' RETURNING endpoint_id)
-       UPDATE webhook_endpoints SET failing_since = NULL WHERE id = (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`,
-      [delivery.id, statusCode],
+         FROM unnest($1::text[], $2::int[]) AS s(id, status_code)
+         WHERE w.id = s.id AND w.status = 'pending' RETURNING w.endpoint_id)
+       UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`,
+      [successes.map((each) => each.id), successes.map((each) => each.statusCode)],
     );
   }
 

@@ -2,14 +2,20 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
+import type { DeliveryBatches } from './delivery-batches';
 import type { SecretBox } from './secret-box';
+import type { WebhookConnections } from './webhook-connections';
 import { sendWebhook, type AttemptOutcome } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
 import { resolveWebhookTarget } from './webhook-target';
 
 export interface WebhookDeliveryDeps {
   webhooks: WebhooksRepository;
+  /** The read and the success of every attempt, shared by attempts running at once. */
+  batches: DeliveryBatches;
   secretBox: SecretBox;
+  /** Kept-alive connections to receivers, per checked address. */
+  connections: WebhookConnections;
   metrics: Pick<Metrics, 'webhookDeliveries' | 'webhookAttempts' | 'webhookLag'>;
   logger: Logger;
   settings: {
@@ -31,13 +37,14 @@ export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date };
  *    done, its endpoint deleted) is done.
  * 2. A disabled endpoint's delivery fails without an attempt.
  * 3. Resolves and checks the URL's host (webhook-target.ts); a refused host is a failed attempt.
- * 4. Signs the body with every live secret and POSTs it to the checked address.
+ * 4. Signs the body with every live secret and POSTs it to the checked address, on a
+ *    connection kept alive to that address when there is one.
  * 5. Records the outcome: delivered, or the next attempt by the retry schedule, or failed; an
  *    endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled here.
  */
 export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryNext> {
   const now = deps.now ?? Date.now;
-  const found = await deps.webhooks.pendingWithEndpoint(deliveryId);
+  const found = await deps.batches.pendingWithEndpoint(deliveryId);
   if (!found) return { kind: 'done' };
   const { delivery, endpoint } = found;
   if (endpoint.disabledAt) {
@@ -48,7 +55,7 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 
   const outcome = await attempt(deps, delivery, endpoint, now());
   if (outcome.kind === 'answered' && outcome.ok) {
-    await deps.webhooks.markDelivered(delivery, outcome.statusCode);
+    await deps.batches.markDelivered(delivery.id, outcome.statusCode);
     deps.metrics.webhookAttempts.inc({ outcome: 'success' });
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'delivered' });
     deps.metrics.webhookLag.observe(Math.max(0, now() - delivery.createdAt.getTime()) / 1000);
@@ -78,7 +85,7 @@ async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, end
   // The contract's field order; jsonb keeps its own.
   const body = JSON.stringify({ id: payload.id, type: payload.type, createdAt: payload.createdAt, data: payload.data });
   const headers = signWebhook({ id: delivery.eventId, timestamp: Math.floor(nowMs / 1000), body, secrets: liveSecrets(deps.secretBox, endpoint, nowMs) });
-  return sendWebhook(checked.target, { headers, body, timeoutMs: deps.settings.timeoutMs });
+  return sendWebhook(checked.target, deps.connections.agentFor(checked.target), { headers, body, timeoutMs: deps.settings.timeoutMs });
 }
 
 /** The current secret, and the one it replaced while its 24 h last. */

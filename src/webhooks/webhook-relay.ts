@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { enqueueDelivery, hasDeliveryJob } from '../queue/webhook-queue';
+import { enqueueDeliveries, enqueueDelivery, hasDeliveryJob } from '../queue/webhook-queue';
 import type { WebhooksRepository } from '../store/webhooks-repository';
 
 export interface WebhookRelayDeps {
@@ -11,42 +11,57 @@ export interface WebhookRelayDeps {
 
 /** Deliveries handled per pass: a backlog drains over several passes, without one long transaction. */
 const BATCH = 500;
-/** The sweep for lost jobs runs every this many relay passes (every 30 s by default). */
-const SWEEP_EVERY_PASSES = 30;
-/** How many passes late a delivery's attempt may be before the sweep looks for its job (15 s by default). */
-const OVERDUE_PASSES = 15;
+/**
+ * The wait after a pass that found work, when it is shorter than the interval: events come in
+ * runs (a batch, a busy minute), and the next ones are then moments away. Short enough that an
+ * event under load waits tens of ms, not half an interval; long enough that a pass still takes
+ * several events (a pass costs two statements and a Redis round trip, whatever it carries).
+ */
+const BUSY_INTERVAL_MS = 100;
+/** The sweep for lost jobs runs every this many intervals (every 30 s by default). */
+const SWEEP_EVERY_INTERVALS = 30;
+/** How many intervals late a delivery's attempt may be before the sweep looks for its job (15 s by default). */
+const OVERDUE_INTERVALS = 15;
 
 /**
  * Moves recorded webhook events (the outbox rows the end of a turn or batch committed) into
  * delivery jobs, in every worker process:
- * - every pass, pending deliveries with no job yet get one (its id is the delivery's, so two
- *   workers adding it at once add one job), then are marked enqueued;
- * - every SWEEP_EVERY_PASSES passes, pending deliveries whose attempt is overdue get their job
- *   back if Redis lost it (a restart without persistence): within a minute by default.
+ * - every pass, pending deliveries with no job yet get one, all in one Redis round trip (its id
+ *   is the delivery's, so two workers adding it at once add one job), then are marked enqueued;
+ *   the next pass comes after `intervalMs`, or BUSY_INTERVAL_MS when this one found work, or at
+ *   once when it found more than one pass takes;
+ * - every SWEEP_EVERY_INTERVALS intervals, pending deliveries whose attempt is overdue get their
+ *   job back if Redis lost it (a restart without persistence): within a minute by default.
  * A crash between the commit and the job loses nothing: the next pass, here or in any worker,
  * adds it.
  */
 export function startWebhookRelay(deps: WebhookRelayDeps, options: { intervalMs: number }): { stop(): Promise<void> } {
   let stopped = false;
-  let passes = 0;
+  let lastSweepAt = -Infinity;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
-  const pass = async () => {
+  /** Runs a pass; returns the wait before the next. */
+  const pass = async (): Promise<number> => {
     try {
-      await relayPass(deps);
-      if (passes++ % SWEEP_EVERY_PASSES === 0) await sweepPass(deps, OVERDUE_PASSES * options.intervalMs);
+      const relayed = await relayPass(deps);
+      if (performance.now() - lastSweepAt >= SWEEP_EVERY_INTERVALS * options.intervalMs) {
+        lastSweepAt = performance.now();
+        await sweepPass(deps, OVERDUE_INTERVALS * options.intervalMs);
+      }
+      if (relayed >= BATCH) return 0;
+      return relayed > 0 ? Math.min(BUSY_INTERVAL_MS, options.intervalMs) : options.intervalMs;
     } catch (error) {
       deps.logger.warn({ err: error }, 'webhook relay pass failed; retrying');
+      return options.intervalMs;
     }
   };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = pass().finally(schedule);
-    }, options.intervalMs);
+  const run = () => {
+    running = pass().then((waitMs) => {
+      if (!stopped) timer = setTimeout(run, waitMs);
+    });
   };
-  running = pass().finally(schedule);
+  run();
 
   return {
     async stop() {
@@ -60,7 +75,10 @@ export function startWebhookRelay(deps: WebhookRelayDeps, options: { intervalMs:
 /** Adds the jobs of recorded deliveries that have none yet; returns how many. */
 export async function relayPass(deps: WebhookRelayDeps): Promise<number> {
   const waiting = await deps.webhooks.unenqueued(BATCH);
-  for (const delivery of waiting) await enqueueDelivery(deps.webhookQueue, delivery.id, delayUntil(delivery.nextAttemptAt));
+  await enqueueDeliveries(
+    deps.webhookQueue,
+    waiting.map((delivery) => ({ id: delivery.id, delayMs: delayUntil(delivery.nextAttemptAt) })),
+  );
   await deps.webhooks.markEnqueued(waiting.map((delivery) => delivery.id));
   return waiting.length;
 }

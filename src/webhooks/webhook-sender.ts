@@ -1,5 +1,4 @@
-import type { LookupFunction } from 'node:net';
-import { Agent, request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { ResolvedTarget } from './webhook-target';
 
 /** What one attempt came to: the receiver's answer, or why there was none. */
@@ -14,31 +13,25 @@ const MAX_BODY_BYTES = 4096;
 const EXCERPT_CHARS = 200;
 
 /**
- * POSTs one delivery to the checked addresses. The connection goes to `target.addresses` whatever
- * a new DNS answer would say (the lookup hands back the checked addresses), while the Host header
- * and TLS name stay the URL's host, so certificates are still verified against it. No
- * redirects are followed: a redirect could point inside. `timeoutMs` bounds the whole attempt,
- * from connecting to the last byte read.
+ * POSTs one delivery through `dispatcher`, which connects to `target.addresses` only whatever a
+ * new DNS answer would say (webhook-connections.ts), while the Host header and TLS name stay the
+ * URL's host, so certificates are still verified against it. No redirects are followed: a
+ * redirect could point inside. `timeoutMs` bounds the whole attempt, from connecting (or taking
+ * a kept-alive connection) to the last byte read.
  */
 export async function sendWebhook(
   target: ResolvedTarget,
+  dispatcher: Dispatcher,
   input: { headers: Record<string, string>; body: string; timeoutMs: number },
 ): Promise<AttemptOutcome> {
-  const [first] = target.addresses;
-  if (!first) return { kind: 'network_error', message: 'no address to connect to' };
-  // Node asks for every address (and tries them in turn) or for one.
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (error: null, addresses: ResolvedTarget['addresses']) => void)(null, target.addresses);
-    else callback(null, first.address, first.family);
-  };
-  const agent = new Agent({ connect: { lookup: pinned }, connections: 1, pipelining: 0 });
+  if (target.addresses.length === 0) return { kind: 'network_error', message: 'no address to connect to' };
   const signal = AbortSignal.timeout(input.timeoutMs);
   try {
     const answer = await request(target.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'Switchyard-Webhooks/1', ...input.headers },
       body: input.body,
-      dispatcher: agent,
+      dispatcher,
       signal,
     });
     const bodyExcerpt = await readExcerpt(answer.body);
@@ -46,13 +39,15 @@ export async function sendWebhook(
   } catch (error) {
     if (signal.aborted) return { kind: 'timeout' };
     return { kind: 'network_error', message: describeNetworkError(error) };
-  } finally {
-    void agent.destroy().catch(() => undefined);
   }
 }
 
-/** The start of the body, up to MAX_BODY_BYTES read; the rest is dropped with the connection. */
-async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+/**
+ * The start of the body, up to MAX_BODY_BYTES read. A body read to its end leaves the connection
+ * for the next attempt; leaving the loop early destroys the body, and the rest is dropped with
+ * the connection.
+ */
+async function readExcerpt(body: AsyncIterable<Buffer>): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -60,7 +55,6 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): P
     size += chunk.length;
     if (size >= MAX_BODY_BYTES) break;
   }
-  body.destroy();
   return Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8').slice(0, EXCERPT_CHARS);
 }
 

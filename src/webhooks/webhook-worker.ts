@@ -8,6 +8,7 @@ import { attemptDelivery, type WebhookDeliveryDeps } from './webhook-delivery';
  * Runs delivery jobs. A delivery is one job for all its attempts: a failed attempt moves the
  * job back to delayed until its next attempt (BullMQ keeps it in Redis, so it survives the
  * worker), and the delivery row says when that is (the relay re-adds a job Redis lost).
+ * Closing it closes its kept-alive connections to receivers once the running attempts end.
  */
 export function startWebhookWorker(settings: JobWorkerSettings, deps: WebhookDeliveryDeps): { close(graceMs: number): Promise<void> } {
   const worker = createJobWorker(WEBHOOK_QUEUE, settings, async (job: Job, token?: string) => {
@@ -19,5 +20,10 @@ export function startWebhookWorker(settings: JobWorkerSettings, deps: WebhookDel
     throw new DelayedError();
   });
   worker.on('error', (error) => deps.logger.debug({ err: error }, 'webhook worker error'));
-  return { close: (graceMs) => closeJobWorkers([worker], graceMs) };
+  return {
+    async close(graceMs) {
+      await closeJobWorkers([worker], graceMs);
+      await deps.connections.close();
+    },
+  };
 }
