@@ -27,7 +27,7 @@ describe.each(['postgres', 'pglite'] as const)('batch figures on %s', (kind) => 
       const batch = (await batches.get(userId, id))!;
       return { ...batch.counts, tokens: batch.usage.totalTokens };
     };
-    expect(await figures()).toEqual({ total: 5, queued: 5, running: 0, succeeded: 0, failed: 0, cancelled: 0, tokens: 0 });
+    expect(await figures()).toEqual({ total: 5, queued: 5, running: 0, succeeded: 0, failed: 0, cancelled: 0, waiting: 0, tokens: 0 });
 
     const claimed = (await batches.claimQueued(id, 100))!.items;
     expect(await figures()).toMatchObject({ queued: 2, running: 3 });
@@ -43,6 +43,6 @@ describe.each(['postgres', 'pglite'] as const)('batch figures on %s', (kind) => 
     expect(await batches.endIfDone(id)).toBe(true);
     // A retry takes the failed item's result (and its usage) back.
     expect(await batches.requeueFailed(id)).toBe(1);
-    expect(await figures()).toEqual({ total: 5, queued: 1, running: 0, succeeded: 1, failed: 0, cancelled: 3, tokens: 13 });
+    expect(await figures()).toEqual({ total: 5, queued: 1, running: 0, succeeded: 1, failed: 0, cancelled: 3, waiting: 0, tokens: 13 });
   });
 });
