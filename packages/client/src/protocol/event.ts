@@ -76,11 +76,6 @@ const envelope = {
   turnId: z.string(),
 };
 
-export const eventBodySchema = z.discriminatedUnion(
-  'type',
-  bodies.map((body) => z.extend(body, envelope)) as unknown as [Bodies[0], ...Bodies],
-);
-
 export const eventSchema = z.discriminatedUnion(
   'type',
   bodies.map((body) => z.extend(body, { ...envelope, seq: ordinal })) as unknown as [Bodies[0], ...Bodies],
