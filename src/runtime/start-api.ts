@@ -283,6 +283,10 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
         : {}),
     }),
     playgroundDir: config.PLAYGROUND_DIR,
+    openAi: {
+      files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
+      maxBodyBytes: config.MAX_BODY_BYTES,
+    },
   };
 }
 
