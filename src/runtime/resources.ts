@@ -20,6 +20,7 @@ import { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { BatchesRepository } from '../store/batches-repository';
 import { OpenAiFilesRepository } from '../store/openai-files-repository';
+import { OpenAiResponsesRepository } from '../store/openai-responses-repository';
 import { TurnsRepository } from '../store/turns-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
@@ -60,6 +61,7 @@ export interface Resources {
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
   openAiFiles: OpenAiFilesRepository;
+  openAiResponses: OpenAiResponsesRepository;
   tools: ToolRegistry;
   eventLog: EventLog;
   turnQueue: Queue;
@@ -123,6 +125,7 @@ export async function createResources(
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),
       openAiFiles: new OpenAiFilesRepository(db),
+      openAiResponses: new OpenAiResponsesRepository(db),
       tools,
       eventLog,
       turnQueue,
