@@ -8,7 +8,7 @@ import { userIdOf } from './require-user';
 import { sendJson } from './send-json';
 import { parseInput, parseRouteId } from './validate';
 import { openAiFileDeletedSchema, openAiFileListSchema, openAiFileSchema, openAiListQuerySchema } from './contract/openai-files-contract';
-import { toUnixSeconds } from './contract/openai-operation';
+import { openAiPage, toUnixSeconds } from './contract/openai-operation';
 
 export interface OpenAiFilesRouterDeps {
   files: Pick<OpenAiFilesRepository, 'create' | 'get' | 'list' | 'delete' | 'content'>;
@@ -53,7 +53,7 @@ export function openAiFilesRouter(deps: OpenAiFilesRouterDeps): Router {
     const query = parseInput(openAiListQuerySchema, req.query);
     const page = await deps.files.list(userIdOf(res), { limit: query.limit, ...(query.after ? { after: query.after } : {}), ...(query.purpose ? { purpose: query.purpose } : {}) });
     const data = page.data.map(fileView);
-    sendJson(res, openAiFileListSchema, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore });
+    sendJson(res, openAiFileListSchema, openAiPage(data, page.hasMore));
   });
 
   router.get('/:id', async (req, res) => {

@@ -21,6 +21,7 @@ import { ToolInvocationsRepository } from '../store/tool-invocations-repository'
 import { BatchesRepository } from '../store/batches-repository';
 import { OpenAiFilesRepository } from '../store/openai-files-repository';
 import { OpenAiResponsesRepository } from '../store/openai-responses-repository';
+import { OpenAiBatchesRepository } from '../store/openai-batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
@@ -62,6 +63,7 @@ export interface Resources {
   batches: BatchesRepository;
   openAiFiles: OpenAiFilesRepository;
   openAiResponses: OpenAiResponsesRepository;
+  openAiBatches: OpenAiBatchesRepository;
   tools: ToolRegistry;
   eventLog: EventLog;
   turnQueue: Queue;
@@ -126,6 +128,7 @@ export async function createResources(
       batches: new BatchesRepository(db),
       openAiFiles: new OpenAiFilesRepository(db),
       openAiResponses: new OpenAiResponsesRepository(db),
+      openAiBatches: new OpenAiBatchesRepository(db),
       tools,
       eventLog,
       turnQueue,

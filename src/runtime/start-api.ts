@@ -32,6 +32,7 @@ import { QueueEventsOnDemand, queueEventsReader } from '../queue/queue-events-on
 import { SessionTokens } from '../auth/session-tokens';
 import { VerifiedKeyCache } from '../auth/verified-key-cache';
 import { ResponsesService } from '../openai-compat/responses-service';
+import { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
 import { createResponseStreamer, type ResponseStreamer } from '../api/openai-response-stream';
 import { usableTools } from '../api/usable-tools';
 
@@ -240,6 +241,8 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
   const { config, logger } = resources;
   const { turnService, batchRunner } = services;
   const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
+  const startBatch = (batchId: string) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it'));
+  const userTools = { tools: resources.tools, userAllowedTools: (userId: string) => resources.users.allowedTools(userId) };
   resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
   return {
     logger,
@@ -275,7 +278,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     eventStream: streams.eventStream,
     uiStream: streams.uiStream,
     batches: resources.batches,
-    startBatch: (batchId) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it')),
+    startBatch,
     batchRunner,
     followBatch: streams.followBatch,
     batchStreams: streams.batchStreams,
@@ -310,6 +313,24 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
       files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
       maxBodyBytes: config.MAX_BODY_BYTES,
       responses: { responses: services.responses, streamer: streams.responseStream, events: streams.eventSource },
+      batches: new OpenAiBatchesService({
+        db: resources.db,
+        files: resources.openAiFiles,
+        openAiBatches: resources.openAiBatches,
+        batches: resources.batches,
+        submission: {
+          batches: resources.batches,
+          usableToolNames: async (userId) => new Set((await usableTools(userTools, userId)).map((tool) => tool.name)),
+          spoolDir: os.tmpdir(),
+          // The file is stored already, within OPENAI_MAX_FILE_BYTES: its lines are read from there.
+          maxBatchBytes: Math.max(config.MAX_BATCH_BYTES, config.OPENAI_MAX_FILE_BYTES),
+          maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
+          maxBatchItems: config.MAX_BATCH_ITEMS,
+        },
+        runner: batchRunner,
+        startBatch,
+        defaultModel: config.LLM_MODEL,
+      }),
     },
   };
 }

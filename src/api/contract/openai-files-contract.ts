@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonResponse } from './operation';
-import { documentOpenAiPaths, unixSeconds } from './openai-operation';
+import { documentOpenAiPaths, openAiListOf, unixSeconds } from './openai-operation';
 
 export const openAiFileSchema = z
   .object({
@@ -14,9 +14,7 @@ export const openAiFileSchema = z
   })
   .meta({ id: 'OpenAiFile' });
 
-export const openAiFileListSchema = z
-  .object({ object: z.literal('list'), data: z.array(openAiFileSchema), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() })
-  .meta({ id: 'OpenAiFileList' });
+export const openAiFileListSchema = openAiListOf(openAiFileSchema).meta({ id: 'OpenAiFileList' });
 
 export const openAiFileDeletedSchema = z.object({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) }).meta({ id: 'OpenAiFileDeleted' });
 

@@ -74,3 +74,13 @@ function operation(spec: OpenAiOperationSpec): ZodOpenApiOperationObject {
 /** Seconds since the epoch, as OpenAI writes times. */
 export const unixSeconds = z.number().int();
 export const toUnixSeconds = (date: Date | string) => Math.floor((typeof date === 'string' ? Date.parse(date) : date.getTime()) / 1000);
+
+/** OpenAI's page of a list: `{object: "list", data, first_id, last_id, has_more}`. */
+export function openAiListOf<T extends z.ZodType>(item: T) {
+  return z.object({ object: z.literal('list'), data: z.array(item), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() });
+}
+
+/** A page as OpenAI lists it, from items with ids. */
+export function openAiPage<T extends { id: string }>(data: T[], hasMore: boolean): { object: 'list'; data: T[]; first_id: string | null; last_id: string | null; has_more: boolean } {
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+}

@@ -14,6 +14,7 @@ import { turnPaths } from './turns-contract';
 import { webhookPaths } from './webhooks-contract';
 import { openAiFilePaths } from './openai-files-contract';
 import { openAiResponsePaths } from './openai-responses-contract';
+import { openAiBatchPaths } from './openai-batches-contract';
 import { openAiErrorSchema } from './openai-operation';
 
 const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
@@ -43,7 +44,7 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...openAiFilePaths, ...openAiResponsePaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
