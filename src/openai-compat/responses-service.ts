@@ -39,7 +39,8 @@ export class ResponsesService {
     if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
     const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id, plan.answeredCalls) : null;
     const conversationId = previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' } })).id;
-    const afterSeq = await this.deps.latestSeq(conversationId);
+    // A conversation made here has no event yet: no need to ask the log.
+    const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
     const { turn } = await this.deps.turnService.create(userId, conversationId, {
       content: plan.content,
