@@ -196,20 +196,24 @@ async function batches(context: RunContext, report: ReportBuilder, stack: Switch
   }
 }
 
-/** Reads an SSE response until a line starting with `marker`: when it came; fails at `end` first. */
+/**
+ * Reads an SSE response to `end` (the turn's end: the next turn on its conversation must not find
+ * it still running): when `marker` first came.
+ */
 async function readUntil(response: Response, marker: string, end: string): Promise<number> {
   const decoder = new TextDecoder();
   let text = '';
+  let markedAt: number | undefined;
   for await (const chunk of response.body!) {
     text += decoder.decode(chunk as Uint8Array, { stream: true });
-    if (text.includes(marker)) {
-      const at = now();
+    if (markedAt === undefined && text.includes(marker)) markedAt = now();
+    if (text.includes(end)) {
       await response.body!.cancel().catch(() => undefined);
-      return at;
+      break;
     }
-    if (text.includes(end)) break;
   }
-  throw new Error(`the stream ended without ${marker}`);
+  if (markedAt === undefined) throw new Error(`the stream ended without ${marker}`);
+  return markedAt;
 }
 
 /** The batch's SSE progress until its batch-finish. */
