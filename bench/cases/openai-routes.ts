@@ -9,6 +9,7 @@ import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { latencySummary } from '../lib/stats';
 import { startSwitchyard, type SwitchyardStack } from '../lib/switchyard-stack';
 import { WORKLOADS } from '../lib/workloads';
+import { waitForFinish } from '../lib/batch-finish';
 
 const { tokens: TTFT_TOKENS, warmup: TTFT_WARMUP } = WORKLOADS.ttft;
 const TTFT_ROUNDS = 60;
@@ -175,14 +176,14 @@ async function batches(context: RunContext, report: ReportBuilder, stack: Switch
     const startedAt = now();
     const response = await fetch(`${stack.url}/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/x-ndjson' }, body: nativeBody });
     const { batchId } = (await response.json()) as { batchId: string };
-    await waitForFinish(stack, batchId);
+    await waitForFinish(stack.url, stack.apiKey, batchId);
     return BATCH_LINES / ((now() - startedAt) / 1000);
   };
   const viaSdk = async () => {
     const startedAt = now();
     const file = await openai.files.create({ file: await toFile(Buffer.from(openAiFile), 'batch.jsonl'), purpose: 'batch' });
     const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    await waitForFinish(stack, batch.id);
+    await waitForFinish(stack.url, stack.apiKey, batch.id);
     const ended = await openai.batches.retrieve(batch.id);
     if (ended.request_counts?.completed !== BATCH_LINES || !ended.output_file_id) throw new Error(`the OpenAI batch ended with ${JSON.stringify(ended.request_counts)}`);
     return BATCH_LINES / ((now() - startedAt) / 1000);
@@ -214,19 +215,4 @@ async function readUntil(response: Response, marker: string, end: string): Promi
   }
   if (markedAt === undefined) throw new Error(`the stream ended without ${marker}`);
   return markedAt;
-}
-
-/** The batch's SSE progress until its batch-finish. */
-async function waitForFinish(stack: SwitchyardStack, batchId: string): Promise<void> {
-  const response = await fetch(`${stack.url}/v1/batches/${batchId}/events`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
-  const decoder = new TextDecoder();
-  let text = '';
-  for await (const chunk of response.body!) {
-    text += decoder.decode(chunk as Uint8Array, { stream: true });
-    if (text.includes('event: batch-finish')) {
-      await response.body!.cancel().catch(() => undefined);
-      return;
-    }
-  }
-  throw new Error('the batch events ended without batch-finish');
 }
