@@ -146,16 +146,31 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
   });
 
   it('hides "Running tools…" once every card is done, also after two steps of client tools', async () => {
+    // A resume request answered late (here: held 150 ms) used to attach to the new turn beside the send's
+    // own stream: client tools answered twice, dozens of cards. A chat whose history ends in no open turn
+    // must not ask at all.
+    const resumeRequests: string[] = [];
+    await page.route('**/api/chat/*/stream', async (route) => {
+      resumeRequests.push(route.request().url());
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await route.continue();
+    });
     await freshChat();
     const ending = Array.from({ length: 60 }, (_, i) => `end${i}`).join(' ');
     const browserTool = { toolCalls: [{ name: 'browser_timezone' }] };
     await send(scripted({ steps: [browserTool, browserTool, { text: ending, tokenDelayMs: 30 }] }));
     // The last step streams: every card is done while the turn still runs.
-    await page.waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child')?.textContent ?? '').includes('end5'));
+    await page
+      .waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child')?.textContent ?? '').includes('end5'))
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\nthe page showed: ${await describePage()}`);
+      });
     expect(await page.locator('[data-testid=send-button]').isDisabled()).toBe(true);
     expect(await page.locator('[data-testid=tool-card]').evaluateAll((cards) => cards.map((card: any) => card.dataset.state))).toEqual(['output-available', 'output-available']);
     expect(await page.locator('[data-testid=running-tools]').count()).toBe(0);
     await lastAnswerIs(ending);
+    expect(resumeRequests).toEqual([]);
+    await page.unroute('**/api/chat/*/stream');
   });
 
   it('resumes the stream after a reload mid-turn, without duplicated text', async () => {

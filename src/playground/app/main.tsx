@@ -3,6 +3,7 @@ import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalRespons
 import { StrictMode, useCallback, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { createRoot } from 'react-dom/client';
 import { MessageList } from './message-list';
+import { hasOpenTurn } from './open-turn';
 import { RestConversation } from './rest-conversation';
 import { callApi, mintSessionToken, SessionExpiredError } from './session-api';
 import { Sidebar, type OpenTarget } from './sidebar';
@@ -122,7 +123,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
     messages: props.initialMessages,
     transport,
     // A reload in the middle of a turn picks its stream up again (GET /api/chat/:id/stream).
-    resume: true,
+    resume: hasOpenTurn(props.initialMessages),
     // The turn goes on once every call of the step has its answer: a browser tool's output, or a person's decision.
     sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
     onToolCall: ({ toolCall }) => {
