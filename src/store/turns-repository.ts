@@ -337,13 +337,18 @@ export class TurnsRepository {
          FROM begun JOIN messages point ON point.id = begun.from_message_id
          WHERE begun.previous_status <> 'waiting_tools'
        ), superseded_messages AS (
-         UPDATE messages SET superseded_by = b.id FROM branched_from b
-         WHERE messages.conversation_id = b.conversation_id AND messages.superseded_by IS NULL AND messages.turn_id IS DISTINCT FROM b.id
-           AND (messages.id > b.from_message_id OR (b.branch = 'edit' AND messages.id = b.from_message_id))
+         -- Scalar subqueries (null for every other turn) keep both updates on their indexes,
+         -- whatever the planner thinks of a join with an empty relation.
+         UPDATE messages SET superseded_by = (SELECT id FROM branched_from)
+         WHERE messages.conversation_id = (SELECT conversation_id FROM branched_from) AND messages.superseded_by IS NULL
+           AND messages.id >= (SELECT from_message_id FROM branched_from) AND messages.turn_id IS DISTINCT FROM (SELECT id FROM branched_from)
+           AND (messages.id > (SELECT from_message_id FROM branched_from) OR (SELECT branch FROM branched_from) = 'edit')
        ), superseded_turns AS (
-         UPDATE turns SET superseded_by = b.id FROM branched_from b
-         WHERE turns.conversation_id = b.conversation_id AND turns.superseded_by IS NULL AND turns.ordinal < b.ordinal
-           AND (turns.ordinal > (SELECT ordinal FROM turns p WHERE p.id = b.point_turn_id) OR (b.branch = 'edit' AND turns.id = b.point_turn_id))
+         UPDATE turns SET superseded_by = (SELECT id FROM branched_from)
+         WHERE turns.conversation_id = (SELECT conversation_id FROM branched_from) AND turns.superseded_by IS NULL
+           AND turns.ordinal < (SELECT ordinal FROM branched_from)
+           AND turns.ordinal >= (SELECT p.ordinal FROM turns p WHERE p.id = (SELECT point_turn_id FROM branched_from))
+           AND (turns.ordinal > (SELECT p.ordinal FROM turns p WHERE p.id = (SELECT point_turn_id FROM branched_from)) OR (SELECT branch FROM branched_from) = 'edit')
        ), step_calls AS (
          SELECT c.* FROM tool_calls c JOIN begun ON c.turn_id = begun.id AND c.step = begun.step
        ), phase AS (
