@@ -24,8 +24,10 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
       : input.last.status === 'cancelled'
         ? { code: 'cancelled', message: `the item's turn was ${input.last.finishReason ?? 'cancelled'}` }
         : undefined;
+  const lastText = lastTexts[lastTexts.length - 1];
   return {
-    text: (lastTexts[lastTexts.length - 1]?.content as string | undefined) ?? '',
+    text: (lastText?.content as string | undefined) ?? '',
+    ...(lastText ? { messageId: lastText.id } : {}),
     toolCalls: input.calls.filter((call) => onPath.has(`${call.turnId}\n${call.toolCallId}`)).map((call) => ({
       toolName: call.name,
       args: call.args,

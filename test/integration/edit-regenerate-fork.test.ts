@@ -71,6 +71,9 @@ describe('edit, regenerate and fork', () => {
     ]);
     // The model answered the question alone, never the replaced answer.
     expect(transcript(lastRequestEndingWith(question))).toEqual([['user', question]]);
+    expect((await alice.get(`/v1/turns/${regenerated}`)).body).toMatchObject({ branch: { kind: 'regenerate', fromMessageId: before[0].id }, supersededBy: null });
+    // The turn whose answer it replaced keeps its question on the path: it is not replaced itself.
+    expect((await alice.get(`/v1/turns/${before[0].turnId}`)).body).toMatchObject({ branch: null, supersededBy: null });
     // The regenerated turn's events carry on the conversation's seq.
     const events = chat.client.events();
     expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
@@ -100,6 +103,8 @@ describe('edit, regenerate and fork', () => {
     ]);
     const all = (await alice.get(`/v1/conversations/${chat.id}?include=superseded`)).body.messages;
     expect(all.map((message: any) => message.supersededBy ?? null)).toEqual([editTurn, editTurn, editTurn, editTurn, null, null]);
+    expect((await alice.get(`/v1/turns/${editTurn}`)).body.branch).toEqual({ kind: 'edit', fromMessageId: firstMessage.id });
+    expect((await alice.get(`/v1/turns/${firstMessage.turnId}`)).body.supersededBy).toBe(editTurn);
     chat.client.close();
   });
 

@@ -24,7 +24,7 @@ describe('itemResult', () => {
       { id: 'msg_4', role: 'assistant', content: 'done', turnId: 't2' },
     ];
     const result = itemResult({ turns: [turn('t1'), turn('t2')], last: turn('t2'), messages, calls: [call('t1', 'a'), call('t2', 'b')] });
-    expect(result.text).toBe('done');
+    expect([result.text, result.messageId]).toEqual(['done', 'msg_4']);
     expect(result.toolCalls).toEqual([{ toolName: 'calculator', args: {}, result: 2, attempts: 1 }]);
     expect(result.usage).toEqual({ promptTokens: 2, completionTokens: 4, totalTokens: 6 });
   });
