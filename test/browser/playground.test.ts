@@ -304,8 +304,37 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(await page.locator('[data-testid=user-message]').count()).toBe(0);
     await page.keyboard.press('Enter');
     await lastAnswerIs('Two lines read.');
-    expect(await page.locator('[data-testid=user-message]').last().innerText()).toBe(text);
+    expect(await page.locator('[data-testid=user-message]').last().locator(':scope > p').innerText()).toBe(text);
     expect(await input.inputValue()).toBe('');
+  });
+
+  it('regenerates the last answer and edits a question: the page shows the path, also after a reload', async () => {
+    await freshChat();
+    const userTexts = () => page.locator('[data-testid=user-message]').evaluateAll((items) => items.map((item: any) => item.querySelector(':scope > p')?.textContent));
+    // The scripted model answers the same request differently on its second arrival.
+    await send(`first ${scripted({ attempts: [{ text: 'First try.' }, { text: 'Second try.' }] })}`);
+    await lastAnswerIs('First try.');
+    await page.click('[data-testid=regenerate-button]');
+    await lastAnswerIs('Second try.');
+    expect(await assistantTexts()).toEqual(['Second try.']);
+
+    await send(`second ${scripted({ text: 'Answer two.' })}`);
+    await lastAnswerIs('Answer two.');
+    // Only the last answer can be regenerated; every question can be edited.
+    expect(await page.locator('[data-testid=regenerate-button]').count()).toBe(1);
+    expect(await page.locator('[data-testid=edit-button]').count()).toBe(2);
+    const edited = `edited ${scripted({ text: 'Edited answer.' })}`;
+    await page.locator('[data-testid=user-message]').first().locator('[data-testid=edit-button]').click();
+    await page.fill('[data-testid=edit-input]', edited);
+    await page.click('[data-testid=edit-save]');
+    await lastAnswerIs('Edited answer.');
+    expect([await userTexts(), await assistantTexts()]).toEqual([[edited], ['Edited answer.']]);
+
+    // The stored history is the same path.
+    await page.reload();
+    await lastAnswerIs('Edited answer.');
+    expect([await userTexts(), await assistantTexts()]).toEqual([[edited], ['Edited answer.']]);
+    expect(pageErrors).toEqual([]);
   });
 
   it('keeps the newest text in view as it streams, and stays where the person scrolled up to', async () => {

@@ -65,6 +65,36 @@ describe('client library', () => {
     expect(types.at(-1)).toBe('turn-finish');
   });
 
+  it('regenerates, edits and forks, and reads the path (or every message) of a conversation', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const question = scripted({ attempts: [{ text: 'first try' }, { text: 'second try' }] });
+    await subscription.followTurn((await client.sendTurn(conversation.id, question)).turnId);
+
+    const regenerated = await subscription.followTurn((await client.regenerate(conversation.id)).turnId);
+    expect(regenerated).toMatchObject({ status: 'completed', text: 'second try' });
+    const path = (await client.getConversation(conversation.id)).messages as { id: string; role: string; content: unknown }[];
+    expect(path.map((message) => message.content)).toEqual([question, 'second try']);
+    const all = (await client.getConversation(conversation.id, { includeSuperseded: true })).messages as { content: unknown; supersededBy?: string }[];
+    expect(all.map((message) => [message.content, message.supersededBy])).toEqual([
+      [question, undefined],
+      ['first try', regenerated.turnId],
+      ['second try', undefined],
+    ]);
+
+    const edited = await subscription.followTurn((await client.editMessage(conversation.id, path[0]!.id, scripted({ text: 'edited' }))).turnId);
+    expect(edited).toMatchObject({ status: 'completed', text: 'edited' });
+    const editedPath = (await client.getConversation(conversation.id)).messages as { id: string; content: unknown }[];
+    expect(editedPath.map((message) => message.content)).toEqual([scripted({ text: 'edited' }), 'edited']);
+
+    const fork = await client.forkConversation(conversation.id, editedPath[0]!.id);
+    expect(fork.forkedFrom).toEqual({ conversationId: conversation.id, messageId: editedPath[0]!.id });
+    expect(((await client.getConversation(fork.id)).messages as { content: unknown }[]).map((message) => message.content)).toEqual([scripted({ text: 'edited' })]);
+    await expect(client.editMessage(conversation.id, path[0]!.id, 'again')).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+
   it('runs a client tool once when two subscribed clients both answer it: one answer accepted, the other acknowledged and ignored', async () => {
     const asked: string[] = [];
     let bothAsked = () => {};

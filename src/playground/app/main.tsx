@@ -118,7 +118,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
       }),
     [props.token],
   );
-  const { messages, sendMessage, status, error, addToolOutput, addToolApprovalResponse } = useChat({
+  const { messages, sendMessage, regenerate, status, error, addToolOutput, addToolApprovalResponse } = useChat({
     id: props.chatId,
     messages: props.initialMessages,
     transport,
@@ -157,7 +157,15 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
 
   return (
     <div className="chat">
-      <MessageList messages={messages} onDecide={(decision) => void addToolApprovalResponse(decision)} />
+      <MessageList
+        messages={messages}
+        onDecide={(decision) => void addToolApprovalResponse(decision)}
+        actions={{
+          disabled: busy,
+          onEdit: (messageId, text) => void sendMessage({ text, messageId }),
+          onRegenerate: () => void regenerate(),
+        }}
+      />
       <div className="status-line">
         {runningTools && (
           <span className="running-tools" data-testid="running-tools">
