@@ -16,6 +16,7 @@ import { batchThroughput } from './cases/batch-throughput';
 import { chatTimeToFirstToken } from './cases/chat-ttft';
 import { concurrentStreams } from './cases/concurrent-streams';
 import { historyTimeToFirstToken } from './cases/history-ttft';
+import { supersededHistoryTimeToFirstToken } from './cases/superseded-history-ttft';
 import { idleWebsocketMemory } from './cases/idle-websocket-memory';
 import { singleStream } from './cases/single-stream';
 import { soak } from './cases/soak';
@@ -63,6 +64,7 @@ const BENCHMARKS: Benchmark[] = [
   batchThroughput,
   turnCurve,
   historyTimeToFirstToken,
+  supersededHistoryTimeToFirstToken,
   idleWebsocketMemory,
   toolFanOutCurve,
   approvalToTool,

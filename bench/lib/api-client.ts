@@ -65,8 +65,9 @@ export class ApiClient {
 
   /** POST a turn; resolves with its id once the API answered 202. */
   /** `options`: more fields of the turn's body (`maxHistoryMessages`, `tools`, ...). */
-  async postTurn(conversationId: string, content: string, options: Record<string, unknown> = {}): Promise<string> {
-    const response = await this.request('POST', `/v1/conversations/${conversationId}/turns`, { ...options, content });
+  /** `content` undefined: a turn that has none (a regenerate, `options.regenerate`). */
+  async postTurn(conversationId: string, content: string | undefined, options: Record<string, unknown> = {}): Promise<string> {
+    const response = await this.request('POST', `/v1/conversations/${conversationId}/turns`, { ...options, ...(content === undefined ? {} : { content }) });
     if (response.status !== 202) throw new Error(`POST turn answered ${response.status}: ${JSON.stringify(response.body)}`);
     return response.body.turnId as string;
   }

@@ -1,7 +1,7 @@
 import { withPostgres } from './backing-services';
 
 /**
- * Rows written straight into a bench stack's schema (migrations/0001_init.sql), one statement
+ * Rows written straight into a bench stack's schema (migrations/0001_init.sql, 0019), one statement
  * each, for the curves that need thousands of them: made through the API they would take
  * longer than what they are there to measure. They are what the API would store: messages of
  * a conversation in id order, user and assistant in turn, content a JSON string.
@@ -16,16 +16,21 @@ export function historyText(index: number, chars: number): string {
 /** The role of the `index`-th stored message: a history starts with the user and alternates. */
 export const historyRole = (index: number): 'user' | 'assistant' => (index % 2 === 0 ? 'user' : 'assistant');
 
-/** Appends `texts` (user, assistant, user, …) to each conversation, in one INSERT. */
-export async function insertHistory(schema: string, conversationIds: string[], texts: string[]): Promise<void> {
+/**
+ * Appends `texts` (user, assistant, user, …) to each conversation, in one INSERT. `superseded`
+ * (one flag per text): those are stored as an edit or a regenerate leaves what it replaced,
+ * off the conversation's path.
+ */
+export async function insertHistory(schema: string, conversationIds: string[], texts: string[], superseded: boolean[] = texts.map(() => false)): Promise<void> {
   await withPostgres(async (client) => {
     await client.query(
-      `INSERT INTO ${identifier(schema)}.messages (conversation_id, role, content)
-       SELECT c.id, CASE WHEN m.position % 2 = 1 THEN 'user' ELSE 'assistant' END, to_jsonb(m.text)
+      `INSERT INTO ${identifier(schema)}.messages (conversation_id, role, content, superseded_by)
+       SELECT c.id, CASE WHEN m.position % 2 = 1 THEN 'user' ELSE 'assistant' END, to_jsonb(m.text),
+              CASE WHEN m.superseded THEN 'turn_replaced_in_bench' END
          FROM unnest($1::text[]) WITH ORDINALITY AS c(id, position)
-         CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS m(text, position)
+         CROSS JOIN unnest($2::text[], $3::boolean[]) WITH ORDINALITY AS m(text, superseded, position)
         ORDER BY c.position, m.position`,
-      [conversationIds, texts],
+      [conversationIds, texts, superseded],
     );
   });
 }

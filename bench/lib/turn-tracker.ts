@@ -112,7 +112,7 @@ export class TurnTracker {
    * POSTs a turn and resolves with its timing once its last event arrived. The clock starts
    * before the request is written, so the API's own latency is part of every figure.
    */
-  async runTurn(api: ApiClient, conversationId: string, content: string, timeoutMs?: number, options?: Record<string, unknown>): Promise<TurnTiming> {
+  async runTurn(api: ApiClient, conversationId: string, content: string | undefined, timeoutMs?: number, options?: Record<string, unknown>): Promise<TurnTiming> {
     const ended = this.begin(conversationId, timeoutMs);
     // Handled here too, so a timeout while the POST is still out is not an unhandled rejection.
     ended.catch(() => undefined);

@@ -23,6 +23,8 @@ export const WORKLOADS = {
   turnCurve: { inFlight: [1, 4, 16, 64, 256], tokens: 20, turnsPerConversation: 10, secondsPerRepetition: 3, warmupSeconds: 1 },
   /** How cost grows: the first token of a turn on a conversation with this many stored messages. */
   historyCurve: { storedMessages: [10, 100, 1000, 10_000], tokens: 20, turnsPerRepetition: 12, messageChars: 100, boundedHistory: 100 },
+  /** How cost grows: as historyCurve, on conversations whose path is that long, with as many superseded messages beside it or none. */
+  supersededCurve: { storedMessages: [10, 100, 1000, 10_000], tokens: 20, turnsPerRepetition: 8, messageChars: 100 },
   /** How cost grows: idle, subscribed websocket connections held open at once. */
   idleWebsockets: { connections: [1000, 10_000] },
   /** How cost grows: parallel tool calls in one step (as (5)). */

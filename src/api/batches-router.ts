@@ -166,6 +166,7 @@ export function resultLine(item: BatchItemRecord): z.output<typeof batchResultLi
     conversationId: item.conversationId,
     status: item.status,
     text: result?.text ?? '',
+    ...(result?.messageId ? { messageId: result.messageId } : {}),
     toolCalls: result?.toolCalls ?? [],
     usage: result?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     ...(result?.error ? { error: result.error } : {}),

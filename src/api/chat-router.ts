@@ -20,7 +20,7 @@ import { sendJson } from './send-json';
 
 export interface ChatRouterDeps {
   conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId' | 'findByExternalId'>;
-  messages: Pick<MessagesRepository, 'list'>;
+  messages: Pick<MessagesRepository, 'list' | 'findByUiMessageId'>;
   turns: Pick<TurnsRepository, 'getForUser' | 'activeTurns' | 'listForConversation'>;
   toolCalls: Pick<ToolCallsRepository, 'listForTurn' | 'listForTurns'>;
   turnService: Pick<TurnService, 'create'>;
@@ -52,6 +52,23 @@ export function chatRouter(deps: ChatRouterDeps): Router {
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {
         content: ask.content,
         idempotencyKey: `ui-message:${ask.messageId}`,
+        uiMessageId: ask.messageId,
+        onBusy: 'reject',
+        options: {},
+      });
+      return deps.uiStream.stream({ turn, keyId, after: created ? latestSeq : undefined, res });
+    }
+    if (ask.kind === 'regenerate' || ask.kind === 'edit') {
+      const conversation = await deps.conversations.findByExternalId(userId, request.id);
+      const point = conversation ? await deps.messages.findByUiMessageId(conversation.id, ask.messageId) : null;
+      if (!conversation || !point) throw invalidAnswer(`message ${ask.messageId} is not a user message on this chat's path`);
+      const latestSeq = await deps.latestSeq(conversation.id);
+      const { turn, created } = await deps.turnService.create(userId, conversation.id, {
+        ...(ask.kind === 'edit'
+          ? // Keyed by the message it replaces: the same edit sent twice at once is one turn.
+            { content: ask.content, uiMessageId: ask.messageId, idempotencyKey: `ui-edit:${ask.messageId}:${point.messageId}` }
+          : { content: null }),
+        branch: { kind: ask.kind, from: point.messageId, field: 'messages' },
         onBusy: 'reject',
         options: {},
       });
@@ -103,7 +120,9 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const { id } = parseInput(chatParamsSchema, req.params);
     const conversation = await deps.conversations.findByExternalId(userId, id);
     if (!conversation) return sendJson(res, uiMessagesSchema, []);
-    const [messages, turns] = await Promise.all([deps.messages.list(conversation.id), deps.turns.listForConversation(conversation.id)]);
+    const [messages, allTurns] = await Promise.all([deps.messages.list(conversation.id), deps.turns.listForConversation(conversation.id)]);
+    // The chat is its path: turns an edit or a regenerate replaced are not on it.
+    const turns = allTurns.filter((turn) => turn.supersededBy === null);
     const turnIds = turns.map((turn) => turn.id);
     const [toolCalls, approvals] = await Promise.all([deps.toolCalls.listForTurns(turnIds), deps.toolApprovals.listForTurns(turnIds)]);
     const approvalOf = new Map(approvals.map((approval) => [approval.approvalId, approval]));

@@ -2,11 +2,13 @@ import { Router } from 'express';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
+import { parseMessageId } from '../store/message-id';
+import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
 import type { TurnService } from '../turns/turn-service';
 import { userIdOf } from './require-user';
 import { conversationPageSchema, conversationSchema, conversationWithMessagesSchema } from './contract/conversations-contract';
 import { turnAcceptedSchema } from './contract/turns-contract';
-import { createConversationSchema, createTurnSchema, listConversationsSchema } from './request-schemas';
+import { createConversationSchema, createTurnSchema, forkConversationSchema, getConversationSchema, listConversationsSchema } from './request-schemas';
 import { sendJson } from './send-json';
 import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
@@ -50,7 +52,11 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   router.get('/:id', async (req, res) => {
     const conversation = await deps.conversations.get(userIdOf(res), parseRouteId(req.params.id, 'conversation'));
     if (!conversation) throw notFound('conversation');
-    const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id), deps.latestSeq(conversation.id)]);
+    const { include } = parseInput(getConversationSchema, req.query);
+    const [messages, latestSeq] = await Promise.all([
+      deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }),
+      deps.latestSeq(conversation.id),
+    ]);
     sendJson(res, conversationWithMessagesSchema, { ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
   });
 
@@ -59,8 +65,10 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const body = parseInput(createTurnSchema, req.body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
+    const branch = branchOf(body);
     const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
-      content: body.content,
+      content: body.content ?? null,
+      ...(branch ? { branch } : {}),
       onBusy: body.onBusy,
       ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),
       options: {
@@ -75,7 +83,30 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, created ? 202 : 200);
   });
 
+  router.post('/:id/fork', async (req, res) => {
+    const conversationId = parseRouteId(req.params.id, 'conversation');
+    const { messageId } = parseInput(forkConversationSchema, req.body);
+    const rowId = parseMessageId(messageId);
+    const fork = rowId === null ? null : await deps.conversations.fork(userIdOf(res), conversationId, rowId);
+    if (fork) return sendJson(res, conversationSchema, fork, 201);
+    // Which of the two was missing: someone else's conversation is a 404 like a missing one.
+    if (!(await deps.conversations.get(userIdOf(res), conversationId))) throw notFound('conversation');
+    const message = "is not a message on this conversation's path";
+    throw new AppError('invalid_request', `invalid request: messageId: ${message}`, [{ field: 'messageId', message }]);
+  });
+
   return router;
+}
+
+/** A regenerate (`regenerate`, optionally `fromMessageId`) or an edit (`content` and `fromMessageId`); undefined for a plain turn. */
+function branchOf(body: { regenerate?: boolean | undefined; fromMessageId?: string | undefined }): BranchRequest | undefined {
+  if (!body.regenerate && body.fromMessageId === undefined) return undefined;
+  const kind = body.regenerate ? 'regenerate' : 'edit';
+  if (body.fromMessageId === undefined) return { kind, from: null, field: 'regenerate' };
+  const rowId = parseMessageId(body.fromMessageId);
+  // Text that is no message id names no message on any path.
+  if (rowId === null) throw noBranchPoint({ kind, from: body.fromMessageId, field: 'fromMessageId' });
+  return { kind, from: rowId, field: 'fromMessageId' };
 }
 
 function encodeCursor(cursor: ConversationCursor): string {

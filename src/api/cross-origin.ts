@@ -1,13 +1,9 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
-import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { isOriginAllowed, originRefusal } from '../auth/origin-policy';
+import { isOriginAllowed, refusedOriginLog } from '../auth/origin-policy';
 import { AppError } from '../errors/app-error';
 import { crossOriginMayUse } from './session-scope';
-
-/** Refused origins remembered, so that each is logged once; past this many, the oldest is forgotten. */
-const REMEMBERED_REFUSED_ORIGINS = 1_000;
 
 /**
  * CORS for browser apps on other origins, decided as the websocket's Origin check is (ALLOWED_ORIGINS;
@@ -19,8 +15,8 @@ const REMEMBERED_REFUSED_ORIGINS = 1_000;
  * origin not allowed goes on without CORS headers, so the browser keeps its answer from the page.
  */
 export function crossOrigin(options: { allowedOrigins: readonly string[]; logger: Logger }): RequestHandler {
-  const { allowedOrigins, logger } = options;
-  const refusedOrigins = new LRUCache<string, true>({ max: REMEMBERED_REFUSED_ORIGINS });
+  const { allowedOrigins } = options;
+  const refuseOrigin = refusedOriginLog(options.logger);
 
   return (req, res, next) => {
     const origin = req.headers.origin;
@@ -36,11 +32,7 @@ export function crossOrigin(options: { allowedOrigins: readonly string[]; logger
     }
     if (!isOriginAllowed(origin, req.headers.host, allowedOrigins)) {
       if (!isPreflight) return next();
-      const reason = originRefusal(origin, req.headers.host, allowedOrigins);
-      if (!refusedOrigins.has(origin)) {
-        refusedOrigins.set(origin, true);
-        logger.warn({ origin, setting: 'ALLOWED_ORIGINS' }, reason);
-      }
+      const reason = refuseOrigin(origin, req.headers.host, allowedOrigins);
       throw new AppError('forbidden', reason, { origin, setting: 'ALLOWED_ORIGINS' });
     }
     return answerCors(req, res, next);

@@ -25,9 +25,17 @@ export const listConversationsSchema = z
   })
   .strict();
 
+/** A message's public id (`msg_<n>`), as `GET /v1/conversations/:id` lists it. */
+const messageIdSchema = z.string().min(1).max(100);
+
 export const createTurnSchema = z
   .object({
-    content: turnContentSchema,
+    content: turnContentSchema.optional().meta({ description: 'The user message; with `fromMessageId`, it replaces that message (an edit). Absent with `regenerate`.' }),
+    regenerate: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Answer again the last user message (or `fromMessageId`), superseding what followed it.' }),
+    fromMessageId: messageIdSchema.optional().meta({ description: 'A user message on the path: the one a regenerate answers again, or an edit replaces.' }),
     idempotencyKey: z.string().min(1).max(200).optional(),
     model: z.string().min(1).max(200).optional(),
     tools: z.array(toolNameSchema).max(128).optional(),
@@ -37,7 +45,19 @@ export const createTurnSchema = z
     maxHistoryMessages: z.number().int().min(1).max(100_000).optional(),
     onBusy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
   })
-  .strict();
+  .strict()
+  .superRefine((body, context) => {
+    if (body.regenerate && body.content !== undefined) {
+      context.addIssue({ code: 'custom', path: ['content'], message: 'a regenerate answers a stored message again: leave content out (to change the message, post content with fromMessageId)' });
+    }
+    if (!body.regenerate && body.content === undefined) context.addIssue({ code: 'custom', path: ['content'], message: 'required (or regenerate: true)' });
+  });
+
+/** `POST /v1/conversations/:id/fork`: the copy holds the path up to this message. */
+export const forkConversationSchema = z.object({ messageId: messageIdSchema }).strict();
+
+/** `GET /v1/conversations/:id`: `include=superseded` lists the replaced messages too. */
+export const getConversationSchema = z.object({ include: z.literal('superseded').optional() }).strict();
 
 export const createUserSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
+import { formatMessageId } from '../store/message-id';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
 import type { InflightSnapshot } from '../event-log/inflight-state';
@@ -99,6 +100,9 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
     error: turn.error,
     usage: turn.usage,
     options: turn.options,
+    // A regenerate or an edit, by the message's public id.
+    branch: turn.branch && { kind: turn.branch.kind, fromMessageId: formatMessageId(turn.branch.fromMessageId) },
+    supersededBy: turn.supersededBy,
     timings: { createdAt: turn.createdAt, startedAt: turn.startedAt, finishedAt: turn.finishedAt },
   };
 }

@@ -4,7 +4,7 @@ import type { WebhookDelivery } from '../store/webhooks-repository';
 import { redeliver, registerEndpoint, rotateEndpointSecret, viewEndpoint, type WebhookEndpointsDeps } from '../webhooks/webhook-endpoints';
 import { userIdOf } from './require-user';
 import { parseInput, parseRouteId } from './validate';
-import { webhookCreatedSchema, webhookDeletedSchema, webhookDeliveryPageSchema, webhookDeliverySchema, webhookListSchema, webhookSecretSchema } from './contract/webhooks-contract';
+import { webhookCreatedSchema, webhookSchema, webhookDeletedSchema, webhookDeliveryPageSchema, webhookDeliverySchema, webhookListSchema, webhookSecretSchema } from './contract/webhooks-contract';
 import { createWebhookSchema, listDeliveriesSchema } from './request-schemas';
 import { sendJson } from './send-json';
 
@@ -28,6 +28,12 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
     const id = parseRouteId(req.params.id, 'webhook');
     if (!(await deps.webhooks.deleteEndpoint(userIdOf(res), id))) throw notFound('webhook');
     sendJson(res, webhookDeletedSchema, { id, deleted: true });
+  });
+
+  router.post('/:id/enable', async (req, res) => {
+    const endpoint = await deps.webhooks.enableEndpoint(userIdOf(res), parseRouteId(req.params.id, 'webhook'));
+    if (!endpoint) throw notFound('webhook');
+    sendJson(res, webhookSchema, viewEndpoint(endpoint));
   });
 
   router.post('/:id/rotate-secret', async (req, res) => {

@@ -1,3 +1,6 @@
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+
 /**
  * Whether a browser's Origin may connect (a websocket handshake) or call (CORS). Browsers always send Origin; other
  * clients usually do not, and are let in (they authenticate like any API client). With no
@@ -24,4 +27,24 @@ export function originRefusal(origin: string, host: string | undefined, allowedO
     return `a browser app at ${origin} may not call this API: ALLOWED_ORIGINS is not set, so only pages this API serves (${host ?? 'its own host'}) may; ${fix}`;
   }
   return `a browser app at ${origin} may not call this API: ALLOWED_ORIGINS (${allowedOrigins.join(',')}) does not include it; ${fix}`;
+}
+
+/** Refused origins remembered, so that each is logged once; past this many, the oldest is forgotten. */
+const REMEMBERED_REFUSED_ORIGINS = 1_000;
+
+/**
+ * Logs an origin's refusal (the reason, naming ALLOWED_ORIGINS) the first time it is refused: a developer
+ * whose app is refused learns what to set from the server's log too, and a page retrying in a loop
+ * does not flood it. CORS and the websocket handshake keep one each.
+ */
+export function refusedOriginLog(logger: Logger): (origin: string, host: string | undefined, allowedOrigins: readonly string[]) => string {
+  const logged = new LRUCache<string, true>({ max: REMEMBERED_REFUSED_ORIGINS });
+  return (origin, host, allowedOrigins) => {
+    const reason = originRefusal(origin, host, allowedOrigins);
+    if (!logged.has(origin)) {
+      logged.set(origin, true);
+      logger.warn({ origin, setting: 'ALLOWED_ORIGINS' }, reason);
+    }
+    return reason;
+  };
 }

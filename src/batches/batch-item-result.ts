@@ -5,10 +5,13 @@ import type { Turn } from '../store/turns-repository';
 
 /**
  * An ended item's result (docs/API.md, "Results"): the final assistant text of its last turn,
- * every tool call of its turns, usage summed, and the error of a turn that did not complete. Pure.
+ * the tool calls of its conversation's path (`messages`: a call an edit or a regenerate
+ * replaced is not on it), usage summed over every turn that ran, and the error of a turn that
+ * did not complete. Pure.
  */
 export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredMessage[]; calls: ToolCallRecord[] }): BatchItemResult {
   const lastTexts = input.messages.filter((message) => message.role === 'assistant' && message.turnId === input.last.id && typeof message.content === 'string');
+  const onPath = new Set(input.messages.flatMap((message) => (message.toolCalls ?? []).map((call) => `${message.turnId}\n${call.id}`)));
   const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   for (const turn of input.turns) {
     usage.promptTokens += turn.usage.promptTokens;
@@ -24,9 +27,11 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
   const lastMessage = input.messages.findLast((message) => message.role === 'assistant' && message.turnId === input.last.id);
   const runHere = new Set(input.calls.filter((call) => call.turnId === input.last.id).map((call) => call.toolCallId));
   const callerToolCalls = input.last.finishReason === 'tool_calls' ? (lastMessage?.toolCalls ?? []).filter((call) => !runHere.has(call.id)) : [];
+  const lastText = lastTexts[lastTexts.length - 1];
   return {
-    text: (lastTexts[lastTexts.length - 1]?.content as string | undefined) ?? '',
-    toolCalls: input.calls.map((call) => ({
+    text: (lastText?.content as string | undefined) ?? '',
+    ...(lastText ? { messageId: lastText.id } : {}),
+    toolCalls: input.calls.filter((call) => onPath.has(`${call.turnId}\n${call.toolCallId}`)).map((call) => ({
       toolName: call.name,
       args: call.args,
       ...(call.status === 'succeeded' ? { result: call.result } : {}),

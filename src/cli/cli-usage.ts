@@ -48,6 +48,7 @@ const COMMANDS: CommandUsage[] = [
   { name: 'webhooks list', synopsis: `webhooks list ${API_OPTIONS}`, description: 'your endpoints, and whether one was disabled for failing' },
   { name: 'webhooks delete', synopsis: `webhooks delete <webhookId> ${API_OPTIONS}`, description: 'delete an endpoint (its pending deliveries are not sent)' },
   { name: 'webhooks rotate', synopsis: `webhooks rotate <webhookId> ${API_OPTIONS}`, description: 'a new secret; the old one keeps signing for 24 h' },
+  { name: 'webhooks enable', synopsis: `webhooks enable <webhookId> ${API_OPTIONS}`, description: 'take an endpoint disabled for failing back into service' },
   { name: 'webhooks deliveries', synopsis: `webhooks deliveries <webhookId> ${API_OPTIONS}`, description: "an endpoint's latest deliveries: status, attempts, last answer" },
   { name: 'webhooks redeliver', synopsis: `webhooks redeliver <webhookId> <deliveryId> ${API_OPTIONS}`, description: 'send a delivery again (the same webhook-id)' },
   {

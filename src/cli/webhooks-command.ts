@@ -8,7 +8,7 @@ export interface WebhooksCommandOptions extends HttpOptions {
 }
 
 /** The webhooks commands and the arguments each takes after its name. */
-export const WEBHOOK_COMMANDS = { add: ['url'], list: [], delete: ['webhookId'], rotate: ['webhookId'], deliveries: ['webhookId'], redeliver: ['webhookId', 'deliveryId'] } as const;
+export const WEBHOOK_COMMANDS = { add: ['url'], list: [], delete: ['webhookId'], rotate: ['webhookId'], enable: ['webhookId'], deliveries: ['webhookId'], redeliver: ['webhookId', 'deliveryId'] } as const;
 export type WebhookCommand = keyof typeof WEBHOOK_COMMANDS;
 
 export const isWebhookCommand = (word: string | undefined): word is WebhookCommand => word !== undefined && Object.hasOwn(WEBHOOK_COMMANDS, word);
@@ -32,6 +32,8 @@ export async function webhooksCommand(command: WebhookCommand, args: readonly st
         return http('DELETE', `/v1/webhooks/${first}`);
       case 'rotate':
         return http('POST', `/v1/webhooks/${first}/rotate-secret`);
+      case 'enable':
+        return http('POST', `/v1/webhooks/${first}/enable`);
       case 'deliveries':
         return http('GET', `/v1/webhooks/${first}/deliveries?limit=100`);
       case 'redeliver':

@@ -6,7 +6,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { ClientSession, CLOSE, type SessionLimits, type SessionServices } from './client-session';
 import { eventFrame } from './frames';
 import { writesPerTick } from '../subscriptions/writes-per-tick';
-import { isOriginAllowed } from '../auth/origin-policy';
+import { isOriginAllowed, refusedOriginLog } from '../auth/origin-policy';
 import type { OpenConnections } from '../auth/open-connections';
 import { admitHandshake, type HandshakeAdmissionDeps } from './handshake-admission';
 import { ConnectionCap } from './connection-cap';
@@ -56,6 +56,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const admitFrame = frameAdmission(options.framesPerSecond ?? 50, options.frameBurst ?? 100);
   const connectionsPerKey = new ConnectionCap(options.maxConnectionsPerKey);
+  const refuseOrigin = refusedOriginLog(options.logger);
 
   // Every subscriber of a conversation on this gateway gets the same bytes: encode them once.
   let lastJson: string | undefined;
@@ -90,7 +91,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== path) return refuseHandshake(socket, { reason: 'not_found' });
-    if (!isOriginAllowed(req.headers.origin, req.headers.host, options.allowedOrigins)) return refuseHandshake(socket, { reason: 'origin' });
+    const origin = req.headers.origin;
+    if (origin !== undefined && !isOriginAllowed(origin, req.headers.host, options.allowedOrigins)) {
+      refuseOrigin(origin, req.headers.host, options.allowedOrigins);
+      return refuseHandshake(socket, { reason: 'origin' });
+    }
     admitHandshake(req, admission).then(
       (admitted) => {
         if (!admitted.ok) return refuseHandshake(socket, admitted.refusal);

@@ -45,6 +45,8 @@ export interface RunningBatch {
 /** An ended item's result line (docs/API.md, "Results"), less what its row says. */
 export interface BatchItemResult {
   text: string;
+  /** The stored message `text` is (`msg_…`); absent when the last turn wrote no text. */
+  messageId?: string;
   toolCalls: { toolName: string; args: unknown; result?: unknown; error?: unknown; attempts: number }[];
   usage: { promptTokens: number; completionTokens: number; totalTokens: number };
   error?: { code: string; message: string };

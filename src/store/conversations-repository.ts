@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './db';
+import { formatMessageId } from './message-id';
 
 export interface Conversation {
   id: string;
@@ -13,6 +14,8 @@ export interface Conversation {
   requireApproval: string[] | null;
   metadata: Record<string, unknown> | null;
   lastSeq: number;
+  /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
+  forkedFrom: { conversationId: string; messageId: string } | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -46,11 +49,14 @@ interface ConversationRow {
   require_approval: string[] | null;
   metadata: Record<string, unknown> | null;
   last_seq: number | string;
+  forked_from_conversation_id: string | null;
+  forked_from_message_id: string | number | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, created_at, updated_at';
+const COLUMNS =
+  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -122,6 +128,37 @@ export class ConversationsRepository {
     const { rows } = await db.query<ConversationRow>(
       `SELECT ${COLUMNS} FROM conversations WHERE id = $1 AND user_id = $2${lock ? ' FOR UPDATE' : ''}`,
       [id, userId],
+    );
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  /**
+   * A new conversation of the same user with the settings of `id` (not its `externalId`) and
+   * copies of its path up to the message `messageId` (a row id); an assistant message's tool
+   * messages come with it, so that the copy is a history a provider accepts. The copies belong
+   * to no turn. One statement: the copy exists whole or not at all. Null when `id` is not the
+   * user's or the message is not on its path.
+   */
+  async fork(userId: string, id: string, messageId: string, db: Queryable = this.db): Promise<Conversation | null> {
+    const { rows } = await db.query<ConversationRow>(
+      `WITH source AS (
+         SELECT * FROM conversations WHERE id = $1 AND user_id = $2
+       ), point AS (
+         SELECT m.id, m.role, m.turn_id, m.step FROM messages m JOIN source ON m.conversation_id = source.id
+         WHERE m.id = $3 AND m.superseded_by IS NULL
+       ), created AS (
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source WHERE EXISTS (SELECT 1 FROM point)
+         RETURNING ${COLUMNS}
+       ), copied AS (
+         INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id)
+         SELECT created.id, m.step, m.role, m.content, m.tool_calls, m.tool_call_id FROM messages m, created, point
+         WHERE m.conversation_id = $1 AND m.superseded_by IS NULL
+           AND (m.id <= point.id OR (point.role = 'assistant' AND m.role = 'tool' AND m.turn_id = point.turn_id AND m.step = point.step))
+         ORDER BY m.id
+       )
+       SELECT * FROM created`,
+      [id, userId, messageId, this.generateId()],
     );
     return rows[0] ? toConversation(rows[0]) : null;
   }
@@ -209,6 +246,10 @@ function toConversation(row: ConversationRow): Conversation {
     requireApproval: row.require_approval,
     metadata: row.metadata,
     lastSeq: Number(row.last_seq),
+    forkedFrom:
+      row.forked_from_conversation_id !== null && row.forked_from_message_id !== null
+        ? { conversationId: row.forked_from_conversation_id, messageId: formatMessageId(row.forked_from_message_id) }
+        : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -1,47 +1,111 @@
 import type { AssistantToolCall } from '../providers/model-provider';
 import type { Queryable } from './db';
+import { formatMessageId } from './message-id';
 
 /** A stored message, as `GET /v1/conversations/:id` shows it. */
 export interface StoredMessage {
+  /** `msg_<n>` (message-id.ts). */
+  id: string;
   role: 'user' | 'assistant' | 'tool';
   content: unknown;
   toolCalls?: AssistantToolCall[];
   toolCallId?: string;
   turnId: string | null;
+  /** The turn that replaced this message (an edit or a regenerate); absent on the conversation's path. */
+  supersededBy?: string;
 }
 
 /** A message's columns as a turn reads them. */
 export interface MessageRow {
+  id: string | number;
   role: StoredMessage['role'];
   content: unknown;
   tool_calls: AssistantToolCall[] | null;
   tool_call_id: string | null;
   turn_id: string | null;
+  superseded_by?: string | null;
+}
+
+/** The columns {@link toStoredMessage} reads. */
+export const MESSAGE_COLUMNS = 'id, role, content, tool_calls, tool_call_id, turn_id, superseded_by';
+
+/** A regenerate answers its branch point again; an edit replaces it. */
+export type BranchKind = 'regenerate' | 'edit';
+
+/** A user message on a conversation's path that a regenerate or an edit starts from. */
+export interface BranchPoint {
+  /** The message's row id. */
+  messageId: string;
+  turnId: string;
+  content: unknown;
 }
 
 export class MessagesRepository {
   constructor(private readonly db: Queryable) {}
 
-  async list(conversationId: string, db: Queryable = this.db): Promise<StoredMessage[]> {
+  /**
+   * The conversation's path (its messages no turn replaced) in order; `includeSuperseded`: every
+   * message it ever had, the replaced ones marked. One query either way, the path's through its
+   * own index.
+   */
+  async list(conversationId: string, options: { includeSuperseded?: boolean } = {}, db: Queryable = this.db): Promise<StoredMessage[]> {
     const { rows } = await db.query<MessageRow>(
-      'SELECT role, content, tool_calls, tool_call_id, turn_id FROM messages WHERE conversation_id = $1 ORDER BY id',
+      options.includeSuperseded
+        ? `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY id`
+        : `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND superseded_by IS NULL ORDER BY id`,
       [conversationId],
     );
     return rows.map(toStoredMessage);
   }
 
   /**
-   * The last `count` messages of a conversation, oldest first, and never fewer than all of
-   * `turnId`'s (from its user message, the first it writes): a turn always sees its own question
+   * A user message on the conversation's path: `messageId` (a row id), or (null) the last one. Null when
+   * there is none, or the id names no user message on this path (someone else's, replaced, not
+   * a user message): the caller cannot tell which, and need not.
+   */
+  async findBranchPoint(conversationId: string, messageId: string | null, db: Queryable = this.db): Promise<BranchPoint | null> {
+    const { rows } = await db.query<{ id: string | number; turn_id: string; content: unknown }>(
+      messageId === null
+        ? `SELECT id, turn_id, content FROM messages WHERE conversation_id = $1 AND role = 'user' AND superseded_by IS NULL ORDER BY id DESC LIMIT 1`
+        : `SELECT id, turn_id, content FROM messages WHERE conversation_id = $1 AND role = 'user' AND superseded_by IS NULL AND id = $2`,
+      messageId === null ? [conversationId] : [conversationId, messageId],
+    );
+    const row = rows[0];
+    return row ? { messageId: String(row.id), turnId: row.turn_id, content: row.content } : null;
+  }
+
+  /**
+   * The user message on the conversation's path whose AI SDK id is `uiMessageId`: the id the
+   * client gave it (`/api/chat` keeps it with the turn), or `<turnId>:user`, the id the stored
+   * history gives it (stored-to-ui-messages.ts).
+   */
+  async findByUiMessageId(conversationId: string, uiMessageId: string, db: Queryable = this.db): Promise<BranchPoint | null> {
+    const turnId = uiMessageId.endsWith(':user') ? uiMessageId.slice(0, -':user'.length) : null;
+    const { rows } = await db.query<{ id: string | number; turn_id: string; content: unknown }>(
+      `SELECT m.id, m.turn_id, m.content FROM messages m JOIN turns t ON t.id = m.turn_id
+       WHERE m.conversation_id = $1 AND m.role = 'user' AND m.superseded_by IS NULL AND t.conversation_id = $1
+         AND (t.ui_message_id = $2 OR t.id = $3)
+       ORDER BY m.id DESC LIMIT 1`,
+      [conversationId, uiMessageId, turnId],
+    );
+    const row = rows[0];
+    return row ? { messageId: String(row.id), turnId: row.turn_id, content: row.content } : null;
+  }
+
+  /**
+   * The last `count` messages of a conversation's path, oldest first, and never fewer than all of
+   * `turnId`'s (from its user message, the first it writes, or the one a regenerate answers): a turn always sees its own question
    * and steps, however many they are. Both bounds are read through indexes (the conversation's
    * from its end), so the cost follows `count`, not the conversation's length.
    */
   async listRecent(conversationId: string, count: number, turnId: string, db: Queryable = this.db): Promise<StoredMessage[]> {
+    // A regenerate writes no user message: the one it answers again is its first.
     const { rows } = await db.query<MessageRow>(
-      `SELECT role, content, tool_calls, tool_call_id, turn_id FROM messages
-       WHERE conversation_id = $1 AND id >= LEAST(
-         COALESCE((SELECT id FROM messages WHERE conversation_id = $1 ORDER BY id DESC OFFSET $2 - 1 LIMIT 1), 0),
-         COALESCE((SELECT id FROM messages WHERE turn_id = $3 AND step = 0 AND role = 'user'), 9223372036854775807))
+      `SELECT ${MESSAGE_COLUMNS} FROM messages
+       WHERE conversation_id = $1 AND superseded_by IS NULL AND id >= LEAST(
+         COALESCE((SELECT id FROM messages WHERE conversation_id = $1 AND superseded_by IS NULL ORDER BY id DESC OFFSET $2 - 1 LIMIT 1), 0),
+         COALESCE((SELECT id FROM messages WHERE turn_id = $3 AND step = 0 AND role = 'user'), 9223372036854775807),
+         COALESCE((SELECT from_message_id FROM turns WHERE id = $3 AND branch = 'regenerate'), 9223372036854775807))
        ORDER BY id`,
       [conversationId, count, turnId],
     );
@@ -115,10 +179,12 @@ export const insertToolMessagesFrom = (calls: string, condition = '') =>
 
 export function toStoredMessage(row: MessageRow): StoredMessage {
   return {
+    id: formatMessageId(row.id),
     role: row.role,
     content: row.content,
     ...(row.tool_calls ? { toolCalls: row.tool_calls } : {}),
     ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
     turnId: row.turn_id,
+    ...(row.superseded_by ? { supersededBy: row.superseded_by } : {}),
   };
 }

@@ -3,7 +3,7 @@ import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
-import { insertToolMessagesFrom, toStoredMessage, type MessageRow, type StoredMessage } from './messages-repository';
+import { insertToolMessagesFrom, MESSAGE_COLUMNS, toStoredMessage, type BranchKind, type BranchPoint, type MessageRow, type StoredMessage } from './messages-repository';
 import { toolCallFromJson, type JsonToolCallRow, type StepState } from './tool-calls-repository';
 
 export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 'failed' | 'cancelled';
@@ -79,6 +79,12 @@ export interface Turn {
   endEvents: EventPayload[] | null;
   /** The W3C traceparent of the span that admitted it (null when tracing was off): its jobs join that trace. */
   traceparent: string | null;
+  /** A regenerate or an edit, and the user message (row id) it answers again or replaces; null for other turns. */
+  branch: { kind: BranchKind; fromMessageId: string } | null;
+  /** The turn that replaced this one's messages (an edit or a regenerate further up the path). */
+  supersededBy: string | null;
+  /** The AI SDK's id of its user message (turns posted through `/api/chat`). */
+  uiMessageId: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -148,6 +154,10 @@ interface TurnRow {
   batch_priority: number | null;
   end_events: EventPayload[] | null;
   traceparent: string | null;
+  branch: BranchKind | null;
+  from_message_id: string | number | null;
+  superseded_by: string | null;
+  ui_message_id: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -162,10 +172,14 @@ export interface NewTurn {
   requestHash: string;
   batchPriority?: number;
   traceparent?: string;
+  /** A regenerate (its input is null: it writes no user message) or an edit, from this message (row id). */
+  branch?: { kind: BranchKind; fromMessageId: string };
+  uiMessageId?: string;
 }
 
-const INSERT_COLUMNS = '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent)';
-const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9)";
+const INSERT_COLUMNS =
+  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id)';
+const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12)";
 
 /** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
 const RECORD_STEP = `step = $3, steps = steps || $4::jsonb,
@@ -230,7 +244,7 @@ export class TurnsRepository {
     const { rows } = await db.query<TurnRow & { active_of_user: number }>(
       `WITH clear AS (
          SELECT count(*)::int AS active_of_user FROM turns WHERE user_id = $3 AND status IN ${ACTIVE_SQL}
-         HAVING count(*) < $10
+         HAVING count(*) < $13
            AND NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $2 AND status IN ${ACTIVE_SQL})
            AND ($6::text IS NULL OR NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $2 AND idempotency_key = $6::text))
        ), inserted AS (
@@ -254,6 +268,9 @@ export class TurnsRepository {
       input.requestHash,
       input.batchPriority ?? null,
       input.traceparent ?? null,
+      input.branch?.kind ?? null,
+      input.branch?.fromMessageId ?? null,
+      input.uiMessageId ?? null,
     ];
   }
 
@@ -320,9 +337,28 @@ export class TurnsRepository {
          RETURNING turns.*, target.previous_status, target.previous_awaiting
        ), user_message AS (
          INSERT INTO messages (conversation_id, turn_id, step, role, content)
-         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools'
+         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools' AND branch IS DISTINCT FROM 'regenerate'
          ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
-         RETURNING id, role, content, tool_calls, tool_call_id, turn_id
+         RETURNING ${MESSAGE_COLUMNS}
+       ), branched_from AS (
+         -- A branch turn that starts: what turns that ran ahead of it (onBusy enqueue) wrote after
+         -- its branch point is on the branch it replaces (admission marked what was there then).
+         SELECT begun.id, begun.conversation_id, begun.branch, begun.from_message_id, begun.ordinal, point.turn_id AS point_turn_id
+         FROM begun JOIN messages point ON point.id = begun.from_message_id
+         WHERE begun.previous_status <> 'waiting_tools'
+       ), superseded_messages AS (
+         -- Scalar subqueries (null for every other turn) keep both updates on their indexes,
+         -- whatever the planner thinks of a join with an empty relation.
+         UPDATE messages SET superseded_by = (SELECT id FROM branched_from)
+         WHERE messages.conversation_id = (SELECT conversation_id FROM branched_from) AND messages.superseded_by IS NULL
+           AND messages.id >= (SELECT from_message_id FROM branched_from) AND messages.turn_id IS DISTINCT FROM (SELECT id FROM branched_from)
+           AND (messages.id > (SELECT from_message_id FROM branched_from) OR (SELECT branch FROM branched_from) = 'edit')
+       ), superseded_turns AS (
+         UPDATE turns SET superseded_by = (SELECT id FROM branched_from)
+         WHERE turns.conversation_id = (SELECT conversation_id FROM branched_from) AND turns.superseded_by IS NULL
+           AND turns.ordinal < (SELECT ordinal FROM branched_from)
+           AND turns.ordinal >= (SELECT p.ordinal FROM turns p WHERE p.id = (SELECT point_turn_id FROM branched_from))
+           AND (turns.ordinal > (SELECT p.ordinal FROM turns p WHERE p.id = (SELECT point_turn_id FROM branched_from)) OR (SELECT branch FROM branched_from) = 'edit')
        ), step_calls AS (
          SELECT c.* FROM tool_calls c JOIN begun ON c.turn_id = begun.id AND c.step = begun.step
        ), phase AS (
@@ -331,18 +367,21 @@ export class TurnsRepository {
        ), tool_messages AS (
          -- The step's tool phase completes in the take when every call has its outcome.
          ${insertToolMessagesFrom('step_calls', 'AND (SELECT settled FROM phase)')}
-         RETURNING id, role, content, tool_calls, tool_call_id, turn_id
+         RETURNING ${MESSAGE_COLUMNS}
        ), history AS (
-         -- The statement does not see its own inserts: a new user message and new tool messages
-         -- come from RETURNING, those written by an earlier run are in the table.
-         SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
+         -- The statement does not see its own writes: a new user message and new tool messages
+         -- come from RETURNING, those written by an earlier run are in the table, and what it
+         -- marks as replaced is left out here by the same condition that marks it.
+         SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id, m.superseded_by FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
+         WHERE m.superseded_by IS NULL AND (begun.from_message_id IS NULL OR m.id < begun.from_message_id OR m.turn_id = begun.id
+           OR (begun.branch = 'regenerate' AND m.id = begun.from_message_id))
          UNION ALL SELECT * FROM user_message
          UNION ALL SELECT * FROM tool_messages
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
               c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, u.allowed_tools AS user_allowed_tools,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
-                (SELECT coalesce(json_agg(json_build_object('role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
+                (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
               END AS history,
               CASE WHEN begun.step > 0 THEN (SELECT coalesce(json_agg(s ORDER BY s.position), '[]') FROM step_calls s) END AS step_calls,
@@ -372,6 +411,28 @@ export class TurnsRepository {
           }
         : {}),
     };
+  }
+
+  /**
+   * Marks what a branch turn replaces, with that turn's id, in the transaction that admits it:
+   * the messages after `point` (and `point` itself for an edit), and the ended turns after the
+   * point's turn (and that turn for an edit). A turn still unfinished ahead of the branch turn
+   * (onBusy enqueue) keeps its messages until the branch turn starts ({@link beginAttempt}):
+   * it goes on reading them meanwhile. One statement.
+   */
+  async supersede(conversationId: string, point: BranchPoint, branch: BranchKind, byTurnId: string, db: Queryable = this.db): Promise<void> {
+    await db.query(
+      // A data-modifying WITH runs whether or not the statement reads it.
+      `WITH marked AS (
+         UPDATE messages SET superseded_by = $3
+         WHERE conversation_id = $1 AND superseded_by IS NULL AND (id > $2 OR ($5 = 'edit' AND id = $2))
+           AND NOT EXISTS (SELECT 1 FROM turns a WHERE a.id = messages.turn_id AND a.status IN ${ACTIVE_SQL})
+       )
+       UPDATE turns SET superseded_by = $3
+       WHERE conversation_id = $1 AND superseded_by IS NULL AND id <> $3 AND status NOT IN ${ACTIVE_SQL}
+         AND (ordinal > (SELECT ordinal FROM turns WHERE id = $4) OR ($5 = 'edit' AND id = $4))`,
+      [conversationId, point.messageId, byTurnId, point.turnId, branch],
+    );
   }
 
   /** The reconciler found no job left that runs the turn: the next job may take it. */
@@ -534,6 +595,9 @@ function toTurn(row: TurnRow): Turn {
     batchPriority: row.batch_priority,
     endEvents: row.end_events,
     traceparent: row.traceparent,
+    branch: row.branch && row.from_message_id !== null ? { kind: row.branch, fromMessageId: String(row.from_message_id) } : null,
+    supersededBy: row.superseded_by,
+    uiMessageId: row.ui_message_id,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

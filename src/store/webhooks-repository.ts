@@ -99,6 +99,16 @@ export class WebhooksRepository {
     return rows.length > 0;
   }
 
+  /** Takes a disabled endpoint back into service: events are recorded for it again, and its failing clock starts afresh. */
+  async enableEndpoint(userId: string, id: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.db.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+       WHERE id = $1 AND user_id = $2 RETURNING *`,
+      [id, userId],
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
   /** The new secret signs from now on; the current one keeps signing too until `previousUntil`. */
   async rotateSecret(userId: string, id: string, secret: string, previousUntil: Date): Promise<WebhookEndpoint | null> {
     const { rows } = await this.db.query<EndpointRow>(

@@ -7,6 +7,7 @@ import { AppError, notFound } from '../errors/app-error';
 import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
 import { isTerminal } from '../store/turns-repository';
 import { admitTurn, type Admission, type OnBusy } from './turn-admission';
+import { noBranchPoint, type BranchRequest } from './branch-request';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
@@ -21,12 +22,17 @@ const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupt
 const CREATE_NOW: Admission = { kind: 'create', enqueueNow: true, interrupt: [] };
 
 export interface TurnRequest {
+  /** The user message; null for a regenerate (it answers a stored one again). */
   content: unknown;
   idempotencyKey?: string;
   onBusy: OnBusy;
   options: TurnOptions;
   /** A batch item's turn: queued behind interactive turns, by this batch priority. */
   batchPriority?: number;
+  /** A regenerate or an edit: admitted with what it replaces marked, in one transaction. */
+  branch?: BranchRequest;
+  /** The AI SDK's id of the user message (`/api/chat`). */
+  uiMessageId?: string;
 }
 
 /** The API's side of turns: admission and cancellation. Workers run them (turn-runner.ts). */
@@ -67,15 +73,17 @@ export class TurnService {
       ...(request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {}),
       ...(request.batchPriority !== undefined ? { batchPriority: request.batchPriority } : {}),
       ...(traceparent ? { traceparent } : {}),
+      ...(request.uiMessageId ? { uiMessageId: request.uiMessageId } : {}),
       requestHash,
     };
+    const { branch } = request;
     let enqueued: Promise<void> | undefined;
     const admission = await this.deps.db.transaction(async (tx) => {
       const conversation = await this.deps.conversations.get(userId, conversationId, tx, true);
       if (!conversation) throw notFound('conversation');
-      // The common case (nothing ahead, key unused, under the limit) in one statement; the rest
-      // reads the facts and decides.
-      const clear = await this.deps.turns.insertIfClear(newTurn, this.deps.maxActiveTurnsPerUser, tx);
+      // The common case (nothing ahead, key unused, under the limit) in one statement; the rest,
+      // and every branch turn, reads the facts and decides.
+      const clear = branch ? null : await this.deps.turns.insertIfClear(newTurn, this.deps.maxActiveTurnsPerUser, tx);
       if (clear) {
         // Enqueued while the insert commits: a worker that takes the job first waits for the
         // commit (turn-runner.ts), and one whose turn was never committed finds none and skips.
@@ -97,12 +105,18 @@ export class TurnService {
       }
       // Ended in the transaction that records the new turn: the conversation never has both
       // active, and a crash cannot leave the new turn recorded with the old one still running.
+      // A branch's message is checked under the conversation's lock: nothing can replace it
+      // before the branch is recorded. A refusal rolls everything back, interrupts included.
+      const point = branch ? await this.deps.messages.findBranchPoint(conversationId, branch.from, tx) : null;
+      if (branch && !point) throw noBranchPoint(branch);
       const interrupted: Turn[] = [];
       for (const active of decision.interrupt) {
         const ended = await recordTurnEnd(this.deps, active.id, null, INTERRUPTED, tx);
         if (ended) interrupted.push(ended);
       }
-      const turn = await this.deps.turns.insert(newTurn, tx);
+      const turn = await this.deps.turns.insert(point && branch ? { ...newTurn, branch: { kind: branch.kind, fromMessageId: point.messageId } } : newTurn, tx);
+      // In the transaction that admits the branch turn: a crash leaves both or neither.
+      if (point && branch) await this.deps.turns.supersede(conversationId, point, branch.kind, turn.id, tx);
       return { decision, turn, interrupted, activeOfUser: activeOfUser + 1 - interrupted.length };
     });
 
@@ -148,5 +162,8 @@ export class TurnService {
 }
 
 function hashRequest(request: TurnRequest): string {
-  return createHash('sha256').update(JSON.stringify({ content: request.content, options: request.options })).digest('hex');
+  const { content, options, branch } = request;
+  return createHash('sha256')
+    .update(JSON.stringify({ content, options, ...(branch ? { branch: { kind: branch.kind, from: branch.from } } : {}) }))
+    .digest('hex');
 }

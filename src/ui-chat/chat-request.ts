@@ -56,26 +56,35 @@ export interface ApprovalAnswer {
 }
 
 /**
- * What a POST asks for: a new user message, or answers to client tool calls and decisions on
- * calls awaiting approval, of the turn `turnId`.
+ * What a POST asks for: a new user message; an earlier user message (`messageId`, the AI SDK's
+ * id of it) answered again (`regenerate()`) or replaced (`sendMessage` with its `messageId`); or
+ * answers to client tool calls and decisions on calls awaiting approval, of the turn `turnId`.
  */
 export type ChatAsk =
   | { kind: 'message'; messageId: string; content: TurnContent }
+  | { kind: 'regenerate'; messageId: string }
+  | { kind: 'edit'; messageId: string; content: TurnContent }
   | { kind: 'answers'; turnId: string; answers: { toolCallId: string; answer: ClientAnswer }[]; approvals: ApprovalAnswer[] };
 
 /**
  * Stored history wins (docs/API.md): only the last message is read. A user message is a new
- * turn; an assistant message (whose id is the turn id, from `start.messageId`) carries answers
- * in its tool parts that have an output, and decisions in those `approval-responded`. Pure; bad
- * input is an `invalid_request` AppError.
+ * turn, or with `regenerate-message` the one to answer again (the AI SDK drops the answer
+ * before it sends), or when the body's `messageId` is its id, the new content of that earlier
+ * message (the AI SDK keeps an edited message's id). An assistant message (whose id is the turn
+ * id, from `start.messageId`) carries answers in its tool parts that have an output, and
+ * decisions in those `approval-responded`. Pure; bad input is an `invalid_request` AppError.
  */
 export function readChatRequest(request: ChatRequest): ChatAsk {
-  if (request.trigger === 'regenerate-message') {
-    throw invalid(['trigger'], 'regenerating a message is not supported: stored history is kept; send a new message instead');
-  }
   const index = request.messages.length - 1;
   const last = request.messages[index]!;
-  if (last.role === 'user') return { kind: 'message', messageId: last.id, content: userContent(last.parts, index) };
+  if (request.trigger === 'regenerate-message') {
+    if (last.role !== 'user') throw invalid(['messages', index, 'role'], 'to regenerate, the last message must be the user message to answer again');
+    return { kind: 'regenerate', messageId: last.id };
+  }
+  if (last.role === 'user') {
+    const content = userContent(last.parts, index);
+    return request.messageId === last.id ? { kind: 'edit', messageId: last.id, content } : { kind: 'message', messageId: last.id, content };
+  }
   if (last.role === 'assistant') {
     const answers = toolAnswers(last.parts, index);
     const approvals = approvalAnswers(last.parts, index);

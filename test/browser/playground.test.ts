@@ -146,16 +146,31 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
   });
 
   it('hides "Running tools…" once every card is done, also after two steps of client tools', async () => {
+    // A resume request answered late (here: held 150 ms) used to attach to the new turn beside the send's
+    // own stream: client tools answered twice, dozens of cards. A chat whose history ends in no open turn
+    // must not ask at all.
+    const resumeRequests: string[] = [];
+    await page.route('**/api/chat/*/stream', async (route) => {
+      resumeRequests.push(route.request().url());
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await route.continue();
+    });
     await freshChat();
     const ending = Array.from({ length: 60 }, (_, i) => `end${i}`).join(' ');
     const browserTool = { toolCalls: [{ name: 'browser_timezone' }] };
     await send(scripted({ steps: [browserTool, browserTool, { text: ending, tokenDelayMs: 30 }] }));
     // The last step streams: every card is done while the turn still runs.
-    await page.waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child')?.textContent ?? '').includes('end5'));
+    await page
+      .waitForFunction(() => (document.querySelector('[data-testid=assistant-message]:last-child')?.textContent ?? '').includes('end5'))
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\nthe page showed: ${await describePage()}`);
+      });
     expect(await page.locator('[data-testid=send-button]').isDisabled()).toBe(true);
     expect(await page.locator('[data-testid=tool-card]').evaluateAll((cards) => cards.map((card: any) => card.dataset.state))).toEqual(['output-available', 'output-available']);
     expect(await page.locator('[data-testid=running-tools]').count()).toBe(0);
     await lastAnswerIs(ending);
+    expect(resumeRequests).toEqual([]);
+    await page.unroute('**/api/chat/*/stream');
   });
 
   it('resumes the stream after a reload mid-turn, without duplicated text', async () => {
@@ -289,8 +304,37 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(await page.locator('[data-testid=user-message]').count()).toBe(0);
     await page.keyboard.press('Enter');
     await lastAnswerIs('Two lines read.');
-    expect(await page.locator('[data-testid=user-message]').last().innerText()).toBe(text);
+    expect(await page.locator('[data-testid=user-message]').last().locator(':scope > p').innerText()).toBe(text);
     expect(await input.inputValue()).toBe('');
+  });
+
+  it('regenerates the last answer and edits a question: the page shows the path, also after a reload', async () => {
+    await freshChat();
+    const userTexts = () => page.locator('[data-testid=user-message]').evaluateAll((items) => items.map((item: any) => item.querySelector(':scope > p')?.textContent));
+    // The scripted model answers the same request differently on its second arrival.
+    await send(`first ${scripted({ attempts: [{ text: 'First try.' }, { text: 'Second try.' }] })}`);
+    await lastAnswerIs('First try.');
+    await page.click('[data-testid=regenerate-button]');
+    await lastAnswerIs('Second try.');
+    expect(await assistantTexts()).toEqual(['Second try.']);
+
+    await send(`second ${scripted({ text: 'Answer two.' })}`);
+    await lastAnswerIs('Answer two.');
+    // Only the last answer can be regenerated; every question can be edited.
+    expect(await page.locator('[data-testid=regenerate-button]').count()).toBe(1);
+    expect(await page.locator('[data-testid=edit-button]').count()).toBe(2);
+    const edited = `edited ${scripted({ text: 'Edited answer.' })}`;
+    await page.locator('[data-testid=user-message]').first().locator('[data-testid=edit-button]').click();
+    await page.fill('[data-testid=edit-input]', edited);
+    await page.click('[data-testid=edit-save]');
+    await lastAnswerIs('Edited answer.');
+    expect([await userTexts(), await assistantTexts()]).toEqual([[edited], ['Edited answer.']]);
+
+    // The stored history is the same path.
+    await page.reload();
+    await lastAnswerIs('Edited answer.');
+    expect([await userTexts(), await assistantTexts()]).toEqual([[edited], ['Edited answer.']]);
+    expect(pageErrors).toEqual([]);
   });
 
   it('keeps the newest text in view as it streams, and stays where the person scrolled up to', async () => {

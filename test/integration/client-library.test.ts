@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardClientOptions, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardClientOptions, type Subscription, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '../../packages/client/src';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -14,6 +14,20 @@ describe('client library', () => {
     const client = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket, ...options });
     clients.push(client);
     return client;
+  };
+
+  /**
+   * Short turns until the server no longer keeps the conversation's first events. A count of events is
+   * not enough: deltas merge under load, and trimming works on whole stream nodes.
+   */
+  const pushOutFirstEvents = async (client: SwitchyardClient, view: Subscription, conversationId: string) => {
+    for (let turns = 0; turns < 200; turns++) {
+      const { turnId } = await client.sendTurn(conversationId, scripted({ tokens: 2 }));
+      await view.followTurn(turnId);
+      const resumed = await fetch(`${harness.stack.url}/v1/turns/${turnId}/events`, { headers: { authorization: `Bearer ${harness.apiKey}`, 'last-event-id': '1' } });
+      if ((await resumed.text()).includes('cursor_expired')) return;
+    }
+    throw new Error('the event log still keeps the first events after 200 turns');
   };
 
   beforeAll(async () => {
@@ -49,6 +63,36 @@ describe('client library', () => {
     for await (const event of subscription.turn(turnId)) types.push(event.type);
     expect(types[0]).toBe('turn-start');
     expect(types.at(-1)).toBe('turn-finish');
+  });
+
+  it('regenerates, edits and forks, and reads the path (or every message) of a conversation', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const question = scripted({ attempts: [{ text: 'first try' }, { text: 'second try' }] });
+    await subscription.followTurn((await client.sendTurn(conversation.id, question)).turnId);
+
+    const regenerated = await subscription.followTurn((await client.regenerate(conversation.id)).turnId);
+    expect(regenerated).toMatchObject({ status: 'completed', text: 'second try' });
+    const path = (await client.getConversation(conversation.id)).messages as { id: string; role: string; content: unknown }[];
+    expect(path.map((message) => message.content)).toEqual([question, 'second try']);
+    const all = (await client.getConversation(conversation.id, { includeSuperseded: true })).messages as { content: unknown; supersededBy?: string }[];
+    expect(all.map((message) => [message.content, message.supersededBy])).toEqual([
+      [question, undefined],
+      ['first try', regenerated.turnId],
+      ['second try', undefined],
+    ]);
+
+    const edited = await subscription.followTurn((await client.editMessage(conversation.id, path[0]!.id, scripted({ text: 'edited' }))).turnId);
+    expect(edited).toMatchObject({ status: 'completed', text: 'edited' });
+    const editedPath = (await client.getConversation(conversation.id)).messages as { id: string; content: unknown }[];
+    expect(editedPath.map((message) => message.content)).toEqual([scripted({ text: 'edited' }), 'edited']);
+
+    const fork = await client.forkConversation(conversation.id, editedPath[0]!.id);
+    expect(fork.forkedFrom).toEqual({ conversationId: conversation.id, messageId: editedPath[0]!.id });
+    expect(((await client.getConversation(fork.id)).messages as { content: unknown }[]).map((message) => message.content)).toEqual([scripted({ text: 'edited' })]);
+    await expect(client.editMessage(conversation.id, path[0]!.id, 'again')).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
   });
 
   it('runs a client tool once when two subscribed clients both answer it: one answer accepted, the other acknowledged and ignored', async () => {
@@ -293,8 +337,7 @@ describe('client library', () => {
     const conversation = await client.createConversation();
     const first = client.subscribe(conversation.id);
     await first.ready;
-    const { turnId } = await client.sendTurn(conversation.id, scripted({ tokens: 100, tokenDelayMs: 2 }));
-    await first.followTurn(turnId);
+    await pushOutFirstEvents(client, first, conversation.id);
     first.close();
 
     const reloads: number[] = [];
@@ -313,8 +356,7 @@ describe('client library', () => {
     const conversation = await asker.createConversation();
     const watching = asker.subscribe(conversation.id);
     await watching.ready;
-    // Enough events that the server no longer keeps the conversation's first ones.
-    await watching.followTurn((await asker.sendTurn(conversation.id, scripted({ tokens: 60, tokenDelayMs: 1 }))).turnId);
+    await pushOutFirstEvents(asker, watching, conversation.id);
     const { turnId } = await asker.sendTurn(conversation.id, scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] }));
     for await (const event of watching.turn(turnId)) if (event.type === 'turn-waiting') break;
 
@@ -393,8 +435,7 @@ describe('client library', () => {
     const conversation = await starter.createConversation();
     const watching = starter.subscribe(conversation.id);
     await watching.ready;
-    // Enough events that the server no longer keeps the conversation's first ones.
-    await watching.followTurn((await starter.sendTurn(conversation.id, scripted({ tokens: 60, tokenDelayMs: 1 }))).turnId);
+    await pushOutFirstEvents(starter, watching, conversation.id);
     const { turnId } = await starter.sendTurn(conversation.id, gatedTurn);
     for await (const event of watching.turn(turnId)) if (event.type === 'turn-waiting') break;
 

@@ -1,5 +1,6 @@
 import { crossOriginMayUse } from '../../src/api/session-scope';
 import { apiClient } from '../support/http';
+import { rawHandshake } from '../support/raw-websocket';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
@@ -132,6 +133,28 @@ describe('CORS for a browser app on another origin', () => {
         .map((line) => JSON.parse(line));
       expect(warnings.map((entry) => entry.origin)).toEqual([dev, ELSEWHERE]);
       expect(warnings[0].msg).toContain(`set ALLOWED_ORIGINS to a comma-separated list of origins that includes ${dev}`);
+    });
+
+    it('logs a websocket refused for its Origin the same way, once per origin', async () => {
+      const origin = 'http://ws-app.example';
+      for (let i = 0; i < 2; i++) {
+        const refused = await rawHandshake(api.url, { headers: { origin } });
+        refused.socket.destroy();
+        expect([refused.status, JSON.parse(refused.body).error.code]).toEqual([403, 'forbidden']);
+      }
+      const other = 'http://ws-other.example';
+      (await rawHandshake(api.url, { headers: { origin: other } })).socket.destroy();
+      await api.waitForLog((entry) => entry.origin === other);
+      const warnings = api
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"setting":"ALLOWED_ORIGINS"') && line.includes('ws-'))
+        .map((line) => JSON.parse(line));
+      expect(warnings.map((entry) => [entry.level, entry.origin])).toEqual([
+        [40, origin],
+        [40, other],
+      ]);
+      expect(warnings[0].msg).toContain(`set ALLOWED_ORIGINS to a comma-separated list of origins that includes ${origin}`);
     });
   });
 });

@@ -184,13 +184,36 @@ export class SwitchyardClient {
     return this.http('POST', '/v1/conversations', body);
   }
 
-  getConversation(conversationId: string): Promise<ConversationWithMessages> {
-    return this.http('GET', `/v1/conversations/${encodeURIComponent(conversationId)}`);
+  /**
+   * The conversation with its path: the messages no edit or regenerate replaced, in order (each
+   * with its `id`). `includeSuperseded`: the replaced ones too, marked `supersededBy`.
+   */
+  getConversation(conversationId: string, options: { includeSuperseded?: boolean } = {}): Promise<ConversationWithMessages> {
+    const query = options.includeSuperseded ? '?include=superseded' : '';
+    return this.http('GET', `/v1/conversations/${encodeURIComponent(conversationId)}${query}`);
   }
 
   /** Posts a turn (`content`: a string or content parts; `options`: model, tools, onBusy, …). */
   sendTurn(conversationId: string, content: unknown, options: Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { content, ...options });
+  }
+
+  /**
+   * A new turn answers the last user message again (or `fromMessageId`, a user message on the
+   * path), superseding what followed it; `options` as {@link sendTurn}'s (onBusy, model, …).
+   */
+  regenerate(conversationId: string, options: { fromMessageId?: string } & Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
+    return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, regenerate: true });
+  }
+
+  /** A new turn replaces the user message `messageId` with `content` (superseding what followed it) and answers it. */
+  editMessage(conversationId: string, messageId: string, content: unknown, options: Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
+    return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, content, fromMessageId: messageId });
+  }
+
+  /** A new conversation holding copies of the path up to `messageId`, with `forkedFrom`. */
+  forkConversation(conversationId: string, messageId: string): Promise<{ id: string; forkedFrom: { conversationId: string; messageId: string }; [field: string]: unknown }> {
+    return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/fork`, { messageId });
   }
 
   getTurn(turnId: string): Promise<Record<string, unknown>> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createConversationSchema, createTurnSchema, listConversationsSchema } from '../request-schemas';
+import { createConversationSchema, createTurnSchema, forkConversationSchema, getConversationSchema, listConversationsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
 import { idParams, pageOf, timestamp } from './shared-schemas';
 import { turnAcceptedSchema } from './turns-contract';
@@ -16,6 +16,10 @@ export const conversationSchema = z
     requireApproval: z.array(z.string()).nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     lastSeq: z.number().int().nonnegative().meta({ description: "The conversation's latest event seq." }),
+    forkedFrom: z
+      .object({ conversationId: z.string(), messageId: z.string() })
+      .nullable()
+      .meta({ description: 'A fork: the conversation it was copied from and the message its copied path ends at.' }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -31,17 +35,25 @@ const assistantToolCall = z.object({
 
 const storedMessageSchema = z
   .object({
+    id: z.string().meta({ description: 'Stable (`msg_…`): what `fromMessageId` and a fork\'s `messageId` name.' }),
     role: z.enum(['user', 'assistant', 'tool']),
     content: z.unknown().meta({ description: 'Text, content parts, or null (an assistant message that only calls tools).' }),
     toolCalls: z.array(assistantToolCall).optional(),
     toolCallId: z.string().optional(),
     turnId: z.string().nullable(),
+    supersededBy: z
+      .string()
+      .optional()
+      .meta({ description: 'The turn (an edit or a regenerate) that replaced this message; such messages are listed only with `?include=superseded`.' }),
   })
   .meta({ id: 'StoredMessage' });
 
 export const conversationWithMessagesSchema = conversationSchema
   .extend({ messages: z.array(storedMessageSchema) })
-  .meta({ id: 'ConversationWithMessages', description: 'A conversation, its messages in order, and `lastSeq` to subscribe after.' });
+  .meta({
+    id: 'ConversationWithMessages',
+    description: 'A conversation, its path (the messages no edit or regenerate replaced) in order, and `lastSeq` to subscribe after.',
+  });
 
 export const conversationPaths = documentPaths('Conversations', {
   '/v1/conversations': {
@@ -66,7 +78,7 @@ export const conversationPaths = documentPaths('Conversations', {
       operationId: 'getConversation',
       summary: 'One conversation with its messages and lastSeq',
       access: 'user',
-      requestParams: { path: idParams('conversation') },
+      requestParams: { path: idParams('conversation'), query: getConversationSchema },
       responses: { '200': jsonResponse('The conversation.', conversationWithMessagesSchema) },
       errors: ['not_found'],
     },
@@ -74,8 +86,9 @@ export const conversationPaths = documentPaths('Conversations', {
   '/v1/conversations/{id}/turns': {
     post: {
       operationId: 'createTurn',
-      summary: 'Post a turn (a user message) to run',
-      description: 'The same `idempotencyKey` on the same conversation answers the first turn (200), never a second one.',
+      summary: 'Post a turn (a user message, a regenerate or an edit) to run',
+      description:
+        'The same `idempotencyKey` on the same conversation answers the first turn (200), never a second one. `regenerate` answers the last user message (or `fromMessageId`) again; `content` with `fromMessageId` replaces that message; either supersedes what followed it, in the transaction that admits the turn. A `fromMessageId` that is not a user message on the path is a 400 and changes nothing.',
       access: 'user',
       requestParams: { path: idParams('conversation') },
       jsonBody: createTurnSchema,
@@ -84,6 +97,18 @@ export const conversationPaths = documentPaths('Conversations', {
         '200': jsonResponse('The turn this idempotencyKey already made.', turnAcceptedSchema),
       },
       errors: ['not_found', 'conversation_busy', 'idempotency_conflict'],
+    },
+  },
+  '/v1/conversations/{id}/fork': {
+    post: {
+      operationId: 'forkConversation',
+      summary: 'Copy the path up to a message into a new conversation',
+      description: 'The new conversation has the settings of this one (not its externalId), copies of its path up to `messageId` (with the tool messages of an assistant message), and `forkedFrom`.',
+      access: 'user',
+      requestParams: { path: idParams('conversation') },
+      jsonBody: forkConversationSchema,
+      responses: { '201': jsonResponse('The new conversation.', conversationSchema) },
+      errors: ['not_found'],
     },
   },
 });

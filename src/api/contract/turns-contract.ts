@@ -46,6 +46,11 @@ export const turnSchema = z
     error: errorValue.nullable(),
     usage,
     options: turnOptions,
+    branch: z
+      .object({ kind: z.enum(['regenerate', 'edit']), fromMessageId: z.string() })
+      .nullable()
+      .meta({ description: 'A regenerate (answers `fromMessageId` again) or an edit (replaces it); null for other turns.' }),
+    supersededBy: z.string().nullable().meta({ description: 'The edit or regenerate that replaced this turn\'s messages (it is off the conversation\'s path).' }),
     timings: z.object({ createdAt: timestamp, startedAt: timestamp.nullable(), finishedAt: timestamp.nullable() }),
   })
   .meta({ id: 'Turn' });

@@ -88,6 +88,17 @@ export const webhookPaths = documentPaths('Webhooks', {
       errors: ['not_found'],
     },
   },
+  '/v1/webhooks/{id}/enable': {
+    post: {
+      operationId: 'enableWebhook',
+      summary: 'Take an endpoint disabled for failing back into service',
+      description: 'Events are recorded for it again from now on; those that ended while it was disabled were not recorded, and its failed deliveries can be sent again with redeliver.',
+      access: 'user',
+      requestParams: { path: webhookId },
+      responses: { '200': jsonResponse('The endpoint, enabled.', webhookSchema) },
+      errors: ['not_found'],
+    },
+  },
   '/v1/webhooks/{id}/deliveries': {
     get: {
       operationId: 'listWebhookDeliveries',

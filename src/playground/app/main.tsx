@@ -3,6 +3,7 @@ import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalRespons
 import { StrictMode, useCallback, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { createRoot } from 'react-dom/client';
 import { MessageList } from './message-list';
+import { hasOpenTurn } from './open-turn';
 import { RestConversation } from './rest-conversation';
 import { callApi, mintSessionToken, SessionExpiredError } from './session-api';
 import { Sidebar, type OpenTarget } from './sidebar';
@@ -117,12 +118,12 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
       }),
     [props.token],
   );
-  const { messages, sendMessage, status, error, addToolOutput, addToolApprovalResponse } = useChat({
+  const { messages, sendMessage, regenerate, status, error, addToolOutput, addToolApprovalResponse } = useChat({
     id: props.chatId,
     messages: props.initialMessages,
     transport,
     // A reload in the middle of a turn picks its stream up again (GET /api/chat/:id/stream).
-    resume: true,
+    resume: hasOpenTurn(props.initialMessages),
     // The turn goes on once every call of the step has its answer: a browser tool's output, or a person's decision.
     sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
     onToolCall: ({ toolCall }) => {
@@ -156,7 +157,15 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
 
   return (
     <div className="chat">
-      <MessageList messages={messages} onDecide={(decision) => void addToolApprovalResponse(decision)} />
+      <MessageList
+        messages={messages}
+        onDecide={(decision) => void addToolApprovalResponse(decision)}
+        actions={{
+          disabled: busy,
+          onEdit: (messageId, text) => void sendMessage({ text, messageId }),
+          onRegenerate: () => void regenerate(),
+        }}
+      />
       <div className="status-line">
         {runningTools && (
           <span className="running-tools" data-testid="running-tools">

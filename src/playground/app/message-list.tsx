@@ -1,6 +1,7 @@
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 import { useEffect } from 'react';
 import { useStickToBottom } from 'use-stick-to-bottom';
+import { EditableText, RegenerateButton, type MessageActions } from './message-actions';
 import { ToolCard, type DecideApproval } from './tool-card';
 import { TurnMark } from './turn-mark';
 import { visibleParts } from './visible-parts';
@@ -8,8 +9,10 @@ import { visibleParts } from './visible-parts';
 /**
  * The messages, kept scrolled to the newest text as it streams unless the person scrolled up
  * (then "Newest" brings them back); a message they send scrolls down again, as chat apps do.
+ * With `actions`, each question can be edited and the last answer regenerated: the list is the
+ * conversation's path, which those change.
  */
-export function MessageList({ messages, onDecide }: { messages: UIMessage[]; onDecide?: DecideApproval }) {
+export function MessageList({ messages, onDecide, actions }: { messages: UIMessage[]; onDecide?: DecideApproval; actions?: MessageActions }) {
   const { scrollRef, contentRef, isAtBottom, scrollToBottom } = useStickToBottom({ initial: 'instant', resize: 'instant' });
   const lastUserMessageId = messages.findLast((message) => message.role === 'user')?.id;
   useEffect(() => void scrollToBottom('instant'), [lastUserMessageId, scrollToBottom]);
@@ -27,6 +30,8 @@ export function MessageList({ messages, onDecide }: { messages: UIMessage[]; onD
                 return null;
               })}
               <TurnMark message={message} />
+              {actions && message.role === 'user' && <EditableText key={message.id} message={message} actions={actions} />}
+              {actions && message.role === 'assistant' && message === messages.at(-1) && <RegenerateButton actions={actions} />}
             </li>
           ))}
         </ol>

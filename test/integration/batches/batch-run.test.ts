@@ -115,8 +115,10 @@ describe('running a batch', () => {
     );
     // A turn counts from when it is queued (its item holds a slot) until it ends.
     expect(maxOverlap(intervals.rows.map((row) => [row.created_at.getTime(), row.finished_at.getTime()]))).toBeLessThanOrEqual(16);
-    const second = (await api.get(`/v1/conversations/${lines[1].conversationId}`)).body.messages.map((message: any) => message.role);
-    expect(second).toEqual(['user', 'assistant', 'assistant', 'user', 'assistant']);
+    const secondMessages = (await api.get(`/v1/conversations/${lines[1].conversationId}`)).body.messages;
+    expect(secondMessages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'assistant', 'user', 'assistant']);
+    // The line names the stored message its text is.
+    expect(lines[1].messageId).toBe(secondMessages.at(-1).id);
 
     // A download continues after the last index it has.
     const rest = (await results(created.body.id, 197)).trim().split('\n').map((line) => JSON.parse(line).index);

@@ -7,6 +7,7 @@ import { UsersRepository } from '../../../src/store/users-repository';
 import { createTestDatabase } from '../../support/database';
 
 const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3 };
+const transcriptOf = (messages: { role: string; content: unknown }[]) => messages.map((message) => [message.role, message.content]);
 
 describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind) => {
   let db: Db;
@@ -128,7 +129,7 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const turn = await newTurn(conversation.id);
     // Starting the turn writes its user message; a restart (a new attempt) does not again. Both
     // read the history with it when asked to.
-    const own = [{ role: 'user', content: 'hi', turnId: turn.id }];
+    const own = [{ id: expect.stringMatching(/^msg_\d+$/), role: 'user', content: 'hi', turnId: turn.id }];
     expect((await turns.beginAttempt(turn.id, 'job', true))?.history).toEqual(own);
     expect((await turns.beginAttempt(turn.id, 'job', true))?.history).toEqual(own);
     expect(await turns.beginAttempt(turn.id, 'job')).not.toHaveProperty('history');
@@ -147,9 +148,9 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await messages.insertToolMessages(step, undefined, { attempt: 3 })).toBe('existed');
     await messages.insertToolMessages({ turnId: turn.id });
     expect(await messages.list(conversation.id)).toEqual([
-      { role: 'user', content: 'hi', turnId: turn.id },
-      { role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
-      { role: 'tool', content: '2', toolCallId: 'call_0', turnId: turn.id },
+      { id: own[0]!.id, role: 'user', content: 'hi', turnId: turn.id },
+      { id: expect.any(String), role: 'assistant', content: null, toolCalls: [call], turnId: turn.id },
+      { id: expect.any(String), role: 'tool', content: '2', toolCallId: 'call_0', turnId: turn.id },
     ]);
     // The last messages, and never fewer than all of the given turn's.
     expect((await messages.listRecent(conversation.id, 2, 'turn_none')).map((message) => message.role)).toEqual(['assistant', 'tool']);
@@ -160,11 +161,70 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     await turns.finish(turn.id, null, { status: 'completed', finishReason: 'stop' }, []);
     const next = await turns.insert({ conversationId: conversation.id, userId, input: [{ type: 'text', text: 'next' }], options: {}, requestHash: 'h' });
     expect((await turns.beginAttempt(next.id, 'next-job', true))?.history).toEqual(await messages.list(conversation.id));
-    expect((await messages.list(conversation.id)).at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'next' }], turnId: next.id });
+    expect((await messages.list(conversation.id)).at(-1)).toEqual({ id: expect.any(String), role: 'user', content: [{ type: 'text', text: 'next' }], turnId: next.id });
     // Not for a turn that bounds its history (the runner reads the last messages itself).
     const bounded = await turns.insert({ conversationId: conversation.id, userId, input: 'b', options: { maxHistoryMessages: 2 }, requestHash: 'h' });
     await turns.finish(next.id, null, { status: 'completed', finishReason: 'stop' }, []);
     expect(await turns.beginAttempt(bounded.id, 'bounded-job', true)).not.toHaveProperty('history');
+  });
+
+  it('marks what a branch replaces at admission, and what turns ahead of it wrote when it starts', async () => {
+    const conversation = await conversations.create({ userId });
+    const answered = async (input: string) => {
+      const turn = await turns.insert({ conversationId: conversation.id, userId, input, options: {}, requestHash: 'h' });
+      await turns.beginAttempt(turn.id, `job-${turn.id}`);
+      await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: turn.id, step: 1, content: `${input}!` });
+      await turns.finish(turn.id, null, { status: 'completed', finishReason: 'stop' }, []);
+      return turn;
+    };
+    const first = await answered('one');
+    await answered('two');
+    const point = await messages.findBranchPoint(conversation.id, null);
+    expect(point).toMatchObject({ content: 'two' });
+    // An edit of the first message, admitted while a turn runs ahead of it (onBusy enqueue).
+    const ahead = await turns.insert({ conversationId: conversation.id, userId, input: 'three', options: {}, requestHash: 'h' });
+    await turns.beginAttempt(ahead.id, 'ahead-job');
+    const firstPoint = (await messages.findBranchPoint(conversation.id, (await messages.list(conversation.id))[0]!.id.slice('msg_'.length)))!;
+    const edit = await turns.insert({ conversationId: conversation.id, userId, input: 'one, edited', options: {}, requestHash: 'h', branch: { kind: 'edit', fromMessageId: firstPoint.messageId } });
+    await turns.supersede(conversation.id, firstPoint, 'edit', edit.id);
+    expect(transcriptOf(await messages.list(conversation.id))).toEqual([['user', 'three']]);
+    // What the turn ahead writes after the admission is on the replaced branch too: marked when the edit starts.
+    await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: ahead.id, step: 1, content: 'three!' });
+    await turns.finish(ahead.id, null, { status: 'completed', finishReason: 'stop' }, []);
+    const begun = await turns.beginAttempt(edit.id, 'edit-job', true);
+    expect(transcriptOf(begun!.history!)).toEqual([['user', 'one, edited']]);
+    expect(transcriptOf(await messages.list(conversation.id))).toEqual([['user', 'one, edited']]);
+    const all = await messages.list(conversation.id, { includeSuperseded: true });
+    expect(all.map((message) => message.supersededBy ?? null)).toEqual([edit.id, edit.id, edit.id, edit.id, edit.id, edit.id, null]);
+    expect((await turns.listForConversation(conversation.id)).map((turn) => turn.supersededBy)).toEqual([edit.id, edit.id, edit.id, null]);
+    expect(await turns.get(edit.id)).toMatchObject({ branch: { kind: 'edit', fromMessageId: firstPoint.messageId } });
+    expect(await messages.findBranchPoint(conversation.id, firstPoint.messageId)).toBeNull();
+    expect(first.supersededBy).toBeNull();
+
+    // A fork copies the path up to a message, in no turn, and remembers where it came from.
+    const editedMessage = (await messages.list(conversation.id))[0]!;
+    const fork = await conversations.fork(userId, conversation.id, editedMessage.id.slice('msg_'.length));
+    expect(fork).toMatchObject({ forkedFrom: { conversationId: conversation.id, messageId: editedMessage.id } });
+    expect((await messages.list(fork!.id)).map((message) => [message.role, message.content, message.turnId])).toEqual([['user', 'one, edited', null]]);
+    expect(await conversations.fork('someone-else', conversation.id, editedMessage.id.slice('msg_'.length))).toBeNull();
+    expect(await conversations.fork(userId, conversation.id, all[0]!.id.slice('msg_'.length))).toBeNull();
+  });
+
+  it('leaves an unfinished turn its messages until the edit of its question starts', async () => {
+    const conversation = await conversations.create({ userId });
+    const ahead = await turns.insert({ conversationId: conversation.id, userId, input: 'question', options: {}, requestHash: 'h' });
+    await turns.beginAttempt(ahead.id, 'ahead-job');
+    const point = (await messages.findBranchPoint(conversation.id, null))!;
+    const edit = await turns.insert({ conversationId: conversation.id, userId, input: 'better question', options: {}, requestHash: 'h', branch: { kind: 'edit', fromMessageId: point.messageId } });
+    await turns.supersede(conversation.id, point, 'edit', edit.id);
+    // The running turn still reads its question.
+    expect(transcriptOf(await messages.list(conversation.id))).toEqual([['user', 'question']]);
+    await messages.insertAssistantMessage({ conversationId: conversation.id, turnId: ahead.id, step: 1, content: 'answer' });
+    await turns.finish(ahead.id, null, { status: 'completed', finishReason: 'stop' }, []);
+    const begun = await turns.beginAttempt(edit.id, 'edit-job', true);
+    expect(transcriptOf(begun!.history!)).toEqual([['user', 'better question']]);
+    expect(transcriptOf(await messages.list(conversation.id))).toEqual([['user', 'better question']]);
+    expect((await turns.get(ahead.id))?.supersededBy).toBe(edit.id);
   });
 
   it('completes a turn with its last step in one round trip, raises the seq floor, and names the next unfinished turn', async () => {
@@ -237,8 +297,8 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(begun).toMatchObject({ restarted: false, lastStep: { toolMessagesWritten: false, toolMessagesWrittenHere: true } });
     expect(begun?.lastStep?.calls[0]).toMatchObject({ toolCallId: 'a', status: 'succeeded', result: { value: 2 }, finishedAt: expect.any(String) });
     const toolMessages = [
-      { role: 'tool', content: '{"value":2}', toolCallId: 'a', turnId: turn.id },
-      { role: 'tool', content: '{"error":{"code":"invalid_arguments","message":"bad"}}', toolCallId: 'b', turnId: turn.id },
+      { id: expect.any(String), role: 'tool', content: '{"value":2}', toolCallId: 'a', turnId: turn.id },
+      { id: expect.any(String), role: 'tool', content: '{"error":{"code":"invalid_arguments","message":"bad"}}', toolCallId: 'b', turnId: turn.id },
     ];
     // The new tool messages come last in the history, as the table lists them.
     expect(begun?.history?.slice(-2)).toEqual(toolMessages);

@@ -271,6 +271,17 @@ describe('webhooks', () => {
     // No event is recorded for a disabled endpoint.
     await user.runTurn({ text: 'still nobody' });
     expect((await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries`)).body.data).toHaveLength(1);
+
+    // Once the receiver is fixed, the endpoint is taken back into service: the next turn's event reaches it.
+    hook.answers = [204];
+    const enabled = await user.api.post(`/v1/webhooks/${endpoint.id}/enable`, {});
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toMatchObject({ id: endpoint.id, disabledAt: null, disabledReason: null, failingSince: null });
+    const received = hook.received.length;
+    const { turnId } = await user.runTurn({ text: 'back again' });
+    const [webhook] = (await hook.waitFor(received + 1)).slice(received);
+    expect(verify(endpoint.secret, webhook!)).toMatchObject({ type: 'turn.completed', data: { turnId } });
+    expect((await user.api.post('/v1/webhooks/wh_missing/enable', {})).status).toBe(404);
   });
 });
 

@@ -124,6 +124,32 @@ describe('storedToUiMessages', () => {
     await expect(validateUIMessages({ messages: ui.filter((message) => message.parts.length > 0) })).resolves.toHaveLength(6);
   });
 
+  it('shows the path: a regenerate answers the user message of the turn it replaced, an edit\'s turn replaces the turns after it', () => {
+    const messages: StoredMessage[] = [
+      { role: 'user', content: 'first', turnId: 't1' },
+      { role: 'assistant', content: 'replaced answer', turnId: 't1', supersededBy: 'r1' },
+      { role: 'assistant', content: 'new answer', turnId: 'r1' },
+      { role: 'user', content: 'second', turnId: 't2', supersededBy: 'e1' },
+      { role: 'assistant', content: 'second answer', turnId: 't2', supersededBy: 'e1' },
+      { role: 'user', content: 'second, edited', turnId: 'e1' },
+    ];
+    const turns = [
+      turn('t1', 'completed'),
+      turn('r1', 'completed', null),
+      { ...turn('t2', 'completed'), supersededBy: 'e1' },
+      { ...turn('t3', 'cancelled'), supersededBy: 'e1' },
+      turn('e1', 'running'),
+      turn('r2', 'queued', null),
+    ];
+    expect(storedToUiMessages({ messages, turns, toolCalls: [] })).toEqual([
+      { id: 't1:user', role: 'user', parts: [{ type: 'text', text: 'first' }] },
+      { id: 'r1', role: 'assistant', metadata: { turnStatus: 'completed' }, parts: [{ type: 'step-start' }, { type: 'text', text: 'new answer', state: 'done' }] },
+      { id: 'e1:user', role: 'user', parts: [{ type: 'text', text: 'second, edited' }] },
+      // A regenerate queued behind it takes the place of its (empty) answer.
+      { id: 'r2', role: 'assistant', metadata: { turnStatus: 'queued' }, parts: [] },
+    ]);
+  });
+
   it('makes nothing of an empty history', () => {
     expect(storedToUiMessages({ messages: [], turns: [], toolCalls: [] })).toEqual([]);
   });

@@ -26,7 +26,17 @@ describe('readChatRequest', () => {
       { field: 'messages[0].parts[0].mediaType', message: 'only image files (mediaType image/*, with a url) can be sent' },
     ]);
     expect(refusal({ id: 'c', messages: [{ id: 'a', role: 'assistant', parts: [] }] }).details).toEqual([{ field: 'messages[0]', message: expect.stringMatching(/^nothing new/) }]);
-    expect(refusal({ id: 'c', messages: [user([{ type: 'text', text: 'x' }])], trigger: 'regenerate-message' }).details).toEqual([{ field: 'trigger', message: expect.stringMatching(/^regenerating/) }]);
+    expect(refusal({ id: 'c', messages: [{ id: 'turn_1', role: 'assistant', parts: [] }], trigger: 'regenerate-message' }).details).toEqual([
+      { field: 'messages[0].role', message: expect.stringMatching(/^to regenerate/) },
+    ]);
+  });
+
+  it('reads regenerate-message as the last user message answered again, and a messageId naming it as its edit', () => {
+    const read = (body: unknown) => readChatRequest(chatRequestSchema.parse(body));
+    const question = { id: 'ui-1', role: 'user', parts: [{ type: 'text', text: 'again' }] };
+    expect(read({ id: 'c', messages: [question], trigger: 'regenerate-message' })).toEqual({ kind: 'regenerate', messageId: 'ui-1' });
+    expect(read({ id: 'c', messages: [question], trigger: 'submit-message', messageId: 'ui-1' })).toEqual({ kind: 'edit', messageId: 'ui-1', content: 'again' });
+    expect(read({ id: 'c', messages: [question], trigger: 'submit-message' })).toEqual({ kind: 'message', messageId: 'ui-1', content: 'again' });
   });
 
   it('reads approval-responded parts as decisions, beside client tool answers', () => {

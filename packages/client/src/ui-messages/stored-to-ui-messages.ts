@@ -2,19 +2,25 @@ import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-messag
 
 /** A message as `GET /v1/conversations/:id` lists it. */
 export interface StoredMessage {
+  /** `msg_…`: what `fromMessageId` (edit, regenerate) and a fork's `messageId` name. */
+  id?: string;
   role: 'user' | 'assistant' | 'tool';
   content: unknown;
   toolCalls?: { id: string; function: { name: string; arguments: string } }[];
   toolCallId?: string;
-  /** Null for context given without a turn (a batch item's assistant entries). */
+  /** Null for context given without a turn (a batch item's assistant entries, a fork's copies). */
   turnId: string | null;
+  /** The turn that replaced it (an edit or a regenerate); such messages are not on the conversation's path. */
+  supersededBy?: string;
 }
 
 /** A turn of the conversation. */
 export interface StoredTurn {
   id: string;
+  /** The edit or regenerate that replaced the turn's messages: it is not on the path. */
+  supersededBy?: string | null;
   status: TurnMetadata['turnStatus'];
-  /** What the turn was asked: its user message until the turn starts and stores it. */
+  /** What the turn was asked: its user message until the turn starts and stores it; null for a regenerate (it answers an earlier turn's). */
   input: unknown;
 }
 
@@ -74,18 +80,24 @@ export interface HistoryUiMessage {
 }
 
 /**
- * Stored history as the AI SDK's UI messages, in the shape `/api/chat` streams them live: one
+ * A conversation's path (its messages and turns without `supersededBy`) as the AI SDK's UI
+ * messages, in the shape `/api/chat` streams them live: one
  * assistant message per turn with the turn id as its id (so resuming an active turn replaces its
  * message rather than adding a second), the turn's status as its `metadata`, and per step a
  * `step-start`, the text, the tool parts (`providerExecuted` and `toolMetadata` as the live
  * stream has them; a refused call as `output-error` without input; a call not settled yet as
  * `input-available`; a call awaiting a person as `approval-requested`, an approved one not settled
  * yet as `approval-responded`, a denied or expired one as `output-denied`) and the step's `data-tool-processing` part. A turn not started yet still
- * shows its user message (from its input) and an empty assistant message. Imports nothing
- * but types, so that a client can use it as well. Pure.
+ * shows its user message (from its input) and an empty assistant message. A regenerate has no
+ * user message of its own: its assistant message follows the user message it answers, in place
+ * of the replaced answer. Messages and turns of another branch (`supersededBy`) are left out.
+ * User messages have the id `<turnId>:user` (`/api/chat` takes that, or the id the client gave
+ * the message, to name one to edit or regenerate). Imports nothing but types, so that a client
+ * can use it as well. Pure.
  */
 export function storedToUiMessages(history: StoredHistory): HistoryUiMessage[] {
-  const { messages, turns } = history;
+  const messages = history.messages.filter((message) => message.supersededBy === undefined);
+  const turns = history.turns.filter((turn) => turn.supersededBy == null);
   const turnAt = new Map(turns.map((turn, index) => [turn.id, index]));
   const startedTurns = new Set(messages.flatMap((message) => (message.turnId === null ? [] : [message.turnId])));
   const calls = new Map(history.toolCalls.map((call) => [callKey(call.turnId, call.toolCallId), call]));
@@ -98,7 +110,9 @@ export function storedToUiMessages(history: StoredHistory): HistoryUiMessage[] {
   const assistants = new Map<string, HistoryUiMessage>();
   let nextTurn = 0;
   const openTurn = (turnId: string, userContent: unknown): HistoryUiMessage => {
-    if (userContent !== undefined) ui.push({ id: `${turnId}:user`, role: 'user', parts: userParts(userContent) });
+    if (userContent != null) ui.push({ id: `${turnId}:user`, role: 'user', parts: userParts(userContent) });
+    // A regenerate: the answer it replaced left its turn's assistant message empty.
+    else if (ui.at(-1)?.role === 'assistant' && ui.at(-1)!.parts.length === 0) assistants.delete(ui.pop()!.id);
     const at = turnAt.get(turnId);
     const turn = at === undefined ? undefined : turns[at];
     const assistant: HistoryUiMessage = { id: turnId, role: 'assistant', ...(turn ? { metadata: { turnStatus: turn.status } } : {}), parts: [] };
