@@ -7,7 +7,7 @@ const LAYERS = [
   ['workers'],
   ['runtime'],
   ['api', 'gateway', 'cli', 'playground'],
-  ['ui-chat', 'batches'],
+  ['ui-chat', 'batches', 'openai-compat'],
   ['turns'],
   ['tool-calls'],
   ['tools', 'subscriptions', 'auth', 'webhooks'],

@@ -26,6 +26,7 @@ import { toolFanOutCurve } from './cases/tool-fan-out-curve';
 import { turnCurve } from './cases/turn-curve';
 import { turnThroughput } from './cases/turn-throughput';
 import { webhookDelivery } from './cases/webhook-delivery';
+import { openAiRoutes } from './cases/openai-routes';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -68,6 +69,7 @@ const BENCHMARKS: Benchmark[] = [
   toolFanOutCurve,
   approvalToTool,
   webhookDelivery,
+  openAiRoutes,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');

@@ -8,6 +8,7 @@ import { latencySummary } from '../lib/stats';
 import { startSwitchyard } from '../lib/switchyard-stack';
 import { TimedWsClient } from '../lib/timed-ws-client';
 import { TurnTracker } from '../lib/turn-tracker';
+import { waitForFinish } from '../lib/batch-finish';
 
 const ITEMS = 2_000;
 /** The issue's largest batch: its submission is timed alone, and the batch cancelled. */
@@ -108,20 +109,4 @@ async function submitJsonl(url: string, apiKey: string, body: string, concurrenc
   const answer = (await response.json()) as { batchId: string };
   if (response.status !== 202) throw new Error(`the batch was refused: ${response.status} ${JSON.stringify(answer)}`);
   return { batchId: answer.batchId, acceptMs };
-}
-
-/** The batch's SSE progress until its batch-finish. */
-async function waitForFinish(url: string, apiKey: string, batchId: string): Promise<{ counts: { succeeded: number } }> {
-  const response = await fetch(`${url}/v1/batches/${batchId}/events`, { headers: { authorization: `Bearer ${apiKey}` } });
-  const decoder = new TextDecoder();
-  let text = '';
-  for await (const chunk of response.body!) {
-    text += decoder.decode(chunk as Uint8Array, { stream: true });
-    const at = text.indexOf('event: batch-finish\ndata: ');
-    if (at >= 0) {
-      const end = text.indexOf('\n', at + 'event: batch-finish\ndata: '.length);
-      if (end >= 0) return JSON.parse(text.slice(at + 'event: batch-finish\ndata: '.length, end));
-    }
-  }
-  throw new Error('the batch events ended without batch-finish');
 }

@@ -32,6 +32,8 @@ import { servePlayground } from './playground-route';
 import { serveOpenApiDocument } from './openapi-route';
 import { sessionTokenGrantSchema, wsTicketSchema } from './contract/browser-contract';
 import { sendJson } from './send-json';
+import { openAiRouter, type OpenAiRouterDeps } from './openai-router';
+import { openAiErrorHandler, openAiNotFound } from './openai-error-handler';
 
 export interface ApiDeps {
   logger: Logger;
@@ -79,6 +81,8 @@ export interface ApiDeps {
   webhooks: WebhooksRouterDeps;
   latestSeq(conversationId: string): Promise<number>;
   checkReady: HealthDeps['checkReady'];
+  /** The OpenAI-compatible routes (`/openai/v1`). */
+  openAi: OpenAiRouterDeps;
   /** PLAYGROUND_DIR: the playground bundle served at `/`. */
   playgroundDir: string;
 }
@@ -112,6 +116,15 @@ export function createApiApp(deps: ApiDeps): Express {
       submissionSlots: deps.batchSubmissionSlots,
       spoolDir: deps.batchSpoolDir,
     }),
+  );
+  // OpenAI's SDKs answer to OpenAI's error shape: these routes have their own 404 and error handler.
+  app.use(
+    '/openai/v1',
+    requireUser(deps.authenticator, deps.authGuard),
+    limitUserRate(deps.rateLimiter),
+    openAiRouter(deps.openAi),
+    openAiNotFound,
+    openAiErrorHandler(deps.logger),
   );
   // Credentials and rate limits come before any body is read: a refused request's body is never
   // waited for (the error handler closes its connection), and costs no parsing.

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
@@ -8,17 +8,26 @@ import { ERROR_STATUS } from './contract/error-contract';
 /** The one place where errors become HTTP answers: `{error: {code, message, details?}}`. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (thrown, req, res, _next) => {
-    const error = toAppError(thrown);
-    if (error.code === 'internal') logger.error({ err: thrown }, 'request failed');
-    // Refused before its body was read (credentials, a rate limit, a declared length over the
-    // limit): the connection closes after the answer, instead of waiting for a body nobody reads
-    // (a client may declare a megabyte and send ten bytes).
-    if (!res.headersSent && hasUnreadBody(req)) res.setHeader('Connection', 'close');
-    if (error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
+    const error = prepareErrorAnswer(thrown, req, res, logger);
     res.status(ERROR_STATUS[error.code]).json({
       error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) },
     });
   };
+}
+
+/**
+ * What every error answer does before its body, whatever its shape (the OpenAI routes have their
+ * own): the error as an AppError, an unexpected one logged, and the headers set.
+ */
+export function prepareErrorAnswer(thrown: unknown, req: IncomingMessage, res: ServerResponse, logger: Logger): AppError {
+  const error = toAppError(thrown);
+  if (error.code === 'internal') logger.error({ err: thrown }, 'request failed');
+  // Refused before its body was read (credentials, a rate limit, a declared length over the
+  // limit): the connection closes after the answer, instead of waiting for a body nobody reads
+  // (a client may declare a megabyte and send ten bytes).
+  if (!res.headersSent && hasUnreadBody(req)) res.setHeader('Connection', 'close');
+  if (error.retryAfter !== undefined && !res.headersSent) res.setHeader('Retry-After', String(error.retryAfter));
+  return error;
 }
 
 function hasUnreadBody(req: IncomingMessage): boolean {

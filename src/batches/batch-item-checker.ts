@@ -3,6 +3,7 @@ import { AppError } from '../errors/app-error';
 import { fieldIssues } from '../errors/zod-issues';
 import { findUnstorableValue } from '../storable/storable-json';
 import { itemSchema, type BatchDefaults, type BatchItem, type BatchItemSpec, type BatchOptions } from '../store/batch-item';
+import { isOpenAiBatchLine, openAiLineToItem } from '../openai-compat/batch-line';
 
 /** Line problems listed in one refusal; the count of the rest is said. */
 const MAX_LISTED_PROBLEMS = 100;
@@ -72,12 +73,23 @@ export class BatchItemChecker {
     return this.problem(problem);
   }
 
-  /** One item's value (a JSON `items` entry, a parsed JSONL line). */
+  /**
+   * One item's value (a JSON `items` entry, a parsed JSONL line): a Switchyard item, or a line of
+   * OpenAI's Batch API (`{custom_id, method, url, body}`), which runs as the item it describes.
+   */
   checkValue(line: number, value: unknown): BatchItem | null {
     this.countItem();
     // Before anything serialises or hashes it: nesting 100,000 deep would overflow the stack.
     const unstorable = findUnstorableValue(value);
     if (unstorable) return this.problem({ line, ...(unstorable.field !== '(body)' ? { field: unstorable.field } : {}), message: unstorable.message });
+    if (isOpenAiBatchLine(value)) {
+      const converted = openAiLineToItem(value, this.input.usableTools);
+      if (!converted.ok) {
+        for (const problem of converted.problems) this.problem({ line, ...problem });
+        return null;
+      }
+      return this.accept(line, converted.customId, converted.spec);
+    }
     const parsed = itemSchema.safeParse(value);
     if (!parsed.success) {
       const issues = fieldIssues(parsed.error.issues);
@@ -95,11 +107,16 @@ export class BatchItemChecker {
       const unknownTool = fields[field]?.find((name) => !this.input.usableTools.has(name));
       if (unknownTool !== undefined) return this.problem({ line, field, message: `unknown tool "${unknownTool}"` });
     }
+    return this.accept(line, customId, spec as BatchItemSpec);
+  }
+
+  /** A checked item, kept unless its customId was taken by an earlier one. */
+  private accept(line: number, customId: string | undefined, spec: BatchItemSpec): BatchItem | null {
     if (customId !== undefined) {
       if (this.customIds.has(customId)) return this.problem({ line, field: 'customId', message: `${JSON.stringify(customId)} is used by an earlier item` });
       this.customIds.add(customId);
     }
-    const item: BatchItem = { line, ...(customId !== undefined ? { customId } : {}), spec: spec as BatchItemSpec };
+    const item: BatchItem = { line, ...(customId !== undefined ? { customId } : {}), spec };
     this.hash.update(`${this.kept > 0 ? ',' : ''}${JSON.stringify(item)}`);
     this.kept++;
     return item;

@@ -24,6 +24,9 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
       : input.last.status === 'cancelled'
         ? { code: 'cancelled', message: `the item's turn was ${input.last.finishReason ?? 'cancelled'}` }
         : undefined;
+  const lastMessage = input.messages.findLast((message) => message.role === 'assistant' && message.turnId === input.last.id);
+  const runHere = new Set(input.calls.filter((call) => call.turnId === input.last.id).map((call) => call.toolCallId));
+  const callerToolCalls = input.last.finishReason === 'tool_calls' ? (lastMessage?.toolCalls ?? []).filter((call) => !runHere.has(call.id)) : [];
   const lastText = lastTexts[lastTexts.length - 1];
   return {
     text: (lastText?.content as string | undefined) ?? '',
@@ -37,5 +40,8 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
     })),
     usage,
     ...(error ? { error } : {}),
+    turnId: input.last.id,
+    finishReason: input.last.finishReason,
+    ...(callerToolCalls.length > 0 ? { callerToolCalls } : {}),
   };
 }

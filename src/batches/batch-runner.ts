@@ -165,6 +165,7 @@ export class BatchRunner {
         ...(spec.tools !== undefined ? { tools: spec.tools } : {}),
         ...(spec.toolChoice !== undefined ? { toolChoice: spec.toolChoice } : {}),
         ...(spec.maxSteps !== undefined ? { maxSteps: spec.maxSteps } : {}),
+        ...(spec.functions !== undefined ? { functions: spec.functions } : {}),
       },
       batchPriority: batch.priority,
     });

@@ -28,6 +28,8 @@ export interface BatchSubmission {
   query: Record<string, unknown>;
   /** The request body's bytes, as they arrive. */
   body: AsyncIterable<Buffer>;
+  /** A JSONL batch's metadata, given by other means than its query (an OpenAI batch's). */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -58,7 +60,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
     return store(checker, batch.options, items);
   }
 
-  const options = readJsonlOptions(submission.query);
+  const options = { ...readJsonlOptions(submission.query), ...(submission.metadata ? { metadata: submission.metadata } : {}) };
   const checker = newChecker(deps, options, {}, usableTools);
   const maxLineBytes = Math.min(deps.maxBatchJsonBytes, deps.maxBatchBytes);
   const spool = BatchSpool.create(deps.spoolDir);

@@ -79,6 +79,8 @@ export const configSchema = z
     REQUEST_TIMEOUT_MS: positiveInt.default(60_000),
     /** The largest batch submission (`POST /v1/batches`), and the most items one may hold. */
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
+    /** A file uploaded to `/openai/v1/files` (streamed to storage in 1 MiB chunks, never held whole). OpenAI's own batch input limit. */
+    OPENAI_MAX_FILE_BYTES: positiveInt.default(200 * 1024 * 1024),
     MAX_BATCH_ITEMS: positiveInt.default(50_000),
     /**
      * What the API parses whole of a batch: a JSON body, and each line of a JSONL body (which is

@@ -31,6 +31,10 @@ import { startRevocationWatch } from '../auth/revocation-watch';
 import { QueueEventsOnDemand, queueEventsReader } from '../queue/queue-events-on-demand';
 import { SessionTokens } from '../auth/session-tokens';
 import { VerifiedKeyCache } from '../auth/verified-key-cache';
+import { ResponsesService } from '../openai-compat/responses-service';
+import { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
+import { createResponseStreamer, type ResponseStreamer } from '../api/openai-response-stream';
+import { usableTools } from '../api/usable-tools';
 
 export interface RunningApi {
   port: number;
@@ -71,7 +75,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
     logger,
   });
   const services = createServices(resources);
-  const streams = createStreams(resources, auth, subscriber, liveEvents);
+  const streams = createStreams(resources, auth, subscriber, liveEvents, services);
   const app = createApiApp(apiDeps(resources, auth, services, streams, toolEvents));
   const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
   const gateway = startGateway(resources, server, auth, services, streams);
@@ -134,6 +138,7 @@ interface ApiServices extends ReturnType<typeof turnServiceWithBatches> {
   answerClientTool: ApiDeps['answerClientTool'];
   decideApproval: (input: DecisionInput) => Promise<DecisionOutcome>;
   toolApprovals: ToolApprovalsRepository;
+  responses: ResponsesService;
 }
 
 function createServices(resources: Resources): ApiServices {
@@ -167,6 +172,18 @@ function createServices(resources: Resources): ApiServices {
     answerClientTool: (input) => answerClientToolCall(clientAnswerDeps, input),
     decideApproval: (input) => decideApproval(approvalDeps, input),
     toolApprovals: resources.toolApprovals,
+    responses: new ResponsesService({
+      conversations: resources.conversations,
+      messages: resources.messages,
+      turns: resources.turns,
+      toolCalls: resources.toolCalls,
+      responses: resources.openAiResponses,
+      turnService: turnServices.turnService,
+      usableToolNames: async (userId) =>
+        new Set((await usableTools({ tools: resources.tools, userAllowedTools: (id) => resources.users.allowedTools(id) }, userId)).map((tool) => tool.name)),
+      latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
+      defaultModel: config.LLM_MODEL,
+    }),
   };
 }
 
@@ -177,9 +194,10 @@ interface ApiStreams {
   uiStream: UiMessageStreamer;
   followBatch: ApiDeps['followBatch'];
   batchStreams: LiveSseStreams;
+  responseStream: ResponseStreamer;
 }
 
-function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisClient, liveEvents: LiveEvents): ApiStreams {
+function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisClient, liveEvents: LiveEvents, services: ApiServices): ApiStreams {
   const { config } = resources;
   const { connections } = auth;
   const eventSource: ConversationEventSource = {
@@ -210,6 +228,12 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
     uiStream,
     followBatch: (batchId, options) => followBatch(batchProgress, batchId, options),
     batchStreams: new LiveSseStreams({ ...sseOptions, onSlowReader }),
+    responseStream: createResponseStreamer(eventSource, {
+      ...sseOptions,
+      onSlowReader,
+      defaultModel: config.LLM_MODEL,
+      storedResponse: (record) => services.responses.object(record),
+    }),
   };
 }
 
@@ -217,6 +241,8 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
   const { config, logger } = resources;
   const { turnService, batchRunner } = services;
   const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
+  const startBatch = (batchId: string) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it'));
+  const userTools = { tools: resources.tools, userAllowedTools: (userId: string) => resources.users.allowedTools(userId) };
   resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
   return {
     logger,
@@ -252,7 +278,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     eventStream: streams.eventStream,
     uiStream: streams.uiStream,
     batches: resources.batches,
-    startBatch: (batchId) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it')),
+    startBatch,
     batchRunner,
     followBatch: streams.followBatch,
     batchStreams: streams.batchStreams,
@@ -283,6 +309,29 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
         : {}),
     }),
     playgroundDir: config.PLAYGROUND_DIR,
+    openAi: {
+      files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      responses: { responses: services.responses, streamer: streams.responseStream, events: streams.eventSource },
+      batches: new OpenAiBatchesService({
+        db: resources.db,
+        files: resources.openAiFiles,
+        openAiBatches: resources.openAiBatches,
+        batches: resources.batches,
+        submission: {
+          batches: resources.batches,
+          usableToolNames: async (userId) => new Set((await usableTools(userTools, userId)).map((tool) => tool.name)),
+          spoolDir: os.tmpdir(),
+          // The file is stored already, within OPENAI_MAX_FILE_BYTES: its lines are read from there.
+          maxBatchBytes: Math.max(config.MAX_BATCH_BYTES, config.OPENAI_MAX_FILE_BYTES),
+          maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
+          maxBatchItems: config.MAX_BATCH_ITEMS,
+        },
+        runner: batchRunner,
+        startBatch,
+        defaultModel: config.LLM_MODEL,
+      }),
+    },
   };
 }
 
@@ -338,6 +387,7 @@ async function drain(server: http.Server, gateway: Gateway, streams: ApiStreams,
   streams.eventStream.endAll();
   streams.uiStream.endAll();
   streams.batchStreams.endAll();
+  streams.responseStream.endAll();
   const cut = setTimeout(() => server.closeAllConnections(), graceMs);
   await drained;
   clearTimeout(cut);

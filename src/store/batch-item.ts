@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { toolChoiceSchema, toolNameSchema, turnContentSchema } from '../events/turn-content';
+import { toolChoiceSchema, toolNameSchema, turnContentSchema, type ChatMessagesInput } from '../events/turn-content';
+import type { ToolDefinition } from '../providers/model-provider';
 
 // A batch item as it is submitted and stored: the batch submission checks it, the batches
 // repository keeps it, and the batch runner makes turns of it.
@@ -23,9 +24,16 @@ export const itemSchema = z
   .partial()
   .strict();
 
-export type BatchMessage = z.infer<typeof message>;
-/** One item as stored: defaults applied, at least one user message. */
-export type BatchItemSpec = Omit<z.infer<typeof partialItemSchema>, 'customId' | 'messages'> & { messages: BatchMessage[] };
+/**
+ * A message of an item: as submitted, or (an item made of an OpenAI Batch API line) one user turn
+ * whose input is chat messages (earlier messages, tool answers).
+ */
+export type BatchMessage = z.infer<typeof message> | { role: 'user'; content: ChatMessagesInput };
+/**
+ * One item as stored: defaults applied, at least one user message. `functions`: the caller's own
+ * functions of an OpenAI line (TurnOptions.functions).
+ */
+export type BatchItemSpec = Omit<z.infer<typeof partialItemSchema>, 'customId' | 'messages'> & { messages: BatchMessage[]; functions?: ToolDefinition[] };
 
 export interface BatchItem {
   /** 1-based position in the JSON `items`, or line in the JSONL body. */

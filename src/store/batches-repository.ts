@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AssistantToolCall } from '../providers/model-provider';
 import type { BatchItem, BatchItemSpec, BatchOptions } from './batch-item';
 import type { Db, Queryable } from './db';
 import { ACTIVE_SQL } from './turns-repository';
@@ -49,6 +50,11 @@ export interface BatchItemResult {
   toolCalls: { toolName: string; args: unknown; result?: unknown; error?: unknown; attempts: number }[];
   usage: { promptTokens: number; completionTokens: number; totalTokens: number };
   error?: { code: string; message: string };
+  /** The item's last turn (what an OpenAI output line names), when it had one. */
+  turnId?: string;
+  finishReason?: string | null;
+  /** Calls of the caller's own functions its last step made (an OpenAI line's `tool_calls`). */
+  callerToolCalls?: AssistantToolCall[];
 }
 
 export interface BatchItemRecord {
@@ -372,8 +378,8 @@ export class BatchesRepository {
   }
 
   /** Ended items after position `after`, in input order: a page of the results download. */
-  async endedItems(batchId: string, after: number, limit: number): Promise<BatchItemRecord[]> {
-    const { rows } = await this.db.query<ItemRow>(
+  async endedItems(batchId: string, after: number, limit: number, db: Queryable = this.db): Promise<BatchItemRecord[]> {
+    const { rows } = await db.query<ItemRow>(
       `SELECT * FROM batch_items WHERE batch_id = $1 AND position > $2 AND status IN ('succeeded', 'failed', 'cancelled')
        ORDER BY position LIMIT $3`,
       [batchId, after, limit],

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventPayload, Usage } from '../events/event';
-import type { ToolChoice } from '../providers/model-provider';
+import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
 import { insertToolMessagesFrom, MESSAGE_COLUMNS, toStoredMessage, type BranchKind, type BranchPoint, type MessageRow, type StoredMessage } from './messages-repository';
@@ -24,11 +24,21 @@ export interface TurnOptions {
   maxSteps?: number;
   /** The most recent stored messages the turn sends the model (see history-window.ts). */
   maxHistoryMessages?: number;
+  /**
+   * Functions the caller declared and runs itself (the OpenAI-compatible routes): offered to the
+   * model beside the turn's tools, never run here. A step that calls one ends the turn (after its
+   * server-run calls settle) with finishReason `tool_calls`; the caller answers in its next turn.
+   */
+  functions?: ToolDefinition[];
+  /** Replaces the conversation's system prompt for this turn only (OpenAI's `instructions`). */
+  instructions?: string;
 }
 
 export interface StepRecord {
   step: number;
   finishReason: string;
+  /** Calls of the caller's functions the step made (TurnOptions.functions): the turn ends after it. */
+  callerToolCalls?: number;
   usage: Usage;
   startedAt: string;
   finishedAt: string;

@@ -1,5 +1,6 @@
 import type { ChatMessage, ContentPart } from '../providers/model-provider';
 import type { StoredMessage } from '../store/messages-repository';
+import type { ChatMessagesInput } from '../events/turn-content';
 
 /** The provider request's messages: the conversation's system prompt, then its history in order. */
 export function buildMessages(system: string | null, history: StoredMessage[]): ChatMessage[] {
@@ -7,7 +8,8 @@ export function buildMessages(system: string | null, history: StoredMessage[]): 
   for (const message of history) {
     switch (message.role) {
       case 'user':
-        messages.push({ role: 'user', content: message.content as string | ContentPart[] });
+        if (isChatMessagesInput(message.content)) messages.push(...message.content.messages);
+        else messages.push({ role: 'user', content: message.content as string | ContentPart[] });
         break;
       case 'assistant':
         messages.push({
@@ -22,4 +24,9 @@ export function buildMessages(system: string | null, history: StoredMessage[]): 
     }
   }
   return messages;
+}
+
+/** A turn input of chat messages (checked where it was accepted): they stand in for its user message. */
+function isChatMessagesInput(content: unknown): content is ChatMessagesInput {
+  return typeof content === 'object' && content !== null && !Array.isArray(content) && (content as { type?: unknown }).type === 'chat_messages';
 }

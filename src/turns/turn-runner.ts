@@ -4,7 +4,7 @@ import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
 import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
-import type { ModelProvider } from '../providers/model-provider';
+import type { ModelProvider, ToolDefinition } from '../providers/model-provider';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../event-log/event-log';
 import type { Queryable } from '../store/db';
@@ -23,7 +23,7 @@ import { streamStep, type StepOutput, type StepStreamResult, type StreamedPieces
 import { goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from '../tool-calls/tool-phase';
 import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from '../event-log/turn-events';
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type ToolDescriptor, type ToolRegistry } from '../tools/tool';
+import { DEFAULT_APPROVAL_TIMEOUT_MS, type ToolRegistry } from '../tools/tool';
 import { endChatSpan, startChatSpan } from '../tracing/chat-span';
 import { GEN_AI, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
@@ -137,7 +137,10 @@ interface AttemptRun {
   offered: Set<string>;
   /** Tools whose calls wait for a person's approval in this turn (declared so, or asked by the turn or its conversation). */
   approvalRequired: (toolName: string) => boolean;
-  toolDefinitions: ToolDescriptor[];
+  /** The registry's offered tools, then the caller's own functions (TurnOptions.functions). */
+  toolDefinitions: ToolDefinition[];
+  /** Names of the caller's functions: their calls are the caller's to run. */
+  callerFunctions: ReadonlySet<string>;
   /** A call id of the provider's that an earlier step of the turn used is replaced. */
   takenToolCallIds: Set<string>;
   /** The turn's usage so far, this attempt's committed steps included. */
@@ -224,7 +227,8 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
     offered,
     approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
-    toolDefinitions: inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))),
+    toolDefinitions: [...inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))), ...(turn.options.functions ?? [])],
+    callerFunctions: new Set((turn.options.functions ?? []).map((fn) => fn.name)),
     takenToolCallIds: new Set(begun.toolCallIds),
     usage: turn.usage,
     readHistory: historyReader(deps, begun),
@@ -269,6 +273,8 @@ async function resumeLastStep(run: AttemptRun): Promise<StepEnd> {
   if (phase === 'wait') return done(events);
   // The worker died after committing a final step but before ending the turn.
   if (phase === 'no_tools') return finish(run, lastStep?.finishReason ?? 'stop');
+  // The step also called the caller's functions: the caller answers them in its next turn.
+  if (lastStep?.callerToolCalls) return finish(run, 'tool_calls');
   if (turn.step >= run.maxSteps) return finish(run, 'max_steps');
   return NEXT_STEP;
 }
@@ -285,7 +291,7 @@ async function streamOneStep(run: AttemptRun, step: number): Promise<StreamedSte
     provider: deps.provider,
     request: {
       model: run.model,
-      messages: buildMessages(run.begun.conversation.system, history),
+      messages: buildMessages(turn.options.instructions ?? run.begun.conversation.system, history),
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
       ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
     },
@@ -343,8 +349,10 @@ async function completeStep(run: AttemptRun, step: number, output: StepOutput, s
   const { deps, turn, events } = run;
   deps.metrics.modelTokens.inc({ kind: 'prompt' }, output.usage.promptTokens);
   deps.metrics.modelTokens.inc({ kind: 'completion' }, output.usage.completionTokens);
+  // The caller's own functions are not run here: their calls end the turn, for the caller to answer.
+  const callerCalls = output.toolCalls.filter((call) => run.callerFunctions.has(call.function.name));
   const calls = prepareToolCalls({
-    calls: output.toolCalls,
+    calls: callerCalls.length === 0 ? output.toolCalls : output.toolCalls.filter((call) => !run.callerFunctions.has(call.function.name)),
     offered: run.offered,
     registry: deps.tools,
     maxCalls: deps.limits.maxToolCallsPerStep,
@@ -357,6 +365,7 @@ async function completeStep(run: AttemptRun, step: number, output: StepOutput, s
       newId: () => `appr_${randomUUID()}`,
     },
   });
+  for (const call of callerCalls) events.emit({ type: 'tool-call-end', toolCallId: call.id, args: parsedOrNull(call.function.arguments) });
   for (const call of calls) {
     events.emit(
       'error' in call
@@ -371,10 +380,17 @@ async function completeStep(run: AttemptRun, step: number, output: StepOutput, s
     throw error;
   });
   if (seenSeq === null) return done(events, FENCED);
-  const record = { step, finishReason: output.finishReason, usage: output.usage, startedAt: streamed.startedAt.toISOString(), finishedAt: run.now().toISOString() };
+  const record: StepRecord = {
+    step,
+    finishReason: output.finishReason,
+    ...(callerCalls.length > 0 ? { callerToolCalls: callerCalls.length } : {}),
+    usage: output.usage,
+    startedAt: streamed.startedAt.toISOString(),
+    finishedAt: run.now().toISOString(),
+  };
   const completed: CompletedStep = { record, output, calls };
   run.usage = addUsage(run.usage, output.usage);
-  const finishReason = calls.length === 0 ? output.finishReason : step >= run.maxSteps ? 'max_steps' : null;
+  const finishReason = calls.length === 0 ? (callerCalls.length > 0 ? 'tool_calls' : output.finishReason) : step >= run.maxSteps ? 'max_steps' : null;
   if (finishReason !== null) return endTurnWithStep(run, completed, finishReason);
   return commitAndStartTools(run, completed, seenSeq, streamed.chatSpan);
 }
@@ -424,6 +440,7 @@ async function commitAndStartTools(run: AttemptRun, completed: CompletedStep, se
   if (phase === 'wait') return done(events);
   const settled = await resumeToolPhase(deps, { turnId: turn.id, attempt, step, events, isContinuation: true });
   if (settled !== 'proceed') return done(events, settled === 'fenced' ? FENCED : { kind: 'done' });
+  if (completed.record.callerToolCalls) return finish(run, 'tool_calls');
   return NEXT_STEP;
 }
 
@@ -487,6 +504,15 @@ async function writeStep(
   await deps.toolApprovals.insertMany(approvalsOf(turn, calls), tx);
   if (continues) await deps.conversations.raiseLastSeq(turn.conversationId, continues.seenSeq, tx);
   return true;
+}
+
+/** A caller function's arguments as the model sent them, parsed when they are JSON (the caller checks them). */
+function parsedOrNull(argumentsText: string): unknown {
+  try {
+    return JSON.parse(argumentsText || '{}');
+  } catch {
+    return null;
+  }
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

@@ -12,6 +12,10 @@ import { healthPaths } from './health-contract';
 import { toolPaths } from './tools-contract';
 import { turnPaths } from './turns-contract';
 import { webhookPaths } from './webhooks-contract';
+import { openAiFilePaths } from './openai-files-contract';
+import { openAiResponsePaths } from './openai-responses-contract';
+import { openAiBatchPaths } from './openai-batches-contract';
+import { openAiErrorSchema } from './openai-operation';
 
 const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
 
@@ -36,10 +40,11 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Batches' },
       { name: 'Webhooks', description: 'Signed the Standard Webhooks way; delivered at least once.' },
       { name: 'Browsers', description: 'Session tokens, websocket tickets, the websocket, and the AI SDK chat transport.' },
+      { name: 'OpenAI-compatible', description: 'OpenAI\'s SDKs work against `/openai/v1` by changing `baseURL`; errors are OpenAI\'s `{"error": {message, type, param, code}}`.' },
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
@@ -52,6 +57,7 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
         ServerFrame: serverFrameSchema,
         ClientFrame: clientFrameSchema,
         ErrorResponse: errorResponseSchema,
+        OpenAiError: openAiErrorSchema,
       },
     },
   }, { override: keepAnswersOpen });

@@ -15,9 +15,21 @@ const turnOptions = z.object({
   requireApproval: z.array(z.string()).optional(),
   maxSteps: z.number().int().optional(),
   maxHistoryMessages: z.number().int().optional(),
+  functions: z
+    .array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) }))
+    .optional()
+    .meta({ description: 'Functions the caller runs itself (the OpenAI-compatible routes): a step that calls one ends the turn.' }),
+  instructions: z.string().optional().meta({ description: "This turn's system prompt in place of the conversation's (OpenAI's `instructions`)." }),
 });
 
-const stepRecord = z.object({ step: z.number().int(), finishReason: z.string(), usage, startedAt: timestamp, finishedAt: timestamp });
+const stepRecord = z.object({
+  step: z.number().int(),
+  finishReason: z.string(),
+  callerToolCalls: z.number().int().optional().meta({ description: "Calls of the caller's own functions: the turn ended after this step." }),
+  usage,
+  startedAt: timestamp,
+  finishedAt: timestamp,
+});
 
 /** A turn as `POST /v1/turns/:id/cancel` answers it, and the start of `GET /v1/turns/:id`. */
 export const turnSchema = z

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { createResponseSchema } from '../../openai-compat/response-request';
+import { jsonResponse } from './operation';
+import { documentOpenAiPaths, unixSeconds } from './openai-operation';
+
+const itemStatus = z.enum(['in_progress', 'completed', 'incomplete']);
+const outputText = z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()), logprobs: z.array(z.unknown()) });
+const outputItem = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('message'), id: z.string(), status: itemStatus, role: z.literal('assistant'), content: z.array(outputText) }),
+  z.object({ type: z.literal('function_call'), id: z.string(), call_id: z.string(), name: z.string(), arguments: z.string(), status: itemStatus }),
+  z.object({ type: z.literal('function_call_output'), id: z.string(), call_id: z.string(), output: z.string(), status: itemStatus }),
+]);
+
+export const openAiResponseSchema = z
+  .object({
+    id: z.string().meta({ description: '`resp_…`' }),
+    object: z.literal('response'),
+    created_at: unixSeconds,
+    status: z.enum(['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete']),
+    background: z.boolean(),
+    completed_at: unixSeconds.nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    incomplete_details: z.object({ reason: z.string() }).nullable(),
+    instructions: z.string().nullable(),
+    max_output_tokens: z.null(),
+    metadata: z.record(z.string(), z.string()),
+    model: z.string(),
+    output: z.array(outputItem),
+    output_text: z.string().meta({ description: 'The text of every message item, joined (what the SDK\'s `output_text` gives).' }),
+    parallel_tool_calls: z.boolean(),
+    previous_response_id: z.string().nullable(),
+    temperature: z.null(),
+    text: z.object({ format: z.object({ type: z.literal('text') }) }),
+    tool_choice: z.unknown(),
+    tools: z.array(z.unknown()),
+    top_p: z.null(),
+    truncation: z.literal('disabled'),
+    usage: z
+      .object({
+        input_tokens: z.number().int(),
+        input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+        output_tokens: z.number().int(),
+        output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
+        total_tokens: z.number().int(),
+      })
+      .nullable(),
+  })
+  .meta({ id: 'OpenAiResponse' });
+
+/** `GET /openai/v1/responses/:id`'s query. */
+export const retrieveResponseQuerySchema = z.object({
+  stream: z.enum(['true', 'false']).optional(),
+  starting_after: z.coerce.number().int().min(0).optional().meta({ description: 'With `stream=true`: the events after this `sequence_number`.' }),
+  include: z.unknown().optional().meta({ description: 'Accepted and ignored.' }),
+});
+
+const responseId = z.object({ id: z.string().meta({ description: 'The response\'s id.' }) });
+const STREAM_DESCRIPTION =
+  'Server-sent events named by `type`, each with a `sequence_number` counted within the response from 0: `response.created`, `response.queued`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`, `response.output_text.done`, `response.content_part.done`, `response.function_call_arguments.delta` / `.done`, `response.output_item.done`, then `response.completed`, `response.failed` or `response.incomplete` (cancelled, or cut short) with the stored response.';
+
+export const openAiResponsePaths = documentOpenAiPaths({
+  '/openai/v1/responses': {
+    post: {
+      operationId: 'openAiCreateResponse',
+      summary: 'Create a response (OpenAI\'s Responses API): in the background, streamed, or waited for',
+      description: 'Runs as a turn of a new conversation, or of the one `previous_response_id` belongs to. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
+      jsonBody: createResponseSchema,
+      responses: {
+        '200': {
+          description: `The response (\`background: true\`: at once, \`queued\`; otherwise once it has ended). With \`stream: true\`: ${STREAM_DESCRIPTION}`,
+          content: { 'application/json': { schema: openAiResponseSchema }, 'text/event-stream': { schema: { type: 'string' } } },
+        },
+      },
+      errors: [404, 409],
+    },
+  },
+  '/openai/v1/responses/{id}': {
+    get: {
+      operationId: 'openAiGetResponse',
+      summary: 'A response; with `stream=true` (and `starting_after`), its stream resumed',
+      requestParams: { path: responseId, query: retrieveResponseQuerySchema },
+      responses: {
+        '200': {
+          description: `The response; with \`stream=true\` its events after \`starting_after\`, nothing lost or repeated, also after the worker that ran it died. ${STREAM_DESCRIPTION}`,
+          content: { 'application/json': { schema: openAiResponseSchema }, 'text/event-stream': { schema: { type: 'string' } } },
+        },
+      },
+      errors: [404],
+    },
+  },
+  '/openai/v1/responses/{id}/cancel': {
+    post: { operationId: 'openAiCancelResponse', summary: 'Cancel a response', requestParams: { path: responseId }, responses: { '200': jsonResponse('The response, cancelled (or as it ended).', openAiResponseSchema) }, errors: [404] },
+  },
+});

@@ -1,0 +1,149 @@
+import type { Response } from 'express';
+import { eventSchema, TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../events/event';
+import type { ResponseRecord } from '../store/openai-responses-repository';
+import { isTerminal, type Turn } from '../store/turns-repository';
+import { responseShell, type ResponseObject } from '../openai-compat/response-object';
+import { createResponseStreamMapper, type ResponseStreamEvent } from '../openai-compat/response-stream-mapper';
+import { writesPerTick } from '../subscriptions/writes-per-tick';
+import { LiveSseStreams, type LiveSseOptions } from './live-sse';
+import type { ConversationEventSource } from './turn-event-stream';
+
+export interface ResponseStreamer {
+  /**
+   * Streams the response's events with `sequence_number > startingAfter` (-1: all of them): what
+   * the log holds of its turn, then live, until the turn ends. The reader going away ends the
+   * stream, not the turn.
+   */
+  stream(input: { record: ResponseRecord; turn: Turn; keyId: string; startingAfter: number; res: Response }): Promise<void>;
+  /** Ends every open stream (shutdown): readers resume with `starting_after`. */
+  endAll(): void;
+}
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' } as const;
+
+/**
+ * The Responses API's stream over the conversation's event log (docs/API.md, "OpenAI-compatible
+ * routes"): the turn's events, read from after the response's `afterSeq` and then followed live,
+ * each mapped to its stream events (openai-compat/response-stream-mapper.ts), which number
+ * themselves; the stream ends with the response as stored, read when the turn's end is
+ * announced (its end is committed before). A turn whose events the log no longer keeps streams
+ * as `response.created`, `response.queued` and its end.
+ */
+export function createResponseStreamer(
+  source: ConversationEventSource,
+  options: LiveSseOptions & { defaultModel: string; storedResponse(record: ResponseRecord): Promise<ResponseObject> },
+): ResponseStreamer {
+  const streams = new LiveSseStreams(options);
+  return {
+    endAll: () => streams.endAll(),
+    async stream({ record, turn, keyId, startingAfter, res }) {
+      res.writeHead(200, SSE_HEADERS);
+      res.flushHeaders();
+      const live = streams.start(res, keyId, (reason) => sse({ type: 'error', code: 'unauthorized', message: reason, sequence_number: 0 }));
+      const mapper = createResponseStreamMapper({ turnId: turn.id, shell: { ...responseShell(record, options.defaultModel, turn.options.model), status: 'queued' } });
+      const holdWrites = writesPerTick(res);
+      const write = (events: ResponseStreamEvent[]) => {
+        const shown = events.filter((event) => event.sequence_number > startingAfter);
+        if (shown.length === 0 || live.isEnded) return;
+        holdWrites();
+        res.write(shown.map(sse).join(''));
+      };
+      const end = async () => {
+        const final = mapper.finish(await options.storedResponse(record));
+        write([final]);
+        live.end();
+      };
+      write(mapper.start());
+
+      // What the log holds, a page at a time, waiting for a reader that does not keep up.
+      let lastSeq = record.afterSeq;
+      let seenTurn = false;
+      for (;;) {
+        const page = await source.read(record.conversationId, lastSeq);
+        if (page.events.length === 0) break;
+        for (const logged of page.events) {
+          const event = eventOfTurn(logged.json, turn.id);
+          if (!event) continue;
+          seenTurn = true;
+          const mapped = mapper.map(event);
+          write(mapped.events);
+          if (mapped.ended) return end();
+        }
+        lastSeq = page.events[page.events.length - 1]!.seq;
+        if (!(await streams.drained(live, res))) return;
+      }
+      if (live.isEnded) return;
+      // Ended, and its events are no longer kept: the stored response is all there is to send.
+      if (!seenTurn && isTerminal(turn.status)) return end();
+
+      let ending = false;
+      const outcome = await source.subscribe({
+        conversationId: record.conversationId,
+        after: lastSeq,
+        deliver: (json) => {
+          if (live.isEnded || ending) return;
+          const event = eventOfTurn(json, turn.id);
+          if (!event) return;
+          // A reader this far behind is cut off; it resumes with starting_after.
+          if (streams.cutIfBehind(live, res)) return;
+          const mapped = mapper.map(event);
+          write(mapped.events);
+          if (mapped.ended) {
+            ending = true;
+            end().catch(() => live.end());
+          }
+        },
+        onError: () => live.end(),
+      });
+      if (!outcome.ok) return live.end(sse({ type: 'error', code: outcome.code, message: outcome.message, sequence_number: 0 }));
+      live.onEnd(outcome.subscription.dispose);
+      if (!live.isEnded) outcome.subscription.start();
+    },
+  };
+}
+
+/** The event if it is of this turn (a cheap look at its text first: most may be of others). */
+function eventOfTurn(json: string, turnId: string): SwitchyardEvent | null {
+  if (!json.includes(`"turnId":${JSON.stringify(turnId)}`)) return null;
+  const event = eventSchema.parse(JSON.parse(json)) as SwitchyardEvent;
+  return event.turnId === turnId ? event : null;
+}
+
+function sse(event: { type: string } & Record<string, unknown>): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * Resolves when the turn has ended (its end event is in the log), or `signal` aborts: what a
+ * foreground response without `stream` waits for before it answers.
+ */
+export async function waitForTurnEnd(source: ConversationEventSource, record: ResponseRecord, turnId: string, signal: AbortSignal): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    let dispose = () => undefined as void;
+    const finish = () => {
+      dispose();
+      signal.removeEventListener('abort', finish);
+      resolve();
+    };
+    signal.addEventListener('abort', finish);
+    source
+      .subscribe({
+        conversationId: record.conversationId,
+        after: record.afterSeq,
+        deliver: (json) => {
+          const event = eventOfTurn(json, turnId);
+          if (event && TERMINAL_EVENT_TYPES.has(event.type)) finish();
+        },
+        onError: (error) => {
+          dispose();
+          reject(error);
+        },
+      })
+      .then((outcome) => {
+        if (!outcome.ok) return finish();
+        dispose = outcome.subscription.dispose;
+        if (signal.aborted) return finish();
+        outcome.subscription.start();
+      }, reject);
+  });
+}

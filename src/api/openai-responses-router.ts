@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import type { ResponsesService } from '../openai-compat/responses-service';
+import { createResponseSchema } from '../openai-compat/response-request';
+import { principalOf } from './require-user';
+import { sendJson } from './send-json';
+import { parseInput, parseRouteId } from './validate';
+import { openAiResponseSchema, retrieveResponseQuerySchema } from './contract/openai-responses-contract';
+import type { ConversationEventSource } from './turn-event-stream';
+import { waitForTurnEnd, type ResponseStreamer } from './openai-response-stream';
+
+export interface OpenAiResponsesRouterDeps {
+  responses: ResponsesService;
+  streamer: ResponseStreamer;
+  events: ConversationEventSource;
+}
+
+/**
+ * `/openai/v1/responses` (docs/API.md, "OpenAI-compatible routes"): a response is a turn, run in
+ * the background, streamed, or waited for; retrieved and resumed by `sequence_number`; cancelled.
+ */
+export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const { userId, keyId } = principalOf(res);
+    const request = parseInput(createResponseSchema, req.body);
+    const { record, turn } = await deps.responses.create(userId, request);
+    if (request.stream) return deps.streamer.stream({ record, turn, keyId, startingAfter: -1, res });
+    if (!request.background) {
+      // The client going away does not stop the response: it is retrieved later by its id.
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      await waitForTurnEnd(deps.events, record, turn.id, gone.signal);
+      if (gone.signal.aborted) return;
+    }
+    sendJson(res, openAiResponseSchema, await deps.responses.object(record));
+  });
+
+  router.get('/:id', async (req, res) => {
+    const { userId, keyId } = principalOf(res);
+    const query = parseInput(retrieveResponseQuerySchema, req.query);
+    const { record, turn } = await deps.responses.get(userId, parseRouteId(req.params.id, 'response'));
+    if (query.stream === 'true') return deps.streamer.stream({ record, turn, keyId, startingAfter: query.starting_after ?? -1, res });
+    sendJson(res, openAiResponseSchema, await deps.responses.object(record, turn));
+  });
+
+  router.post('/:id/cancel', async (req, res) => {
+    sendJson(res, openAiResponseSchema, await deps.responses.cancel(principalOf(res).userId, parseRouteId(req.params.id, 'response')));
+  });
+
+  return router;
+}

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import type { ChatMessage, ContentPart, ToolChoice, ToolDefinition } from '../providers/model-provider';
+import { toolNameSchema, type ChatMessagesInput } from '../events/turn-content';
+
+const text = z.string().max(500_000);
+const contentPart = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('input_text'), text }).strict(),
+  // An assistant message given back as context carries its output as `output_text`.
+  z.object({ type: z.literal('output_text'), text, annotations: z.array(z.unknown()).optional(), logprobs: z.array(z.unknown()).optional() }).strict(),
+  z.object({ type: z.literal('input_image'), image_url: z.string().min(1).max(20_000_000), detail: z.enum(['low', 'high', 'auto']).optional() }).strict(),
+]);
+const content = z.union([text, z.array(contentPart).min(1).max(100)]);
+const itemMeta = { id: z.string().max(200).optional(), status: z.string().max(50).optional() };
+const inputItem = z.union([
+  z.object({ type: z.literal('message').optional(), role: z.enum(['user', 'assistant', 'system', 'developer']), content, ...itemMeta }).strict(),
+  z.object({ type: z.literal('function_call'), call_id: z.string().min(1).max(200), name: toolNameSchema, arguments: text, ...itemMeta }).strict(),
+  z.object({ type: z.literal('function_call_output'), call_id: z.string().min(1).max(200), output: content, ...itemMeta }).strict(),
+]);
+const functionTool = z
+  .object({
+    type: z.literal('function'),
+    name: toolNameSchema,
+    description: z.string().max(10_000).nullable().optional(),
+    parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+    strict: z.boolean().nullable().optional(),
+  })
+  .strict();
+const toolChoice = z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), name: toolNameSchema }).strict()]);
+
+/** OpenAI's fields that Switchyard accepts and does not act on (README: "Use it from OpenAI's SDKs"). */
+export const IGNORED_RESPONSE_FIELDS = [
+  'temperature',
+  'top_p',
+  'max_output_tokens',
+  'max_tool_calls',
+  'parallel_tool_calls',
+  'store',
+  'user',
+  'text',
+  'reasoning',
+  'truncation',
+  'include',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'stream_options',
+  'top_logprobs',
+] as const;
+
+/** `POST /openai/v1/responses`: the subset of OpenAI's request Switchyard runs; other fields are refused. */
+export const createResponseSchema = z
+  .object({
+    model: z.string().min(1).max(200).optional(),
+    input: z.union([text.min(1), z.array(inputItem).min(1).max(1000)]),
+    instructions: z.string().max(200_000).nullable().optional(),
+    tools: z.array(functionTool).max(128).optional(),
+    tool_choice: toolChoice.optional(),
+    background: z.boolean().nullable().optional(),
+    stream: z.boolean().nullable().optional(),
+    previous_response_id: z.string().min(1).max(200).nullable().optional(),
+    metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
+    ...Object.fromEntries(IGNORED_RESPONSE_FIELDS.map((field) => [field, z.unknown().optional()])),
+  })
+  .strict();
+export type CreateResponseRequest = z.infer<typeof createResponseSchema>;
+
+/** What a response request becomes: its turn's input and options. */
+export interface ResponseTurnPlan {
+  content: string | ContentPart[] | ChatMessagesInput;
+  instructions?: string;
+  /** Functions named after tools the user may use: run here. */
+  tools: string[];
+  /** The caller's own functions: left to it. */
+  functions: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** Calls of earlier responses that this input answers (`function_call_output`). */
+  answeredCalls: Set<string>;
+}
+
+/**
+ * A request as a turn, pure: its system and developer messages join `instructions`; its other
+ * items become the turn's input, one user message as it is, several items (context, function
+ * calls given back and their outputs) as chat messages; its functions run here when a tool of
+ * `usableTools` has their name (that tool's schema applies), else they are the caller's.
+ */
+export function planResponseTurn(request: CreateResponseRequest, usableTools: ReadonlySet<string>): ResponseTurnPlan {
+  const items = typeof request.input === 'string' ? [{ role: 'user' as const, content: request.input }] : request.input;
+  const instructions = request.instructions ? [request.instructions] : [];
+  const messages: ChatMessage[] = [];
+  const answeredCalls = new Set<string>();
+  for (const item of items) {
+    if (item.type === 'function_call') {
+      const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: item.arguments } };
+      const last = messages.at(-1);
+      if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else if (item.type === 'function_call_output') {
+      answeredCalls.add(item.call_id);
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: plainText(item.output) });
+    } else if (item.role === 'system' || item.role === 'developer') {
+      instructions.push(plainText(item.content));
+    } else if (item.role === 'assistant') {
+      messages.push({ role: 'assistant', content: plainText(item.content) });
+    } else {
+      messages.push({ role: 'user', content: userContent(item.content) });
+    }
+  }
+  const [only] = messages;
+  const turnContent: ResponseTurnPlan['content'] =
+    messages.length === 1 && only!.role === 'user' ? only!.content : { type: 'chat_messages', messages: messages as ChatMessagesInput['messages'] };
+  const tools = request.tools ?? [];
+  return {
+    content: turnContent,
+    ...(instructions.length > 0 ? { instructions: instructions.join('\n\n') } : {}),
+    tools: tools.filter((tool) => usableTools.has(tool.name)).map((tool) => tool.name),
+    functions: tools
+      .filter((tool) => !usableTools.has(tool.name))
+      .map((tool) => ({ name: tool.name, description: tool.description ?? '', inputSchema: tool.parameters ?? { type: 'object', properties: {} } })),
+    ...(request.tool_choice !== undefined ? { toolChoice: typeof request.tool_choice === 'string' ? request.tool_choice : { type: 'function', function: { name: request.tool_choice.name } } } : {}),
+    answeredCalls,
+  };
+}
+
+/** Whether a request gives the model anything to answer: a message or an output, not only instructions. */
+export function hasTurnInput(plan: ResponseTurnPlan): boolean {
+  return typeof plan.content === 'string' || Array.isArray(plan.content) || plan.content.messages.length > 0;
+}
+
+function plainText(value: z.infer<typeof content>): string {
+  if (typeof value === 'string') return value;
+  return value.map((part) => (part.type === 'input_image' ? '' : part.text)).join('');
+}
+
+function userContent(value: z.infer<typeof content>): string | ContentPart[] {
+  if (typeof value === 'string') return value;
+  return value.map((part): ContentPart => (part.type === 'input_image' ? { type: 'image_url', image_url: { url: part.image_url } } : { type: 'text', text: part.text }));
+}

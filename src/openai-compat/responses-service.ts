@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, notFound } from '../errors/app-error';
+import type { ConversationsRepository } from '../store/conversations-repository';
+import type { MessagesRepository } from '../store/messages-repository';
+import type { OpenAiResponsesRepository, ResponseRecord } from '../store/openai-responses-repository';
+import type { ToolCallsRepository } from '../store/tool-calls-repository';
+import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
+import type { TurnService } from '../turns/turn-service';
+import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
+import { responseObject, type ResponseObject } from './response-object';
+
+export interface ResponsesServiceDeps {
+  conversations: Pick<ConversationsRepository, 'create'>;
+  messages: Pick<MessagesRepository, 'list'>;
+  turns: Pick<TurnsRepository, 'get'>;
+  toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
+  responses: Pick<OpenAiResponsesRepository, 'insert' | 'get'>;
+  turnService: Pick<TurnService, 'create' | 'cancel'>;
+  /** The tool names this user may use: functions named so run here. */
+  usableToolNames(userId: string): Promise<ReadonlySet<string>>;
+  latestSeq(conversationId: string): Promise<number>;
+  /** LLM_MODEL: the model a response names when its request named none. */
+  defaultModel: string;
+}
+
+/** The Responses API on turns: a response is one turn of a conversation (docs/API.md, "OpenAI-compatible routes"). */
+export class ResponsesService {
+  constructor(private readonly deps: ResponsesServiceDeps) {}
+
+  /**
+   * 1. The request as a turn (its input, tools and instructions).
+   * 2. With `previous_response_id`: that response's conversation, once its turn has ended, and
+   *    only with an output for each call of the caller's functions it ended with (as OpenAI asks).
+   * 3. Otherwise a new conversation.
+   * 4. The turn, keyed by the response's id, then the response that names it.
+   */
+  async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
+    const plan = planResponseTurn(request, await this.deps.usableToolNames(userId));
+    if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
+    const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id, plan.answeredCalls) : null;
+    const conversationId = previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' } })).id;
+    // A conversation made here has no event yet: no need to ask the log.
+    const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
+    const id = `resp_${randomUUID().replace(/-/g, '')}`;
+    const { turn } = await this.deps.turnService.create(userId, conversationId, {
+      content: plan.content,
+      idempotencyKey: id,
+      onBusy: 'reject',
+      options: {
+        ...(request.model !== undefined ? { model: request.model } : {}),
+        tools: plan.tools,
+        ...(plan.toolChoice !== undefined ? { toolChoice: plan.toolChoice } : {}),
+        ...(plan.functions.length > 0 ? { functions: plan.functions } : {}),
+        ...(plan.instructions !== undefined ? { instructions: plan.instructions } : {}),
+      },
+    });
+    const record = await this.deps.responses.insert({
+      id,
+      userId,
+      conversationId,
+      turnId: turn.id,
+      previousResponseId: previous?.id ?? null,
+      afterSeq,
+      request: {
+        model: request.model ?? null,
+        instructions: plan.instructions ?? null,
+        tools: request.tools ?? [],
+        toolChoice: request.tool_choice ?? 'auto',
+        metadata: request.metadata ?? {},
+        background: request.background === true,
+      },
+    });
+    return { record, turn };
+  }
+
+  /** The user's response and its turn; 404 for another user's or none. */
+  async get(userId: string, id: string): Promise<{ record: ResponseRecord; turn: Turn }> {
+    const record = await this.deps.responses.get(userId, id);
+    const turn = record ? await this.deps.turns.get(record.turnId) : null;
+    if (!record || !turn) throw notFound('response');
+    return { record, turn };
+  }
+
+  /** The response as its turn stands now. */
+  async object(record: ResponseRecord, turn?: Turn): Promise<ResponseObject> {
+    const current = turn ?? (await this.deps.turns.get(record.turnId));
+    if (!current) throw notFound('response');
+    return responseObject({ record, turn: current, messages: await this.deps.messages.list(record.conversationId), defaultModel: this.deps.defaultModel });
+  }
+
+  /** Cancels the response's turn (a finished one stays as it ended). */
+  async cancel(userId: string, id: string): Promise<ResponseObject> {
+    const { record } = await this.get(userId, id);
+    const turn = await this.deps.turnService.cancel(userId, record.turnId);
+    return this.object(record, turn);
+  }
+
+  private async previous(userId: string, id: string, answered: ReadonlySet<string>): Promise<ResponseRecord> {
+    const record = await this.deps.responses.get(userId, id);
+    const turn = record ? await this.deps.turns.get(record.turnId) : null;
+    if (!record || !turn) throw invalid('previous_response_id', `response ${id} not found`);
+    if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, { activeTurnId: turn.id });
+    if (turn.finishReason === 'tool_calls') {
+      const serverRun = new Set((await this.deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId));
+      const messages = await this.deps.messages.list(record.conversationId);
+      const last = messages.findLast((message) => message.role === 'assistant' && message.turnId === turn.id);
+      const unanswered = (last?.toolCalls ?? []).find((call) => !serverRun.has(call.id) && !answered.has(call.id));
+      if (unanswered) throw invalid('input', `no tool output found for function call ${unanswered.id}`);
+    }
+    return record;
+  }
+}
+
+function invalid(field: string, message: string): AppError {
+  return new AppError('invalid_request', `invalid request: ${field}: ${message}`, [{ field, message }]);
+}

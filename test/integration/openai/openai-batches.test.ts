@@ -1,0 +1,132 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import OpenAI, { toFile } from 'openai';
+import { followBatchEvents } from '../../support/batch-events';
+import { batchLine, openAiClient } from '../../support/openai-sdk';
+import { runToExit } from '../../support/processes';
+import { scripted } from '../../support/scripted';
+import { startTestStack, type TestStack } from '../../support/stack';
+
+const calculator = { type: 'function', function: { name: 'calculator', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } };
+const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+
+/** OpenAI's Batch API over Switchyard batches, through OpenAI's SDK (docs/API.md, "OpenAI-compatible routes"). */
+describe('OpenAI-compatible batches', () => {
+  let stack: TestStack;
+  let client: OpenAI;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ workers: 1 });
+    ({ apiKey } = await stack.createUser('openai-batches'));
+    client = openAiClient(stack.url, apiKey);
+  });
+  afterAll(() => stack.close());
+
+  const upload = async (lines: string[]) => client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
+  const fileLines = async (id: string) => (await (await client.files.content(id)).text()).trim().split('\n').map((line) => JSON.parse(line));
+
+  it('runs a file of chat completion lines as a Switchyard batch: progress events, output and error files in OpenAI line shapes', async () => {
+    const input = await upload([
+      batchLine('plain', { model: 'scripted', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: scripted({ text: 'Plain answer.' }) }], temperature: 0.2, max_tokens: 50 }),
+      batchLine('server-tool', { model: 'scripted', messages: [{ role: 'user', content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'Five.' }] }) }], tools: [calculator] }),
+      batchLine('caller-tool', { model: 'scripted', messages: [{ role: 'user', content: scripted({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }) }], tools: [weather] }),
+      batchLine('context', {
+        model: 'scripted',
+        messages: [{ role: 'user', content: 'Earlier question' }, { role: 'assistant', content: 'Earlier answer' }, { role: 'user', content: scripted({ text: 'With context.' }) }],
+      }),
+      batchLine('broken', { model: 'scripted', messages: [{ role: 'user', content: scripted({ error: { status: 400, message: 'refused by the provider' } }) }] }),
+    ]);
+    const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
+    expect(created).toMatchObject({ object: 'batch', status: 'in_progress', input_file_id: input.id, endpoint: '/v1/chat/completions', metadata: { job: 'nightly' }, request_counts: { total: 5 } });
+
+    // The same batch natively: its progress events, its id.
+    const events = await followBatchEvents(stack.url, apiKey, created.id);
+    try {
+      expect(await events.finished()).toMatchObject({ status: 'completed', counts: { total: 5, succeeded: 4, failed: 1 } });
+    } finally {
+      events.close();
+    }
+    const batch = await client.batches.retrieve(created.id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 4, failed: 1 } });
+    expect(batch.completed_at).toEqual(expect.any(Number));
+
+    const output = await fileLines(batch.output_file_id!);
+    expect(output.map((line) => line.custom_id)).toEqual(['plain', 'server-tool', 'caller-tool', 'context']);
+    for (const line of output) {
+      expect(line).toMatchObject({ id: expect.stringMatching(/^batch_req_/), error: null, response: { status_code: 200, request_id: expect.stringMatching(/^turn_/) } });
+      expect(line.response.body).toMatchObject({ object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message: { role: 'assistant' } }], usage: { total_tokens: expect.any(Number) } });
+    }
+    const [plain, serverTool, callerTool, context] = output.map((line) => line.response.body);
+    expect(plain.choices[0]).toMatchObject({ message: { content: 'Plain answer.' }, finish_reason: 'stop' });
+    expect(serverTool.choices[0]).toMatchObject({ message: { content: 'Five.' }, finish_reason: 'stop' });
+    expect(serverTool.switchyard.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', args: { expression: '2+3' }, result: { expression: '2+3', result: 5 } })]);
+    expect(callerTool.choices[0]).toMatchObject({
+      message: { content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) } }] },
+      finish_reason: 'tool_calls',
+    });
+    expect(context.choices[0].message.content).toBe('With context.');
+    const contextRequest = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('With context.')).at(-1)!.body as any;
+    expect(contextRequest.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'user']);
+    const plainRequest = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('Plain answer.')).at(-1)!.body as any;
+    expect(plainRequest.messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
+
+    expect(await fileLines(batch.error_file_id!)).toEqual([
+      { id: expect.stringMatching(/^batch_req_/), custom_id: 'broken', response: null, error: { code: expect.any(String), message: expect.stringContaining('refused by the provider') } },
+    ]);
+    expect((await client.batches.list()).data.map((each) => each.id)).toContain(created.id);
+  }, 60_000);
+
+  it('keeps the results of the items that ended when a batch is cancelled (partial results)', async () => {
+    const quick = [0, 1].map((n) => batchLine(`quick-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ text: `Quick ${n}.` }) }] }));
+    const slow = Array.from({ length: 12 }, (_, n) => batchLine(`slow-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ tokens: 3000, tokenDelayMs: 20 }) }] }));
+    const input = await upload([...quick, ...slow]);
+    const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const events = await followBatchEvents(stack.url, apiKey, created.id);
+    try {
+      await events.waitFor((frame) => frame.type === 'batch-progress' && frame.counts.succeeded === 2);
+      expect((await client.batches.cancel(created.id)).status).toMatch(/^(cancelling|cancelled|finalizing)$/);
+      await events.finished();
+    } finally {
+      events.close();
+    }
+    const batch = await client.batches.retrieve(created.id);
+    expect(batch).toMatchObject({ status: 'cancelled', request_counts: { total: 14, completed: 2 } });
+    expect((await fileLines(batch.output_file_id!)).map((line) => [line.custom_id, line.response.body.choices[0].message.content])).toEqual([
+      ['quick-0', 'Quick 0.'],
+      ['quick-1', 'Quick 1.'],
+    ]);
+    const errors = await fileLines(batch.error_file_id!);
+    expect(errors).toHaveLength(12);
+    for (const line of errors) expect(line).toMatchObject({ custom_id: expect.stringMatching(/^slow-/), response: null, error: { code: 'batch_cancelled' } });
+  }, 60_000);
+
+  it('fails a batch whose file has bad lines, naming each; answers 404 for a file that is not the user\'s', async () => {
+    const input = await upload([batchLine('ok', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] }), '{"custom_id": "bad", "method": "GET", "url": "/v1/chat/completions", "body": {}}', 'not json']);
+    const batch = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(batch.status).toBe('failed');
+    expect(batch.errors!.data!.map((error) => error.line)).toEqual(expect.arrayContaining([2, 3]));
+    expect(await client.batches.retrieve(batch.id)).toMatchObject({ status: 'failed' });
+
+    const stranger = openAiClient(stack.url, (await stack.createUser('stranger')).apiKey);
+    await expect(stranger.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.batches.retrieve(batch.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('`npm run cli -- batch run` takes an OpenAI-format file too', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'openai-cli-'));
+    try {
+      const items = path.join(dir, 'openai.jsonl');
+      const out = path.join(dir, 'results.jsonl');
+      await writeFile(items, [0, 1, 2].map((n) => batchLine(`req-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ text: `CLI ${n}.` }) }] })).join('\n'));
+      const run = await runToExit('workers/cli.ts', {}, ['batch', 'run', items, '--out', out, '--url', stack.url, '--key', apiKey]);
+      expect(run.stderr).toMatch(/completed: 3 succeeded, 0 failed, 0 cancelled of 3/);
+      expect(run.code).toBe(0);
+      const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+      expect(lines.map((line) => [line.customId, line.status, line.text]).sort()).toEqual([0, 1, 2].map((n) => [`req-${n}`, 'succeeded', `CLI ${n}.`]));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,152 @@
+import OpenAI from 'openai';
+import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
+import { openAiClient } from '../../support/openai-sdk';
+import { scripted } from '../../support/scripted';
+import { startTestStack, type TestStack } from '../../support/stack';
+
+type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
+
+/** Every event of a stream, in order. */
+async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+/** What the SDK's own accumulator makes of the events (it throws on an event that does not fit). */
+function accumulated(events: StreamEvent[]): OpenAI.Responses.Response {
+  let snapshot: OpenAI.Responses.Response | undefined;
+  for (const event of events) snapshot = accumulateResponse(event, snapshot);
+  return snapshot!;
+}
+
+/** Sequence numbers 0, 1, 2, … with nothing missing or repeated, ending with one terminal event. */
+function expectValidStream(events: StreamEvent[], from = 0): void {
+  expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => from + index));
+  const terminal = events.filter((event) => ['response.completed', 'response.failed', 'response.incomplete'].includes(event.type));
+  expect(terminal).toHaveLength(1);
+  expect(events.at(-1)).toBe(terminal[0]);
+}
+
+/** The Responses API through OpenAI's SDK (docs/API.md, "OpenAI-compatible routes"). */
+describe('OpenAI-compatible responses', () => {
+  let stack: TestStack;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ workers: 1 });
+    client = openAiClient(stack.url, (await stack.createUser('responses')).apiKey);
+  });
+  afterAll(() => stack.close());
+
+  it('answers a foreground request once its turn has ended', async () => {
+    const response = await client.responses.create({ model: 'scripted', input: scripted({ text: 'Hello from the turn.' }), instructions: 'Be brief.', metadata: { run: 'one' } });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', instructions: 'Be brief.', metadata: { run: 'one' }, background: false });
+    expect(response.id).toMatch(/^resp_/);
+    expect(response.output_text).toBe('Hello from the turn.');
+    expect(response.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', status: 'completed', content: [expect.objectContaining({ type: 'output_text', text: 'Hello from the turn.' })] })]);
+    expect(response.usage!.output_tokens).toBeGreaterThan(0);
+    expect(await client.responses.retrieve(response.id)).toMatchObject({ id: response.id, status: 'completed', output_text: 'Hello from the turn.' });
+  });
+
+  it('streams events named by type, numbered from 0, that the SDK accumulates into the stored response', async () => {
+    const stream = await client.responses.create({ input: scripted({ text: 'One two three four.' }), stream: true });
+    const events = await collect(stream);
+    expectValidStream(events);
+    expect(events.slice(0, 3).map((event) => event.type)).toEqual(['response.created', 'response.queued', 'response.in_progress']);
+    expect(events.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']),
+    );
+    const deltas = events.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : []));
+    expect(deltas.join('')).toBe('One two three four.');
+    const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    expect(accumulated(events).output).toEqual(completed.response.output);
+    expect(await client.responses.retrieve(completed.response.id)).toMatchObject({ status: 'completed', output_text: 'One two three four.' });
+  });
+
+  it('runs in the background, and resumes the stream after any sequence_number with nothing lost or repeated', async () => {
+    const background = await client.responses.create({ input: scripted({ tokens: 60, tokenDelayMs: 5 }), background: true });
+    expect(background.background).toBe(true);
+    expect(['queued', 'in_progress']).toContain(background.status);
+    const all = await collect(await client.responses.retrieve(background.id, { stream: true }));
+    expectValidStream(all);
+    for (const after of [0, 5, Math.floor(all.length / 2), all.length - 2]) {
+      const resumed = await collect(await client.responses.retrieve(background.id, { stream: true, starting_after: after }));
+      expect(resumed).toEqual(all.slice(after + 1));
+    }
+    // The SDK's own resume helper (it reads the stream whole and skips what was seen).
+    const helper = client.responses.stream({ response_id: background.id, starting_after: 10 });
+    const final = await helper.finalResponse();
+    expect(final.output_text).toBe((await client.responses.retrieve(background.id)).output_text);
+  });
+
+  it('cancels a background response: its stream ends incomplete and it shows cancelled', async () => {
+    const background = await client.responses.create({ input: scripted({ tokens: 2000, tokenDelayMs: 20 }), background: true });
+    const stream = await client.responses.retrieve(background.id, { stream: true });
+    const events: StreamEvent[] = [];
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'response.output_text.delta') {
+        const cancelled = await client.responses.cancel(background.id);
+        expect(cancelled.status).toBe('cancelled');
+      }
+    }
+    expectValidStream(events);
+    expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'cancelled' } });
+    // What the cancelled step had streamed was not kept: it is taken back in the stream too.
+    expect(accumulated(events).output_text).toBe('');
+    expect((await client.responses.retrieve(background.id)).status).toBe('cancelled');
+  });
+
+  it('continues a conversation with previous_response_id', async () => {
+    const first = await client.responses.create({ input: scripted({ text: 'First answer.' }) });
+    const second = await client.responses.create({ input: scripted({ text: 'Second answer.' }), previous_response_id: first.id });
+    expect(second).toMatchObject({ status: 'completed', previous_response_id: first.id, output_text: 'Second answer.' });
+    const requests = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('Second answer'));
+    const history = (requests.at(-1)!.body as any).messages.map((message: any) => [message.role, message.content]);
+    expect(history).toEqual([
+      ['user', scripted({ text: 'First answer.' })],
+      ['assistant', 'First answer.'],
+      ['user', scripted({ text: 'Second answer.' })],
+    ]);
+  });
+
+  it('runs a function named after a Switchyard tool server-side, showing the call and its output', async () => {
+    const response = await client.responses.create({
+      input: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] }),
+      tools: [{ type: 'function', name: 'calculator', parameters: { type: 'object', properties: { expression: { type: 'string' } } }, strict: false }],
+    });
+    expect(response.status).toBe('completed');
+    expect(response.output.map((item) => item.type)).toEqual(['function_call', 'function_call_output', 'message']);
+    const [call, output] = response.output as [OpenAI.Responses.ResponseFunctionToolCall, OpenAI.Responses.ResponseFunctionToolCallOutputItem];
+    expect(call).toMatchObject({ name: 'calculator', arguments: JSON.stringify({ expression: '6*7' }) });
+    expect(output).toMatchObject({ call_id: call.call_id, output: JSON.stringify({ expression: '6*7', result: 42 }) });
+    expect(response.output_text).toBe('It is 42.');
+  });
+
+  it("leaves the caller's own function to it, and goes on with its function_call_output", async () => {
+    const scenario = scripted({ steps: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'It is sunny in Oslo.' }] });
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true }];
+    const events = await collect(await client.responses.create({ input: scenario, tools, stream: true }));
+    expectValidStream(events);
+    const asked = (events.at(-1) as OpenAI.Responses.ResponseCompletedEvent).response;
+    expect(asked.status).toBe('completed');
+    expect(asked.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) })]);
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['response.function_call_arguments.delta', 'response.function_call_arguments.done']));
+    const call = asked.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+
+    // Without the call's output, the conversation cannot go on (as with OpenAI).
+    await expect(client.responses.create({ input: 'and?', previous_response_id: asked.id, tools })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    const answered = await client.responses.create({
+      previous_response_id: asked.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: JSON.stringify({ sky: 'sunny' }) }],
+      tools,
+    });
+    expect(answered).toMatchObject({ status: 'completed', output_text: 'It is sunny in Oslo.', previous_response_id: asked.id });
+    const sent = (stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes("sunny")).at(-1)!.body as any).messages;
+    expect(sent.slice(-2)).toEqual([
+      expect.objectContaining({ role: 'assistant', tool_calls: [expect.objectContaining({ id: call.call_id, function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) } })] }),
+      { role: 'tool', tool_call_id: call.call_id, content: JSON.stringify({ sky: 'sunny' }) },
+    ]);
+  });
+});
