@@ -14,7 +14,8 @@ import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { percentile } from '../lib/stats';
 import { startSwitchyard, type SwitchyardStack, type Topology } from '../lib/switchyard-stack';
 import { connectMany, TimedWsClient } from '../lib/timed-ws-client';
-import { TurnTracker } from '../lib/turn-tracker';
+import { phaseBreakdown } from '../lib/turn-phases';
+import { TurnTracker, type TurnTiming } from '../lib/turn-tracker';
 import { UiChatClient } from '../lib/ui-chat-client';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
 
@@ -29,6 +30,8 @@ interface LoadedSystem {
   /** One foreground request: ms from the request to its first text token at the client. */
   foreground(): Promise<number>;
   processes: { name: string; pid: number }[];
+  /** Where the foreground's time went since the last call, as its client saw it (Switchyard's events). */
+  phases?(): string;
   stop(): Promise<void>;
 }
 
@@ -78,7 +81,10 @@ export const ttftUnderLoad: Benchmark = {
       systems.push(await peerSystem(context));
       systems.push(await switchyardSystem(context, 'all-in-one'));
       systems.push(await switchyardSystem(context, 'api-and-workers'));
-      for (const system of systems) for (let index = 0; index < warmup; index++) await system.foreground();
+      for (const system of systems) {
+        for (let index = 0; index < warmup; index++) await system.foreground();
+        system.phases?.();
+      }
 
       for (let repetition = 0; repetition < repetitions; repetition++) {
         for (const n of inFlight) {
@@ -207,6 +213,8 @@ function record(report: ReportBuilder, context: RunContext, system: LoadedSystem
   report.note(
     `N=${n}, ${system.label}: ${tally.firstToken.length} foreground requests; CPU as a share of one core over the ${formatNumber(seconds)} s measured: ${cpu}.`,
   );
+  const phases = system.phases?.();
+  if (phases) report.note(`N=${n}, ${system.label}, foreground turns: ${phases}`);
   if (tally.failures > 0) {
     const line = `N=${n}, ${system.label}: ${tally.failures} background answers failed (${tally.errors.join('; ')})`;
     report.note(line);
@@ -292,6 +300,7 @@ async function switchyardSystem(context: RunContext, topology: Topology): Promis
     });
     const backgroundContent = scriptedContent(backgroundScenario);
     const foregroundContent = scriptedContent(fillerTokens(foregroundTokens));
+    let foregroundTimings: TurnTiming[] = [];
     return {
       key: split ? 'split' : 'aio',
       label: split ? 'Switchyard 1 API + 1 worker' : 'Switchyard all-in-one',
@@ -303,7 +312,13 @@ async function switchyardSystem(context: RunContext, topology: Topology): Promis
       async foreground() {
         const timing = await tracker.runTurn(api, await foregroundLane.next(), foregroundContent);
         if (timing.endType !== 'turn-finish' || timing.firstDeltaAt === undefined) throw new Error(`a foreground turn ended with ${timing.endType}`);
+        foregroundTimings.push(timing);
         return timing.firstDeltaAt - timing.postedAt;
+      },
+      phases() {
+        const text = phaseBreakdown(foregroundTimings);
+        foregroundTimings = [];
+        return text;
       },
       processes: stack.services.map((service) => ({ name: service.process.name.replace(/^ttft_load(_split)?-/, ''), pid: service.process.pid })).concat({ name: 'scripted model', pid: context.scriptedModelPid }),
       async stop() {
