@@ -17,7 +17,7 @@ export const DEFAULT_REPETITIONS = 5;
 export const DEFAULT_TURN_SECONDS = 8;
 
 export const USAGE = `usage: npm run bench -- [name ...] [options]
-  (no name)              every benchmark, then bench/RESULTS.md and bench/charts/; about 11 minutes on 2 cores
+  (no name)              every benchmark, then bench/RESULTS.md and bench/charts/; about 20 minutes on 2 cores
   name ...               only these (a case brings its baselines); results are printed, written only with --out
 options:
   --repeat N             repetitions of each benchmark (default ${DEFAULT_REPETITIONS}; the soak runs once)

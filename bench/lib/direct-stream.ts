@@ -20,12 +20,14 @@ export function createDirectClient(baseURL: string): OpenAI {
 
 /**
  * Streams one scripted answer; timestamps are taken as each parsed chunk reaches our loop.
- * `messages` is what the request sends (default: one short user message).
+ * `messages` is what the request sends (default: one short user message); `onText` is told
+ * the length of each piece of text as it is parsed.
  */
 export async function streamDirect(
   client: OpenAI,
   scenario: Scenario,
   messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'bench' }],
+  onText?: (chars: number) => void,
 ): Promise<DirectTiming> {
   const startedAt = now();
   const stream = await client.chat.completions.create(
@@ -43,6 +45,7 @@ export async function streamDirect(
     firstTokenAt ??= at;
     lastTokenAt = at;
     textChars += content.length;
+    onText?.(content.length);
     contentChunks++;
   }
   return {

@@ -44,7 +44,8 @@ export class UiChatClient {
     this.body = options.body ?? ((chatId, message) => ({ id: chatId, message }));
   }
 
-  post(chatId: string, text: string, timeoutMs = 60_000): Promise<UiChatTiming> {
+  /** `onText`: told the length of each text delta as it is read (for load that counts what it delivered). */
+  post(chatId: string, text: string, timeoutMs = 60_000, onText?: (chars: number) => void): Promise<UiChatTiming> {
     const payload = JSON.stringify(this.body(chatId, { id: randomUUID(), role: 'user', parts: [{ type: 'text', text }] }));
     const timing: UiChatTiming = { startedAt: now(), endedAt: Number.NaN, textChars: 0, textChunks: 0 };
     return new Promise((resolve, reject) => {
@@ -58,6 +59,7 @@ export class UiChatClient {
             timing.firstTextAt ??= readAt;
             timing.lastTextAt = readAt;
             timing.textChars += chunk.delta?.length ?? 0;
+            onText?.(chunk.delta?.length ?? 0);
             timing.textChunks++;
           } else if (chunk.type === 'error') {
             failure ??= new Error(`the chat stream sent an error: ${chunk.errorText}`);

@@ -31,6 +31,24 @@ export const WORKLOADS = {
   toolCurve: { calls: [1, 8, 32], turnsPerRepetition: 20, turnsPerConversation: 5, warmup: 3, flowsPerRepetition: 40 },
   /** Webhooks under the turns of (4): a steady rate for the delivery lag, closed-loop rounds for the throughput. */
   webhooks: { pacedTurnsPerSecond: 100, leadInSeconds: 1, drainTimeoutMs: 30_000 },
+  /**
+   * The first token while answers stream: N paced background answers always in flight, short
+   * foreground requests timed one at a time, the systems taking turns in rounds.
+   */
+  ttftUnderLoad: {
+    inFlight: [20, 100],
+    backgroundTokens: 400,
+    tokenDelayMs: 2,
+    foregroundTokens: 20,
+    foregroundRequests: 200,
+    rounds: 4,
+    turnsPerConversation: 5,
+    warmup: 10,
+    /** A round keeps its load on at least this long, so the background's tokens/s is not read over a few ms. */
+    minWindowMs: 2000,
+    /** A round stops taking foreground requests past this (a first token of seconds would make a round minutes long). */
+    maxRoundMs: 20_000,
+  },
 } as const;
 
 /**

@@ -119,6 +119,12 @@ export const configSchema = z
     EVENT_LOG_MAX_LENGTH: positiveInt.default(10_000),
     /** Seconds a conversation's replay log is kept after its last event. */
     EVENT_LOG_TTL_SECONDS: positiveInt.default(24 * 3600),
+    /**
+     * The longest a turn's deltas gather before they are appended together while many answers
+     * stream in a worker process (0.2 ms per answer streaming, up to this; one answer alone never
+     * waits, nor does the first delta of a step); 0 appends them as fast as Redis takes them.
+     */
+    DELTA_PACING_MAX_MS: z.coerce.number().int().min(0).max(1000).default(20),
     /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
     WORKER_CONCURRENCY: positiveInt.default(50),
     /**

@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/redis-connection';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { SwitchyardError } from '../errors/switchyard-error';
 import { TERMINAL_EVENT_TYPES, type EventBody } from '../events/event';
+import type { DeltaPacing } from './delta-pacing';
 
 export interface EventLogOptions {
   /** Appends and subscription reads: a connection that waits out a Redis blip. */
@@ -27,6 +28,8 @@ export interface EventLogOptions {
    * node. Subscribers must then use SSUBSCRIBE (see {@link LiveEvents}). Default false.
    */
   sharded?: boolean;
+  /** Gathers the deltas of turns that write here while many answers stream (see TurnEvents). */
+  deltaPacing?: DeltaPacing;
 }
 
 export interface LoggedEvent {
@@ -97,9 +100,11 @@ export class EventLog {
   /** Batch ids: this log's own random part, then a counter. */
   private readonly batchPrefix = randomBytes(8).toString('base64url');
   private batchCount = 0;
+  readonly deltaPacing: DeltaPacing | undefined;
 
   constructor(private readonly options: EventLogOptions) {
     this.redis = options.redis as unknown as ScriptedRedis;
+    this.deltaPacing = options.deltaPacing;
     // Defined once per connection; EventLogs sharing a connection share the command.
     if (typeof (options.redis as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
       options.redis.defineCommand('appendEvents', { numberOfKeys: 6, lua: APPEND_SCRIPT });

@@ -1,5 +1,6 @@
 import type { EventBody, EventPayload } from '../events/event';
 import { coerceError, isCoded } from '../errors/switchyard-error';
+import type { DeltaPacing } from './delta-pacing';
 import type { AttemptFence, InflightWrite } from './event-log';
 
 export interface EventAppender {
@@ -9,6 +10,8 @@ export interface EventAppender {
    * `inflight` is written with the events, only if they are appended.
    */
   appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number>;
+  /** When set, deltas that follow deltas gather for as long as it says before they are appended. */
+  readonly deltaPacing?: DeltaPacing;
 }
 
 /** A worker's events carry its attempt; `onFenced` is told when a later attempt took over. */
@@ -25,12 +28,18 @@ const MAX_MERGED_DELTA = 16 * 1024;
  * the first event goes out at once, and whatever is emitted while a batch is on its way goes
  * in the next one, with consecutive deltas of the same kind merged. Under light load every
  * token is its own event; under heavy load a round trip carries many tokens (never one Redis
- * write per token). `flush()` is awaited only where order against PostgreSQL matters
- * (commits come before their announcements).
+ * write per token). With many answers streaming in the process, deltas that follow an append
+ * of deltas also wait for the log's {@link DeltaPacing} interval; the first delta of a run
+ * of deltas, and any other event, go at once. `flush()` is awaited only where order against
+ * PostgreSQL matters (commits come before their announcements).
  */
 export class TurnEvents {
   private queue: EventBody[] = [];
   private inFlight: Promise<void> | null = null;
+  /** Set while deltas wait for their pacing interval; nothing else is sent meanwhile. */
+  private paced: NodeJS.Timeout | null = null;
+  /** When the last batch was sent, if it ended with a delta: deltas after it may wait their interval from then. */
+  private deltasSentAt: number | undefined;
   private failure: Error | undefined;
   private latestSeq = 0;
   private pendingInflight: Omit<InflightWrite, 'turnId'> | undefined;
@@ -50,7 +59,9 @@ export class TurnEvents {
       const last = this.queue[this.queue.length - 1];
       if (!(last && mergeInto(last, body))) this.queue.push(body);
     }
-    if (!this.inFlight) this.sendQueued();
+    if (this.inFlight) return;
+    if (!this.paced) this.sendOrPace();
+    else if (!payloads.every(isDelta)) this.sendPaced();
   }
 
   /**
@@ -69,17 +80,21 @@ export class TurnEvents {
 
   private pend(write: Omit<InflightWrite, 'turnId'>): void {
     this.pendingInflight = write;
-    if (!this.inFlight) {
+    if (!this.inFlight && !this.paced) {
       queueMicrotask(() => {
-        if (!this.inFlight && this.pendingInflight) this.sendQueued();
+        if (!this.inFlight && !this.paced && this.pendingInflight) this.sendQueued();
       });
     }
   }
 
   /** Waits for every emitted event (and in-flight state) to be in the log; returns the latest seq. */
   async flush(): Promise<number> {
-    if (!this.inFlight && this.pendingInflight) this.sendQueued();
-    while (this.inFlight) await this.inFlight;
+    for (;;) {
+      if (this.paced) this.sendPaced();
+      else if (!this.inFlight && this.pendingInflight) this.sendQueued();
+      if (!this.inFlight) break;
+      await this.inFlight;
+    }
     if (this.failure) {
       const failure = this.failure;
       this.failure = undefined;
@@ -94,6 +109,12 @@ export class TurnEvents {
     const fence = this.fence && { turnId: this.turnId, attempt: this.fence.attempt };
     const inflight = this.pendingInflight && { turnId: this.turnId, ...this.pendingInflight };
     this.pendingInflight = undefined;
+    const pacing = this.log.deltaPacing;
+    if (pacing && batch.length > 0) {
+      const endsWithDelta = isDelta(batch[batch.length - 1]!);
+      if (endsWithDelta) pacing.noteStreaming(this.turnId);
+      this.deltasSentAt = endsWithDelta ? performance.now() : undefined;
+    }
     this.inFlight = this.log.appendBatch(this.conversationId, batch, fence, inflight).then(
       (seq) => {
         this.latestSeq = Math.max(this.latestSeq, seq);
@@ -109,8 +130,26 @@ export class TurnEvents {
 
   private next(): void {
     this.inFlight = null;
-    if (this.queue.length > 0 || this.pendingInflight) this.sendQueued();
+    if (this.queue.length > 0 || this.pendingInflight) this.sendOrPace();
   }
+
+  /** Sends what is queued now, unless it is deltas following deltas sent less than the pacing interval ago. */
+  private sendOrPace(): void {
+    const interval = this.deltasSentAt === undefined || !this.queue.every(isDelta) ? 0 : (this.log.deltaPacing?.intervalMs() ?? 0);
+    const wait = interval - (performance.now() - (this.deltasSentAt ?? 0));
+    if (interval === 0 || wait < 1) return this.sendQueued();
+    this.paced = setTimeout(() => this.sendPaced(), wait);
+  }
+
+  private sendPaced(): void {
+    clearTimeout(this.paced!);
+    this.paced = null;
+    this.sendQueued();
+  }
+}
+
+function isDelta(body: { type: string }): boolean {
+  return body.type === 'text-delta' || body.type === 'reasoning-delta' || body.type === 'tool-call-delta';
 }
 
 /** Appends `next` to `last` when both are deltas of the same stream; true when merged. */

@@ -11,6 +11,7 @@ import { SecretBox } from '../webhooks/secret-box';
 import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
+import { DeltaPacing } from '../event-log/delta-pacing';
 import { EventLog } from '../event-log/event-log';
 import { MessagesRepository } from '../store/messages-repository';
 import { migrate } from '../store/migrate';
@@ -273,6 +274,7 @@ function openEventLog(config: Config, redisTarget: RedisTarget, failFastRedis: R
     ttlSeconds: config.EVENT_LOG_TTL_SECONDS,
     seqFloor: async (conversationId) => (await conversations.getById(conversationId))?.lastSeq ?? 0,
     sharded: redisTarget.kind === 'cluster',
+    deltaPacing: new DeltaPacing({ maxIntervalMs: config.DELTA_PACING_MAX_MS }),
   });
 }
 

@@ -3,6 +3,7 @@ import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome 
 import type { EventBody } from '../../../src/events/event';
 import { AttemptFencedError, EventLog, inflightStateKey, TurnEndAnnouncedError } from '../../../src/event-log/event-log';
 import { LiveEvents } from '../../../src/event-log/live-events';
+import { DeltaPacing } from '../../../src/event-log/delta-pacing';
 import { TurnEvents } from '../../../src/event-log/turn-events';
 import { uniqueSuffix } from '../../support/ids';
 import { dropRedisPrefix, TEST_REDIS_URL } from '../../support/services';
@@ -78,6 +79,52 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     events.clearInflight();
     expect(await events.flush()).toBe(1);
     expect(await redis.exists(key)).toBe(0);
+  });
+
+  it('gathers the deltas that follow deltas while many answers stream, in order, and sends them at once with any other event or a flush', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    // An interval no test waits out: whatever arrives came without waiting for it.
+    const pacing = new DeltaPacing({ maxIntervalMs: 600_000, perStreamMs: 600_000 });
+    pacing.noteStreaming('another turn');
+    const pacedLog = new EventLog({ redis, prefix, maxLength: 1000, ttlSeconds: 60, seqFloor: async () => 0, deltaPacing: pacing });
+    const seen: { seq: number; json: string }[] = [];
+    const subscribed = await subscribe(id, 0, seen);
+    if (!subscribed.ok) throw new Error(subscribed.message);
+    subscribed.subscription.start();
+    const arrived = (count: number) => new Promise<void>((resolve) => {
+      const check = () => (seen.length >= count ? resolve() : setImmediate(check));
+      check();
+    });
+
+    const events = new TurnEvents(pacedLog, id, 't1', { attempt: 1 });
+    events.emit({ type: 'step-start', step: 1 });
+    events.emit({ type: 'text-delta', delta: 'a' });
+    await arrived(2);
+    events.emit({ type: 'text-delta', delta: 'b' });
+    events.emit({ type: 'text-delta', delta: 'c' });
+    // The deltas that wait go at once, before it, when another event comes.
+    events.emit({ type: 'tool-call-start', toolCallId: 'call_1', toolName: 'calculator' });
+    await arrived(4);
+    // The first delta after another event goes at once; those after it wait.
+    events.emit({ type: 'tool-call-delta', toolCallId: 'call_1', argsTextDelta: '{"x"' });
+    await arrived(5);
+    events.emit({ type: 'tool-call-delta', toolCallId: 'call_1', argsTextDelta: ':1' });
+    events.emit({ type: 'tool-call-delta', toolCallId: 'call_1', argsTextDelta: '}' });
+    // A flush sends what waits.
+    expect(await events.flush()).toBe(6);
+    subscribed.subscription.dispose();
+
+    const { events: logged } = await pacedLog.read(id, 0);
+    const bodies = logged.map((event) => JSON.parse(event.json) as { seq: number; type: string; delta?: string; argsTextDelta?: string });
+    expect(bodies.map((body) => [body.seq, body.type, body.delta ?? body.argsTextDelta])).toEqual([
+      [1, 'step-start', undefined],
+      [2, 'text-delta', 'a'],
+      [3, 'text-delta', 'bc'],
+      [4, 'tool-call-start', undefined],
+      [5, 'tool-call-delta', '{"x"'],
+      [6, 'tool-call-delta', ':1}'],
+    ]);
+    expect(seen.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it("appends a turn's end once, whoever announces it, and refuses the whole second batch", async () => {
