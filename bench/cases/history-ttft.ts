@@ -8,7 +8,7 @@ import { historyRole, historyText, insertHistory } from '../lib/stack-seed';
 import { latencySummary } from '../lib/stats';
 import { startSwitchyard } from '../lib/switchyard-stack';
 import { TimedWsClient } from '../lib/timed-ws-client';
-import { TurnTracker } from '../lib/turn-tracker';
+import { firstTokenMs, TurnTracker } from '../lib/turn-tracker';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
 
 const { storedMessages, tokens, turnsPerRepetition, messageChars, boundedHistory } = WORKLOADS.historyCurve;
@@ -78,11 +78,7 @@ export const historyTimeToFirstToken: Benchmark = {
       tracker.listen(client);
       const directClient = createDirectClient(context.scriptedModelUrl);
       const content = scriptedContent(fillerTokens(tokens));
-      const turn = async (conversationId: string, options?: Record<string, unknown>) => {
-        const timing = await tracker.runTurn(api, conversationId, content, undefined, options);
-        if (timing.endType !== 'turn-finish' || timing.firstDeltaAt === undefined) throw new Error(`a turn ended with ${timing.endType}`);
-        return timing;
-      };
+      const turn = async (conversationId: string, options?: Record<string, unknown>) => firstTokenMs(await tracker.runTurn(api, conversationId, content, undefined, options));
       for (let index = 0; index < 3; index++) await streamDirect(directClient, fillerTokens(tokens));
       for (const count of storedMessages) {
         const conversationIds: string[] = [];
@@ -109,14 +105,12 @@ export const historyTimeToFirstToken: Benchmark = {
           const bounded: number[] = [];
           const mine = conversationIds.slice(repetition * turnsPerRepetition, (repetition + 1) * turnsPerRepetition);
           for (const conversationId of mine) {
-            const timing = await turn(conversationId);
-            switchyard.push(timing.firstDeltaAt! - timing.postedAt);
+            switchyard.push(await turn(conversationId));
             const directTiming = await streamDirect(directClient, fillerTokens(tokens), history);
             direct.push(directTiming.firstTokenAt! - directTiming.startedAt);
           }
           for (const conversationId of mine) {
-            const timing = await turn(conversationId, { maxHistoryMessages: boundedHistory });
-            bounded.push(timing.firstDeltaAt! - timing.postedAt);
+            bounded.push(await turn(conversationId, { maxHistoryMessages: boundedHistory }));
           }
           report.sample(`curve.history.m${count}.bounded.p50`, latencySummary(bounded).p50);
           const own = latencySummary(switchyard);

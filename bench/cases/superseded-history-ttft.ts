@@ -6,7 +6,7 @@ import { historyText, insertHistory } from '../lib/stack-seed';
 import { latencySummary } from '../lib/stats';
 import { startSwitchyard } from '../lib/switchyard-stack';
 import { TimedWsClient } from '../lib/timed-ws-client';
-import { TurnTracker } from '../lib/turn-tracker';
+import { firstTokenMs, TurnTracker } from '../lib/turn-tracker';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
 
 const { storedMessages, tokens, turnsPerRepetition, messageChars } = WORKLOADS.supersededCurve;
@@ -65,11 +65,8 @@ export const supersededHistoryTimeToFirstToken: Benchmark = {
       const tracker = new TurnTracker();
       tracker.listen(client);
       const content = scriptedContent(fillerTokens(tokens));
-      const turn = async (conversationId: string, options?: Record<string, unknown>) => {
-        const timing = await tracker.runTurn(api, conversationId, options?.regenerate ? undefined : content, undefined, options);
-        if (timing.endType !== 'turn-finish' || timing.firstDeltaAt === undefined) throw new Error(`a turn ended with ${timing.endType}`);
-        return timing.firstDeltaAt - timing.postedAt;
-      };
+      const turn = async (conversationId: string, options?: Record<string, unknown>) =>
+        firstTokenMs(await tracker.runTurn(api, conversationId, options?.regenerate ? undefined : content, undefined, options));
       for (const count of storedMessages) {
         const pairs = repetitions * turnsPerRepetition;
         const plain: string[] = [];

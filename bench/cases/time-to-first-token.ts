@@ -5,7 +5,7 @@ import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { latencySummary } from '../lib/stats';
 import { withSingleLane } from '../lib/single-lane';
 import { phaseBreakdown } from '../lib/turn-phases';
-import type { TurnTiming } from '../lib/turn-tracker';
+import { firstTokenMs, type TurnTiming } from '../lib/turn-tracker';
 import { UiChatClient } from '../lib/ui-chat-client';
 import { WORKLOADS } from '../lib/workloads';
 
@@ -95,8 +95,7 @@ export const timeToFirstToken: Benchmark = {
             const timing = await oneTurn();
             if (index % 2 === 0) peerFirstToken.push(await onePeerTurn());
             timings.push(timing);
-            if (timing.endType !== 'turn-finish' || timing.firstDeltaAt === undefined) throw new Error(`a turn ended with ${timing.endType}`);
-            firstToken.push(timing.firstDeltaAt - timing.postedAt);
+            firstToken.push(firstTokenMs(timing));
             whole.push(timing.endedAt! - timing.postedAt);
           }
           const summary = latencySummary(firstToken);

@@ -15,7 +15,7 @@ import { percentile } from '../lib/stats';
 import { startSwitchyard, type SwitchyardStack, type Topology } from '../lib/switchyard-stack';
 import { connectMany, TimedWsClient } from '../lib/timed-ws-client';
 import { phaseBreakdown } from '../lib/turn-phases';
-import { TurnTracker, type TurnTiming } from '../lib/turn-tracker';
+import { firstTokenMs, TurnTracker, type TurnTiming } from '../lib/turn-tracker';
 import { UiChatClient } from '../lib/ui-chat-client';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
 
@@ -311,9 +311,9 @@ async function switchyardSystem(context: RunContext, topology: Topology): Promis
       },
       async foreground() {
         const timing = await tracker.runTurn(api, await foregroundLane.next(), foregroundContent);
-        if (timing.endType !== 'turn-finish' || timing.firstDeltaAt === undefined) throw new Error(`a foreground turn ended with ${timing.endType}`);
+        const firstToken = firstTokenMs(timing, 'a foreground turn');
         foregroundTimings.push(timing);
-        return timing.firstDeltaAt - timing.postedAt;
+        return firstToken;
       },
       phases() {
         const text = phaseBreakdown(foregroundTimings);

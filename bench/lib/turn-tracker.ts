@@ -129,3 +129,9 @@ export class TurnTracker {
     }
   }
 }
+
+/** POST → first text-delta of a turn that finished; a turn that did not finish (or streamed no text) stops the benchmark, as its figure would be wrong. */
+export function firstTokenMs(timing: TurnTiming, what = 'a turn'): number {
+  if (timing.endType !== 'turn-finish' || timing.firstDeltaAt === undefined) throw new Error(`${what} ended with ${timing.endType}`);
+  return timing.firstDeltaAt - timing.postedAt;
+}
