@@ -125,6 +125,12 @@ export const configSchema = z
      * waits, nor does the first delta of a step); 0 appends them as fast as Redis takes them.
      */
     DELTA_PACING_MAX_MS: z.coerce.number().int().min(0).max(1000).default(20),
+    /**
+     * How long, each time round its event loop, a worker process reads the answers already
+     * streaming before the rest (new turns' admission, take and first request) goes first; a
+     * step's first output is never held back. 0 reads them as they come.
+     */
+    STREAM_READ_SLICE_MS: z.coerce.number().int().min(0).max(1000).default(2),
     /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
     WORKER_CONCURRENCY: positiveInt.default(50),
     /**

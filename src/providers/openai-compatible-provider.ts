@@ -6,7 +6,8 @@ import type { CompletionRequest, ModelProvider, ProviderChunk } from './model-pr
 import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, type ProviderRequestStatus } from './provider-error';
 import { readProviderChunk } from './read-provider-chunk';
 import { serverSentData } from './server-sent-data';
-import { undiciRequestFetch } from './undici-request-fetch';
+import { takeNodeBody, undiciRequestFetch } from './undici-request-fetch';
+import type { LoopSlices } from './loop-slices';
 
 export interface OpenAiCompatibleOptions {
   baseURL: string;
@@ -15,6 +16,8 @@ export interface OpenAiCompatibleOptions {
   idleTimeoutMs: number;
   /** Told what each completion request got back (for metrics). */
   onRequest?: (status: ProviderRequestStatus) => void;
+  /** Shared by the process's streams: once a stream has output, its reads give way to other work in turn. */
+  slices?: LoopSlices;
 }
 
 /** The only place that talks to the `openai` SDK. */
@@ -80,7 +83,13 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
         let respondedAs: { model?: string; id?: string } | undefined;
         // What follows `data: [DONE]` is read to the end of the body and ignored.
         let done = false;
-        for await (const batch of serverSentData(response.body)) {
+        let outputYielded = false;
+        for await (const batch of serverSentData(takeNodeBody(response) ?? response.body)) {
+          // A step's first output goes at once (someone waits for that token); later reads give way.
+          if (outputYielded) {
+            const pause = options.slices?.yieldIfSpent();
+            if (pause) await pause;
+          }
           for (const data of batch) {
             if (done) continue;
             if (data.startsWith('[DONE]')) {
@@ -97,6 +106,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
             const chunk = readProviderChunk(raw);
             // Read once: every chunk repeats them.
             respondedAs ??= respondent(raw as { model?: unknown; id?: unknown });
+            if (chunk.output.length > 0) outputYielded = true;
             yield* chunk.output;
             finishReason = chunk.finishReason ?? finishReason;
             usage = chunk.usage ?? usage;

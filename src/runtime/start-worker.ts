@@ -1,6 +1,7 @@
 import http from 'node:http';
 import express from 'express';
 import { healthRouter } from '../api/health-router';
+import { LoopSlices } from '../providers/loop-slices';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
 import type { ModelProvider } from '../providers/model-provider';
 import type { Config } from '../config/config';
@@ -42,6 +43,7 @@ export async function startWorker(
     ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
     idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
     onRequest: (status) => resources.metrics.providerRequests.inc({ status }),
+    slices: new LoopSlices(config.STREAM_READ_SLICE_MS),
   });
   // Listening comes first: a port in use stops the start before this process takes any job.
   const health = options.withHealthServer ? await startHealthServer(resources, provider) : undefined;

@@ -216,8 +216,16 @@ function fromJsonRow(row: JsonTurnRow): TurnRow {
   };
 }
 
-/** The statuses of an unfinished turn, as an SQL list. */
+/** The statuses of an unfinished turn, as an SQL list (the partial indexes of migration 0001 and `admit_turn_if_clear` of 0020 spell it the same). */
 export const ACTIVE_SQL = `('queued', 'running', 'waiting_tools')`;
+
+/** What {@link TurnsRepository.admitIfClear} did. */
+export type ClearAdmission =
+  | { outcome: 'admitted'; turn: Turn; activeOfUser: number }
+  /** No such conversation of this user. */
+  | { outcome: 'missing' }
+  /** Something may stand in the way (a turn active, the key used, the user at the limit): decide in a transaction. */
+  | { outcome: 'not_clear' };
 
 /**
  * Turn rows. Writes made by a worker are fenced by the attempt number they started with: a
@@ -235,26 +243,21 @@ export class TurnsRepository {
   }
 
   /**
-   * Admission's common case in one statement: inserts the turn only when its conversation has
+   * Admission's common case in one round trip: inserts the turn only when its conversation has
    * no unfinished turn, its idempotency key is unused there, and its user has fewer than
-   * `maxActiveOfUser` unfinished turns; then also returns that count. Null when any of these
-   * fails (the caller decides from the facts). The caller holds the conversation's row lock.
+   * `maxActiveOfUser` unfinished turns (then `activeOfUser` is that count), all under the
+   * conversation's row lock, in one call of `admit_turn_if_clear` (migration 0020). Not for a
+   * branch turn: what it replaces is marked in the same transaction (TurnService).
    */
-  async insertIfClear(input: NewTurn, maxActiveOfUser: number, db: Queryable = this.db): Promise<{ turn: Turn; activeOfUser: number } | null> {
-    const { rows } = await db.query<TurnRow & { active_of_user: number }>(
-      `WITH clear AS (
-         SELECT count(*)::int AS active_of_user FROM turns WHERE user_id = $3 AND status IN ${ACTIVE_SQL}
-         HAVING count(*) < $13
-           AND NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $2 AND status IN ${ACTIVE_SQL})
-           AND ($6::text IS NULL OR NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $2 AND idempotency_key = $6::text))
-       ), inserted AS (
-         INSERT INTO turns ${INSERT_COLUMNS} SELECT ${INSERT_VALUES.slice(1, -1)} FROM clear RETURNING *
-       )
-       SELECT inserted.*, clear.active_of_user FROM inserted, clear`,
+  async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {
+    const { rows } = await this.db.query<TurnRow & { outcome: ClearAdmission['outcome']; active_of_user: number | null }>(
+      `SELECT a.outcome, a.active_of_user, (a.turn).*
+         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13) a`,
       [...this.insertParams(input), maxActiveOfUser],
     );
-    const row = rows[0];
-    return row ? { turn: toTurn(row), activeOfUser: row.active_of_user } : null;
+    const row = rows[0]!;
+    if (row.outcome !== 'admitted') return { outcome: row.outcome };
+    return { outcome: 'admitted', turn: toTurn(row), activeOfUser: row.active_of_user ?? 0 };
   }
 
   private insertParams(input: NewTurn): unknown[] {

@@ -95,8 +95,8 @@ export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: Abo
   const withHistory = deps.defaults.maxHistoryMessages === undefined;
   let begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
   if (!begun && job.conversationId) {
-    // Admission enqueues a new turn's start while the transaction that records it commits, so
-    // the job can come before the turn: it waits for that commit and looks again.
+    // A job can come before its turn is committed (an enqueue of a process of an older version,
+    // which enqueued while the admission committed): it waits for that commit and looks again.
     await deps.conversations.awaitRowLock(job.conversationId);
     begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
   }

@@ -19,7 +19,6 @@ export interface TurnServiceDeps extends TurnEndingDeps {
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
-const CREATE_NOW: Admission = { kind: 'create', enqueueNow: true, interrupt: [] };
 
 export interface TurnRequest {
   /** The user message; null for a regenerate (it answers a stored one again). */
@@ -77,20 +76,19 @@ export class TurnService {
       requestHash,
     };
     const { branch } = request;
-    let enqueued: Promise<void> | undefined;
+    // The common case (nothing ahead, key unused, under the limit) in one round trip; the rest,
+    // and every branch turn, reads the facts under the conversation's lock and decides.
+    if (!branch) {
+      const clear = await this.deps.turns.admitIfClear(newTurn, this.deps.maxActiveTurnsPerUser);
+      if (clear.outcome === 'missing') throw notFound('conversation');
+      if (clear.outcome === 'admitted') {
+        await this.enqueue({ ...clear.turn, activeTurnsOfUser: clear.activeOfUser + 1 });
+        return { turn: clear.turn, created: true };
+      }
+    }
     const admission = await this.deps.db.transaction(async (tx) => {
       const conversation = await this.deps.conversations.get(userId, conversationId, tx, true);
       if (!conversation) throw notFound('conversation');
-      // The common case (nothing ahead, key unused, under the limit) in one statement; the rest,
-      // and every branch turn, reads the facts and decides.
-      const clear = branch ? null : await this.deps.turns.insertIfClear(newTurn, this.deps.maxActiveTurnsPerUser, tx);
-      if (clear) {
-        // Enqueued while the insert commits: a worker that takes the job first waits for the
-        // commit (turn-runner.ts), and one whose turn was never committed finds none and skips.
-        enqueued = this.enqueue({ ...clear.turn, activeTurnsOfUser: clear.activeOfUser + 1 });
-        enqueued.catch(() => undefined);
-        return { decision: CREATE_NOW, turn: clear.turn, interrupted: [] as Turn[], activeOfUser: clear.activeOfUser + 1 };
-      }
       const existingForKey = request.idempotencyKey
         ? await this.deps.turns.findByIdempotencyKey(conversationId, request.idempotencyKey, tx)
         : null;
@@ -130,8 +128,7 @@ export class TurnService {
         throw new AppError('conversation_busy', 'a turn is already active on this conversation', { activeTurnId: decision.activeTurnId });
       case 'create':
         for (const ended of admission.interrupted) await announceTurnEnd(this.deps, ended, null);
-        if (enqueued) await enqueued;
-        else if (decision.enqueueNow) await this.enqueue({ ...admission.turn!, activeTurnsOfUser: admission.activeOfUser });
+        if (decision.enqueueNow) await this.enqueue({ ...admission.turn!, activeTurnsOfUser: admission.activeOfUser });
         return { turn: admission.turn!, created: true };
     }
   }

@@ -53,7 +53,7 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect((await turns.findByIdempotencyKey(conversation.id, 'k'))?.conversationId).toBe(conversation.id);
   });
 
-  it('inserts a turn in one statement only while its conversation is clear and its user under the limit', async () => {
+  it('admits a turn in one call only while its conversation is clear and its user under the limit', async () => {
     const owner = (await new UsersRepository(db).createUserWithKey('clear')).id;
     const [first, second] = [await conversations.create({ userId: owner }), await conversations.create({ userId: owner })];
     const input = (conversationId: string, idempotencyKey?: string) => ({
@@ -64,19 +64,47 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
       requestHash: 'h',
       ...(idempotencyKey ? { idempotencyKey } : {}),
     });
-    const inserted = await turns.insertIfClear(input(first.id, 'a'), 2);
-    expect(inserted).toMatchObject({ activeOfUser: 0, turn: { conversationId: first.id, status: 'queued', idempotencyKey: 'a' } });
+    const admitted = await turns.admitIfClear(input(first.id, 'a'), 2);
+    expect(admitted).toMatchObject({ outcome: 'admitted', activeOfUser: 0, turn: { conversationId: first.id, status: 'queued', idempotencyKey: 'a' } });
     // An unfinished turn ahead in the conversation.
-    expect(await turns.insertIfClear(input(first.id), 2)).toBeNull();
-    expect(await turns.insertIfClear(input(second.id), 2)).toMatchObject({ activeOfUser: 1 });
+    expect(await turns.admitIfClear(input(first.id), 2)).toEqual({ outcome: 'not_clear' });
+    expect(await turns.admitIfClear(input(second.id), 2)).toMatchObject({ outcome: 'admitted', activeOfUser: 1 });
     // The user's limit reached.
-    expect(await turns.insertIfClear(input((await conversations.create({ userId: owner })).id), 2)).toBeNull();
+    expect(await turns.admitIfClear(input((await conversations.create({ userId: owner })).id), 2)).toEqual({ outcome: 'not_clear' });
     // A used idempotency key, once the conversation is clear again.
-    await turns.finish(inserted!.turn.id, null, { status: 'cancelled', finishReason: 'cancelled' }, []);
-    expect(await turns.insertIfClear(input(first.id, 'a'), 5)).toBeNull();
-    expect(await turns.insertIfClear(input(first.id, 'b'), 5)).toMatchObject({ activeOfUser: 1, turn: { idempotencyKey: 'b' } });
+    await turns.finish(admitted.outcome === 'admitted' ? admitted.turn.id : '', null, { status: 'cancelled', finishReason: 'cancelled' }, []);
+    expect(await turns.admitIfClear(input(first.id, 'a'), 5)).toEqual({ outcome: 'not_clear' });
+    expect(await turns.admitIfClear(input(first.id, 'b'), 5)).toMatchObject({ outcome: 'admitted', activeOfUser: 1, turn: { idempotencyKey: 'b' } });
     expect((await turns.listForConversation(first.id)).map((turn) => turn.idempotencyKey)).toEqual(['a', 'b']);
+    // Someone else's conversation is missing, as one that does not exist.
+    expect(await turns.admitIfClear({ ...input(first.id), userId }, 5)).toEqual({ outcome: 'missing' });
   });
+
+  it('sees a turn committed while it waited for the conversation, and admits nothing past it', async () => {
+    const conversation = await conversations.create({ userId });
+    const turnInput = { conversationId: conversation.id, userId, options: {}, requestHash: 'h' };
+    let admitting: Promise<unknown> | undefined;
+    await db.transaction(async (tx) => {
+      await conversations.get(userId, conversation.id, tx, true);
+      await turns.insert({ ...turnInput, input: 'first' }, tx);
+      admitting = turns.admitIfClear({ ...turnInput, input: 'second' }, 100);
+      // PGlite runs one transaction at a time: there the call waits for this one to end anyway.
+      if (kind === 'postgres') await waitForLockWaiter();
+    });
+    expect(await admitting).toEqual({ outcome: 'not_clear' });
+    expect((await turns.activeTurns(conversation.id)).map((turn) => turn.input)).toEqual(['first']);
+  });
+
+  /** Until a statement of the admission function waits for a row lock (its own connection, while the test's transaction holds the lock). */
+  const waitForLockWaiter = async () => {
+    for (;;) {
+      const { rows } = await db.query<{ waiting: number }>(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%admit_turn_if_clear%'`,
+      );
+      if (rows[0]!.waiting > 0) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
 
   it('lets a new job take a running turn once the reconciler released it', async () => {
     const conversation = await conversations.create({ userId });

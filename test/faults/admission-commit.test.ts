@@ -5,11 +5,11 @@ import { checkInvariants } from '../support/invariants';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /**
- * Admission enqueues a new turn's job while the transaction that records the turn commits. A
- * worker that takes the job before the commit waits for it; one whose turn never commits runs
- * nothing. The commit is held open by a deferred trigger that waits on a lock the test holds.
+ * Admission enqueues a new turn's job once the turn is committed: while the commit is held
+ * nothing of the turn runs, and a turn whose commit fails has no job at all. The commit is held
+ * open by a deferred trigger that waits on a lock the test holds.
  */
-describe('a turn job taken before its admission commits', () => {
+describe('a turn whose admission is slow to commit, or fails to', () => {
   let harness: ToolTurnHarness;
   let gate: Client;
   const gateKey = randomInt(1, 2 ** 31 - 1);
@@ -33,31 +33,40 @@ describe('a turn job taken before its admission commits', () => {
     await harness.close();
   });
 
-  /** Resolves once a worker waits for an admission's row lock on a conversation. */
-  async function workerWaitsForCommit(): Promise<void> {
+  /** Resolves once an admission waits at its commit for the test's lock. */
+  async function admissionWaitsForCommit(): Promise<void> {
     for (;;) {
       const { rows } = await gate.query<{ waiting: string }>(
-        `SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT 1 FROM conversations WHERE id = $1 FOR KEY SHARE'`,
+        `SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%admit_turn_if_clear%'`,
       );
       if (Number(rows[0]!.waiting) > 0) return;
     }
   }
 
-  async function postWhileCommitHeld(conversationId: string, content: string) {
+  /** Posts a turn while its commit is held; what the conversation's subscriber saw meanwhile comes with the answer. */
+  async function postWhileCommitHeld(conversationId: string, content: string, client: { events(): unknown[] }) {
     await gate.query('SELECT pg_advisory_lock($1)', [gateKey]);
-    const posted = harness.api.post(`/v1/conversations/${conversationId}/turns`, { content });
+    let answered = false;
+    const posted = harness.api.post(`/v1/conversations/${conversationId}/turns`, { content }).then((response) => {
+      answered = true;
+      return response;
+    });
+    let whileHeld: { answered: boolean; events: unknown[]; queued: number };
     try {
-      await workerWaitsForCommit();
+      await admissionWaitsForCommit();
+      whileHeld = { answered, events: [...client.events()], queued: await harness.stack.resources.turnQueue.getJobCountByTypes('active', 'wait', 'prioritized', 'delayed') };
     } finally {
       await gate.query('SELECT pg_advisory_unlock($1)', [gateKey]);
     }
-    return posted;
+    return { ...(await posted), whileHeld };
   }
 
-  it('runs the turn once its admission commits', async () => {
+  it('enqueues the turn only once its admission commits, and runs it once', async () => {
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
-    const posted = await postWhileCommitHeld(conversationId, scripted({ text: 'after the commit' }));
+    const posted = await postWhileCommitHeld(conversationId, scripted({ text: 'after the commit' }), client);
+    // Before its commit the turn had no job, no answer and no event.
+    expect(posted.whileHeld).toEqual({ answered: false, events: [], queued: 0 });
     expect(posted.status).toBe(202);
     const events = (await client.waitForTurnEnd(posted.body.turnId)).filter((event) => event.turnId === posted.body.turnId);
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
@@ -69,8 +78,9 @@ describe('a turn job taken before its admission commits', () => {
   it('runs nothing for a turn whose admission never commits, and the next turn runs', async () => {
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
-    const refused = await postWhileCommitHeld(conversationId, `refuse-commit ${scripted({ text: 'never' })}`);
+    const refused = await postWhileCommitHeld(conversationId, `refuse-commit ${scripted({ text: 'never' })}`, client);
     expect(refused.status).toBe(500);
+    expect(await harness.stack.resources.turnQueue.getJobCountByTypes('active', 'wait', 'prioritized', 'delayed')).toBe(0);
     expect(await harness.stack.resources.turns.listForConversation(conversationId)).toEqual([]);
     const next = await harness.postTurn(conversationId, { text: 'next' });
     const events = await client.waitForTurnEnd(next.turnId);
