@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Client } from 'pg';
 import { connectDirect } from '../support/services';
 import { checkInvariants } from '../support/invariants';
+import { waitUntilStatementWaitsForLock } from '../support/lock-waits';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 /**
@@ -33,16 +34,6 @@ describe('a turn whose admission is slow to commit, or fails to', () => {
     await harness.close();
   });
 
-  /** Resolves once an admission waits at its commit for the test's lock. */
-  async function admissionWaitsForCommit(): Promise<void> {
-    for (;;) {
-      const { rows } = await gate.query<{ waiting: string }>(
-        `SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%admit_turn_if_clear%'`,
-      );
-      if (Number(rows[0]!.waiting) > 0) return;
-    }
-  }
-
   /** Posts a turn while its commit is held; what the conversation's subscriber saw meanwhile comes with the answer. */
   async function postWhileCommitHeld(conversationId: string, content: string, client: { events(): unknown[] }) {
     await gate.query('SELECT pg_advisory_lock($1)', [gateKey]);
@@ -53,7 +44,7 @@ describe('a turn whose admission is slow to commit, or fails to', () => {
     });
     let whileHeld: { answered: boolean; events: unknown[]; queued: number };
     try {
-      await admissionWaitsForCommit();
+      await waitUntilStatementWaitsForLock(gate, 'admit_turn_if_clear');
       whileHeld = { answered, events: [...client.events()], queued: await harness.stack.resources.turnQueue.getJobCountByTypes('active', 'wait', 'prioritized', 'delayed') };
     } finally {
       await gate.query('SELECT pg_advisory_unlock($1)', [gateKey]);

@@ -5,6 +5,7 @@ import { ToolCallsRepository } from '../../../src/store/tool-calls-repository';
 import { TurnsRepository } from '../../../src/store/turns-repository';
 import { UsersRepository } from '../../../src/store/users-repository';
 import { createTestDatabase } from '../../support/database';
+import { waitUntilStatementWaitsForLock } from '../../support/lock-waits';
 
 const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3 };
 const transcriptOf = (messages: { role: string; content: unknown }[]) => messages.map((message) => [message.role, message.content]);
@@ -89,22 +90,11 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
       await turns.insert({ ...turnInput, input: 'first' }, tx);
       admitting = turns.admitIfClear({ ...turnInput, input: 'second' }, 100);
       // PGlite runs one transaction at a time: there the call waits for this one to end anyway.
-      if (kind === 'postgres') await waitForLockWaiter();
+      if (kind === 'postgres') await waitUntilStatementWaitsForLock(db, 'admit_turn_if_clear');
     });
     expect(await admitting).toEqual({ outcome: 'not_clear' });
     expect((await turns.activeTurns(conversation.id)).map((turn) => turn.input)).toEqual(['first']);
   });
-
-  /** Until a statement of the admission function waits for a row lock (its own connection, while the test's transaction holds the lock). */
-  const waitForLockWaiter = async () => {
-    for (;;) {
-      const { rows } = await db.query<{ waiting: number }>(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%admit_turn_if_clear%'`,
-      );
-      if (rows[0]!.waiting > 0) return;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  };
 
   it('lets a new job take a running turn once the reconciler released it', async () => {
     const conversation = await conversations.create({ userId });
