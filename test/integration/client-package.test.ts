@@ -1,9 +1,12 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readRepoFile } from '../support/deploy-files';
 import { installPackedClient, type PackedClientProject } from '../support/packed-client';
 import { startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
+/** What the project using the package installs besides it from the registry. */
+const PROJECT_PACKAGES = ['ws', '@types/ws', 'typescript'];
 /** What the README says of the browser bundle, and what this test holds it to. */
 const BUNDLE_LIMIT_BYTES = 30 * 1024;
 
@@ -59,7 +62,7 @@ describe('the client package, packed and installed elsewhere', () => {
   let harness: ToolTurnHarness;
 
   beforeAll(async () => {
-    [project, harness] = await Promise.all([installPackedClient(['ws', '@types/ws', 'typescript']), startToolTurnHarness()]);
+    [project, harness] = await Promise.all([installPackedClient(PROJECT_PACKAGES), startToolTurnHarness()]);
   }, 180_000);
   afterAll(async () => {
     await harness?.close();
@@ -86,6 +89,28 @@ describe('the client package, packed and installed elsewhere', () => {
     expect(stdout).toContain(`completed ${answer.content.length} chars${answer.content} [`);
     expect(stdout).toMatch(/\d+ turn-start\n[\s\S]*\d+ turn-finish\n$/);
   }, 60_000);
+
+  it('brings only its own dependencies, none of the server\'s, and is ESM that import() loads', async () => {
+    const manifest = JSON.parse(await readFile(path.join(project.packageDir, 'package.json'), 'utf8'));
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'zod']);
+    expect(manifest.peerDependencies ?? {}).toEqual({});
+    expect(manifest.optionalDependencies ?? {}).toEqual({});
+    // Nothing of the server came with it: none of the root's dependencies but the client's own and what this project asked for.
+    const root = JSON.parse(readRepoFile('package.json'));
+    const serverOnly = Object.keys(root.dependencies).filter((name) => !(name in manifest.dependencies) && !PROJECT_PACKAGES.includes(name));
+    expect(serverOnly).toEqual(expect.arrayContaining(['express', 'bullmq', 'pg', 'ioredis', 'openai']));
+    expect(serverOnly.filter((name) => existsSync(path.join(project.dir, 'node_modules', name)))).toEqual([]);
+
+    expect(manifest.type).toBe('module');
+    expect(manifest.exports['.'].import).toBe('./dist/index.js');
+    // Under "type": "module" Node reads dist/index.js as ESM: CommonJS there (exports.X = …) would not load.
+    const { stdout } = await project.exec('node', [
+      '--input-type=module',
+      '-e',
+      "const byName = await import('@switchyard/client'); const byFile = await import('./node_modules/@switchyard/client/dist/index.js'); console.log(typeof byName.SwitchyardClient, byName.SwitchyardClient === byFile.SwitchyardClient, typeof byName.storedToUiMessages);",
+    ]);
+    expect(stdout.trim()).toBe('function true function');
+  });
 
   it("types its methods' answers as the server's schemas have them", async () => {
     await writeFile(path.join(project.dir, 'typed-answers.ts'), TYPED_ANSWERS);
