@@ -3,7 +3,7 @@ import { AppError } from '../errors/app-error';
 import type { ApprovalCursor, ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
 import { userIdOf } from './require-user';
-import { approvalDecisionResponseSchema, pendingApprovalPageSchema } from './contract/approvals-contract';
+import { approvalDecisionAnswerSchema, pendingApprovalPageSchema } from '../../packages/client/src/protocol/approval-answers.js';
 import { approvalDecisionSchema, listApprovalsSchema } from './request-schemas';
 import { sendJson } from './send-json';
 import { parseInput, parseRouteId } from './validate';
@@ -26,7 +26,7 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
       const details = refusal.decision ?? (refusal.field ? [{ field: refusal.field, message: refusal.message }] : undefined);
       throw new AppError(refusal.code, refusal.message, details);
     }
-    if (outcome.kind === 'decided' || outcome.kind === 'repeated') sendJson(res, approvalDecisionResponseSchema, outcome.decision);
+    if (outcome.kind === 'decided' || outcome.kind === 'repeated') sendJson(res, approvalDecisionAnswerSchema, outcome.decision);
   });
 
   router.get('/approvals', async (req, res) => {

@@ -39,7 +39,7 @@ export const createTurnSchema = z
     idempotencyKey: z.string().min(1).max(200).optional(),
     model: z.string().min(1).max(200).optional(),
     tools: z.array(toolNameSchema).max(128).optional(),
-    toolChoice: toolChoiceSchema.optional(),
+    toolChoice: z.optional(toolChoiceSchema),
     requireApproval: z.array(toolNameSchema).max(128).optional(),
     maxSteps: z.number().int().min(1).max(100).optional(),
     maxHistoryMessages: z.number().int().min(1).max(100_000).optional(),

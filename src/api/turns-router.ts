@@ -10,7 +10,7 @@ import type { TurnService } from '../turns/turn-service';
 import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
-import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from './contract/turns-contract';
+import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from '../../packages/client/src/protocol/turn-answers.js';
 import { clientToolAnswerSchema } from './request-schemas';
 import { sendJson } from './send-json';
 

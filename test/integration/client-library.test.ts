@@ -75,9 +75,9 @@ describe('client library', () => {
 
     const regenerated = await subscription.followTurn((await client.regenerate(conversation.id)).turnId);
     expect(regenerated).toMatchObject({ status: 'completed', text: 'second try' });
-    const path = (await client.getConversation(conversation.id)).messages as { id: string; role: string; content: unknown }[];
+    const path = (await client.getConversation(conversation.id)).messages;
     expect(path.map((message) => message.content)).toEqual([question, 'second try']);
-    const all = (await client.getConversation(conversation.id, { includeSuperseded: true })).messages as { content: unknown; supersededBy?: string }[];
+    const all = (await client.getConversation(conversation.id, { includeSuperseded: true })).messages;
     expect(all.map((message) => [message.content, message.supersededBy])).toEqual([
       [question, undefined],
       ['first try', regenerated.turnId],
@@ -86,12 +86,12 @@ describe('client library', () => {
 
     const edited = await subscription.followTurn((await client.editMessage(conversation.id, path[0]!.id, scripted({ text: 'edited' }))).turnId);
     expect(edited).toMatchObject({ status: 'completed', text: 'edited' });
-    const editedPath = (await client.getConversation(conversation.id)).messages as { id: string; content: unknown }[];
+    const editedPath = (await client.getConversation(conversation.id)).messages;
     expect(editedPath.map((message) => message.content)).toEqual([scripted({ text: 'edited' }), 'edited']);
 
     const fork = await client.forkConversation(conversation.id, editedPath[0]!.id);
     expect(fork.forkedFrom).toEqual({ conversationId: conversation.id, messageId: editedPath[0]!.id });
-    expect(((await client.getConversation(fork.id)).messages as { content: unknown }[]).map((message) => message.content)).toEqual([scripted({ text: 'edited' })]);
+    expect((await client.getConversation(fork.id)).messages.map((message) => message.content)).toEqual([scripted({ text: 'edited' })]);
     await expect(client.editMessage(conversation.id, path[0]!.id, 'again')).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
   });
 

@@ -1,9 +1,12 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readRepoFile } from '../support/deploy-files';
 import { installPackedClient, type PackedClientProject } from '../support/packed-client';
 import { startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
+/** What the project using the package installs besides it from the registry. */
+const PROJECT_PACKAGES = ['ws', '@types/ws', 'typescript'];
 /** What the README says of the browser bundle, and what this test holds it to. */
 const BUNDLE_LIMIT_BYTES = 30 * 1024;
 
@@ -17,6 +20,39 @@ function readmeSnippet(): string {
 }
 
 /**
+ * A user's code that reads the answers field by field: it compiles only if the package's
+ * declarations type them (a hand-written `Record<string, unknown>` or `unknown[]` fails it, as a
+ * `@ts-expect-error` that no longer finds its error does).
+ */
+const TYPED_ANSWERS = `
+import { SwitchyardClient, type ApprovalDecision, type PendingApproval, type TurnStatus } from '@switchyard/client';
+
+export async function read(client: SwitchyardClient): Promise<void> {
+  const conversation = await client.createConversation({ title: 'typed' });
+  const lastSeq: number = conversation.lastSeq;
+  const accepted = await client.sendTurn(conversation.id, 'hello');
+  const status: TurnStatus = accepted.status;
+  const turn = await client.getTurn(accepted.turnId);
+  const calls: { name: string; attempts: number; durationMs: number }[] = turn.toolCalls.map((call) => ({ name: call.toolName, attempts: call.attempts, durationMs: call.durationMs }));
+  const tokens: number = turn.usage.totalTokens + turn.steps.reduce((sum, step) => sum + step.usage.promptTokens, 0);
+  const started: string | null = turn.timings.startedAt;
+  // @ts-expect-error a field no turn has
+  turn.noSuchField;
+  const roles: ('user' | 'assistant' | 'tool')[] = (await client.getConversation(conversation.id)).messages.map((message) => message.role);
+  const messageId: string = (await client.getConversation(conversation.id)).messages[0]!.id;
+  const cancelled: TurnStatus = (await client.cancelTurn(accepted.turnId)).status;
+  const fork = await client.forkConversation(conversation.id, messageId);
+  const forkedFrom: string | undefined = fork.forkedFrom?.conversationId;
+  const pending: PendingApproval[] = (await client.listPendingApprovals()).data;
+  const requestedAt: string | undefined = pending[0]?.requestedAt;
+  const decision: ApprovalDecision = await client.approve(accepted.turnId, 'call_1', true);
+  const reason: string | null = decision.reason;
+  const taken: boolean = (await client.answerToolCall(accepted.turnId, 'call_1', { result: 1 })).accepted;
+  console.log(lastSeq, status, calls, tokens, started, roles, cancelled, forkedFrom, requestedAt, reason, taken);
+}
+`;
+
+/**
  * @switchyard/client as a user gets it: packed, installed from the tarball into a project outside
  * the repository, type-checked and run there (the README's example against a real stack), and
  * bundled for browsers.
@@ -26,7 +62,7 @@ describe('the client package, packed and installed elsewhere', () => {
   let harness: ToolTurnHarness;
 
   beforeAll(async () => {
-    [project, harness] = await Promise.all([installPackedClient(['ws', '@types/ws', 'typescript']), startToolTurnHarness()]);
+    [project, harness] = await Promise.all([installPackedClient(PROJECT_PACKAGES), startToolTurnHarness()]);
   }, 180_000);
   afterAll(async () => {
     await harness?.close();
@@ -52,6 +88,37 @@ describe('the client package, packed and installed elsewhere', () => {
     // The view's text as the example prints it, then the turn's events from turn-start to turn-finish.
     expect(stdout).toContain(`completed ${answer.content.length} chars${answer.content} [`);
     expect(stdout).toMatch(/\d+ turn-start\n[\s\S]*\d+ turn-finish\n$/);
+  }, 60_000);
+
+  it('brings only its own dependencies, none of the server\'s, and is ESM that import() loads', async () => {
+    const manifest = JSON.parse(await readFile(path.join(project.packageDir, 'package.json'), 'utf8'));
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'zod']);
+    expect(manifest.peerDependencies ?? {}).toEqual({});
+    expect(manifest.optionalDependencies ?? {}).toEqual({});
+    // Nothing of the server came with it: none of the root's dependencies but the client's own and what this project asked for.
+    const root = JSON.parse(readRepoFile('package.json'));
+    const serverOnly = Object.keys(root.dependencies).filter((name) => !(name in manifest.dependencies) && !PROJECT_PACKAGES.includes(name));
+    expect(serverOnly).toEqual(expect.arrayContaining(['express', 'bullmq', 'pg', 'ioredis', 'openai']));
+    expect(serverOnly.filter((name) => existsSync(path.join(project.dir, 'node_modules', name)))).toEqual([]);
+
+    expect(manifest.type).toBe('module');
+    expect(manifest.exports['.'].import).toBe('./dist/index.js');
+    // Under "type": "module" Node reads dist/index.js as ESM: CommonJS there (exports.X = …) would not load.
+    const { stdout } = await project.exec('node', [
+      '--input-type=module',
+      '-e',
+      "const byName = await import('@switchyard/client'); const byFile = await import('./node_modules/@switchyard/client/dist/index.js'); console.log(typeof byName.SwitchyardClient, byName.SwitchyardClient === byFile.SwitchyardClient, typeof byName.storedToUiMessages);",
+    ]);
+    expect(stdout.trim()).toBe('function true function');
+  });
+
+  it("types its methods' answers as the server's schemas have them", async () => {
+    await writeFile(path.join(project.dir, 'typed-answers.ts'), TYPED_ANSWERS);
+    await writeFile(
+      path.join(project.dir, 'tsconfig.answers.json'),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true }, files: ['typed-answers.ts'] }),
+    );
+    await project.exec('tsc', ['-p', 'tsconfig.answers.json']);
   }, 60_000);
 
   it(`bundles for browsers with esbuild: import { SwitchyardClient } is under ${BUNDLE_LIMIT_BYTES / 1024} KB minified`, async () => {

@@ -4,6 +4,7 @@ import { rawHandshake } from '../support/raw-websocket';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
+import { TestWsClient } from '../support/ws-client';
 
 const APP = 'http://app.example';
 const ELSEWHERE = 'http://elsewhere.example';
@@ -27,6 +28,7 @@ describe('CORS for a browser app on another origin', () => {
     await chatted.text();
     const conversation = (await session.get(`/v1/conversations?externalId=${chatId}`)).body.data[0];
     const [message] = (await session.get(`/api/chat/${chatId}/messages`)).body.filter((each: any) => each.role === 'assistant');
+    const approval = await callAwaitingApproval(stack.url, apiKey);
     routes = [
       { method: 'GET', path: '/v1/conversations' },
       { method: 'GET', path: `/v1/conversations/${conversation.id}` },
@@ -37,6 +39,9 @@ describe('CORS for a browser app on another origin', () => {
       { method: 'POST', path: '/api/chat', body: chatBody(chatId, 'second') },
       { method: 'GET', path: `/api/chat/${chatId}/stream` },
       { method: 'GET', path: `/api/chat/${chatId}/messages` },
+      { method: 'GET', path: '/v1/approvals' },
+      // The same decision again answers the stored one (200), so the refused origin's call below may repeat it.
+      { method: 'POST', path: `/v1/turns/${approval.turnId}/approvals`, body: { toolCallId: approval.toolCallId, approved: false } },
       // A page that exchanges a key a person pastes for a token, as the playground does.
       { method: 'POST', path: '/v1/session-tokens', body: {}, withKey: true },
     ];
@@ -158,6 +163,21 @@ describe('CORS for a browser app on another origin', () => {
     });
   });
 });
+
+/** A turn (made with the API key) whose calculator call waits for a person's decision. */
+async function callAwaitingApproval(url: string, apiKey: string): Promise<{ turnId: string; toolCallId: string }> {
+  const api = apiClient(url, apiKey);
+  const conversationId = (await api.post('/v1/conversations', { requireApproval: ['calculator'] })).body.id as string;
+  const watcher = await TestWsClient.subscribed(url, { apiKey }, conversationId);
+  try {
+    const content = scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { text: 'two' }] });
+    const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content })).body.turnId as string;
+    const request = await watcher.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'tool-approval-request');
+    return { turnId, toolCallId: request.event.toolCallId };
+  } finally {
+    watcher.close();
+  }
+}
 
 function chatBody(chatId: string, marker: string) {
   return { id: chatId, messages: [{ id: `m-${marker}`, role: 'user', parts: [{ type: 'text', text: `${marker} ${scripted({ text: 'ok' })}` }] }], trigger: 'submit-message' };

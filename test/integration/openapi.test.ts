@@ -98,6 +98,37 @@ describe('GET /openapi.json', () => {
       expectDocumented('post', '/v1/conversations/{id}/turns', await api.post(`/v1/conversations/${created.body.id}/turns`, { content: 'other', idempotencyKey: 'k1' }), 409);
     });
 
+    it('approvals: the pending list, a decision, the same one again and a contrary one', async () => {
+      const { api } = harness;
+      const conversationId = await harness.newConversation({ requireApproval: ['calculator'] });
+      const client = await harness.subscribe(conversationId);
+      const { turnId } = await harness.postTurn(conversationId, { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+2' } }] }, { text: 'Three.' }] });
+      const { event } = await client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'tool-approval-request');
+      const pending = await api.get(`/v1/approvals?conversationId=${conversationId}`);
+      expectDocumented('get', '/v1/approvals', pending, 200);
+      expect(pending.body.data).toEqual([expect.objectContaining({ turnId, toolCallId: event.toolCallId })]);
+      const decision = { toolCallId: event.toolCallId, approved: true, reason: 'fine' };
+      expectDocumented('post', '/v1/turns/{id}/approvals', await api.post(`/v1/turns/${turnId}/approvals`, decision), 200);
+      expectDocumented('post', '/v1/turns/{id}/approvals', await api.post(`/v1/turns/${turnId}/approvals`, decision), 200);
+      expectDocumented('post', '/v1/turns/{id}/approvals', await api.post(`/v1/turns/${turnId}/approvals`, { ...decision, approved: false }), 409);
+      await client.waitForTurnEnd(turnId);
+    });
+
+    it("a chat's stored history as UIMessage[]: a turn with a tool call, and a chat not used yet", async () => {
+      const { api } = harness;
+      await harness.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2*3' } }] }, { text: 'Six.' }] }, {
+        conversation: { externalId: 'doc-chat' },
+      });
+      const history = await api.get('/api/chat/doc-chat/messages');
+      expectDocumented('get', '/api/chat/{id}/messages', history, 200);
+      expect(history.body.map((message: any) => message.role)).toEqual(['user', 'assistant']);
+      expect(history.body[1]).toMatchObject({ metadata: { turnStatus: 'completed' } });
+      expect(history.body[1].parts.map((part: any) => part.type)).toEqual(expect.arrayContaining(['step-start', 'tool-calculator', 'data-tool-processing', 'text']));
+      const unused = await api.get('/api/chat/doc-chat-unused/messages');
+      expectDocumented('get', '/api/chat/{id}/messages', unused, 200);
+      expect(unused.body).toEqual([]);
+    });
+
     it('errors: 404, 400 with details, 409 with details, 401', async () => {
       const { api } = harness;
       expectDocumented('get', '/v1/conversations/{id}', await api.get('/v1/conversations/conv_nobody'), 404);

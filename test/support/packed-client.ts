@@ -11,6 +11,8 @@ const ROOT = path.join(__dirname, '..', '..');
 /** A project of its own outside the repository, with `@switchyard/client` installed from its packed tarball. */
 export interface PackedClientProject {
   dir: string;
+  /** Where the tarball was installed: node_modules/@switchyard/client. */
+  packageDir: string;
   /** Runs a program in the project (its node_modules/.bin first on PATH); rejects, with its output, if it fails. */
   exec(command: string, args: string[], env?: Record<string, string>): Promise<{ stdout: string; stderr: string }>;
   /** Bundles `source` (an ES module written in the project) for browsers as esbuild does, minified. */
@@ -42,6 +44,7 @@ export async function installPackedClient(packages: string[]): Promise<PackedCli
   await exec('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(dir, filename), ...packages]);
   return {
     dir,
+    packageDir: path.join(dir, 'node_modules', '@switchyard', 'client'),
     exec,
     async bundle(source) {
       const entry = path.join(dir, `entry-${Math.random().toString(36).slice(2)}.js`);

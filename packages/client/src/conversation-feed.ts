@@ -1,17 +1,10 @@
+import type { PendingApproval } from './protocol/approval-answers.js';
 import type { SwitchyardEvent } from './protocol/event.js';
 
 export type ToolCallRequest = Extract<SwitchyardEvent, { type: 'tool-call-request' }>;
 
 /** A call that waits for a person's decision (a `tool-approval-request`, or a pending approval read over HTTP). */
-export interface ApprovalRequest {
-  conversationId: string;
-  turnId: string;
-  toolCallId: string;
-  toolName: string;
-  args: unknown;
-  approvalId: string;
-  expiresAt: string;
-}
+export type ApprovalRequest = Omit<PendingApproval, 'requestedAt'>;
 
 /**
  * What one subscription has seen: the last seq (where a resubscription resumes), where the

@@ -2,10 +2,8 @@
 export { SwitchyardClient } from './switchyard-client.js';
 export type {
   ApprovalAnswer,
-  ApprovalDecision,
   ClientToolAnswer,
   ConnectionState,
-  ConversationWithMessages,
   SubscribeOptions,
   Subscription,
   SwitchyardClientOptions,
@@ -17,6 +15,10 @@ export { applyTurnEvent, emptyTurnView, isTurnOver, turnViewOf } from './turn-vi
 export type { StepView, ToolCallView, TurnView } from './turn-view.js';
 export type { ApprovalRequest, ToolCallRequest } from './conversation-feed.js';
 export type { SwitchyardEvent } from './protocol/event.js';
+// The HTTP answers the methods return, inferred from the schemas the server types its answers with.
+export type { Conversation, ConversationMessage, ConversationWithMessages } from './protocol/conversation-answers.js';
+export type { ClientToolAnswerAck, Turn, TurnAccepted, TurnDetail, TurnStatus, TurnToolCall } from './protocol/turn-answers.js';
+export type { ApprovalDecision, PendingApproval, PendingApprovalPage } from './protocol/approval-answers.js';
 export { storedToUiMessages } from './ui-messages/stored-to-ui-messages.js';
 export type { HistoryUiMessage, HistoryUiPart, StoredHistory, StoredMessage, StoredToolCall, StoredTurn } from './ui-messages/stored-to-ui-messages.js';
 export type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-messages/ui-message-parts.js';

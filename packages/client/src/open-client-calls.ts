@@ -1,19 +1,18 @@
 import type { ToolCallRequest } from './conversation-feed.js';
+import type { ConversationMessage } from './protocol/conversation-answers.js';
 import { array, nullable, object, string, unknown } from './protocol/shape-check.js';
+import type { TurnDetail, TurnToolCall } from './protocol/turn-answers.js';
 
 /** The part of `GET /v1/turns/:id` that says which client-tool calls wait for an answer. */
-export interface TurnToolCalls {
-  id: string;
-  conversationId: string;
-  toolCalls: { toolCallId: string; toolName: string; kind: string | null; status: string; args: unknown }[];
+export interface TurnToolCalls extends Pick<TurnDetail, 'id' | 'conversationId'> {
+  toolCalls: Pick<TurnToolCall, 'toolCallId' | 'toolName' | 'kind' | 'status' | 'args'>[];
 }
+/** A turn read back after a reload is checked for the few fields the client acts on (the rest it only passes along). */
 export const isTurnToolCalls = object({
   id: string,
   conversationId: string,
   toolCalls: array(object({ toolCallId: string, toolName: string, kind: nullable(string), status: string, args: unknown })),
 }) as (value: unknown) => value is TurnToolCalls;
-
-const hasTurnId = object({ turnId: string }) as (value: unknown) => value is { turnId: string };
 
 const SETTLED = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -22,10 +21,10 @@ const SETTLED = new Set(['succeeded', 'failed', 'cancelled']);
  * before it, and the conversation's latest turn (the one a request among the skipped events
  * would belong to; its messages are the reloaded conversation's last ones).
  */
-export function turnsToCheck(known: ToolCallRequest[], messages: unknown[]): string[] {
+export function turnsToCheck(known: ToolCallRequest[], messages: Pick<ConversationMessage, 'turnId'>[]): string[] {
   const turnIds = new Set(known.map((request) => request.turnId));
   const last = messages[messages.length - 1];
-  if (hasTurnId(last)) turnIds.add(last.turnId);
+  if (last?.turnId) turnIds.add(last.turnId);
   return [...turnIds];
 }
 

@@ -1,7 +1,11 @@
+import type { ApprovalDecision, PendingApprovalPage } from './protocol/approval-answers.js';
+import type { Conversation, ConversationWithMessages } from './protocol/conversation-answers.js';
 import type { SwitchyardEvent } from './protocol/event.js';
 import { TERMINAL_EVENT_TYPES } from './protocol/terminal-events.js';
 import { isServerFrame } from './protocol/server-frame-check.generated.js';
+import type { ClientToolAnswerAck, Turn, TurnAccepted, TurnDetail } from './protocol/turn-answers.js';
 import type { ClientFrame, ReceivedServerFrame } from './protocol/ws-frames.js';
+import type { WsTicket } from './protocol/ws-ticket-answer.js';
 import { AsyncQueue } from './async-queue.js';
 import { ConversationFeed, type ApprovalRequest, type ToolCallRequest } from './conversation-feed.js';
 import { httpApi, SwitchyardApiError, type HttpCall } from './http-api.js';
@@ -32,14 +36,6 @@ export interface ApprovalAnswer {
   approved: boolean;
   reason?: string;
   args?: Record<string, unknown>;
-}
-/** The stored decision of a call, as the server answers it (the first decision wins). */
-export interface ApprovalDecision {
-  toolCallId: string;
-  approved: boolean;
-  reason: string | null;
-  args: unknown;
-  decidedAt: string;
 }
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
@@ -117,13 +113,6 @@ export interface Subscription {
   close(): void;
 }
 
-export interface ConversationWithMessages {
-  id: string;
-  lastSeq: number;
-  messages: unknown[];
-  [field: string]: unknown;
-}
-
 interface SubscriptionState {
   conversationId: string;
   feed: ConversationFeed;
@@ -180,7 +169,7 @@ export class SwitchyardClient {
     this.http = httpApi(options);
   }
 
-  createConversation(body: Record<string, unknown> = {}): Promise<ConversationWithMessages> {
+  createConversation(body: Record<string, unknown> = {}): Promise<Conversation> {
     return this.http('POST', '/v1/conversations', body);
   }
 
@@ -194,7 +183,7 @@ export class SwitchyardClient {
   }
 
   /** Posts a turn (`content`: a string or content parts; `options`: model, tools, onBusy, …). */
-  sendTurn(conversationId: string, content: unknown, options: Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
+  sendTurn(conversationId: string, content: unknown, options: Record<string, unknown> = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { content, ...options });
   }
 
@@ -202,25 +191,26 @@ export class SwitchyardClient {
    * A new turn answers the last user message again (or `fromMessageId`, a user message on the
    * path), superseding what followed it; `options` as {@link sendTurn}'s (onBusy, model, …).
    */
-  regenerate(conversationId: string, options: { fromMessageId?: string } & Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
+  regenerate(conversationId: string, options: { fromMessageId?: string } & Record<string, unknown> = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, regenerate: true });
   }
 
   /** A new turn replaces the user message `messageId` with `content` (superseding what followed it) and answers it. */
-  editMessage(conversationId: string, messageId: string, content: unknown, options: Record<string, unknown> = {}): Promise<{ turnId: string; status: string }> {
+  editMessage(conversationId: string, messageId: string, content: unknown, options: Record<string, unknown> = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, content, fromMessageId: messageId });
   }
 
   /** A new conversation holding copies of the path up to `messageId`, with `forkedFrom`. */
-  forkConversation(conversationId: string, messageId: string): Promise<{ id: string; forkedFrom: { conversationId: string; messageId: string }; [field: string]: unknown }> {
+  forkConversation(conversationId: string, messageId: string): Promise<Conversation> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/fork`, { messageId });
   }
 
-  getTurn(turnId: string): Promise<Record<string, unknown>> {
+  /** The turn with its steps, tool calls (and the running step's, still streaming), usage and timings. */
+  getTurn(turnId: string): Promise<TurnDetail> {
     return this.http('GET', `/v1/turns/${encodeURIComponent(turnId)}`);
   }
 
-  cancelTurn(turnId: string): Promise<{ id: string; status: string }> {
+  cancelTurn(turnId: string): Promise<Turn> {
     return this.http('POST', `/v1/turns/${encodeURIComponent(turnId)}/cancel`);
   }
 
@@ -237,12 +227,12 @@ export class SwitchyardClient {
       const ack = await this.sendForAck(socket, { type: 'tool-result', turnId, toolCallId, ...answer });
       if (ack?.type === 'tool-result-ack') return { accepted: ack.accepted };
     }
-    const answered = await this.http<{ accepted: boolean }>('POST', `/v1/turns/${encodeURIComponent(turnId)}/tool-results`, { toolCallId, ...answer });
+    const answered = await this.http<ClientToolAnswerAck>('POST', `/v1/turns/${encodeURIComponent(turnId)}/tool-results`, { toolCallId, ...answer });
     return { accepted: answered.accepted };
   }
 
   /** The calls of your conversations that wait for a person's decision, newest first (`GET /v1/approvals`). */
-  listPendingApprovals(options: { conversationId?: string; limit?: number; cursor?: string } = {}): Promise<{ data: (ApprovalRequest & { requestedAt: string })[]; nextCursor: string | null }> {
+  listPendingApprovals(options: { conversationId?: string; limit?: number; cursor?: string } = {}): Promise<PendingApprovalPage> {
     const query = new URLSearchParams({ status: 'pending' });
     for (const [name, value] of Object.entries(options)) if (value !== undefined) query.set(name, String(value));
     return this.http('GET', `/v1/approvals?${query}`);
@@ -420,7 +410,7 @@ export class SwitchyardClient {
 
   /** A ticket for each connection: browsers cannot set headers on a websocket handshake. */
   private async openSocket(WebSocketClass: WebSocketConstructor): Promise<void> {
-    const { ticket } = await this.http<{ ticket: string }>('POST', '/v1/ws-tickets');
+    const { ticket } = await this.http<WsTicket>('POST', '/v1/ws-tickets');
     if (this.closed) return;
     const url = `${this.options.baseUrl.replace(/\/+$/, '').replace(/^http/, 'ws')}/v1/ws?ticket=${encodeURIComponent(ticket)}`;
     const socket = new WebSocketClass(url);

@@ -8,7 +8,7 @@ export const createdUserSchema = z
   .meta({ id: 'CreatedUser' });
 
 export const apiKeyListSchema = z
-  .object({ data: z.array(z.object({ id: z.string(), prefix: z.string(), createdAt: timestamp, revokedAt: timestamp.nullable() })) })
+  .object({ data: z.array(z.object({ id: z.string(), prefix: z.string(), createdAt: timestamp, revokedAt: z.nullable(timestamp) })) })
   .meta({ id: 'ApiKeyList', description: "A user's keys: never the keys themselves." });
 
 export const userToolsLimitSchema = z

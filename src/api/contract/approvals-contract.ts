@@ -1,32 +1,9 @@
-import { z } from 'zod';
+import { approvalDecisionAnswerSchema, pendingApprovalPageSchema } from '../../../packages/client/src/protocol/approval-answers.js';
 import { approvalDecisionSchema, listApprovalsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
-import { idParams, pageOf, timestamp } from './shared-schemas';
+import { idParams } from './shared-schemas';
 
-export const approvalDecisionResponseSchema = z
-  .object({
-    toolCallId: z.string(),
-    approved: z.boolean(),
-    reason: z.string().nullable(),
-    args: z.unknown().meta({ description: 'The arguments the call runs with (the edited ones, or the model\'s); null when denied.' }),
-    decidedAt: timestamp,
-  })
-  .meta({ id: 'ApprovalDecision', description: 'The stored decision: the first one wins; the same one again answers it.' });
-
-export const pendingApprovalSchema = z
-  .object({
-    approvalId: z.string(),
-    turnId: z.string(),
-    conversationId: z.string(),
-    toolCallId: z.string(),
-    toolName: z.string(),
-    args: z.unknown(),
-    requestedAt: timestamp,
-    expiresAt: timestamp,
-  })
-  .meta({ id: 'PendingApproval' });
-
-export const pendingApprovalPageSchema = pageOf(pendingApprovalSchema).meta({ id: 'PendingApprovalPage' });
+// The answers are the client's protocol's, the one source the routes and the client are typed with.
 
 export const approvalPaths = documentPaths('Approvals', {
   '/v1/turns/{id}/approvals': {
@@ -38,7 +15,7 @@ export const approvalPaths = documentPaths('Approvals', {
       access: 'user',
       requestParams: { path: idParams('turn') },
       jsonBody: approvalDecisionSchema,
-      responses: { '200': jsonResponse('The decision as stored.', approvalDecisionResponseSchema) },
+      responses: { '200': jsonResponse('The decision as stored.', approvalDecisionAnswerSchema) },
       errors: ['not_found', 'already_decided'],
     },
   },

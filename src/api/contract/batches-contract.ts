@@ -15,7 +15,7 @@ const batchCountsSchema = z
     total: count,
     queued: count,
     running: count,
-    waiting: count.meta({ description: 'Of the running items, those whose turn waits for a person\'s approval (see "Tool approvals").' }),
+    waiting: count.check(z.describe('Of the running items, those whose turn waits for a person\'s approval (see "Tool approvals").')),
     succeeded: count,
     failed: count,
     cancelled: count,
@@ -35,19 +35,19 @@ export const batchSchema = z
     counts: batchCountsSchema,
     usage,
     createdAt: timestamp,
-    startedAt: timestamp.nullable(),
-    finishedAt: timestamp.nullable(),
+    startedAt: z.nullable(timestamp),
+    finishedAt: z.nullable(timestamp),
     etaSeconds: z.number().nonnegative().nullable().meta({ description: 'While running, once an item has ended.' }),
   })
   .meta({ id: 'Batch' });
 
 export const batchSubmittedSchema = batchSchema.extend({ batchId: z.string() }).meta({ id: 'BatchSubmitted' });
-export const batchRetriedSchema = batchSchema.extend({ requeued: count.meta({ description: 'Failed items run again.' }) }).meta({ id: 'BatchRetried' });
-export const batchPageSchema = pageOf(batchSchema).meta({ id: 'BatchPage' });
+export const batchRetriedSchema = batchSchema.extend({ requeued: count.check(z.describe('Failed items run again.')) }).meta({ id: 'BatchRetried' });
+export const batchPageSchema = pageOf(batchSchema).check(z.meta({ id: 'BatchPage' }));
 
 export const batchResultLineSchema = z
   .object({
-    index: count.meta({ description: "The item's 0-based position in the submission." }),
+    index: count.check(z.describe("The item's 0-based position in the submission.")),
     customId: z.string().optional(),
     conversationId: z.string().nullable(),
     status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
@@ -55,7 +55,7 @@ export const batchResultLineSchema = z
     messageId: z.string().optional().meta({ description: 'The stored message `text` is (`GET /v1/conversations/:id`), for an edit, a regenerate or a fork of the item\'s conversation.' }),
     toolCalls: z.array(z.object({ toolName: z.string(), args: z.unknown(), result: z.unknown().optional(), error: z.unknown().optional(), attempts: count })),
     usage,
-    error: errorValue.optional(),
+    error: z.optional(errorValue),
   })
   .meta({ id: 'BatchResultLine' });
 

@@ -1,14 +1,11 @@
 import { z } from 'zod';
+import { wsTicketSchema } from '../../../packages/client/src/protocol/ws-ticket-answer.js';
 import { chatRequestSchema } from '../../ui-chat/chat-request';
 import { chatParamsSchema, sessionTokenSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
 import { timestamp } from './shared-schemas';
 
 // The routes a browser uses: credentials it may hold, the websocket, and the AI SDK's chat transport.
-
-export const wsTicketSchema = z
-  .object({ ticket: z.string(), expiresInSeconds: z.number().int().positive() })
-  .meta({ id: 'WsTicket', description: 'A single-use ticket for `GET /v1/ws?ticket=…`.' });
 
 export const sessionTokenGrantSchema = z
   .object({ token: z.string(), expiresAt: timestamp })

@@ -1,59 +1,13 @@
 import { z } from 'zod';
+import { conversationSchema, conversationWithMessagesSchema } from '../../../packages/client/src/protocol/conversation-answers.js';
+import { turnAcceptedSchema } from '../../../packages/client/src/protocol/turn-answers.js';
 import { createConversationSchema, createTurnSchema, forkConversationSchema, getConversationSchema, listConversationsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
-import { idParams, pageOf, timestamp } from './shared-schemas';
-import { turnAcceptedSchema } from './turns-contract';
+import { idParams, pageOf } from './shared-schemas';
 
-export const conversationSchema = z
-  .object({
-    id: z.string(),
-    userId: z.string(),
-    externalId: z.string().nullable(),
-    title: z.string().nullable(),
-    system: z.string().nullable(),
-    model: z.string().nullable(),
-    tools: z.array(z.string()).nullable(),
-    requireApproval: z.array(z.string()).nullable(),
-    metadata: z.record(z.string(), z.unknown()).nullable(),
-    lastSeq: z.number().int().nonnegative().meta({ description: "The conversation's latest event seq." }),
-    forkedFrom: z
-      .object({ conversationId: z.string(), messageId: z.string() })
-      .nullable()
-      .meta({ description: 'A fork: the conversation it was copied from and the message its copied path ends at.' }),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-  })
-  .meta({ id: 'Conversation' });
+// The answers the client reads are its protocol's, the one source the routes and the client are typed with.
 
-export const conversationPageSchema = pageOf(conversationSchema).meta({ id: 'ConversationPage' });
-
-const assistantToolCall = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string().meta({ description: 'The JSON text exactly as the model sent it.' }) }),
-});
-
-const storedMessageSchema = z
-  .object({
-    id: z.string().meta({ description: 'Stable (`msg_…`): what `fromMessageId` and a fork\'s `messageId` name.' }),
-    role: z.enum(['user', 'assistant', 'tool']),
-    content: z.unknown().meta({ description: 'Text, content parts, or null (an assistant message that only calls tools).' }),
-    toolCalls: z.array(assistantToolCall).optional(),
-    toolCallId: z.string().optional(),
-    turnId: z.string().nullable(),
-    supersededBy: z
-      .string()
-      .optional()
-      .meta({ description: 'The turn (an edit or a regenerate) that replaced this message; such messages are listed only with `?include=superseded`.' }),
-  })
-  .meta({ id: 'StoredMessage' });
-
-export const conversationWithMessagesSchema = conversationSchema
-  .extend({ messages: z.array(storedMessageSchema) })
-  .meta({
-    id: 'ConversationWithMessages',
-    description: 'A conversation, its path (the messages no edit or regenerate replaced) in order, and `lastSeq` to subscribe after.',
-  });
+export const conversationPageSchema = pageOf(conversationSchema).check(z.meta({ id: 'ConversationPage' }));
 
 export const conversationPaths = documentPaths('Conversations', {
   '/v1/conversations': {

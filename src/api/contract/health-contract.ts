@@ -6,7 +6,7 @@ const dependencyCheck = z.object({
   ok: z.boolean(),
   latencyMs: z.number().nonnegative().optional().meta({ description: 'How long it took to answer, when it did.' }),
   error: z.string().optional().meta({ description: 'Why it did not answer, in words an operator acts on.' }),
-  checkedAt: timestamp.optional().meta({ description: "When the answer was had, for a check whose answer is kept a while (the provider's)." }),
+  checkedAt: z.optional(timestamp).meta({ description: "When the answer was had, for a check whose answer is kept a while (the provider's)." }),
 });
 
 export const healthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });

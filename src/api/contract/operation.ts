@@ -74,7 +74,7 @@ function operation(tag: string, method: Method, path: string, spec: OperationSpe
 }
 
 /** A JSON answer. */
-export function jsonResponse(description: string, schema: z.ZodType): ZodOpenApiResponseObject {
+export function jsonResponse(description: string, schema: z.core.$ZodType): ZodOpenApiResponseObject {
   return { description, content: { 'application/json': { schema } } };
 }
 

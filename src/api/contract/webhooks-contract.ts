@@ -10,9 +10,9 @@ export const webhookSchema = z
     events: z.array(z.string()),
     description: z.string().nullable(),
     createdAt: timestamp,
-    disabledAt: timestamp.nullable().meta({ description: 'Set when every delivery had failed for 3 days: no event is recorded for it since.' }),
+    disabledAt: z.nullable(timestamp).meta({ description: 'Set when every delivery had failed for 3 days: no event is recorded for it since.' }),
     disabledReason: z.string().nullable(),
-    failingSince: timestamp.nullable().meta({ description: 'The first failed attempt since the last success.' }),
+    failingSince: z.nullable(timestamp).meta({ description: 'The first failed attempt since the last success.' }),
   })
   .meta({ id: 'Webhook' });
 
@@ -28,7 +28,7 @@ export const webhookSecretSchema = z
   .object({
     id: z.string(),
     secret: z.string().meta({ description: 'The new secret, shown this once.' }),
-    previousSecretExpiresAt: timestamp.meta({ description: 'Until then deliveries carry a signature with each secret.' }),
+    previousSecretExpiresAt: timestamp.check(z.describe('Until then deliveries carry a signature with each secret.')),
   })
   .meta({ id: 'WebhookSecret' });
 
@@ -41,13 +41,13 @@ export const webhookDeliverySchema = z
     attempts: count,
     lastStatusCode: z.number().int().optional(),
     lastError: z.string().optional().meta({ description: 'The last failure; a receiver\'s answer is cut to its first 200 characters.' }),
-    nextAttemptAt: timestamp.optional(),
+    nextAttemptAt: z.optional(timestamp),
     createdAt: timestamp,
-    deliveredAt: timestamp.optional(),
+    deliveredAt: z.optional(timestamp),
   })
   .meta({ id: 'WebhookDelivery' });
 
-export const webhookDeliveryPageSchema = pageOf(webhookDeliverySchema).meta({ id: 'WebhookDeliveryPage' });
+export const webhookDeliveryPageSchema = pageOf(webhookDeliverySchema).check(z.meta({ id: 'WebhookDeliveryPage' }));
 
 const webhookId = idParams('webhook');
 

@@ -1,6 +1,6 @@
 import type { SwitchyardEvent } from '../../../src/events/event';
 import { ConversationFeed, type ToolCallRequest } from '../../../packages/client/src/conversation-feed';
-import { openClientCalls, turnsToCheck } from '../../../packages/client/src/open-client-calls';
+import { openClientCalls, turnsToCheck, type TurnToolCalls } from '../../../packages/client/src/open-client-calls';
 
 const base = { conversationId: 'c1', turnId: 't1' };
 const request = (seq: number, toolCallId: string): ToolCallRequest => ({ ...base, seq, type: 'tool-call-request', toolCallId, toolName: 'ask_user', args: {} });
@@ -31,7 +31,7 @@ describe('a conversation feed reloaded over HTTP', () => {
 });
 
 describe('open client calls after a reload', () => {
-  const turn = {
+  const turn: TurnToolCalls = {
     id: 't1',
     conversationId: 'c1',
     toolCalls: [
@@ -50,8 +50,10 @@ describe('open client calls after a reload', () => {
   });
 
   it('are looked for in the turns of the requests seen and in the latest turn', () => {
-    expect(turnsToCheck([request(4, 'call_a')], [{ role: 'user', turnId: 't1' }, { role: 'assistant', turnId: 't2' }])).toEqual(['t1', 't2']);
+    expect(turnsToCheck([request(4, 'call_a')], [{ turnId: 't1' }, { turnId: 't2' }])).toEqual(['t1', 't2']);
     expect(turnsToCheck([], [])).toEqual([]);
+    // Context given without a turn (a fork's copies) names none.
+    expect(turnsToCheck([], [{ turnId: null }])).toEqual([]);
   });
 });
 

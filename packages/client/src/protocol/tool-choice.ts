@@ -1,0 +1,16 @@
+import * as z from 'zod/mini';
+
+/**
+ * How a turn names its tools, as the routes take it and a turn's answer shows it back
+ * (`options.toolChoice`). zod/mini like the rest of the protocol; the server's request schemas
+ * (zod's classic API) embed these as they are.
+ */
+
+/** A tool's name as the model and the routes name it. */
+export const toolNameSchema = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name: letters, digits, _ or -, at most 64'));
+
+export const toolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: toolNameSchema }) }),
+]);
+export type ToolChoice = z.infer<typeof toolChoiceSchema>;
