@@ -13,7 +13,8 @@ export type ToolResultOutcome = { ok: true; accepted: boolean } | { ok: false; c
 /** A decision taken (or the same one stored before it), or why it was refused. */
 export type ToolApprovalOutcome =
   | { ok: true; decision: { toolCallId: string; approved: boolean; reason: string | null; args: unknown; decidedAt: string } }
-  | { ok: false; code: FrameErrorCode; message: string };
+  /** `details`: the stored decision, when the refusal is `already_decided`. */
+  | { ok: false; code: FrameErrorCode; message: string; details?: unknown };
 
 /** What a session needs from the rest of the service; the gateway binds these. */
 export interface SessionServices {
@@ -179,7 +180,7 @@ export class ClientSession {
       case 'tool-approval': {
         const outcome = await this.services.decideApproval(this.userId, frame);
         const ids = { turnId: frame.turnId, toolCallId: frame.toolCallId };
-        if (!outcome.ok) return this.send({ type: 'error', code: outcome.code, message: outcome.message, ...ids });
+        if (!outcome.ok) return this.send({ type: 'error', code: outcome.code, message: outcome.message, ...ids, ...(outcome.details === undefined ? {} : { details: outcome.details }) });
         return this.send({ type: 'tool-approval-ack', ...ids, ...outcome.decision });
       }
     }

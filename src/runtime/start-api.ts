@@ -364,7 +364,8 @@ function startGateway(resources: Resources, server: http.Server, auth: ApiAuth, 
       const { type: _type, ...decision } = frame;
       const outcome = await services.decideApproval({ userId, ...decision });
       const refusal = decisionRefusal(outcome);
-      if (refusal) return { ok: false, code: refusal.code === 'already_decided' || refusal.code === 'not_found' ? refusal.code : 'invalid_request', message: refusal.message };
+      if (refusal?.code === 'already_decided') return { ok: false, code: refusal.code, message: refusal.message, details: refusal.decision };
+      if (refusal) return { ok: false, code: refusal.code, message: refusal.message };
       return outcome.kind === 'decided' || outcome.kind === 'repeated' ? { ok: true, decision: outcome.decision } : { ok: false, code: 'internal', message: 'no decision' };
     },
     allowedOrigins: config.ALLOWED_ORIGINS,

@@ -3,7 +3,8 @@ import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
-import type { TestWsClient } from '../support/ws-client';
+import { markedScripted } from '../support/scripted';
+import { TestWsClient } from '../support/ws-client';
 
 const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
 
@@ -44,16 +45,27 @@ describe('tool approvals across crashes', () => {
 
   const transfersTo = (to: string) => server.requests.filter((request) => request.path === '/transfer' && (request.body as any)?.to === to);
 
-  /** A turn posted through a real API process and run by a real worker, up to its approval request. */
+  /**
+   * A turn posted through a real API process and run by a real worker, up to its approval
+   * request: `client` follows it through that API, `observer` through the harness's own (it
+   * outlives the processes a test kills).
+   */
   async function parkedTurn(to: string) {
     const worker = await processes.spawn('worker');
     const api = await processes.spawn('api');
-    const conversationId = await harness.newConversation();
-    const client = await harness.subscribe(conversationId);
-    const { turnId, marker } = await harness.postTurn(conversationId, { steps: [{ toolCalls: [{ name: 'transfer', arguments: { to } }] }, { text: 'sent' }] });
+    const http = apiClient(api.url, harness.apiKey);
+    const conversationId = (await http.post('/v1/conversations', {})).body.id as string;
+    const client = await TestWsClient.subscribed(api.url, { apiKey: harness.apiKey }, conversationId);
+    const observer = await harness.subscribe(conversationId);
+    const marker = `run-${to}-${Date.now()}`;
+    const scenario = { steps: [{ toolCalls: [{ name: 'transfer', arguments: { to } }] }, { text: 'sent' }] };
+    const posted = await http.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
+    expect(posted.status).toBe(202);
+    const turnId = posted.body.turnId as string;
     const request = (await client.waitFor(isEvent('tool-approval-request', turnId))).event;
     await client.waitFor(isEvent('turn-waiting', turnId));
-    return { api, worker, client, turnId, marker, request };
+    client.close();
+    return { api, http, worker, observer, turnId, marker, request };
   }
 
   async function expectCompletedOnce(client: TestWsClient, turnId: string, toolCallId: string, to: string) {
@@ -67,7 +79,7 @@ describe('tool approvals across crashes', () => {
   }
 
   it('keeps a request through the death of every API and worker process; a new API decides it, a new worker runs it', async () => {
-    const { api, worker, client, turnId, request } = await parkedTurn('alice');
+    const { api, worker, observer, turnId, request } = await parkedTurn('alice');
     await Promise.all([api.kill('SIGKILL'), worker.kill('SIGKILL')]);
 
     const freshApi = await processes.spawn('api');
@@ -76,23 +88,49 @@ describe('tool approvals across crashes', () => {
     await processes.spawn('worker');
     const decided = await apiClient(freshApi.url, harness.apiKey).post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(decided.status).toBe(200);
-    await expectCompletedOnce(client, turnId, request.toolCallId, 'alice');
+    await expectCompletedOnce(observer, turnId, request.toolCallId, 'alice');
   });
 
   it('keeps a decision taken while no worker runs, through the death of the API that took it', async () => {
-    const { api, worker, client, turnId, request } = await parkedTurn('bob');
+    const { http, api, worker, observer, turnId, request } = await parkedTurn('bob');
     await worker.kill('SIGKILL');
-    const decided = await apiClient(api.url, harness.apiKey).post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    const decided = await http.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(decided.status).toBe(200);
     await api.kill('SIGKILL');
     expect(transfersTo('bob')).toHaveLength(0);
 
     await processes.spawn('worker');
-    await expectCompletedOnce(client, turnId, request.toolCallId, 'bob');
+    await expectCompletedOnce(observer, turnId, request.toolCallId, 'bob');
+  });
+
+  it('never runs a call denied while no worker ran, through the death of the API that took the denial: the model gets the denial and the turn completes once', async () => {
+    const { http, api, worker, observer, turnId, marker, request } = await parkedTurn('mallory');
+    await worker.kill('SIGKILL');
+    const denied = await http.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: false, reason: 'not this payee' });
+    expect(denied.status).toBe(200);
+    await api.kill('SIGKILL');
+    expect(observer.frames.some(isEvent('turn-finish', turnId))).toBe(false);
+
+    await processes.spawn('worker');
+    const events = (await observer.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(eventsOfType(events, 'turn-finish')).toEqual([expect.objectContaining({ finishReason: 'stop' })]);
+    expect(eventsOfType(events, 'tool-result')).toEqual([
+      expect.objectContaining({ toolCallId: request.toolCallId, error: { code: 'denied', message: 'not this payee' }, attempts: 0 }),
+    ]);
+    const providerRequests = harness.providerRequests(marker);
+    expect(providerRequests).toHaveLength(2);
+    expect(providerRequests[1].messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: request.toolCallId,
+      content: JSON.stringify({ error: { code: 'denied', message: 'not this payee' } }),
+    });
+    expect(transfersTo('mallory')).toHaveLength(0);
+    const statuses = await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: server.executions('/transfer'), events });
+    expect(statuses).toEqual({ [turnId]: 'completed' });
   });
 
   it('runs an approved call whose process died between storing the decision and sending the call out (the reconciler finds it)', async () => {
-    const { client, turnId, request } = await parkedTurn('carol');
+    const { observer, turnId, request } = await parkedTurn('carol');
     // What a dying API leaves: the decision and the call's release committed, no job sent.
     const { db, toolApprovals, toolCalls } = harness.stack.resources;
     await db.transaction(async (tx) => {
@@ -100,6 +138,6 @@ describe('tool approvals across crashes', () => {
       await toolApprovals.decide(approval!.approvalId, { approved: true, reason: null, args: null }, tx);
       await toolCalls.release(turnId, request.toolCallId, { to: 'carol' }, tx);
     });
-    await expectCompletedOnce(client, turnId, request.toolCallId, 'carol');
+    await expectCompletedOnce(observer, turnId, request.toolCallId, 'carol');
   });
 });

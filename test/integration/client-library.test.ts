@@ -395,7 +395,9 @@ describe('client library', () => {
     expect(recorder.frames).toContainEqual(expect.objectContaining({ type: 'tool-approval-ack', turnId, toolCallId: request.toolCallId, approved: true }));
     // The same decision again answers the stored one; the opposite one is refused.
     expect(await client.approve(turnId, request.toolCallId, true, 'fine')).toEqual(decision);
-    await expect(client.approve(turnId, request.toolCallId, false)).rejects.toMatchObject({ status: 409, code: 'already_decided' });
+    // Refused over the websocket as over HTTP: with the stored decision, so another device shows it.
+    await expect(client.approve(turnId, request.toolCallId, false)).rejects.toMatchObject({ status: 409, code: 'already_decided', details: decision });
+    expect(recorder.frames).toContainEqual(expect.objectContaining({ type: 'error', code: 'already_decided', toolCallId: request.toolCallId }));
 
     const view = await followed;
     expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });

@@ -246,12 +246,15 @@ export interface McpHttpServer {
   url: string;
   /** The headers of every request, to check what the client sent. */
   headers: IncomingHttpHeaders[];
+  /** Every `tools/call` it answered, in order. */
+  calls: { name: string; arguments: unknown }[];
   close(): Promise<void>;
 }
 
 /** A stateless streamable HTTP MCP server with one tool, `add` ({a, b} → a + b). */
 export async function startMcpHttpServer(): Promise<McpHttpServer> {
   const headers: IncomingHttpHeaders[] = [];
+  const calls: { name: string; arguments: unknown }[] = [];
   const server = http.createServer(async (req, res) => {
     headers.push(req.headers);
     // Stateless: a fresh server and transport per request, as the SDK's stateless example does.
@@ -266,6 +269,7 @@ export async function startMcpHttpServer(): Promise<McpHttpServer> {
       ],
     }));
     mcp.setRequestHandler(CallToolRequestSchema, async (request) => {
+      calls.push({ name: request.params.name, arguments: request.params.arguments });
       const { a, b } = request.params.arguments as { a: number; b: number };
       return { content: [{ type: 'text', text: String(a + b) }] };
     });
@@ -282,6 +286,7 @@ export async function startMcpHttpServer(): Promise<McpHttpServer> {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     headers,
+    calls,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

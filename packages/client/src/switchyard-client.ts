@@ -255,7 +255,7 @@ export class SwitchyardClient {
     if (socket?.readyState === OPEN) {
       const ack = await this.sendForAck(socket, { type: 'tool-approval', turnId, toolCallId, ...answer });
       if (ack?.type === 'tool-approval-ack') return { toolCallId, approved: ack.approved, reason: ack.reason, args: ack.args, decidedAt: ack.decidedAt };
-      if (ack?.type === 'error') throw new SwitchyardApiError(FRAME_ERROR_STATUS[ack.code] ?? 400, ack.code, ack.message);
+      if (ack?.type === 'error') throw new SwitchyardApiError(FRAME_ERROR_STATUS[ack.code] ?? 400, ack.code, ack.message, ack.details);
     }
     return this.http<ApprovalDecision>('POST', `/v1/turns/${encodeURIComponent(turnId)}/approvals`, { toolCallId, ...answer });
   }

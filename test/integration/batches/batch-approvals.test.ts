@@ -50,4 +50,30 @@ describe('a batch item waiting for approval', () => {
     expect(first).toMatchObject({ customId: 'gated', status: 'succeeded', text: 'Rolled.', toolCalls: [expect.objectContaining({ toolName: 'random_number', attempts: 1 })] });
     expect(first.toolCalls[0].error).toBeUndefined();
   }, 60_000);
+
+  it('gates by defaults.requireApproval a tool that needs no approval of its own: the item parks until the owner approves, then runs it', async () => {
+    const computing = scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'Computed.' }] });
+    const created = await api.post('/v1/batches', { items: [{ customId: 'calc', messages: [computing] }], defaults: { requireApproval: ['calculator'] } });
+    expect(created.status).toBe(202);
+    const batchId = created.body.batchId as string;
+    const events = await followBatchEvents(stack.url, apiKey, batchId);
+    try {
+      const parked = await events.waitFor((frame) => frame.type === 'batch-progress' && frame.counts.waiting === 1);
+      expect(parked.counts).toMatchObject({ total: 1, running: 1, waiting: 1, succeeded: 0 });
+      const pending = (await api.get('/v1/approvals?status=pending')).body.data;
+      expect(pending).toEqual([expect.objectContaining({ toolName: 'calculator', args: { expression: '6*7' } })]);
+      const [approval] = pending;
+      expect((await api.post(`/v1/turns/${approval.turnId}/approvals`, { toolCallId: approval.toolCallId, approved: true })).status).toBe(200);
+      expect(await events.finished()).toMatchObject({ status: 'completed', counts: { total: 1, running: 0, waiting: 0, succeeded: 1 } });
+    } finally {
+      events.close();
+    }
+    const results = await fetch(`${stack.url}/v1/batches/${batchId}/results`, { headers: { authorization: `Bearer ${apiKey}` } }).then((response) => response.text());
+    expect(JSON.parse(results.trim())).toMatchObject({
+      customId: 'calc',
+      status: 'succeeded',
+      text: 'Computed.',
+      toolCalls: [{ toolName: 'calculator', args: { expression: '6*7' }, result: { expression: '6*7', result: 42 }, attempts: 1 }],
+    });
+  }, 60_000);
 });

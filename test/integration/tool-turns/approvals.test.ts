@@ -30,6 +30,7 @@ describe('tool approvals', () => {
             fields: [{ name: 'to', required: true }],
           },
           { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 },
+          { name: 'slow_lookup', description: 'Reads the balance, slowly', url: `${server.url}/slow-lookup`, timeoutMs: 20_000, retries: 0 },
           { kind: 'client', name: 'open_file', description: 'Opens a file on the user\'s machine', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'path', required: true }] },
         ],
       },
@@ -56,6 +57,12 @@ describe('tool approvals', () => {
     return { conversationId, client, turnId, marker, requests };
   }
 
+  /** `switchyard_tool_approvals_pending` on the API's /metrics (read from the database at scrape time). */
+  async function pendingGauge(): Promise<number> {
+    const page = await (await fetch(`${harness.stack.url}/metrics`)).text();
+    return Number(/^switchyard_tool_approvals_pending (\d+)$/m.exec(page)?.[1]);
+  }
+
   async function waitForStatus(turnId: string, status: string, client: TestWsClient) {
     // The turn parks before it announces `turn-waiting`: on that event the status is readable.
     await client.waitFor(isEvent('turn-waiting', turnId));
@@ -79,6 +86,7 @@ describe('tool approvals', () => {
     const detail = (await harness.api.get(`/v1/turns/${turnId}`)).body;
     expect(detail.toolCalls).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, status: 'awaiting_approval', attempts: 0 })]);
     expect(transfersTo('alice')).toHaveLength(0);
+    expect(await pendingGauge()).toBe(1);
 
     const pending = await harness.api.get('/v1/approvals?status=pending');
     expect(pending.status).toBe(200);
@@ -99,6 +107,7 @@ describe('tool approvals', () => {
     const decided = await session.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(decided.status).toBe(200);
     expect(decided.body).toEqual({ toolCallId: request.toolCallId, approved: true, reason: null, args: { to: 'alice', amount: 5 }, decidedAt: expect.any(String) });
+    expect(await pendingGauge()).toBe(0);
     const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
     expect(events.at(-1).type).toBe('turn-finish');
     expect(eventsOfType(events, 'tool-approval-response')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, approved: true })]);
@@ -153,6 +162,50 @@ describe('tool approvals', () => {
     expect(transfersTo('bob').map((each) => each.body)).toEqual([{ to: 'bob', amount: 50 }]);
   });
 
+  it('refuses bad frames as the route refuses bad decisions: invalid_request, then already_decided with the stored decision', async () => {
+    const { client, turnId, requests } = await startGatedTurn([transferTo('grace')]);
+    const [request] = requests;
+    const ids = { turnId, toolCallId: request.toolCallId };
+    const isError = (code: string) => (frame: any) => frame.type === 'error' && frame.code === code && frame.toolCallId === request.toolCallId;
+    client.send({ type: 'tool-approval', ...ids, approved: true, args: { to: 'grace', amount: 'lots' } });
+    expect(await client.waitFor(isError('invalid_request'))).toMatchObject({ ...ids, message: expect.stringMatching(/args do not fit/) });
+    expect(transfersTo('grace')).toHaveLength(0);
+
+    client.send({ type: 'tool-approval', ...ids, approved: false, reason: 'first device' });
+    const ack = await client.waitFor((frame) => frame.type === 'tool-approval-ack' && frame.toolCallId === request.toolCallId);
+    client.send({ type: 'tool-approval', ...ids, approved: true });
+    const refused = await client.waitFor(isError('already_decided'));
+    const { type: _type, turnId: _turnId, ...stored } = ack;
+    expect(refused).toMatchObject({ ...ids, details: stored });
+    expect(stored).toMatchObject({ approved: false, reason: 'first device', args: null });
+    expect((await client.waitForTurnEnd(turnId)).at(-1).type).toBe('turn-finish');
+    expect(transfersTo('grace')).toHaveLength(0);
+  });
+
+  it('takes a decision while the step\'s other calls still run: the approved call runs once, before them, and the turn completes', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let onArrived = () => {};
+    const arrived = new Promise<void>((resolve) => (onArrived = resolve));
+    server.route('/slow-lookup', () => (onArrived(), { body: { balance: 7 }, until: held }));
+    const { client, turnId, marker, requests } = await startGatedTurn([{ name: 'slow_lookup', arguments: {} }, transferTo('heidi')]);
+    const [request] = requests;
+    await arrived;
+
+    const decided = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+    expect(decided.status).toBe(200);
+    const transferred = (await client.waitFor((frame) => isEvent('tool-result', turnId)(frame) && frame.event.toolCallId === request.toolCallId)).event;
+    expect(transferred).toMatchObject({ result: { done: true, sent: { to: 'heidi', amount: 5 } } });
+    expect(client.events().filter((event) => event.turnId === turnId && event.type === 'tool-result')).toHaveLength(1);
+
+    release();
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(eventsOfType(events, 'turn-finish')).toHaveLength(1);
+    expect(eventsOfType(events, 'tool-result').map((event) => event.result)).toEqual([{ done: true, sent: { to: 'heidi', amount: 5 } }, { balance: 7 }]);
+    expect(transfersTo('heidi')).toHaveLength(1);
+    expect(harness.providerRequests(marker)).toHaveLength(2);
+  });
+
   it('runs the step\'s other calls meanwhile; two devices deciding at once: one decision wins', async () => {
     const { client, turnId, requests } = await startGatedTurn([{ name: 'lookup', arguments: {} }, transferTo('carol')]);
     const [request] = requests;
@@ -176,13 +229,15 @@ describe('tool approvals', () => {
   });
 
   it('denies with approval_timeout when nobody decides by expiresAt', async () => {
-    const { client, turnId, requests } = await startGatedTurn([{ name: 'quick_transfer', arguments: { to: 'dave' } }]);
+    const { client, turnId, marker, requests } = await startGatedTurn([{ name: 'quick_transfer', arguments: { to: 'dave' } }]);
     const [request] = requests;
     expect(Date.parse(request.expiresAt) - Date.now()).toBeLessThanOrEqual(1000);
     const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
     expect(events.at(-1).type).toBe('turn-finish');
     expect(eventsOfType(events, 'tool-approval-response')).toEqual([expect.objectContaining({ approved: false })]);
-    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, error: expect.objectContaining({ code: 'approval_timeout' }) })]);
+    const timedOut = { code: 'approval_timeout', message: 'no decision before the approval expired' };
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, error: timedOut })]);
+    expect(harness.providerRequests(marker)[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: request.toolCallId, content: JSON.stringify({ error: timedOut }) });
     const late = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(late.status).toBe(409);
     expect(server.requests.filter((each) => (each.body as any)?.to === 'dave')).toHaveLength(0);
@@ -271,5 +326,31 @@ describe('tool approvals', () => {
     const run = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'lookup', arguments: {} }] }, { text: 'ok' }] });
     expect(run.events.at(-1).type).toBe('turn-finish');
     expect(run.events.filter((event) => event.type.startsWith('tool-approval'))).toEqual([]);
+  });
+});
+
+describe('a turn waiting for approval, with one worker slot', () => {
+  let harness: ToolTurnHarness;
+
+  beforeAll(async () => {
+    harness = await startToolTurnHarness({ env: { WORKER_CONCURRENCY: '1' } });
+  });
+  afterAll(() => harness.close());
+
+  it('holds no worker: another conversation\'s turn runs to its end while it waits, and the decision resumes it', async () => {
+    const waiting = await harness.newConversation({ requireApproval: ['calculator'] });
+    const waitingClient = await harness.subscribe(waiting);
+    const { turnId } = await harness.postTurn(waiting, { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'done' }] });
+    const request = (await waitingClient.waitFor(isEvent('tool-approval-request', turnId))).event;
+    await waitingClient.waitFor(isEvent('turn-waiting', turnId));
+
+    const other = await harness.runTurn({ text: 'I ran while the other turn waited' });
+    expect(other.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+    expect((await harness.api.get(`/v1/turns/${turnId}`)).body.status).toBe('waiting_approval');
+
+    expect((await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true })).status).toBe(200);
+    const events = (await waitingClient.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: { expression: '6*7', result: 42 } })]);
   });
 });

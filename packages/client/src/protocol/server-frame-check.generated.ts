@@ -14,7 +14,7 @@ export const isServerFrame = anyOf(
   object({ "type": oneOf("pong") }),
   object({ "type": oneOf("tool-result-ack"), "turnId": string, "toolCallId": string, "accepted": boolean }),
   object({ "type": oneOf("tool-approval-ack"), "turnId": string, "toolCallId": string, "approved": boolean, "reason": nullable(string), "args": unknown, "decidedAt": string }),
-  object({ "type": oneOf("error"), "code": string, "message": string, "conversationId": optional(string), "batchId": optional(string), "oldestSeq": optional(number({ integer: true })), "turnId": optional(string), "toolCallId": optional(string) }),
+  object({ "type": oneOf("error"), "code": string, "message": string, "conversationId": optional(string), "batchId": optional(string), "oldestSeq": optional(number({ integer: true })), "turnId": optional(string), "toolCallId": optional(string), "details": optional(unknown) }),
   object({ "type": oneOf("event"), "event": anyOf(
       object({ "type": oneOf("turn-start"), "attempt": number({ integer: true, minimum: 0, exclusive: true }), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),
       object({ "type": oneOf("step-start"), "step": number({ integer: true, minimum: 0, exclusive: true }), "conversationId": string, "turnId": string, "seq": number({ integer: true, minimum: 0, exclusive: true }) }),

@@ -103,6 +103,8 @@ export const serverFrameSchema = z.union([
     oldestSeq: z.optional(z.int()),
     turnId: z.optional(z.string()),
     toolCallId: z.optional(z.string()),
+    /** A refused approval's stored decision (`already_decided`), as the REST 409 carries it. */
+    details: z.optional(z.unknown()),
   }),
   z.object({ type: z.literal('event'), event: eventSchema }),
 ]);
@@ -112,4 +114,4 @@ export type ReceivedServerFrame = z.infer<typeof serverFrameSchema>;
 export type ServerFrame =
   | Exclude<ReceivedServerFrame, { type: 'error' | 'event' | 'batch-finish' }>
   | { type: 'batch-finish'; batchId: string; status: string; counts: z.infer<typeof counts> }
-  | { type: 'error'; code: FrameErrorCode; message: string; conversationId?: string; batchId?: string; oldestSeq?: number; turnId?: string; toolCallId?: string };
+  | { type: 'error'; code: FrameErrorCode; message: string; conversationId?: string; batchId?: string; oldestSeq?: number; turnId?: string; toolCallId?: string; details?: unknown };
