@@ -64,7 +64,9 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 
   const record = describeFailure(outcome);
   deps.metrics.webhookAttempts.inc({ outcome: record.outcome });
-  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceEventMs: now() - delivery.createdAt.getTime() });
+  // A redelivery starts a window of its own: an event older than the window still gets its retries.
+  const startedAt = delivery.redeliveredAt ?? delivery.createdAt;
+  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceStartMs: now() - startedAt.getTime() });
   const nextAt = decision.kind === 'retry' ? new Date(now() + decision.delayMs) : null;
   const { disabled } = await deps.webhooks.markAttemptFailed(delivery, record, nextAt, deps.settings.disableAfterMs);
   if (disabled) deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled: its deliveries have failed for too long');

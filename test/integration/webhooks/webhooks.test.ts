@@ -208,6 +208,22 @@ describe('webhooks', () => {
     expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/whd_unknown/redeliver`)).status).toBe(404);
   });
 
+  it('retries a redelivered event older than the retry window from its first attempt again', async () => {
+    const hook = await receiver([200, 500, 200]);
+    const user = await newUser();
+    const endpoint = await user.register(hook.url());
+    await user.runTurn({ text: 'long ago' });
+    const delivery = await settledDelivery(user.api, endpoint.id);
+    // The event as if it had been recorded two days ago, beyond WEBHOOK_RETRY_FOR_MS (24 h): an outage the receiver is back from.
+    await stack.resources.db.query("UPDATE webhook_deliveries SET created_at = created_at - interval '2 days' WHERE id = $1", [delivery.id]);
+
+    expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`)).status).toBe(202);
+    // The redelivery's first attempt gets a 500; its retry comes, as for a new event, and is taken.
+    expect(await settledDelivery(user.api, endpoint.id, 2)).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
+    const [, refused, taken] = await hook.waitFor(3);
+    expect(new Set([refused, taken].map((webhook) => verify(endpoint.secret, webhook!).id))).toEqual(new Set([delivery.eventId]));
+  });
+
   it('tells of a turn waiting for its client tool (turn.requires_action)', async () => {
     const hook = await receiver();
     const user = await newUser();
