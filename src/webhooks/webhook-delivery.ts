@@ -7,7 +7,7 @@ import type { SecretBox } from './secret-box';
 import type { WebhookConnections } from './webhook-connections';
 import { sendWebhook, type AttemptOutcome } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
-import { resolveWebhookTarget } from './webhook-target';
+import { resolveWebhookTarget, type TargetPolicy } from './webhook-target';
 
 export interface WebhookDeliveryDeps {
   webhooks: WebhooksRepository;
@@ -26,6 +26,8 @@ export interface WebhookDeliveryDeps {
   };
   /** The clock (injectable for tests). */
   now?: () => number;
+  /** Resolves a receiver's host name at each attempt (injectable for tests); the system's resolver by default. */
+  resolve?: TargetPolicy['resolve'];
 }
 
 /** What the delivery's job does next: nothing (delivered, failed for good, gone), or run again at `at`. */
@@ -81,7 +83,7 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 type Refused = { kind: 'refused'; reason: string };
 
 async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, endpoint: WebhookEndpoint, nowMs: number): Promise<AttemptOutcome | Refused> {
-  const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks });
+  const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks, resolve: deps.resolve });
   if (!checked.ok) return { kind: 'refused', reason: checked.reason };
   const { payload } = delivery;
   // The contract's field order; jsonb keeps its own.
