@@ -269,6 +269,55 @@ describe('webhooks', () => {
     expect(items.every((item) => item.batchId === batch.body.id)).toBe(true);
   });
 
+  it('tells of a cancelled turn with the whole body the contract gives', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.requires_action', 'turn.cancelled']);
+    const conversationId = (await user.api.post('/v1/conversations', {})).body.id;
+    const { turnId } = (await user.api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] }) })).body;
+    // Cancelled once its first step has run (and used tokens), while it waits for its client tool.
+    const [waiting] = await hook.waitFor(1);
+    expect((await user.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
+
+    const [, webhook] = await hook.waitFor(2);
+    const turn = (await user.api.get(`/v1/turns/${turnId}`)).body;
+    expect(verify(endpoint.secret, webhook!)).toEqual({
+      id: webhook!.headers['webhook-id'],
+      type: 'turn.cancelled',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: { turnId, conversationId, status: 'cancelled', finishReason: 'cancelled', usage: turn.usage, lastSeq: expect.any(Number) },
+    });
+    expect(turn.usage.totalTokens).toBeGreaterThan(0);
+    expect(JSON.parse(webhook!.body).data.lastSeq).toBeGreaterThan(verify(endpoint.secret, waiting!).data.lastSeq);
+  });
+
+  it('tells of a cancelled batch with its counts and usage', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.requires_action', 'batch.cancelled']);
+    // Each item parks on its client tool after a step that used tokens; the batch is cancelled while they wait.
+    const waits = scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] });
+    const batch = (await user.api.post('/v1/batches', { items: [{ customId: 'a', messages: [waits] }, { customId: 'b', messages: [waits] }] })).body;
+    await hook.waitFor(2);
+    expect((await user.api.post(`/v1/batches/${batch.id}/cancel`)).status).toBe(200);
+
+    const [webhook] = await hook.waitFor(1, (received) => received.json?.type === 'batch.cancelled');
+    const cancelled = (await user.api.get(`/v1/batches/${batch.id}`)).body;
+    expect(cancelled.status).toBe('cancelled');
+    expect(verify(endpoint.secret, webhook!)).toEqual({
+      id: webhook!.headers['webhook-id'],
+      type: 'batch.cancelled',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: {
+        batchId: batch.id,
+        status: 'cancelled',
+        counts: { total: 2, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 2 },
+        usage: { promptTokens: cancelled.usage.promptTokens, completionTokens: cancelled.usage.completionTokens, totalTokens: cancelled.usage.totalTokens },
+      },
+    });
+    expect(cancelled.usage.totalTokens).toBeGreaterThan(0);
+  });
+
   it('disables an endpoint that keeps failing, and says so', async () => {
     const hook = await receiver([503]);
     const user = await newUser();
