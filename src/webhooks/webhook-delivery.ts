@@ -3,6 +3,7 @@ import type { Metrics } from '../metrics/metrics';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
 import type { DeliveryBatches } from './delivery-batches';
+import { liveSecrets } from './live-secrets';
 import type { SecretBox } from './secret-box';
 import type { WebhookConnections } from './webhook-connections';
 import { sendWebhook, type AttemptOutcome } from './webhook-sender';
@@ -90,13 +91,6 @@ async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, end
   const body = JSON.stringify({ id: payload.id, type: payload.type, createdAt: payload.createdAt, data: payload.data });
   const headers = signWebhook({ id: delivery.eventId, timestamp: Math.floor(nowMs / 1000), body, secrets: liveSecrets(deps.secretBox, endpoint, nowMs) });
   return sendWebhook(checked.target, deps.connections.agentFor(checked.target), { headers, body, timeoutMs: deps.settings.timeoutMs });
-}
-
-/** The current secret, and the one it replaced while its 24 h last. */
-function liveSecrets(secretBox: SecretBox, endpoint: WebhookEndpoint, nowMs: number): string[] {
-  const secrets = [secretBox.open(endpoint.secret)];
-  if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs) secrets.push(secretBox.open(endpoint.previousSecret));
-  return secrets;
 }
 
 function describeFailure(outcome: Exclude<AttemptOutcome, { kind: 'answered'; ok: true }> | Refused): {
