@@ -174,6 +174,24 @@ describe('webhooks', () => {
     expect(() => new Webhook(Buffer.from('some other secret').toString('base64')).verify(webhook!.body, webhook!.headers)).toThrow();
   });
 
+  it('pages the delivery log newest first with nextCursor', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.completed']);
+    const events = [];
+    for (const text of ['first', 'second', 'third']) events.push((await user.runTurn({ text })).turnId);
+    const delivered = await hook.waitFor(3);
+
+    const first = (await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries?limit=2`)).body;
+    expect(first.data).toHaveLength(2);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = (await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).body;
+    expect(second).toEqual({ data: [expect.objectContaining({ type: 'turn.completed' })], nextCursor: null });
+    // Every delivery once, the last turn's first.
+    const eventOfTurn = new Map(delivered.map((webhook) => [webhook.json.data.turnId, webhook.json.id]));
+    expect([...first.data, ...second.data].map((delivery: any) => delivery.eventId)).toEqual([...events].reverse().map((turnId) => eventOfTurn.get(turnId)));
+  });
+
   it('stops delivering to a deleted endpoint', async () => {
     const hook = await receiver([500]);
     const user = await newUser();
