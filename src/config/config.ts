@@ -232,7 +232,7 @@ export const configSchema = z
     WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
     /**
      * The waits between a delivery's attempts, comma-separated: the first after the 1st failure,
-     * and so on; the last repeats until WEBHOOK_RETRY_FOR_MS after the event. Default: 5 s, 30 s,
+     * and so on; the last repeats until WEBHOOK_RETRY_FOR_MS after the event (or its redeliver). Default: 5 s, 30 s,
      * 2 min, 10 min, 30 min, then hourly (each ±10 %).
      */
     WEBHOOK_RETRY_DELAYS_MS: z
@@ -240,7 +240,7 @@ export const configSchema = z
       .default('5000,30000,120000,600000,1800000,3600000')
       .transform((value) => value.split(',').map((each) => Number(each.trim())))
       .pipe(z.array(z.number().int('whole milliseconds, comma-separated').positive()).min(1, 'at least one delay')),
-    /** How long after its event a delivery is still tried; then it is marked failed. */
+    /** How long after its event, or after the redeliver that sent it again, a delivery is still tried; then it is marked failed. */
     WEBHOOK_RETRY_FOR_MS: positiveInt.default(24 * 3600_000),
     /** An endpoint every attempt of which has failed for this long is disabled. */
     WEBHOOK_DISABLE_AFTER_MS: positiveInt.default(3 * 24 * 3600_000),

@@ -9,7 +9,8 @@ export type WebhookJobData = z.infer<typeof webhookJobSchema>;
 
 /**
  * The job's own attempts are Switchyard's (a store away longer than a job waits); the
- * receiver's retries are the delivery's, scheduled by the job itself (webhooks/delivery-job.ts).
+ * receiver's retries are the delivery's, scheduled by the job itself (webhooks/webhook-worker.ts,
+ * which moves it back to delayed until the attempt webhooks/webhook-delivery.ts decided).
  * Removed once done either way: PostgreSQL keeps the record, and a redelivery or the relay can
  * add a job of the same id again.
  */

@@ -32,6 +32,8 @@ export interface WebhookDelivery {
   nextAttemptAt: Date | null;
   createdAt: Date;
   deliveredAt: Date | null;
+  /** When it was last sent again by redeliver: its retries run from then, not from the event. */
+  redeliveredAt: Date | null;
 }
 
 /** What an attempt left: its status code (when the receiver answered) and error (when it failed). */
@@ -69,6 +71,7 @@ interface DeliveryRow {
   next_attempt_at: Date | null;
   created_at: Date;
   delivered_at: Date | null;
+  redelivered_at: Date | null;
 }
 
 /** Endpoints and their deliveries; the delivery rows themselves are written by triggers (migrations/0016_webhooks.sql). */
@@ -194,11 +197,11 @@ export class WebhooksRepository {
     await this.db.query("UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL WHERE id = $1 AND status = 'pending'", [id, reason]);
   }
 
-  /** Sends the delivery again from its first attempt, under the same event id; null when unknown. */
+  /** Sends the delivery again from its first attempt, under the same event id, with its retries' window starting now; null when unknown. */
   async resetForRedelivery(endpointId: string, id: string): Promise<WebhookDelivery | null> {
     const { rows } = await this.db.query<DeliveryRow>(
       `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL, last_error = NULL,
-         next_attempt_at = clock_timestamp(), enqueued_at = NULL, delivered_at = NULL
+         next_attempt_at = clock_timestamp(), enqueued_at = NULL, delivered_at = NULL, redelivered_at = clock_timestamp()
        WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
       [id, endpointId],
     );
@@ -234,7 +237,7 @@ export class WebhooksRepository {
 /** A row read through `to_jsonb`, whose timestamps are text. */
 function jsonDates<Row extends object>(row: Row): Row {
   const dated: Record<string, unknown> = { ...(row as Record<string, unknown>) };
-  for (const key of ['previous_secret_until', 'failing_since', 'disabled_at', 'created_at', 'next_attempt_at', 'delivered_at']) {
+  for (const key of ['previous_secret_until', 'failing_since', 'disabled_at', 'created_at', 'next_attempt_at', 'delivered_at', 'redelivered_at']) {
     if (typeof dated[key] === 'string') dated[key] = new Date(dated[key]);
   }
   return dated as Row;
@@ -271,5 +274,6 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
     nextAttemptAt: row.next_attempt_at,
     createdAt: row.created_at,
     deliveredAt: row.delivered_at,
+    redeliveredAt: row.redelivered_at,
   };
 }

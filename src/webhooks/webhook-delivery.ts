@@ -3,11 +3,12 @@ import type { Metrics } from '../metrics/metrics';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
 import type { DeliveryBatches } from './delivery-batches';
+import { liveSecrets } from './live-secrets';
 import type { SecretBox } from './secret-box';
 import type { WebhookConnections } from './webhook-connections';
 import { sendWebhook, type AttemptOutcome } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
-import { resolveWebhookTarget } from './webhook-target';
+import { resolveWebhookTarget, type TargetPolicy } from './webhook-target';
 
 export interface WebhookDeliveryDeps {
   webhooks: WebhooksRepository;
@@ -26,6 +27,8 @@ export interface WebhookDeliveryDeps {
   };
   /** The clock (injectable for tests). */
   now?: () => number;
+  /** Resolves a receiver's host name at each attempt (injectable for tests); the system's resolver by default. */
+  resolve?: TargetPolicy['resolve'];
 }
 
 /** What the delivery's job does next: nothing (delivered, failed for good, gone), or run again at `at`. */
@@ -64,7 +67,9 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 
   const record = describeFailure(outcome);
   deps.metrics.webhookAttempts.inc({ outcome: record.outcome });
-  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceEventMs: now() - delivery.createdAt.getTime() });
+  // A redelivery starts a window of its own: an event older than the window still gets its retries.
+  const startedAt = delivery.redeliveredAt ?? delivery.createdAt;
+  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceStartMs: now() - startedAt.getTime() });
   const nextAt = decision.kind === 'retry' ? new Date(now() + decision.delayMs) : null;
   const { disabled } = await deps.webhooks.markAttemptFailed(delivery, record, nextAt, deps.settings.disableAfterMs);
   if (disabled) deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled: its deliveries have failed for too long');
@@ -79,20 +84,13 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 type Refused = { kind: 'refused'; reason: string };
 
 async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, endpoint: WebhookEndpoint, nowMs: number): Promise<AttemptOutcome | Refused> {
-  const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks });
+  const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks, resolve: deps.resolve });
   if (!checked.ok) return { kind: 'refused', reason: checked.reason };
   const { payload } = delivery;
   // The contract's field order; jsonb keeps its own.
   const body = JSON.stringify({ id: payload.id, type: payload.type, createdAt: payload.createdAt, data: payload.data });
   const headers = signWebhook({ id: delivery.eventId, timestamp: Math.floor(nowMs / 1000), body, secrets: liveSecrets(deps.secretBox, endpoint, nowMs) });
   return sendWebhook(checked.target, deps.connections.agentFor(checked.target), { headers, body, timeoutMs: deps.settings.timeoutMs });
-}
-
-/** The current secret, and the one it replaced while its 24 h last. */
-function liveSecrets(secretBox: SecretBox, endpoint: WebhookEndpoint, nowMs: number): string[] {
-  const secrets = [secretBox.open(endpoint.secret)];
-  if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs) secrets.push(secretBox.open(endpoint.previousSecret));
-  return secrets;
 }
 
 function describeFailure(outcome: Exclude<AttemptOutcome, { kind: 'answered'; ok: true }> | Refused): {

@@ -69,7 +69,7 @@ export async function rotateEndpointSecret(deps: WebhookEndpointsDeps, userId: s
   return { id: endpoint.id, secret, previousSecretExpiresAt: until.toISOString() };
 }
 
-/** Sends a delivery again from its first attempt, under the same `webhook-id`. */
+/** Sends a delivery again from its first attempt, under the same `webhook-id`, with 24 h of retries again. */
 export async function redeliver(deps: WebhookEndpointsDeps, userId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
   if (!(await deps.webhooks.getEndpoint(userId, endpointId))) throw notFound('webhook');
   const delivery = await deps.webhooks.resetForRedelivery(endpointId, deliveryId);

@@ -9,10 +9,19 @@ export interface ReceivedWebhook {
   body: string;
   json: any;
   at: number;
+  /** Settles when the answer's connection is done: `complete` when the whole answer was written, false when the client cut it short. */
+  answered: Promise<{ complete: boolean }>;
 }
 
-/** How the receiver answers a request: a status, or never (the request hangs until the receiver closes). */
-export type ReceiverAnswer = number | 'hang';
+/**
+ * How the receiver answers a request: a status (with a short body), never (the request hangs
+ * until the receiver closes), or a status with headers and a body of `bodyBytes` written as the
+ * client reads it (`'endless'`: written until the client goes).
+ */
+export type ReceiverAnswer = number | 'hang' | { status: number; headers?: Record<string, string>; bodyBytes: number | 'endless' };
+
+/** What a streamed body is made of: text, so that the start a service keeps of it can be compared. */
+export const STREAMED_BODY_TEXT = 'receiver error ';
 
 /**
  * A real HTTP receiver on 127.0.0.1 for webhook tests: records every request and answers by
@@ -79,10 +88,27 @@ export class WebhookReceiver {
       } catch {
         json = undefined;
       }
-      this.received.push({ headers: req.headers as Record<string, string>, body, json, at: Date.now() });
+      const answered = new Promise<{ complete: boolean }>((resolve) => res.on('close', () => resolve({ complete: res.writableFinished })));
+      this.received.push({ headers: req.headers as Record<string, string>, body, json, at: Date.now(), answered });
       if (answer === 'hang') this.hanging.add(res);
-      else res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? 'receiver error '.repeat(1000) : 'ok');
+      else if (typeof answer === 'number') res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? STREAMED_BODY_TEXT.repeat(1000) : 'ok');
+      else streamBody(res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }), answer.bodyBytes);
       this.arrivals.emit('arrival');
     });
   }
+}
+
+/** Writes `bytes` of STREAMED_BODY_TEXT (or more until the client goes), as fast as the client reads it. */
+function streamBody(res: http.ServerResponse, bytes: number | 'endless'): void {
+  const chunk = Buffer.from(STREAMED_BODY_TEXT.repeat(4096));
+  let left = bytes === 'endless' ? Infinity : bytes;
+  const pump = () => {
+    while (!res.destroyed) {
+      if (left === 0) return void res.end();
+      const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= piece.length;
+      if (!res.write(piece)) return void res.once('drain', pump);
+    }
+  };
+  pump();
 }

@@ -174,6 +174,24 @@ describe('webhooks', () => {
     expect(() => new Webhook(Buffer.from('some other secret').toString('base64')).verify(webhook!.body, webhook!.headers)).toThrow();
   });
 
+  it('pages the delivery log newest first with nextCursor', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.completed']);
+    const events = [];
+    for (const text of ['first', 'second', 'third']) events.push((await user.runTurn({ text })).turnId);
+    const delivered = await hook.waitFor(3);
+
+    const first = (await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries?limit=2`)).body;
+    expect(first.data).toHaveLength(2);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = (await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).body;
+    expect(second).toEqual({ data: [expect.objectContaining({ type: 'turn.completed' })], nextCursor: null });
+    // Every delivery once, the last turn's first.
+    const eventOfTurn = new Map(delivered.map((webhook) => [webhook.json.data.turnId, webhook.json.id]));
+    expect([...first.data, ...second.data].map((delivery: any) => delivery.eventId)).toEqual([...events].reverse().map((turnId) => eventOfTurn.get(turnId)));
+  });
+
   it('stops delivering to a deleted endpoint', async () => {
     const hook = await receiver([500]);
     const user = await newUser();
@@ -206,6 +224,22 @@ describe('webhooks', () => {
     expect(verify(endpoint.secret, second!).id).toBe(first!.headers['webhook-id']);
     expect(await settledDelivery(user.api, endpoint.id, 2)).toMatchObject({ status: 'delivered', attempts: 1 });
     expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/whd_unknown/redeliver`)).status).toBe(404);
+  });
+
+  it('retries a redelivered event older than the retry window from its first attempt again', async () => {
+    const hook = await receiver([200, 500, 200]);
+    const user = await newUser();
+    const endpoint = await user.register(hook.url());
+    await user.runTurn({ text: 'long ago' });
+    const delivery = await settledDelivery(user.api, endpoint.id);
+    // The event as if it had been recorded two days ago, beyond WEBHOOK_RETRY_FOR_MS (24 h): an outage the receiver is back from.
+    await stack.resources.db.query("UPDATE webhook_deliveries SET created_at = created_at - interval '2 days' WHERE id = $1", [delivery.id]);
+
+    expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`)).status).toBe(202);
+    // The redelivery's first attempt gets a 500; its retry comes, as for a new event, and is taken.
+    expect(await settledDelivery(user.api, endpoint.id, 2)).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
+    const [, refused, taken] = await hook.waitFor(3);
+    expect(new Set([refused, taken].map((webhook) => verify(endpoint.secret, webhook!).id))).toEqual(new Set([delivery.eventId]));
   });
 
   it('tells of a turn waiting for its client tool (turn.requires_action)', async () => {
@@ -251,6 +285,55 @@ describe('webhooks', () => {
     const items = payloads.filter((payload) => payload.type === 'turn.completed').map((payload) => payload.data);
     expect(items.map((item) => item.customId).sort()).toEqual(['first', 'second']);
     expect(items.every((item) => item.batchId === batch.body.id)).toBe(true);
+  });
+
+  it('tells of a cancelled turn with the whole body the contract gives', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.requires_action', 'turn.cancelled']);
+    const conversationId = (await user.api.post('/v1/conversations', {})).body.id;
+    const { turnId } = (await user.api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] }) })).body;
+    // Cancelled once its first step has run (and used tokens), while it waits for its client tool.
+    const [waiting] = await hook.waitFor(1);
+    expect((await user.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
+
+    const [, webhook] = await hook.waitFor(2);
+    const turn = (await user.api.get(`/v1/turns/${turnId}`)).body;
+    expect(verify(endpoint.secret, webhook!)).toEqual({
+      id: webhook!.headers['webhook-id'],
+      type: 'turn.cancelled',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: { turnId, conversationId, status: 'cancelled', finishReason: 'cancelled', usage: turn.usage, lastSeq: expect.any(Number) },
+    });
+    expect(turn.usage.totalTokens).toBeGreaterThan(0);
+    expect(JSON.parse(webhook!.body).data.lastSeq).toBeGreaterThan(verify(endpoint.secret, waiting!).data.lastSeq);
+  });
+
+  it('tells of a cancelled batch with its counts and usage', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.requires_action', 'batch.cancelled']);
+    // Each item parks on its client tool after a step that used tokens; the batch is cancelled while they wait.
+    const waits = scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] });
+    const batch = (await user.api.post('/v1/batches', { items: [{ customId: 'a', messages: [waits] }, { customId: 'b', messages: [waits] }] })).body;
+    await hook.waitFor(2);
+    expect((await user.api.post(`/v1/batches/${batch.id}/cancel`)).status).toBe(200);
+
+    const [webhook] = await hook.waitFor(1, (received) => received.json?.type === 'batch.cancelled');
+    const cancelled = (await user.api.get(`/v1/batches/${batch.id}`)).body;
+    expect(cancelled.status).toBe('cancelled');
+    expect(verify(endpoint.secret, webhook!)).toEqual({
+      id: webhook!.headers['webhook-id'],
+      type: 'batch.cancelled',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: {
+        batchId: batch.id,
+        status: 'cancelled',
+        counts: { total: 2, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 2 },
+        usage: { promptTokens: cancelled.usage.promptTokens, completionTokens: cancelled.usage.completionTokens, totalTokens: cancelled.usage.totalTokens },
+      },
+    });
+    expect(cancelled.usage.totalTokens).toBeGreaterThan(0);
   });
 
   it('disables an endpoint that keeps failing, and says so', async () => {

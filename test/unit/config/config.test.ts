@@ -8,6 +8,23 @@ describe('loadConfig', () => {
     expect(config.ALLOWED_ORIGINS).toEqual([]);
   });
 
+  it("gives webhooks the contract's figures by default (docs/API.md, \"Webhooks\")", () => {
+    const config = loadConfig({});
+    // Each attempt times out after 10 s.
+    expect(config.WEBHOOK_TIMEOUT_MS).toBe(10_000);
+    // The first retries within seconds (about 5 s, then 30 s), then backing off (each wait at least
+    // double the one before) up to hourly, for up to 24 h.
+    const delays = config.WEBHOOK_RETRY_DELAYS_MS;
+    expect(delays.slice(0, 2)).toEqual([5_000, 30_000]);
+    for (let i = 1; i < delays.length; i++) expect(delays[i]).toBeGreaterThanOrEqual(2 * delays[i - 1]!);
+    expect(delays.at(-1)).toBe(3600_000);
+    expect(config.WEBHOOK_RETRY_FOR_MS).toBe(24 * 3600_000);
+    // An endpoint failing for 3 days is disabled.
+    expect(config.WEBHOOK_DISABLE_AFTER_MS).toBe(3 * 24 * 3600_000);
+    // Inside addresses are refused unless allowed.
+    expect(config.WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(false);
+  });
+
   it('names the variable and the problem in one line', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/^invalid configuration: "PORT": .+$/);
