@@ -6,6 +6,9 @@ export type { ClientFrame, FrameErrorCode, ServerFrame, ToolApprovalFrame, ToolR
 
 const isFrameType = (type: unknown): type is ClientFrameType => typeof type === 'string' && Object.hasOwn(clientFrameSchemas, type);
 
+// Named from the schemas, so that a new frame type is never left out of the refusal.
+const EXPECTED_TYPES = Object.keys(clientFrameSchemas).join(', ');
+
 export type ParsedFrame = { ok: true; frame: ClientFrame } | { ok: false; code: FrameErrorCode; message: string };
 
 /** Parses one text frame; a bad frame is a value, never a throw. */
@@ -18,7 +21,7 @@ export function parseClientFrame(text: string): ParsedFrame {
   }
   const type = (value as { type?: unknown } | null)?.type;
   if (!isFrameType(type)) {
-    return { ok: false, code: 'unknown_frame', message: `unknown frame type ${JSON.stringify(type ?? null)}; expected subscribe, unsubscribe, tool-result or ping` };
+    return { ok: false, code: 'unknown_frame', message: `unknown frame type ${JSON.stringify(type ?? null)}; expected one of ${EXPECTED_TYPES}` };
   }
   const parsed = clientFrameSchemaFor(type, value).safeParse(value);
   if (!parsed.success) {

@@ -17,6 +17,9 @@ describe('parseClientFrame', () => {
   it('names what is wrong with a bad frame', () => {
     expect(parseClientFrame('not json')).toMatchObject({ ok: false, code: 'bad_frame' });
     expect(parseClientFrame('{"type":"dance"}')).toMatchObject({ ok: false, code: 'unknown_frame' });
+    expect(parseClientFrame('{"type":"dance"}')).toMatchObject({
+      message: 'unknown frame type "dance"; expected one of subscribe, unsubscribe, tool-result, tool-approval, ping',
+    });
     expect(parseClientFrame('[1,2]')).toMatchObject({ ok: false, code: 'unknown_frame' });
     // In zod's words, as everywhere else input is refused (the schemas are zod/mini's, which brings none).
     expect(parseClientFrame('{"type":"subscribe"}')).toEqual({ ok: false, code: 'bad_frame', message: 'invalid subscribe frame: "conversationId" is required' });
