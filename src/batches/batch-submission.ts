@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { AppError } from '../errors/app-error';
 import type { BatchesRepository, CreateBatchOutcome } from '../store/batches-repository';
+import type { Queryable } from '../store/db';
 import { BatchItemChecker } from './batch-item-checker';
 import type { BatchDefaults, BatchItem, BatchOptions } from '../store/batch-item';
 import { readJsonBatch, readJsonlOptions } from './batch-request';
@@ -30,6 +31,8 @@ export interface BatchSubmission {
   body: AsyncIterable<Buffer>;
   /** A JSONL batch's metadata, given by other means than its query (an OpenAI batch's). */
   metadata?: Record<string, unknown>;
+  /** What must be stored with the batch, in its transaction (an OpenAI batch's record). */
+  alongside?: (tx: Queryable, batchId: string) => Promise<void>;
 }
 
 /**
@@ -45,8 +48,8 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
   const usableTools = await deps.usableToolNames(submission.userId);
   const store = (checker: BatchItemChecker, options: BatchOptions, items: Iterable<BatchItem> | AsyncIterable<BatchItem>) => {
     const { skipped, requestHash } = checker.finish();
-    const { userId, idempotencyKey } = submission;
-    return deps.batches.create({ userId, options, items, skipped, requestHash, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    const { userId, idempotencyKey, alongside } = submission;
+    return deps.batches.create({ userId, options, items, skipped, requestHash, ...(idempotencyKey ? { idempotencyKey } : {}), ...(alongside ? { alongside } : {}) });
   };
 
   if (submission.format === 'json') {

@@ -57,8 +57,14 @@ export class OpenAiBatchesService {
     if (!file) throw new AppError('not_found', `no file ${request.input_file_id}`, [{ field: 'input_file_id', message: 'no such file' }]);
     const common = { userId, inputFileId: file.id, endpoint: request.endpoint, completionWindow: request.completion_window, metadata: request.metadata ?? null };
     let outcome;
+    let record: OpenAiBatchRecord | undefined;
+    // The record is stored in the batch's transaction: a crash in between would leave a batch that runs
+    // with no OpenAI batch to show it, and the client's retry would make and run another.
+    const alongside = async (tx: Queryable, batchId: string) => {
+      record = await this.deps.openAiBatches.insert({ id: batchId, batchId, errors: null, ...common }, tx);
+    };
     try {
-      outcome = await submitBatch(this.deps.submission, { userId, format: 'jsonl', query: {}, body: this.deps.files.content(file.id), ...(request.metadata ? { metadata: request.metadata } : {}) });
+      outcome = await submitBatch(this.deps.submission, { userId, format: 'jsonl', query: {}, body: this.deps.files.content(file.id), alongside, ...(request.metadata ? { metadata: request.metadata } : {}) });
     } catch (error) {
       // A refused file is a batch that failed its validation, as OpenAI shows it, with every bad line.
       if (!AppError.isInstance(error) || error.code !== 'invalid_request') throw error;
@@ -66,9 +72,9 @@ export class OpenAiBatchesService {
       const record = await this.deps.openAiBatches.insert({ id: `batch_${randomUUID()}`, batchId: null, errors, ...common });
       return { record, batch: null };
     }
-    if (outcome.kind === 'conflict') throw new AppError('internal', 'a batch without an Idempotency-Key conflicted');
-    const record = await this.deps.openAiBatches.insert({ id: outcome.batch.id, batchId: outcome.batch.id, errors: null, ...common });
-    if (outcome.kind === 'created') this.deps.startBatch(outcome.batch.id);
+    // Without an Idempotency-Key every submission creates its batch.
+    if (outcome.kind !== 'created' || !record) throw new AppError('internal', `an OpenAI batch's submission was ${outcome.kind}`);
+    this.deps.startBatch(outcome.batch.id);
     return { record, batch: outcome.batch };
   }
 

@@ -146,6 +146,8 @@ export class BatchesRepository {
     skipped: { line: number; message: string }[];
     idempotencyKey?: string;
     requestHash: string;
+    /** Written in the batch's own transaction once it is created (an OpenAI batch's record): both or neither. */
+    alongside?: (tx: Queryable, batchId: string) => Promise<void>;
   }): Promise<CreateBatchOutcome> {
     const outcome = await this.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ id: string }>(
@@ -191,6 +193,7 @@ export class BatchesRepository {
       await insertChunk();
       // Items are inserted queued: the batch's row starts with queued = total (0009_batch_counts.sql).
       await tx.query('UPDATE batches SET total = $2, queued = $2 WHERE id = $1', [id, position]);
+      await input.alongside?.(tx, id);
       return { kind: 'created' as const, id };
     });
     if (outcome.kind === 'conflict') return outcome;

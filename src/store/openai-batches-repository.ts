@@ -36,8 +36,9 @@ interface Row {
 export class OpenAiBatchesRepository {
   constructor(private readonly db: Queryable) {}
 
-  async insert(record: Pick<OpenAiBatchRecord, 'id' | 'userId' | 'batchId' | 'inputFileId' | 'endpoint' | 'completionWindow' | 'metadata' | 'errors'>): Promise<OpenAiBatchRecord> {
-    const { rows } = await this.db.query<Row>(
+  /** `on`: a transaction to write in (the one that stores its Switchyard batch). */
+  async insert(record: Pick<OpenAiBatchRecord, 'id' | 'userId' | 'batchId' | 'inputFileId' | 'endpoint' | 'completionWindow' | 'metadata' | 'errors'>, on: Queryable = this.db): Promise<OpenAiBatchRecord> {
+    const { rows } = await on.query<Row>(
       `INSERT INTO openai_batches (id, user_id, batch_id, input_file_id, endpoint, completion_window, metadata, errors)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [record.id, record.userId, record.batchId, record.inputFileId, record.endpoint, record.completionWindow, record.metadata && JSON.stringify(record.metadata), record.errors && JSON.stringify(record.errors)],
