@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
+import type { Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { OpenAiResponsesRepository, ResponseRecord } from '../store/openai-responses-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
@@ -42,10 +43,35 @@ export class ResponsesService {
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
+    let record: ResponseRecord | undefined;
+    // The response is recorded in the turn's transaction: a crash in between would leave a turn
+    // that runs with no response to show it, and the client's retry would run another.
+    const alongside = async (tx: Queryable, turn: Turn) => {
+      record = await this.deps.responses.insert(
+        {
+          id,
+          userId,
+          conversationId,
+          turnId: turn.id,
+          previousResponseId: previous?.id ?? null,
+          afterSeq,
+          request: {
+            model: request.model ?? null,
+            instructions: plan.instructions ?? null,
+            tools: request.tools ?? [],
+            toolChoice: request.tool_choice ?? 'auto',
+            metadata: request.metadata ?? {},
+            background: request.background === true,
+          },
+        },
+        tx,
+      );
+    };
     const { turn } = await this.deps.turnService.create(userId, conversationId, {
       content: plan.content,
       idempotencyKey: id,
       onBusy: 'reject',
+      alongside,
       options: {
         ...(request.model !== undefined ? { model: request.model } : {}),
         tools: plan.tools,
@@ -54,22 +80,8 @@ export class ResponsesService {
         ...(plan.instructions !== undefined ? { instructions: plan.instructions } : {}),
       },
     });
-    const record = await this.deps.responses.insert({
-      id,
-      userId,
-      conversationId,
-      turnId: turn.id,
-      previousResponseId: previous?.id ?? null,
-      afterSeq,
-      request: {
-        model: request.model ?? null,
-        instructions: plan.instructions ?? null,
-        tools: request.tools ?? [],
-        toolChoice: request.tool_choice ?? 'auto',
-        metadata: request.metadata ?? {},
-        background: request.background === true,
-      },
-    });
+    // The id is new, so the turn is too: never a replay that would skip `alongside`.
+    if (!record) throw new AppError('internal', 'a response\'s turn was admitted without its record');
     return { record, turn };
   }
 

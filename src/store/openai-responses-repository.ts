@@ -39,8 +39,9 @@ interface ResponseRow {
 export class OpenAiResponsesRepository {
   constructor(private readonly db: Queryable) {}
 
-  async insert(record: Omit<ResponseRecord, 'createdAt'>): Promise<ResponseRecord> {
-    const { rows } = await this.db.query<ResponseRow>(
+  /** `on`: a transaction to write in (the one that records its turn). */
+  async insert(record: Omit<ResponseRecord, 'createdAt'>, on: Queryable = this.db): Promise<ResponseRecord> {
+    const { rows } = await on.query<ResponseRow>(
       `INSERT INTO openai_responses (id, user_id, conversation_id, turn_id, previous_response_id, after_seq, request)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
       [record.id, record.userId, record.conversationId, record.turnId, record.previousResponseId, record.afterSeq, JSON.stringify(record.request)],

@@ -4,6 +4,7 @@ import { failSpan } from '../tracing/fail-span';
 import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
 import { AppError, notFound } from '../errors/app-error';
+import type { Queryable } from '../store/db';
 import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
 import { isTerminal } from '../store/turns-repository';
 import { admitTurn, type Admission, type OnBusy } from './turn-admission';
@@ -32,6 +33,8 @@ export interface TurnRequest {
   branch?: BranchRequest;
   /** The AI SDK's id of the user message (`/api/chat`). */
   uiMessageId?: string;
+  /** Written in the transaction that records a new turn (an OpenAI response's record): both or neither. */
+  alongside?: (tx: Queryable, turn: Turn) => Promise<void>;
 }
 
 /** The API's side of turns: admission and cancellation. Workers run them (turn-runner.ts). */
@@ -75,10 +78,11 @@ export class TurnService {
       ...(request.uiMessageId ? { uiMessageId: request.uiMessageId } : {}),
       requestHash,
     };
-    const { branch } = request;
+    const { branch, alongside } = request;
     // The common case (nothing ahead, key unused, under the limit) in one round trip; the rest,
-    // and every branch turn, reads the facts under the conversation's lock and decides.
-    if (!branch) {
+    // every branch turn and every turn with a record alongside, reads the facts under the
+    // conversation's lock and decides.
+    if (!branch && !alongside) {
       const clear = await this.deps.turns.admitIfClear(newTurn, this.deps.maxActiveTurnsPerUser);
       if (clear.outcome === 'missing') throw notFound('conversation');
       if (clear.outcome === 'admitted') {
@@ -115,6 +119,7 @@ export class TurnService {
       const turn = await this.deps.turns.insert(point && branch ? { ...newTurn, branch: { kind: branch.kind, fromMessageId: point.messageId } } : newTurn, tx);
       // In the transaction that admits the branch turn: a crash leaves both or neither.
       if (point && branch) await this.deps.turns.supersede(conversationId, point, branch.kind, turn.id, tx);
+      await alongside?.(tx, turn);
       return { decision, turn, interrupted, activeOfUser: activeOfUser + 1 - interrupted.length };
     });
 
