@@ -20,6 +20,7 @@ import { startWebhookWorker } from '../webhooks/webhook-worker';
 import { startWebhookRelay } from '../webhooks/webhook-relay';
 import { WebhookConnections } from '../webhooks/webhook-connections';
 import { DeliveryBatches } from '../webhooks/delivery-batches';
+import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -88,7 +89,15 @@ export async function startWorker(
       allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     },
   });
-  const webhookRelay = startWebhookRelay({ webhooks: resources.webhooks, webhookQueue: resources.webhookQueue, logger }, { intervalMs: config.WEBHOOK_RELAY_INTERVAL_MS });
+  const webhookRelay = startWebhookRelay(
+    {
+      webhooks: resources.webhooks,
+      webhookQueue: resources.webhookQueue,
+      logger,
+      wakeups: (listener) => resources.db.listen(webhookWakeupChannel(config.DATABASE_SCHEMA), listener),
+    },
+    { intervalMs: config.WEBHOOK_RELAY_INTERVAL_MS },
+  );
 
   return {
     ...(health ? { port: health.port } : {}),

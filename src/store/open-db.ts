@@ -11,6 +11,7 @@ import { StartupError } from '../errors/startup-error';
 import type { Db, Transaction } from './db';
 import { embeddedDatabaseDir } from './embedded-database';
 import { StatementNames } from './statement-names';
+import { listenOnPostgres } from './postgres-channel-listening';
 
 export interface OpenDbOptions {
   /** A PostgreSQL server; unset → the embedded PGlite in `DATA_DIR/db`. */
@@ -85,6 +86,7 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
     kind: 'postgres',
     query: (sql, params) => timed(() => send(pool, sql, params, true).catch(rethrowAsStoreError) as never),
     connections: () => ({ max, busy: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    listen: (channel, listener) => listenOnPostgres(connectionString, channel, listener),
     async transaction(fn) {
       const client = await pool.connect().catch(rethrowAsStoreError);
       let broken: Error | undefined;
@@ -205,6 +207,24 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
     kind: 'pglite',
     query: (sql, params) => counted(() => timed(() => pglite.query(sql, params) as never)),
     connections: () => ({ max: 1, busy: Math.min(callers, 1), idle: callers === 0 ? 1 : 0, waiting: Math.max(0, callers - 1) }),
+    // One session, the one that notifies too: nothing to lose or open again.
+    listen(channel, listener) {
+      const unlisten = pglite.listen(channel, () => listener.notified()).then(
+        (stop) => {
+          listener.listening();
+          return stop;
+        },
+        (error: unknown) => {
+          listener.lost(coerceError(error));
+          return undefined;
+        },
+      );
+      return {
+        async close() {
+          await (await unlisten)?.();
+        },
+      };
+    },
     // PGlite runs one transaction at a time; queries on `pglite` itself wait for it to end, so
     // code inside `fn` must use `tx` only (it would deadlock otherwise).
     transaction: (fn) =>

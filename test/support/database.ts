@@ -8,13 +8,14 @@ import { uniqueSuffix } from './ids';
 import { dropSchema, TEST_POSTGRES_URL } from './services';
 
 /** A migrated database of its own: a fresh schema on the PostgreSQL server, or a fresh PGlite folder. */
-export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<{ db: Db; drop(): Promise<void> }> {
+export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<{ db: Db; schema: string; drop(): Promise<void> }> {
   const schema = `t_${uniqueSuffix()}`;
   if (kind === 'postgres') {
     const db = await openDb({ databaseUrl: TEST_POSTGRES_URL, schema, dataDir: os.tmpdir() });
     await migrate(db);
     return {
       db,
+      schema,
       async drop() {
         await db.close();
         await dropSchema(schema);
@@ -26,6 +27,7 @@ export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<{
   await migrate(db);
   return {
     db,
+    schema,
     async drop() {
       await db.close();
       await rm(dataDir, { recursive: true, force: true });
