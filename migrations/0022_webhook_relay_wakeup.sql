@@ -4,7 +4,10 @@
 -- and tests sharing a database wake only their own relays (names stop at 63 bytes: 20 + 32 here;
 -- src/store/webhook-wakeup-channel.ts names it the same way). PostgreSQL sends a transaction's
 -- notifications at its commit (none if it rolls back), each channel and payload once however
--- many deliveries it recorded. Otherwise as in 0016.
+-- many deliveries it recorded. Only the first delivery waiting for a relay notifies: PostgreSQL
+-- serializes the commits of notifying transactions across the database (a lock held to the end of
+-- the commit), and while deliveries wait a relay has been woken already and, having found work,
+-- looks again within 100 ms. Otherwise as in 0016.
 CREATE OR REPLACE FUNCTION record_webhook_event(p_user_id text, p_type text, p_data jsonb) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   v_event_id text := 'evt_' || replace(gen_random_uuid()::text, '-', '');
@@ -17,7 +20,9 @@ BEGIN
     v_created, v_created
   FROM webhook_endpoints e
   WHERE e.user_id = p_user_id AND e.disabled_at IS NULL AND (p_type = ANY (e.events) OR '*' = ANY (e.events));
-  IF FOUND THEN
+  IF FOUND AND NOT EXISTS (
+    SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND enqueued_at IS NULL AND created_at < v_created
+  ) THEN
     PERFORM pg_notify('switchyard_webhooks_' || md5(current_schema()), '');
   END IF;
 END $$;

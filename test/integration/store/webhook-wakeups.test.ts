@@ -18,7 +18,7 @@ async function users(db: Db) {
 const record = (db: Db, userId: string) => db.query(`SELECT record_webhook_event($1, 'turn.completed', '{}'::jsonb)`, [userId]);
 
 describe('wakeups of the webhook relays (PostgreSQL)', () => {
-  it('notify the schema that recorded a delivery, only it, and only when one was recorded', async () => {
+  it('notify the schema that recorded a delivery, only it, only when one was recorded and none waited before it', async () => {
     const ours = await createTestDatabase('postgres');
     const theirs = await createTestDatabase('postgres');
     const listener = new Client({ connectionString: TEST_POSTGRES_URL });
@@ -38,10 +38,16 @@ describe('wakeups of the webhook relays (PostgreSQL)', () => {
       await record(ours.db, ourUsers.withEndpoint);
       await record(theirs.db, theirUsers.withEndpoint);
       await record(ours.db, ourUsers.without);
+      // The relay was woken by the first, still waiting: the next commits need not notify.
+      await record(ours.db, ourUsers.withEndpoint);
+      await ours.db.query(`SELECT pg_notify($1, 'relayed')`, [channel]);
+      // Once a relay has taken what waited, the next delivery wakes it again.
+      await ours.db.query("UPDATE webhook_deliveries SET enqueued_at = clock_timestamp() WHERE enqueued_at IS NULL");
+      await record(ours.db, ourUsers.withEndpoint);
       // Notifications reach a listener in commit order: this one comes after any of those.
       await ours.db.query(`SELECT pg_notify($1, 'end')`, [channel]);
       await ended;
-      expect(payloads).toEqual(['', 'end']);
+      expect(payloads).toEqual(['', 'relayed', '', 'end']);
     } finally {
       await listener.end();
       await ours.drop();
