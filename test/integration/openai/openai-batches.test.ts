@@ -4,7 +4,7 @@ import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { followBatchEvents } from '../../support/batch-events';
 import { batchLine, openAiClient } from '../../support/openai-sdk';
-import { connectDirect } from '../../support/services';
+import { withInsertsRefused } from '../../support/refused-inserts';
 import { runToExit } from '../../support/processes';
 import { scripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
@@ -119,23 +119,11 @@ describe('OpenAI-compatible batches', () => {
     const owner = await stack.createUser('openai-batches-atomic');
     const ownClient = openAiClient(stack.url, owner.apiKey);
     const input = await ownClient.files.create({ file: await toFile(Buffer.from(`${batchLine('one', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] })}\n`), 'batch.jsonl'), purpose: 'batch' });
-    const db = await connectDirect(stack.config.DATABASE_SCHEMA);
-    try {
-      await db.query(`
-        CREATE FUNCTION refuse_openai_batch() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-        CREATE TRIGGER refuse_openai_batch BEFORE INSERT ON openai_batches FOR EACH ROW
-          WHEN (NEW.metadata->>'refuse' = 'yes') EXECUTE FUNCTION refuse_openai_batch();
-      `);
-      await expect(
-        ownClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { refuse: 'yes' } }),
-      ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await withInsertsRefused(stack.config.DATABASE_SCHEMA, 'openai_batches', owner.id, async (db) => {
+      await expect(ownClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
       const { rows } = await db.query('SELECT count(*)::int AS batches FROM batches WHERE user_id = $1', [owner.id]);
       expect(rows[0]).toEqual({ batches: 0 });
-    } finally {
-      await db.query('DROP TRIGGER IF EXISTS refuse_openai_batch ON openai_batches; DROP FUNCTION IF EXISTS refuse_openai_batch()');
-      await db.end();
-    }
+    });
     expect((await ownClient.batches.list()).data).toEqual([]);
   });
 

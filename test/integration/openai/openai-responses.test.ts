@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { openAiClient } from '../../support/openai-sdk';
 import { scripted } from '../../support/scripted';
-import { connectDirect } from '../../support/services';
+import { withInsertsRefused } from '../../support/refused-inserts';
 import { startTestStack, type TestStack } from '../../support/stack';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
@@ -53,21 +53,11 @@ describe('OpenAI-compatible responses', () => {
   it('records a response and its turn together: a response that cannot be recorded leaves no turn to run', async () => {
     const owner = await stack.createUser('responses-atomic');
     const ownClient = openAiClient(stack.url, owner.apiKey);
-    const db = await connectDirect(stack.config.DATABASE_SCHEMA);
-    try {
-      await db.query(`
-        CREATE FUNCTION refuse_response() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-        CREATE TRIGGER refuse_response BEFORE INSERT ON openai_responses FOR EACH ROW
-          WHEN (NEW.user_id = '${owner.id}') EXECUTE FUNCTION refuse_response();
-      `);
+    await withInsertsRefused(stack.config.DATABASE_SCHEMA, 'openai_responses', owner.id, async (db) => {
       await expect(ownClient.responses.create({ model: 'scripted', input: scripted({ text: 'Never.' }), background: true })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
       const { rows } = await db.query('SELECT count(*)::int AS turns FROM turns WHERE user_id = $1', [owner.id]);
       expect(rows[0]).toEqual({ turns: 0 });
-    } finally {
-      await db.query('DROP TRIGGER IF EXISTS refuse_response ON openai_responses; DROP FUNCTION IF EXISTS refuse_response()');
-      await db.end();
-    }
+    });
     expect(stack.scripted.requests.some((request) => JSON.stringify(request.body).includes('Never.'))).toBe(false);
   });
 
