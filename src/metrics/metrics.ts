@@ -211,7 +211,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   });
   const webhookLag = new Histogram({
     name: 'switchyard_webhook_delivery_lag_seconds',
-    help: 'From a webhook event being recorded (the end it reports committed) to its delivery',
+    help: 'From a webhook event being recorded (the end it reports committed), or from its redeliver, to its delivery',
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400],
     registers: [registry],
   });

@@ -61,15 +61,13 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
     await deps.batches.markDelivered(delivery.id, outcome.statusCode);
     deps.metrics.webhookAttempts.inc({ outcome: 'success' });
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'delivered' });
-    deps.metrics.webhookLag.observe(Math.max(0, now() - delivery.createdAt.getTime()) / 1000);
+    deps.metrics.webhookLag.observe(Math.max(0, now() - startedAt(delivery).getTime()) / 1000);
     return { kind: 'done' };
   }
 
   const record = describeFailure(outcome);
   deps.metrics.webhookAttempts.inc({ outcome: record.outcome });
-  // A redelivery starts a window of its own: an event older than the window still gets its retries.
-  const startedAt = delivery.redeliveredAt ?? delivery.createdAt;
-  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceStartMs: now() - startedAt.getTime() });
+  const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceStartMs: now() - startedAt(delivery).getTime() });
   const nextAt = decision.kind === 'retry' ? new Date(now() + decision.delayMs) : null;
   const { disabled } = await deps.webhooks.markAttemptFailed(delivery, record, nextAt, deps.settings.disableAfterMs);
   if (disabled) deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled: its deliveries have failed for too long');
@@ -82,6 +80,13 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 }
 
 type Refused = { kind: 'refused'; reason: string };
+
+/**
+ * When the delivery's first attempt was due: its event, or the redeliver that sent it again. A
+ * redelivery starts a retry window of its own (an event older than the window still gets its
+ * retries), and its lag runs from the redeliver, not from days of an outage.
+ */
+const startedAt = (delivery: WebhookDelivery): Date => delivery.redeliveredAt ?? delivery.createdAt;
 
 async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, endpoint: WebhookEndpoint, nowMs: number): Promise<AttemptOutcome | Refused> {
   const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks, resolve: deps.resolve });

@@ -240,6 +240,11 @@ describe('webhooks', () => {
     expect(await settledDelivery(user.api, endpoint.id, 2)).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
     const [, refused, taken] = await hook.waitFor(3);
     expect(new Set([refused, taken].map((webhook) => verify(endpoint.secret, webhook!).id))).toEqual(new Set([delivery.eventId]));
+    // Its lag runs from the redeliver: no delivery of this stack took a day (the event's own age is two).
+    const page = await (await fetch(`${stack.url}/metrics`)).text();
+    const series = (name: string) => Number(new RegExp(`^switchyard_webhook_delivery_lag_seconds_${name} (\\d+)$`, 'm').exec(page)?.[1]);
+    expect(series('count')).toBeGreaterThan(0);
+    expect(series('bucket{le="86400"}')).toBe(series('count'));
   });
 
   it('tells of a turn waiting for its client tool (turn.requires_action)', async () => {
