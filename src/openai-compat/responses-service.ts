@@ -12,7 +12,7 @@ import { responseObject, type ResponseObject } from './response-object';
 
 export interface ResponsesServiceDeps {
   conversations: Pick<ConversationsRepository, 'create'>;
-  messages: Pick<MessagesRepository, 'list'>;
+  messages: Pick<MessagesRepository, 'listTurnAnswer'>;
   turns: Pick<TurnsRepository, 'get'>;
   toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get'>;
@@ -97,7 +97,7 @@ export class ResponsesService {
   async object(record: ResponseRecord, turn?: Turn): Promise<ResponseObject> {
     const current = turn ?? (await this.deps.turns.get(record.turnId));
     if (!current) throw notFound('response');
-    return responseObject({ record, turn: current, messages: await this.deps.messages.list(record.conversationId), defaultModel: this.deps.defaultModel });
+    return responseObject({ record, turn: current, messages: await this.deps.messages.listTurnAnswer(current.id), defaultModel: this.deps.defaultModel });
   }
 
   /** Cancels the response's turn (a finished one stays as it ended). */
@@ -114,8 +114,7 @@ export class ResponsesService {
     if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, { activeTurnId: turn.id });
     if (turn.finishReason === 'tool_calls') {
       const serverRun = new Set((await this.deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId));
-      const messages = await this.deps.messages.list(record.conversationId);
-      const last = messages.findLast((message) => message.role === 'assistant' && message.turnId === turn.id);
+      const last = (await this.deps.messages.listTurnAnswer(turn.id)).findLast((message) => message.role === 'assistant');
       const unanswered = (last?.toolCalls ?? []).find((call) => !serverRun.has(call.id) && !answered.has(call.id));
       if (unanswered) throw invalid('input', `no tool output found for function call ${unanswered.id}`);
     }

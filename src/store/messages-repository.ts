@@ -59,6 +59,21 @@ export class MessagesRepository {
   }
 
   /**
+   * A turn's answer: its assistant and tool messages still on the path, in order. Read through the
+   * per-turn indexes (each covers some roles), not the conversation's whole history.
+   */
+  async listTurnAnswer(turnId: string): Promise<StoredMessage[]> {
+    const { rows } = await this.db.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE turn_id = $1 AND role = 'assistant' AND superseded_by IS NULL
+       UNION ALL
+       SELECT ${MESSAGE_COLUMNS} FROM messages WHERE turn_id = $1 AND role = 'tool' AND superseded_by IS NULL
+       ORDER BY id`,
+      [turnId],
+    );
+    return rows.map(toStoredMessage);
+  }
+
+  /**
    * A user message on the conversation's path: `messageId` (a row id), or (null) the last one. Null when
    * there is none, or the id names no user message on this path (someone else's, replaced, not
    * a user message): the caller cannot tell which, and need not.
