@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { servedRoutes } from '../support/express-routes';
 import { apiClient } from '../support/http';
 import { rawHandshake } from '../support/raw-websocket';
 import { startTestStack, type TestStack } from '../support/stack';
@@ -6,6 +7,22 @@ import { TestWsClient } from '../support/ws-client';
 
 const ALLOWED_ORIGIN = 'https://app.example.test';
 const TWO_MB = 2 * 1024 * 1024;
+const ADMIN_TOKEN = 'admin-token-for-bad-input-tests';
+
+/**
+ * Write routes that do not read their body with the API's JSON parser, so the sweep below does not
+ * ask them to answer a bad JSON body as it does: each is mounted before that parser.
+ */
+const NOT_JSON_BODY_ROUTES = [
+  // JSON or JSONL up to MAX_BATCH_BYTES, read as a stream with its own 413/415: batch-submission.test.ts.
+  'post /v1/batches',
+  // Mounted with it, before the parser: they take no body and read none.
+  'post /v1/batches/{id}/cancel',
+  'post /v1/batches/{id}/retry',
+  // A multipart upload with its own limit, and a delete that takes no body, both before the parser.
+  'post /openai/v1/files',
+  'delete /openai/v1/files/{id}',
+];
 
 /**
  * docs/RELIABILITY.md case 21 (credentials and Origin, refused before the upgrade) and case 25 (bad
@@ -20,7 +37,7 @@ describe('websocket handshakes and bad input', () => {
   const clients: TestWsClient[] = [];
 
   beforeAll(async () => {
-    stack = await startTestStack({ env: { WS_TICKET_TTL_SECONDS: '1', ALLOWED_ORIGINS: `${ALLOWED_ORIGIN}, https://other.example.test` } });
+    stack = await startTestStack({ env: { ADMIN_TOKEN, WS_TICKET_TTL_SECONDS: '1', ALLOWED_ORIGINS: `${ALLOWED_ORIGIN}, https://other.example.test` } });
     aliceKey = (await stack.createUser('alice')).apiKey;
     alice = apiClient(stack.url, aliceKey);
     conversationId = (await alice.post('/v1/conversations', {})).body.id;
@@ -106,41 +123,72 @@ describe('websocket handshakes and bad input', () => {
       expect([answer.status, answer.body?.error?.code]).toEqual([status, code]);
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     };
-    const writeRoutes = () => [
-      '/v1/conversations',
-      `/v1/conversations/${conversationId}/turns`,
-      `/v1/turns/${turnId}/tool-results`,
-      '/v1/ws-tickets',
-    ];
+    /** Every route that takes a body, from the app itself (a route added later is swept too), with what it accepts. */
+    const writeRoutes = () => {
+      const served = servedRoutes(stack.api.app);
+      // An exclusion that names no route any more would hide nothing: the list is kept to what is served.
+      expect(served.map(({ method, path }) => `${method} ${path}`)).toEqual(expect.arrayContaining(NOT_JSON_BODY_ROUTES));
+      const routes = served.filter(({ method, path }) => !['get', 'head'].includes(method) && !NOT_JSON_BODY_ROUTES.includes(`${method} ${path}`));
+      // Every kind is there: if one goes missing, the filter above has gone wrong.
+      expect(routes.map(({ method, path }) => `${method} ${path}`)).toEqual(
+        expect.arrayContaining([
+          'post /v1/conversations',
+          'post /api/chat',
+          'post /v1/tools/{name}/invoke',
+          'post /v1/session-tokens',
+          'post /v1/turns/{id}/approvals',
+          'post /v1/webhooks',
+          'post /v1/admin/users',
+          'put /v1/admin/users/{id}/tools',
+          'post /openai/v1/responses',
+          'post /openai/v1/batches',
+        ]),
+      );
+      return routes.map(({ method, path }) => ({
+        method: method.toUpperCase(),
+        // The body is refused before the route reads its ids: any id does.
+        path: path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'name' ? 'calculator' : `${name}_unknown`)),
+        credential: path.startsWith('/v1/admin/') ? ADMIN_TOKEN : aliceKey,
+        openAi: path.startsWith('/openai/v1/'),
+        limitBytes: path === '/api/chat' ? stack.config.MAX_CHAT_BODY_BYTES : stack.config.MAX_BODY_BYTES,
+      }));
+    };
+    type WriteRoute = ReturnType<typeof writeRoutes>[number];
+    const send = (route: WriteRoute, body: string | Buffer | ReadableStream, headers: Record<string, string> = {}) =>
+      fetch(`${stack.url}${route.path}`, {
+        method: route.method,
+        headers: { authorization: `Bearer ${route.credential}`, 'content-type': 'application/json', ...headers },
+        body,
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      } as RequestInit);
+    /** The route's documented error shape (OpenAI's under /openai/v1), its status and code, and no stack trace. */
+    const expectBodyRefused = async (route: WriteRoute, answer: Response, status: number, code: string) => {
+      const text = await answer.text();
+      const where = `${route.method} ${route.path}`;
+      expect({ where, status: answer.status, type: answer.headers.get('content-type') }).toEqual({ where, status, type: expect.stringMatching(/^application\/json/) });
+      const { error } = JSON.parse(text);
+      if (route.openAi) expect({ where, error }).toEqual({ where, error: { message: expect.any(String), type: 'invalid_request_error', param: null, code } });
+      else expect({ where, error }).toEqual({ where, error: { code, message: expect.any(String) } });
+      expect(text).not.toMatch(/\bat \S+ \(|node_modules|\.[jt]s:\d/);
+    };
 
-    it('answers a 2 MB body with 413 on every write route, also chunked or compressed', async () => {
+    it('answers a body past its limit (2 MB, or more on /api/chat) with 413 on every write route, also chunked or compressed', async () => {
       expect(stack.config.MAX_BODY_BYTES).toBe(1024 * 1024);
-      const big = JSON.stringify({ content: 'x'.repeat(TWO_MB) });
-      for (const path of writeRoutes()) {
-        expectJsonError(await alice.request('POST', path, big), 413, 'payload_too_large');
+      for (const route of writeRoutes()) {
+        const big = JSON.stringify({ content: 'x'.repeat(Math.max(TWO_MB, route.limitBytes + 1024 * 1024)) });
+        await expectBodyRefused(route, await send(route, big), 413, 'payload_too_large');
         // No Content-Length: the limit holds while the body streams in.
-        const chunked = await fetch(`${stack.url}${path}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json' },
-          body: new Blob([big]).stream(),
-          duplex: 'half',
-        } as RequestInit);
-        expect([chunked.status, ((await chunked.json()) as any).error.code]).toEqual([413, 'payload_too_large']);
-        // 2 KB on the wire, 2 MB once inflated.
-        const bomb = await fetch(`${stack.url}${path}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
-          body: gzipSync(big),
-        });
-        expect([bomb.status, ((await bomb.json()) as any).error.code]).toEqual([413, 'payload_too_large']);
+        await expectBodyRefused(route, await send(route, new Blob([big]).stream()), 413, 'payload_too_large');
+        // A few KB on the wire, past the limit once inflated.
+        await expectBodyRefused(route, await send(route, gzipSync(big), { 'content-encoding': 'gzip' }), 413, 'payload_too_large');
       }
     });
 
     it('answers malformed JSON with 400 and a body that is not JSON with 415 on every write route', async () => {
-      for (const path of writeRoutes()) {
-        expectJsonError(await alice.request('POST', path, '{"content": "unfinished'), 400, 'invalid_json');
-        expectJsonError(await alice.request('POST', path, 'content=hi', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
-        expectJsonError(await alice.request('POST', path, '{"content": "hi"}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+      for (const route of writeRoutes()) {
+        await expectBodyRefused(route, await send(route, '{"content": "unfinished'), 400, 'invalid_json');
+        await expectBodyRefused(route, await send(route, 'content=hi', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+        await expectBodyRefused(route, await send(route, '{"content": "hi"}', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
       }
     });
 

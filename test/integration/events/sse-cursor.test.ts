@@ -3,8 +3,11 @@ import { startTestStack, type TestStack } from '../../support/stack';
 import { scripted } from '../../support/tool-turns';
 import { TestWsClient } from '../../support/ws-client';
 
-/** An SSE reader resuming from a `Last-Event-ID` the log cannot serve is told so, as a websocket subscriber is. */
-describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', () => {
+/**
+ * An SSE reader resuming from a `Last-Event-ID` the log cannot serve is told so, as a websocket
+ * subscriber with such an `after` is (docs/RELIABILITY.md case 30).
+ */
+describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve, and a websocket subscribe with such an after', () => {
   let stack: TestStack;
   let apiKey: string;
   let api: ReturnType<typeof apiClient>;
@@ -30,9 +33,10 @@ describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', (
   /**
    * `count` one-token turns on one conversation: five events each, none of which the worker can
    * merge into another (it merges consecutive deltas under load), so that the log certainly holds
-   * more whole stream nodes than its 10 kept events need. The last turn's id and its events' seqs.
+   * more whole stream nodes than its 10 kept events need. The conversation, the last turn's id and
+   * its events' seqs.
    */
-  async function finishedTurns(count: number): Promise<{ turnId: string; seqs: number[] }> {
+  async function finishedTurns(count: number): Promise<{ conversationId: string; turnId: string; seqs: number[] }> {
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
     const client = await TestWsClient.subscribed(stack.url, { apiKey }, conversationId);
     let last = { turnId: '', seqs: [] as number[] };
@@ -42,7 +46,7 @@ describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', (
       last = { turnId, seqs: events.filter((event) => event.turnId === turnId).map((event) => event.seq) };
     }
     client.close();
-    return last;
+    return { conversationId, ...last };
   }
 
   /** The SSE body for a resume from `lastEventId`, split into its events. */
@@ -79,6 +83,31 @@ describe('GET /v1/turns/:id/events with a Last-Event-ID the log cannot serve', (
     // From just before the oldest kept event, the rest is replayed.
     const replayed = await resume(turnId, String(error.oldestSeq - 1));
     expect(replayed.map((event) => Number(event.id))).toEqual(seqs.filter((seq) => seq >= error.oldestSeq));
+  });
+
+  it('answers a websocket subscribe with an after older than the log keeps with a cursor_expired frame and the oldest seq kept, and sends no event', async () => {
+    const { conversationId, turnId, seqs } = await finishedTurns(25);
+    const lastSeq = seqs.at(-1)!;
+    const client = await TestWsClient.connect(stack.url, { apiKey });
+    try {
+      client.send({ type: 'subscribe', conversationId, after: 2 });
+      const error = await client.waitFor((frame) => frame.type === 'error');
+      expect(error).toEqual({ type: 'error', code: 'cursor_expired', message: expect.any(String), conversationId, oldestSeq: expect.any(Number) });
+      expect(error.oldestSeq).toBeGreaterThan(3);
+      expect(error.oldestSeq).toBeLessThanOrEqual(lastSeq - 9);
+      // The same oldest seq as an SSE reader is told: one log, one answer.
+      expect(JSON.parse((await resume(turnId, '2'))[0]!.data!).oldestSeq).toBe(error.oldestSeq);
+
+      // From just before the oldest kept event, the rest is replayed: and nothing came before it.
+      client.send({ type: 'subscribe', conversationId, after: error.oldestSeq - 1 });
+      await client.waitFor((frame) => frame.type === 'event' && frame.event.seq === lastSeq);
+      expect(client.frames.slice(0, 2).map((frame) => frame.type)).toEqual(['error', 'subscribed']);
+      const replayed = client.events().map((event) => event.seq);
+      expect(replayed[0]).toBe(error.oldestSeq);
+      expect(replayed).toEqual(Array.from({ length: lastSeq - error.oldestSeq + 1 }, (_, index) => error.oldestSeq + index));
+    } finally {
+      client.close();
+    }
   });
 
   it('answers the same while the turn is still running (the live path)', async () => {
