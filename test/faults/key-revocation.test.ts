@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
 import { runToExit, spawnService, type ServiceProcess } from '../support/processes';
@@ -5,9 +6,14 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
 import { TestWsClient } from '../support/ws-client';
 
+const REVOKED_EVENT = `event: error\ndata: ${JSON.stringify({ code: 'unauthorized', message: 'the API key was revoked' })}`;
+
+const lastEvent = (text: string) => text.trimEnd().split('\n\n').at(-1);
+
 /**
- * Revoking a key closes what it opened, on every API process: its websockets (1008) and its
- * SSE streams (an `error` event `unauthorized`, then the end), at once when the revocation is
+ * Revoking a key closes what it and the session tokens minted from it opened, on every API
+ * process: their websockets (1008), SSE streams (an `error` event `unauthorized`, then the end)
+ * and /api/chat streams (an `error` chunk, then `[DONE]`), at once when the revocation is
  * announced, and within KEY_REVOCATION_CHECK_MS when the announcement was missed. A key an API
  * process verified and keeps in its cache is refused there by the next request after the
  * announcement.
@@ -31,10 +37,18 @@ describe('a revoked key', () => {
     await stack.close();
   });
 
-  /** An SSE reader of a long turn: resolves with all it read once the server ends the stream. */
-  function readEvents(url: string, apiKey: string, turnId: string): Promise<string> {
-    return fetch(`${url}/v1/turns/${turnId}/events`, { headers: { authorization: `Bearer ${apiKey}` } }).then((response) => response.text());
-  }
+  /** A turn's SSE events read with `bearer` (an API key or a session token). */
+  const turnEvents = (url: string, bearer: string, turnId: string) => read(fetch(`${url}/v1/turns/${turnId}/events`, { headers: { authorization: `Bearer ${bearer}` } }));
+
+  /** A long answer streamed through /api/chat with `bearer`. */
+  const chat = (url: string, bearer: string) =>
+    read(
+      fetch(`${url}/api/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id: `chat-${randomUUID()}`, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: scripted({ tokens: 500, tokenDelayMs: 20 }) }] }] }),
+      }),
+    );
 
   async function longTurn(apiKey: string): Promise<{ conversationId: string; turnId: string }> {
     const api = apiClient(stack.url, apiKey);
@@ -58,16 +72,15 @@ describe('a revoked key', () => {
       await socket.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
     }
     const bystander = await TestWsClient.connect(quiet.url, { apiKey: other.apiKey });
-    const sse = readEvents(quiet.url, user.apiKey, turnId);
+    const sse = turnEvents(quiet.url, user.apiKey, turnId);
+    await sse.seen('event: text-delta');
 
     const revoked = await runToExit('workers/cli.ts', stack.childEnv({ LOG_LEVEL: 'silent' }), ['keys', 'revoke', user.keyId]);
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toEqual({ revoked: user.keyId, announced: true });
 
     for (const socket of sockets) expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
-    const text = await sse;
-    expect(text).toContain('event: text-delta');
-    expect(text.trimEnd().split('\n\n').at(-1)).toBe(`event: error\ndata: ${JSON.stringify({ code: 'unauthorized', message: 'the API key was revoked' })}`);
+    expect(lastEvent(await sse.ended)).toBe(REVOKED_EVENT);
     expect(bystander.closed).toBeUndefined();
     expect((await apiClient(quiet.url, user.apiKey).get('/v1/conversations')).status).toBe(401);
     await expect(TestWsClient.connect(stack.url, { apiKey: user.apiKey })).rejects.toThrow('HTTP 401');
@@ -98,15 +111,67 @@ describe('a revoked key', () => {
     await expect(TestWsClient.connect(quiet.url, { apiKey: user.apiKey })).rejects.toThrow('HTTP 401');
   }, 30_000);
 
+  it('ends the SSE and /api/chat streams opened with its session tokens on every API process', async () => {
+    const user = await stack.resources.users.createUserWithKey('session-streams');
+    const { turnId } = await longTurn(user.apiKey);
+    const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
+    const events = [stack.url, quiet.url].map((url) => turnEvents(url, token as string, turnId));
+    const chats = [stack.url, quiet.url].map((url) => chat(url, token as string));
+    for (const stream of [...events, ...chats]) await stream.seen('text-delta');
+
+    // Neither process sweeps within the test: only the announcement can end them.
+    await stack.resources.users.revokeApiKey(user.keyId);
+    await announceRevocation(stack.resources.redis, stack.config.REDIS_PREFIX, user.keyId);
+    for (const stream of events) expect(lastEvent(await stream.ended)).toBe(REVOKED_EVENT);
+    for (const stream of chats) {
+      const blocks = (await stream.ended).trimEnd().split('\n\n');
+      expect(blocks.slice(-2)).toEqual([`data: ${JSON.stringify({ type: 'error', errorText: 'unauthorized: the API key was revoked' })}`, 'data: [DONE]']);
+    }
+  }, 30_000);
+
   it('closes them within KEY_REVOCATION_CHECK_MS when the revocation was not announced', async () => {
     const user = await stack.resources.users.createUserWithKey('revoked-quietly');
-    const { conversationId } = await longTurn(user.apiKey);
+    const { conversationId, turnId } = await longTurn(user.apiKey);
+    const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
     const socket = await TestWsClient.connect(sweeping.url, { apiKey: user.apiKey });
     socket.send({ type: 'subscribe', conversationId });
     await socket.waitFor((frame) => frame.type === 'event' && frame.event.type === 'text-delta');
+    const events = [user.apiKey, token as string].map((bearer) => turnEvents(sweeping.url, bearer, turnId));
+    for (const stream of events) await stream.seen('event: text-delta');
 
     // Straight in the database, as a revocation made while Redis was down would be.
     await stack.resources.users.revokeApiKey(user.keyId);
     expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
+    for (const stream of events) expect(lastEvent(await stream.ended)).toBe(REVOKED_EVENT);
   }, 30_000);
 });
+
+/**
+ * A stream as a test reads it: `seen` waits for a piece of its text (and rejects if the stream
+ * ends without it); `ended` resolves with all of it once the server ends the stream.
+ */
+function read(request: Promise<Response>): { seen(part: string): Promise<void>; ended: Promise<string> } {
+  let text = '';
+  const readers = new Set<() => void>();
+  const ended = request.then(async (response) => {
+    if (response.status !== 200) throw new Error(`the stream was refused: ${response.status} ${await response.text()}`);
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      for (const reader of [...readers]) reader();
+    }
+    return text;
+  });
+  const seen = (part: string) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!text.includes(part)) return;
+        readers.delete(check);
+        resolve();
+      };
+      readers.add(check);
+      check();
+      ended.then(() => reject(new Error(`the stream ended without ${part}: ${text.slice(-300)}`)), reject);
+    });
+  return { seen, ended };
+}
