@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { rawHandshake } from '../support/raw-websocket';
+import { RedisMonitor } from '../support/redis-monitor';
 import { TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -11,6 +12,7 @@ describe('a flood of bad keys', () => {
   /** The key of every lookup the API made, in order: the flood's and the honest user's told apart. */
   const lookedUp: string[] = [];
   const redisConnections: Redis[] = [];
+  const monitors: RedisMonitor[] = [];
 
   beforeAll(async () => {
     stack = await startTestStack({ workers: 0, env: { TRUST_PROXY: 'loopback', AUTH_FAILURES_PER_MINUTE: '20' } });
@@ -23,6 +25,7 @@ describe('a flood of bad keys', () => {
   });
   afterAll(async () => {
     for (const connection of redisConnections) connection.disconnect();
+    for (const monitor of monitors) monitor.close();
     await stack.close();
   });
 
@@ -58,19 +61,19 @@ describe('a flood of bad keys', () => {
   /** Every command the Redis runs on this stack's keys (its prefix is its own on the shared Redis), through MONITOR. */
   const watchStackCommands = async () => {
     const prefix = stack.config.REDIS_PREFIX;
-    const watcher = new Redis(TEST_REDIS_URL);
-    const monitor = await watcher.monitor();
+    const monitor = await RedisMonitor.start(TEST_REDIS_URL);
     const marker = new Redis(TEST_REDIS_URL);
-    redisConnections.push(monitor, watcher, marker);
+    monitors.push(monitor);
+    redisConnections.push(marker);
     const seen: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => {
+    monitor.on('command', (args: string[]) => {
       if (args.some((arg) => arg.includes(`${prefix}:`))) seen.push(args);
     });
     // Commands reach the monitor in the order Redis ran them: one of ours marks where a phase ends.
     const markEnd = async (name: string) => {
       const mark = `${prefix}:phase-end:${name}`;
       await marker.exists(mark);
-      while (!seen.some((args) => args.includes(mark))) await new Promise((resolve) => monitor.once('monitor', resolve));
+      while (!seen.some((args) => args.includes(mark))) await new Promise((resolve) => monitor.once('command', resolve));
       return seen.findIndex((args) => args.includes(mark));
     };
     const start = await markEnd('start');
