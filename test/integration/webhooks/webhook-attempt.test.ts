@@ -59,7 +59,6 @@ describe('a webhook delivery attempt', () => {
   async function attempt(deliveryId: string, options: { insideRefused?: boolean; resolve?: (hostname: string) => Promise<{ address: string; family: number }[]> } = {}) {
     const metrics = createMetrics();
     const connections = new WebhookConnections();
-    const started = performance.now();
     try {
       const next = await attemptDelivery(
         {
@@ -74,11 +73,10 @@ describe('a webhook delivery attempt', () => {
         },
         deliveryId,
       );
-      const tookMs = performance.now() - started;
       const [delivery] = (await db.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE id = $1', [deliveryId])).rows;
       const after = await webhooks.getDelivery(delivery!.endpoint_id, deliveryId);
       const counted = Object.fromEntries((await metrics.webhookAttempts.get()).values.filter((each) => each.value > 0).map((each) => [each.labels.outcome, each.value]));
-      return { next, tookMs, delivery: after!, counted };
+      return { next, delivery: after!, counted };
     } finally {
       await connections.close();
     }
@@ -98,23 +96,23 @@ describe('a webhook delivery attempt', () => {
 
   it('reads the start of a large error answer and drops the rest with its connection', async () => {
     const hook = await receiver([{ status: 500, bodyBytes: 64 * 1024 * 1024 }]);
-    const { delivery, tookMs, counted } = await attempt(await pendingDelivery(hook.url()));
+    const { delivery, counted } = await attempt(await pendingDelivery(hook.url()));
 
+    // An answer, not a timeout (an attempt still reading when ATTEMPT_TIMEOUT_MS ends counts as one).
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500, lastError: `HTTP 500: ${STREAMED_BODY_TEXT.repeat(20).slice(0, KEPT_CHARS)}` });
     expect(counted).toEqual({ http_error: 1 });
     // Not read to its end: the service went before the receiver had written it all.
     expect(await hook.received[0]!.answered).toEqual({ complete: false });
-    expect(tookMs).toBeLessThan(ATTEMPT_TIMEOUT_MS);
   });
 
-  it('ends an attempt whose error answer never ends, well within its timeout', async () => {
+  it('ends an attempt whose error answer never ends by its read limit, not its timeout', async () => {
     const hook = await receiver([{ status: 500, bodyBytes: 'endless' }]);
-    const { delivery, tookMs, counted } = await attempt(await pendingDelivery(hook.url()));
+    const { delivery, counted } = await attempt(await pendingDelivery(hook.url()));
 
+    // Ended by the read limit, not by ATTEMPT_TIMEOUT_MS: a timeout would count as `timeout`, with no status.
     expect(delivery).toMatchObject({ attempts: 1, lastStatusCode: 500, lastError: `HTTP 500: ${STREAMED_BODY_TEXT.repeat(20).slice(0, KEPT_CHARS)}` });
     expect(counted).toEqual({ http_error: 1 });
     expect(await hook.received[0]!.answered).toEqual({ complete: false });
-    expect(tookMs).toBeLessThan(ATTEMPT_TIMEOUT_MS / 2);
   });
 
   it('does not follow a redirect: the attempt fails and the URL it points to is never called', async () => {
