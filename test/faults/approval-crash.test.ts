@@ -4,9 +4,7 @@ import { checkInvariants } from '../support/invariants';
 import { startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 import { markedScripted } from '../support/scripted';
-import { TestWsClient } from '../support/ws-client';
-
-const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
+import { isEvent, TestWsClient } from '../support/ws-client';
 
 /**
  * A decision on a tool approval is durable: real API and worker processes SIGKILLed between the

@@ -1,14 +1,13 @@
 import { checkInvariants } from '../support/invariants';
 import { spawnService } from '../support/processes';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
-import type { TestWsClient } from '../support/ws-client';
+import { isEvent, type TestWsClient } from '../support/ws-client';
 
 // A timeout far beyond the test: only the fix, not the timeout job, can move the turn on.
 const clientTools = {
   'client-tools.json': { tools: [{ kind: 'client', name: 'confirm', description: 'Asks the user to confirm', timeoutMs: 3_600_000, fields: [{ name: 'question', required: true }] }] },
 };
 const confirmScenario = { steps: [{ toolCalls: [{ name: 'confirm', arguments: { question: 'Ship it?' } }] }, { text: 'shipped' }] };
-const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
 
 interface Answered {
   client: TestWsClient;

@@ -1,8 +1,6 @@
 import { runToExit } from '../support/processes';
 import { startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
-import type { TestWsClient } from '../support/ws-client';
-
-const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
+import { isEvent, type TestWsClient } from '../support/ws-client';
 
 /** `npm run cli -- approvals list` and `approve`, as a child process against a running stack. */
 describe('the CLI and tool approvals', () => {

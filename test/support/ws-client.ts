@@ -9,6 +9,9 @@ export interface ReceivedFrame {
  * A websocket test client that records every frame and lets a test wait for a frame by
  * predicate (never by sleeping).
  */
+/** A `waitFor` predicate: the event `type` of turn `turnId`. */
+export const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
+
 export class TestWsClient {
   readonly frames: ReceivedFrame[] = [];
   private waiters: { predicate: (frame: ReceivedFrame) => boolean; resolve: (frame: ReceivedFrame) => void }[] = [];

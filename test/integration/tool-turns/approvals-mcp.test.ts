@@ -1,7 +1,6 @@
 import { startMcpHttpServer, type McpHttpServer } from '../../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
-
-const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
+import { isEvent } from '../../support/ws-client';
 
 /** Tool approvals on an MCP tool (`needsApproval` per tool in mcp.json), in real turns against a real MCP server. */
 describe('an MCP tool that needs approval', () => {

@@ -3,8 +3,7 @@ import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../
 import { transferTool } from '../../support/approval-tools';
 import { startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import type { TestWsClient } from '../../support/ws-client';
-
-const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
+import { isEvent } from '../../support/ws-client';
 
 /** Tool approvals (docs/API.md "Tool approvals"): a person decides a gated call before it runs. */
 describe('tool approvals', () => {

@@ -1,5 +1,6 @@
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 import type { TestWsClient } from '../../support/ws-client';
+import { isEvent } from '../../support/ws-client';
 
 const clientTools = {
   'client-tools.json': {
@@ -9,8 +10,6 @@ const clientTools = {
     ],
   },
 };
-
-const isEvent = (type: string, turnId: string) => (frame: any) => frame.type === 'event' && frame.event.type === type && frame.event.turnId === turnId;
 
 /** Tools run by a subscribed client: asked over the websocket, answered over it or over HTTP. */
 describe('client tools', () => {

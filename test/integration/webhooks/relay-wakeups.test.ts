@@ -11,6 +11,13 @@ const INTERVAL_MS = 60_000;
 /** Prompt, on a loaded machine: far below the interval. */
 const PROMPTLY_MS = 10_000;
 
+/** Runs a turn; resolves when its turn.completed reached `receiver`, failing if that took an interval. */
+async function turnCompletedArrives(api: ReturnType<typeof apiClient>, receiver: WebhookReceiver): Promise<void> {
+  const conversationId = (await api.post('/v1/conversations', {})).body.id;
+  const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'soon' }) })).body.turnId;
+  await receiver.waitFor(1, (webhook) => webhook.json?.data?.turnId === turnId, PROMPTLY_MS);
+}
+
 describe('the webhook relay woken by the commit that records a delivery (PostgreSQL)', () => {
   let stack: TestStack;
   let receiver: WebhookReceiver;
@@ -24,13 +31,6 @@ describe('the webhook relay woken by the commit that records a delivery (Postgre
       const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE query = $1 AND pid <> $2', [listen, not ?? 0]);
       if (rows[0]) return rows[0].pid;
     }
-  }
-
-  /** Runs a turn; resolves when its turn.completed reached the receiver, failing if that took an interval. */
-  async function turnCompletedArrives(): Promise<void> {
-    const conversationId = (await api.post('/v1/conversations', {})).body.id;
-    const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'soon' }) })).body.turnId;
-    await receiver.waitFor(1, (webhook) => webhook.json?.data?.turnId === turnId, PROMPTLY_MS);
   }
 
   beforeAll(async () => {
@@ -52,14 +52,14 @@ describe('the webhook relay woken by the commit that records a delivery (Postgre
   });
 
   it('delivers turn.completed long before the relay would look again', async () => {
-    await turnCompletedArrives();
+    await turnCompletedArrives(api, receiver);
   });
 
   it('listens again after its connection is killed, and is woken again', async () => {
     const killed = await listeningBackend();
     await admin.query('SELECT pg_terminate_backend($1)', [killed]);
     await listeningBackend(killed);
-    await turnCompletedArrives();
+    await turnCompletedArrives(api, receiver);
   });
 });
 
@@ -80,8 +80,6 @@ describe('the webhook relay woken by the commit that records a delivery (embedde
     const { apiKey } = await stack.createUser('embedded');
     const api = apiClient(stack.url, apiKey);
     expect((await api.post('/v1/webhooks', { url: receiver.url(), events: ['turn.completed'] })).status).toBe(201);
-    const conversationId = (await api.post('/v1/conversations', {})).body.id;
-    const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'soon' }) })).body.turnId;
-    await receiver.waitFor(1, (webhook) => webhook.json?.data?.turnId === turnId, PROMPTLY_MS);
+    await turnCompletedArrives(api, receiver);
   });
 });
