@@ -57,21 +57,25 @@ describe('OpenAI-compatible files', () => {
   });
 
   it('streams uploads and downloads: a 160 MB file costs an API process no more peak memory than a 40 MB one', async () => {
+    const line = `${JSON.stringify({ custom_id: 'x'.repeat(40), body: { messages: [{ role: 'user', content: 'y'.repeat(900) }] } })}\n`;
+    const upload = async (megabytes: number) => toFile(Buffer.from(line.repeat(Math.ceil((megabytes * 1024 * 1024) / line.length))), 'big.jsonl');
+    // Both files are built before any request: building one blocks this process for
+    // seconds on a busy machine, long enough for the server to close the idle keep-alive
+    // connection the SDK then writes the next upload into (EPIPE).
+    const [smaller, larger] = [await upload(40), await upload(160)];
     const api = await processes.spawn('api', { OPENAI_MAX_FILE_BYTES: String(200 * 1024 * 1024) });
     const viaProcess = openAiClient(api.url, apiKey);
-    const line = `${JSON.stringify({ custom_id: 'x'.repeat(40), body: { messages: [{ role: 'user', content: 'y'.repeat(900) }] } })}\n`;
-    const roundTrip = async (megabytes: number) => {
-      const lines = Math.ceil((megabytes * 1024 * 1024) / line.length);
-      const file = await viaProcess.files.create({ file: await toFile(Buffer.from(line.repeat(lines)), 'big.jsonl'), purpose: 'batch' });
-      expect(file.bytes).toBe(line.length * lines);
+    const roundTrip = async (upload: Awaited<ReturnType<typeof toFile>>) => {
+      const file = await viaProcess.files.create({ file: upload, purpose: 'batch' });
+      expect(file.bytes).toBe(upload.size);
       const back = Buffer.from(await (await viaProcess.files.content(file.id)).arrayBuffer());
       expect(back.length).toBe(file.bytes);
       expect(back.subarray(back.length - line.length).toString()).toBe(line);
     };
     // The first file warms the process up (code, pools, heap); the second is 120 MB larger.
-    await roundTrip(40);
+    await roundTrip(smaller);
     const warmed = peakRss(api.child.pid!);
-    await roundTrip(160);
+    await roundTrip(larger);
     // Held whole on the way in or out, the larger file would raise the peak by 120 MB or more.
     expect(peakRss(api.child.pid!) - warmed).toBeLessThan(60 * 1024 * 1024);
   }, 180_000);
