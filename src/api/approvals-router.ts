@@ -4,7 +4,8 @@ import type { ApprovalCursor, ToolApprovalsRepository } from '../store/tool-appr
 import { decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
 import { userIdOf } from './require-user';
 import { approvalDecisionAnswerSchema, pendingApprovalPageSchema } from '../../packages/client/src/protocol/approval-answers.js';
-import { approvalDecisionSchema, listApprovalsSchema } from './request-schemas';
+import { approvalDecisionSchema } from '../../packages/client/src/protocol/approval-requests.js';
+import { listApprovalsSchema } from './request-schemas';
 import { sendJson } from './send-json';
 import { parseInput, parseRouteId } from './validate';
 

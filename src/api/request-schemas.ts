@@ -1,19 +1,7 @@
 import { z } from 'zod';
-import { turnContentSchema, toolChoiceSchema, toolNameSchema } from '../events/turn-content';
+import { toolNameSchema } from '../events/turn-content';
 import { webhookEventFilterSchema } from '../events/webhook-event-types';
 import { chatIdSchema } from '../ui-chat/chat-request';
-
-export const createConversationSchema = z
-  .object({
-    title: z.string().max(500).optional(),
-    system: z.string().max(200_000).optional(),
-    model: z.string().min(1).max(200).optional(),
-    tools: z.array(toolNameSchema).max(128).optional(),
-    requireApproval: z.array(toolNameSchema).max(128).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    externalId: z.string().min(1).max(200).optional(),
-  })
-  .strict();
 
 export const listConversationsSchema = z
   .object({
@@ -25,37 +13,6 @@ export const listConversationsSchema = z
   })
   .strict();
 
-/** A message's public id (`msg_<n>`), as `GET /v1/conversations/:id` lists it. */
-const messageIdSchema = z.string().min(1).max(100);
-
-export const createTurnSchema = z
-  .object({
-    content: turnContentSchema.optional().meta({ description: 'The user message; with `fromMessageId`, it replaces that message (an edit). Absent with `regenerate`.' }),
-    regenerate: z
-      .boolean()
-      .optional()
-      .meta({ description: 'Answer again the last user message (or `fromMessageId`), superseding what followed it.' }),
-    fromMessageId: messageIdSchema.optional().meta({ description: 'A user message on the path: the one a regenerate answers again, or an edit replaces.' }),
-    idempotencyKey: z.string().min(1).max(200).optional(),
-    model: z.string().min(1).max(200).optional(),
-    tools: z.array(toolNameSchema).max(128).optional(),
-    toolChoice: z.optional(toolChoiceSchema),
-    requireApproval: z.array(toolNameSchema).max(128).optional(),
-    maxSteps: z.number().int().min(1).max(100).optional(),
-    maxHistoryMessages: z.number().int().min(1).max(100_000).optional(),
-    onBusy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
-  })
-  .strict()
-  .superRefine((body, context) => {
-    if (body.regenerate && body.content !== undefined) {
-      context.addIssue({ code: 'custom', path: ['content'], message: 'a regenerate answers a stored message again: leave content out (to change the message, post content with fromMessageId)' });
-    }
-    if (!body.regenerate && body.content === undefined) context.addIssue({ code: 'custom', path: ['content'], message: 'required (or regenerate: true)' });
-  });
-
-/** `POST /v1/conversations/:id/fork`: the copy holds the path up to this message. */
-export const forkConversationSchema = z.object({ messageId: messageIdSchema }).strict();
-
 /** `GET /v1/conversations/:id`: `include=superseded` lists the replaced messages too. */
 export const getConversationSchema = z.object({ include: z.literal('superseded').optional() }).strict();
 
@@ -66,23 +23,6 @@ export const userToolsSchema = z.object({ tools: z.array(toolNameSchema).max(100
 
 /** A session token lives one minute to one day. */
 export const sessionTokenSchema = z.object({ ttlSeconds: z.int().min(60).max(86_400).optional() }).strict();
-
-const toolErrorSchema = z.object({ code: z.string().min(1).max(100), message: z.string().max(10_000) }).passthrough();
-/** A client tool's answer: its result, or its error. */
-export const clientToolAnswerSchema = z.union([
-  z.object({ toolCallId: z.string().min(1).max(200), result: z.unknown() }).strict(),
-  z.object({ toolCallId: z.string().min(1).max(200), error: toolErrorSchema }).strict(),
-]);
-
-/** A person's decision on a call that waits for approval; `args` replaces the model's arguments. */
-export const approvalDecisionSchema = z
-  .object({
-    toolCallId: z.string().min(1).max(200),
-    approved: z.boolean(),
-    reason: z.string().max(10_000).optional(),
-    args: z.record(z.string(), z.unknown()).optional(),
-  })
-  .strict();
 
 export const listApprovalsSchema = z
   .object({

@@ -11,7 +11,7 @@ import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
 import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from '../../packages/client/src/protocol/turn-answers.js';
-import { clientToolAnswerSchema } from './request-schemas';
+import { clientToolAnswerSchema } from '../../packages/client/src/protocol/turn-requests.js';
 import { sendJson } from './send-json';
 
 export interface TurnsRouterDeps {

@@ -1,10 +1,13 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import { describeFieldIssue, fieldIssues } from '../errors/zod-issues';
 
-/** Parses input with a zod schema; failures become 400 `invalid_request` naming each field. */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
-  const result = schema.safeParse(input);
+/**
+ * Parses input with a zod schema (classic, or zod/mini as the client's protocol writes the bodies
+ * it sends); failures become 400 `invalid_request` naming each field.
+ */
+export function parseInput<S extends z.core.$ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = z.safeParse(schema, input);
   if (result.success) return result.data;
   const issues = fieldIssues(result.error.issues);
   const details = issues.map((issue) => ({ field: issue.field || '(body)', message: issue.message }));

@@ -1,16 +1,10 @@
 import { z } from 'zod';
 import { toolNameSchema } from '../../packages/client/src/protocol/tool-choice.js';
+import { turnContentSchema } from '../../packages/client/src/protocol/turn-content.js';
 
-// A turn's answer shows its toolChoice back: the schemas live in the client's protocol.
+// A turn's answer shows its toolChoice back, and the client posts content: the schemas live in the client's protocol.
 export { toolChoiceSchema, toolNameSchema } from '../../packages/client/src/protocol/tool-choice.js';
-
-const contentPart = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string() }).strict(),
-  z.object({ type: z.literal('image_url'), image_url: z.object({ url: z.string().min(1) }).strict() }).strict(),
-]);
-
-/** A user message: text, or text and image parts (a turn's content, a batch item's messages). */
-export const turnContentSchema = z.union([z.string().min(1).max(500_000), z.array(contentPart).min(1).max(100)]);
+export { turnContentSchema } from '../../packages/client/src/protocol/turn-content.js';
 
 const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: turnContentSchema }).strict(),

@@ -53,6 +53,41 @@ export async function read(client: SwitchyardClient): Promise<void> {
 `;
 
 /**
+ * A user's code that sends bodies: it compiles only if the package's declarations type the
+ * methods' options as the server checks them (an option the server refuses, or a known one of the
+ * wrong type, is an error each `@ts-expect-error` must find).
+ */
+const TYPED_REQUESTS = `
+import { SwitchyardClient, type TurnOptions } from '@switchyard/client';
+
+export async function send(client: SwitchyardClient, messageId: string): Promise<void> {
+  const conversation = await client.createConversation({ title: 'typed', tools: ['calculator'], requireApproval: ['calculator'], metadata: { team: 1 } });
+  // @ts-expect-error an option no conversation has
+  await client.createConversation({ titel: 'typo' });
+  const options: TurnOptions = { model: 'scripted', maxSteps: 3, toolChoice: { type: 'function', function: { name: 'calculator' } }, idempotencyKey: 'k-1' };
+  const { turnId } = await client.sendTurn(conversation.id, [{ type: 'text', text: 'hello' }], { ...options, onBusy: 'enqueue' });
+  // @ts-expect-error an option the server refuses
+  await client.sendTurn(conversation.id, 'hello', { noSuchOption: true });
+  // @ts-expect-error onBusy is reject, enqueue or interrupt
+  await client.sendTurn(conversation.id, 'hello', { onBusy: 'wait' });
+  // @ts-expect-error maxSteps is a number
+  await client.sendTurn(conversation.id, 'hello', { maxSteps: '3' });
+  // @ts-expect-error content is text or content parts
+  await client.sendTurn(conversation.id, 42);
+  await client.regenerate(conversation.id, { fromMessageId: messageId, onBusy: 'interrupt' });
+  // @ts-expect-error a regenerate posts no content
+  await client.regenerate(conversation.id, { content: 'again' });
+  await client.editMessage(conversation.id, messageId, 'edited', { model: 'scripted' });
+  // @ts-expect-error the message an edit replaces is its argument, not an option
+  await client.editMessage(conversation.id, messageId, 'edited', { fromMessageId: messageId });
+  await client.answerToolCall(turnId, 'call_1', { error: { code: 'failed', message: 'no network', retryable: false } });
+  // @ts-expect-error a tool's error has a message
+  await client.answerToolCall(turnId, 'call_1', { error: { code: 'failed' } });
+  await client.approve(turnId, 'call_2', true, 'looks right', { expression: '6*7' });
+}
+`;
+
+/**
  * @switchyard/client as a user gets it: packed, installed from the tarball into a project outside
  * the repository, type-checked and run there (the README's example against a real stack), and
  * bundled for browsers.
@@ -112,11 +147,12 @@ describe('the client package, packed and installed elsewhere', () => {
     expect(stdout.trim()).toBe('function true function');
   });
 
-  it("types its methods' answers as the server's schemas have them", async () => {
+  it("types its methods' answers, and the bodies they send, as the server's schemas have them", async () => {
     await writeFile(path.join(project.dir, 'typed-answers.ts'), TYPED_ANSWERS);
+    await writeFile(path.join(project.dir, 'typed-requests.ts'), TYPED_REQUESTS);
     await writeFile(
       path.join(project.dir, 'tsconfig.answers.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true }, files: ['typed-answers.ts'] }),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true }, files: ['typed-answers.ts', 'typed-requests.ts'] }),
     );
     await project.exec('tsc', ['-p', 'tsconfig.answers.json']);
   }, 60_000);

@@ -1,9 +1,13 @@
 import type { ApprovalDecision, PendingApprovalPage } from './protocol/approval-answers.js';
+import type { ApprovalDecisionRequest } from './protocol/approval-requests.js';
 import type { Conversation, ConversationWithMessages } from './protocol/conversation-answers.js';
+import type { CreateConversationRequest } from './protocol/conversation-requests.js';
 import type { SwitchyardEvent } from './protocol/event.js';
 import { TERMINAL_EVENT_TYPES } from './protocol/terminal-events.js';
 import { isServerFrame } from './protocol/server-frame-check.generated.js';
 import type { ClientToolAnswerAck, Turn, TurnAccepted, TurnDetail } from './protocol/turn-answers.js';
+import type { TurnContent } from './protocol/turn-content.js';
+import type { ClientToolAnswerRequest, TurnRequest } from './protocol/turn-requests.js';
 import type { ClientFrame, ReceivedServerFrame } from './protocol/ws-frames.js';
 import type { WsTicket } from './protocol/ws-ticket-answer.js';
 import { AsyncQueue } from './async-queue.js';
@@ -30,13 +34,17 @@ export interface WebSocketLike {
 }
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
-export type ClientToolAnswer = { result: unknown } | { error: { code: string; message: string } };
+/** Omit over each member of a union (TypeScript's own Omit merges them into one object). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A client tool's answer: its result, or its error (`POST /v1/turns/:id/tool-results` without the call's id). */
+export type ClientToolAnswer = OmitEach<ClientToolAnswerRequest, 'toolCallId'>;
 /** A person's decision on a call; `args` replaces the model's arguments (checked against the tool's schema). */
-export interface ApprovalAnswer {
-  approved: boolean;
-  reason?: string;
-  args?: Record<string, unknown>;
-}
+export type ApprovalAnswer = Omit<ApprovalDecisionRequest, 'toolCallId'>;
+/** What a turn may set besides its message (model, tools, toolChoice, onBusy, idempotencyKey, …), as the server checks it. */
+export type TurnOptions = Omit<TurnRequest, 'content' | 'regenerate' | 'fromMessageId'>;
+/** A regenerate's options: {@link TurnOptions} and the user message to answer again. */
+export type RegenerateOptions = Omit<TurnRequest, 'content' | 'regenerate'>;
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
 export interface SwitchyardClientOptions {
@@ -169,7 +177,7 @@ export class SwitchyardClient {
     this.http = httpApi(options);
   }
 
-  createConversation(body: Record<string, unknown> = {}): Promise<Conversation> {
+  createConversation(body: CreateConversationRequest = {}): Promise<Conversation> {
     return this.http('POST', '/v1/conversations', body);
   }
 
@@ -183,7 +191,7 @@ export class SwitchyardClient {
   }
 
   /** Posts a turn (`content`: a string or content parts; `options`: model, tools, onBusy, …). */
-  sendTurn(conversationId: string, content: unknown, options: Record<string, unknown> = {}): Promise<TurnAccepted> {
+  sendTurn(conversationId: string, content: TurnContent, options: TurnOptions = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { content, ...options });
   }
 
@@ -191,12 +199,12 @@ export class SwitchyardClient {
    * A new turn answers the last user message again (or `fromMessageId`, a user message on the
    * path), superseding what followed it; `options` as {@link sendTurn}'s (onBusy, model, …).
    */
-  regenerate(conversationId: string, options: { fromMessageId?: string } & Record<string, unknown> = {}): Promise<TurnAccepted> {
+  regenerate(conversationId: string, options: RegenerateOptions = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, regenerate: true });
   }
 
   /** A new turn replaces the user message `messageId` with `content` (superseding what followed it) and answers it. */
-  editMessage(conversationId: string, messageId: string, content: unknown, options: Record<string, unknown> = {}): Promise<TurnAccepted> {
+  editMessage(conversationId: string, messageId: string, content: TurnContent, options: TurnOptions = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, content, fromMessageId: messageId });
   }
 
@@ -245,7 +253,7 @@ export class SwitchyardClient {
    * one). Resolves to the stored decision; a refusal rejects (409 `already_decided` when the
    * call was decided the other way, 404 for a call that is not yours).
    */
-  approve(turnId: string, toolCallId: string, approved: boolean, reason?: string, args?: Record<string, unknown>): Promise<ApprovalDecision> {
+  approve(turnId: string, toolCallId: string, approved: boolean, reason?: string, args?: ApprovalAnswer['args']): Promise<ApprovalDecision> {
     const answer = { approved, ...(reason === undefined ? {} : { reason }), ...(args === undefined ? {} : { args }) };
     return this.untilDelivered(() => this.decideOnce(turnId, toolCallId, answer));
   }

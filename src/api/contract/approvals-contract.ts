@@ -1,9 +1,10 @@
 import { approvalDecisionAnswerSchema, pendingApprovalPageSchema } from '../../../packages/client/src/protocol/approval-answers.js';
-import { approvalDecisionSchema, listApprovalsSchema } from '../request-schemas';
+import { approvalDecisionSchema } from '../../../packages/client/src/protocol/approval-requests.js';
+import { listApprovalsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
 import { idParams } from './shared-schemas';
 
-// The answers are the client's protocol's, the one source the routes and the client are typed with.
+// The answers, and the bodies the client sends, are the client's protocol's, the one source the routes and the client are typed with.
 
 export const approvalPaths = documentPaths('Approvals', {
   '/v1/turns/{id}/approvals': {

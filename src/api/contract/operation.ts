@@ -23,7 +23,7 @@ interface OperationSpec {
   access: Access;
   requestParams?: ZodOpenApiParameters;
   /** A JSON body, read by the JSON body parser (its errors apply). */
-  jsonBody?: z.ZodType;
+  jsonBody?: z.core.$ZodType;
   /** A body in other forms (a batch: JSON or JSONL); the body parser's errors apply as to `jsonBody`. */
   requestBody?: ZodOpenApiRequestBodyObject;
   responses: ZodOpenApiResponsesObject;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from '../../../packages/client/src/protocol/turn-answers.js';
-import { clientToolAnswerSchema } from '../request-schemas';
+import { clientToolAnswerSchema } from '../../../packages/client/src/protocol/turn-requests.js';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
 import { idParams } from './shared-schemas';
 
-// The answers are the client's protocol's, the one source the routes and the client are typed with.
+// The answers, and the bodies the client sends, are the client's protocol's, the one source the routes and the client are typed with.
 
 export const turnPaths = documentPaths('Turns', {
   '/v1/turns/{id}': {

@@ -1,5 +1,7 @@
 import * as z from 'zod/mini';
+import { approvalDecisionSchema } from './approval-requests.js';
 import { eventSchema, usageSchema } from './event.js';
+import { clientToolErrorFields, clientToolResultFields } from './turn-requests.js';
 
 /**
  * The websocket gateway's frames (docs/API.md, "Websocket gateway"), both ways. A leaf like
@@ -7,7 +9,6 @@ import { eventSchema, usageSchema } from './event.js';
  * what the gateway sends with them.
  */
 const id = z.string().check(z.minLength(1), z.maxLength(200));
-const toolError = z.looseObject({ code: z.string().check(z.minLength(1), z.maxLength(100)), message: z.string().check(z.maxLength(10_000)) });
 
 /** What a client may send, by type. */
 const subscribeConversation = z.strictObject({ type: z.literal('subscribe'), conversationId: id, after: z.optional(z.int().check(z.nonnegative())) });
@@ -18,18 +19,12 @@ const unsubscribeBatch = z.strictObject({ type: z.literal('unsubscribe'), batchI
 export const clientFrameSchemas = {
   subscribe: z.union([subscribeConversation, subscribeBatch]),
   unsubscribe: z.union([unsubscribeConversation, unsubscribeBatch]),
+  // A tool's answer and a decision carry what the HTTP routes' bodies do, and the turn they belong to.
   'tool-result': z.union([
-    z.strictObject({ type: z.literal('tool-result'), turnId: id, toolCallId: id, result: z.unknown() }),
-    z.strictObject({ type: z.literal('tool-result'), turnId: id, toolCallId: id, error: toolError }),
+    z.strictObject({ type: z.literal('tool-result'), turnId: id, ...clientToolResultFields }),
+    z.strictObject({ type: z.literal('tool-result'), turnId: id, ...clientToolErrorFields }),
   ]),
-  'tool-approval': z.strictObject({
-    type: z.literal('tool-approval'),
-    turnId: id,
-    toolCallId: id,
-    approved: z.boolean(),
-    reason: z.optional(z.string().check(z.maxLength(10_000))),
-    args: z.optional(z.record(z.string(), z.unknown())),
-  }),
+  'tool-approval': z.strictObject({ type: z.literal('tool-approval'), turnId: id, ...approvalDecisionSchema.shape }),
   ping: z.strictObject({ type: z.literal('ping') }),
 };
 export type ClientFrameType = keyof typeof clientFrameSchemas;
