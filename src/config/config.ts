@@ -19,6 +19,12 @@ export const configSchema = z
     PORT: port.default(3000),
     HOST: z.string().min(1).default('127.0.0.1'),
     DATABASE_URL: optionalUrl,
+    /**
+     * The PostgreSQL connection that LISTENs for webhook wakeups, and only it. Default
+     * DATABASE_URL; a direct URL where DATABASE_URL goes through a pooler in transaction mode,
+     * which does not keep a session's LISTEN.
+     */
+    DATABASE_LISTEN_URL: optionalUrl,
     /** PostgreSQL schema holding Switchyard's tables; tests give each run its own. */
     DATABASE_SCHEMA: z
       .string()
@@ -249,8 +255,15 @@ export const configSchema = z
     /** Delivery attempts one worker process makes at once. */
     WEBHOOK_CONCURRENCY: positiveInt.default(20),
   })
+  // A listen URL without DATABASE_URL means a PostgreSQL was meant: the embedded database, which
+  // listens on itself, would take the data instead.
+  .refine((env) => !env.DATABASE_LISTEN_URL || env.DATABASE_URL, {
+    path: ['DATABASE_LISTEN_URL'],
+    message: 'needs DATABASE_URL (the embedded database listens on itself): set DATABASE_URL too, or unset DATABASE_LISTEN_URL',
+  })
   .transform((env) => ({
     ...env,
+    DATABASE_LISTEN_URL: env.DATABASE_LISTEN_URL ?? env.DATABASE_URL,
     DATA_DIR: path.resolve(env.DATA_DIR),
     TOOLS_DIR: path.resolve(env.TOOLS_DIR),
     PLAYGROUND_DIR: path.resolve(env.PLAYGROUND_DIR),

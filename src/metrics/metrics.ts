@@ -256,6 +256,18 @@ export function createMetrics(options: { now?: () => number } = {}) {
       if (figures) this.set(figures.waiting);
     },
   });
+  const dbListenerConnected = new Gauge({
+    name: 'switchyard_db_listener_connected',
+    help: "1 while this process's listening database connection listens, 0 while it is down and opened again, by what it listens for",
+    labelNames: ['listener'] as const,
+    registers: [registry],
+  });
+  const dbListenerLosses = new Counter({
+    name: 'switchyard_db_listener_losses_total',
+    help: 'Times the listening database connection dropped or could not open (once per outage), by what it listens for',
+    labelNames: ['listener'] as const,
+    registers: [registry],
+  });
   new Gauge({
     name: 'switchyard_queue_jobs',
     help: 'Jobs in the turn, tool and webhook queues, by state (read from Redis at scrape time, at most once a second)',
@@ -320,6 +332,8 @@ export function createMetrics(options: { now?: () => number } = {}) {
     batchItemsStarted,
     batchItemsEnded,
     dbQueryDuration,
+    dbListenerConnected,
+    dbListenerLosses,
     approvalDecisionTime,
     webhookDeliveries,
     webhookAttempts,

@@ -162,6 +162,7 @@ type Closers = (() => Promise<unknown>)[];
 async function openMigratedDb(config: Config, logger: Logger, metrics: Metrics, closers: Closers): Promise<Db> {
   const db = await openDb({
     databaseUrl: config.DATABASE_URL,
+    listenUrl: config.DATABASE_LISTEN_URL,
     schema: config.DATABASE_SCHEMA,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,

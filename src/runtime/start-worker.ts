@@ -21,6 +21,7 @@ import { startWebhookRelay } from '../webhooks/webhook-relay';
 import { WebhookConnections } from '../webhooks/webhook-connections';
 import { DeliveryBatches } from '../webhooks/delivery-batches';
 import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
+import { meteredChannelListener } from './metered-channel-listener';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -94,7 +95,7 @@ export async function startWorker(
       webhooks: resources.webhooks,
       webhookQueue: resources.webhookQueue,
       logger,
-      wakeups: (listener) => resources.db.listen(webhookWakeupChannel(config.DATABASE_SCHEMA), listener),
+      wakeups: (listener) => resources.db.listen(webhookWakeupChannel(config.DATABASE_SCHEMA), meteredChannelListener(listener, resources.metrics, 'webhook_relay')),
     },
     { intervalMs: config.WEBHOOK_RELAY_INTERVAL_MS },
   );

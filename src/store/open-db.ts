@@ -16,6 +16,11 @@ import { listenOnPostgres } from './postgres-channel-listening';
 export interface OpenDbOptions {
   /** A PostgreSQL server; unset → the embedded PGlite in `DATA_DIR/db`. */
   databaseUrl: string | undefined;
+  /**
+   * The PostgreSQL connection that LISTENs (PostgreSQL only; PGlite listens on itself). Default
+   * `databaseUrl`; a direct one where that goes through a pooler in transaction mode.
+   */
+  listenUrl?: string;
   /** The schema holding Switchyard's tables (created when missing). */
   schema: string;
   dataDir: string;
@@ -86,7 +91,7 @@ async function openPostgres(connectionString: string, options: OpenDbOptions): P
     kind: 'postgres',
     query: (sql, params) => timed(() => send(pool, sql, params, true).catch(rethrowAsStoreError) as never),
     connections: () => ({ max, busy: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    listen: (channel, listener) => listenOnPostgres(connectionString, channel, listener),
+    listen: (channel, listener) => listenOnPostgres(options.listenUrl ?? connectionString, channel, listener),
     async transaction(fn) {
       const client = await pool.connect().catch(rethrowAsStoreError);
       let broken: Error | undefined;

@@ -1,4 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { closedPort } from '../support/ports';
 import { startPrivateRedis } from '../support/redis-server';
@@ -10,6 +13,23 @@ describe('start-up', () => {
     const result = await runToExit('workers/api.ts', { PORT: 'eighty', DATABASE_URL: 'postgresql://postgres@127.0.0.1/postgres' });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^switchyard: invalid configuration: "PORT": /)]);
+  });
+
+  it('refuses DATABASE_LISTEN_URL on the embedded database with one line naming it', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-listen-'));
+    try {
+      // Past the configuration, `npm start` would open its database and playground here and stop at the Redis.
+      const result = await runToExit('workers/all-in-one.ts', {
+        DATABASE_LISTEN_URL: TEST_POSTGRES_URL,
+        DATA_DIR: dir,
+        PLAYGROUND_DIR: path.join(dir, 'playground'),
+        REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^switchyard: invalid configuration: "DATABASE_LISTEN_URL": needs DATABASE_URL /)]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('tells the operator that separate processes need DATABASE_URL', async () => {

@@ -47,6 +47,24 @@ describe('loadConfig', () => {
   });
 });
 
+describe('DATABASE_LISTEN_URL', () => {
+  it('is DATABASE_URL unless set', () => {
+    const databaseUrl = 'postgresql://switchyard@pgbouncer:6432/switchyard';
+    const listenUrl = 'postgresql://switchyard@postgres:5432/switchyard';
+    expect(loadConfig({ DATABASE_URL: databaseUrl }).DATABASE_LISTEN_URL).toBe(databaseUrl);
+    expect(loadConfig({ DATABASE_URL: databaseUrl, DATABASE_LISTEN_URL: '' }).DATABASE_LISTEN_URL).toBe(databaseUrl);
+    expect(loadConfig({ DATABASE_URL: databaseUrl, DATABASE_LISTEN_URL: listenUrl }).DATABASE_LISTEN_URL).toBe(listenUrl);
+    expect(loadConfig({}).DATABASE_LISTEN_URL).toBeUndefined();
+  });
+
+  it('is refused without DATABASE_URL: a PostgreSQL was meant, not the embedded database', () => {
+    expect(() => loadConfig({ DATABASE_LISTEN_URL: 'postgresql://switchyard@postgres:5432/switchyard' })).toThrow(
+      /^invalid configuration: "DATABASE_LISTEN_URL": needs DATABASE_URL .*unset DATABASE_LISTEN_URL$/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://switchyard@postgres:5432/switchyard', DATABASE_LISTEN_URL: 'postgres' })).toThrow(/"DATABASE_LISTEN_URL"/);
+  });
+});
+
 describe('REDIS_CLUSTER_NODES', () => {
   it('takes host:port entries, and names the variable for a malformed one', () => {
     expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-1:6379, redis-2:7000' }).REDIS_CLUSTER_NODES).toEqual([
