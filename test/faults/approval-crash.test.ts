@@ -77,6 +77,7 @@ describe('tool approvals across crashes', () => {
   }
 
   it('keeps a request through the death of every API and worker process; a new API decides it, a new worker runs it', async () => {
+    // Four process starts one after another (three in the next two tests), each seconds long on a loaded machine.
     const { api, worker, observer, turnId, request } = await parkedTurn('alice');
     await Promise.all([api.kill('SIGKILL'), worker.kill('SIGKILL')]);
 
@@ -87,7 +88,7 @@ describe('tool approvals across crashes', () => {
     const decided = await apiClient(freshApi.url, harness.apiKey).post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(decided.status).toBe(200);
     await expectCompletedOnce(observer, turnId, request.toolCallId, 'alice');
-  });
+  }, 90_000);
 
   it('keeps a decision taken while no worker runs, through the death of the API that took it', async () => {
     const { http, api, worker, observer, turnId, request } = await parkedTurn('bob');
@@ -99,7 +100,7 @@ describe('tool approvals across crashes', () => {
 
     await processes.spawn('worker');
     await expectCompletedOnce(observer, turnId, request.toolCallId, 'bob');
-  });
+  }, 90_000);
 
   it('never runs a call denied while no worker ran, through the death of the API that took the denial: the model gets the denial and the turn completes once', async () => {
     const { http, api, worker, observer, turnId, marker, request } = await parkedTurn('mallory');
@@ -125,7 +126,7 @@ describe('tool approvals across crashes', () => {
     expect(transfersTo('mallory')).toHaveLength(0);
     const statuses = await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: server.executions('/transfer'), events });
     expect(statuses).toEqual({ [turnId]: 'completed' });
-  });
+  }, 90_000);
 
   it('runs an approved call whose process died between storing the decision and sending the call out (the reconciler finds it)', async () => {
     const { observer, turnId, request } = await parkedTurn('carol');

@@ -157,6 +157,7 @@ describe('worker crashes', () => {
   });
 
   it('ends a turn whose workers die more often than MAX_STALLED_COUNT allows with a visible stalled error (case 3)', async () => {
+    // Three process starts and two stall recoveries one after another: more than Jest's 30 s on a loaded machine.
     // A job survives one lost worker, not two.
     const spawnFragileWorker = () => processes.spawn('worker', { MAX_STALLED_COUNT: '1' });
     const first = await spawnFragileWorker();
@@ -182,7 +183,7 @@ describe('worker crashes', () => {
     // Nothing hangs: the conversation takes its next turn at once.
     const next = await harness.runTurn({ text: 'still here' }, { conversationId });
     expect(next.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
-  });
+  }, 90_000);
 
   it('fences off a worker stopped past its lock: another worker finishes the turn and the stale one writes nothing (case 4)', async () => {
     const stale = await processes.spawn('worker');

@@ -250,24 +250,45 @@ describe('client library', () => {
 
   it('reconnects after the connection drops mid-stream and resumes from the last seq: no gap, no duplicate', async () => {
     const states: string[] = [];
-    const client = newClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, onConnectionChange: (state) => states.push(state) });
+    let reopenedTwice = () => {};
+    const backAfterSecondCut = new Promise<void>((resolve) => (reopenedTwice = resolve));
+    const client = newClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      onConnectionChange: (state) => {
+        states.push(state);
+        if (states.filter((each) => each === 'open').length === 3) reopenedTwice();
+      },
+      // The turn cannot end before the second cut: it waits for this answer, given only once the
+      // client is back from that cut.
+      onToolCall: async () => {
+        await backAfterSecondCut;
+        return 'go on';
+      },
+    });
     const conversation = await client.createConversation();
     const seqs: number[] = [];
     const subscription = client.subscribe(conversation.id, { onEvent: (event) => seqs.push(event.seq) });
     await subscription.ready;
-    const text = Array.from({ length: 80 }, (_, i) => `w${i}`).join(' ');
-    const { turnId } = await client.sendTurn(conversation.id, scripted({ text, tokenDelayMs: 10 }));
+    const words = (from: number) => Array.from({ length: 40 }, (_, i) => ` w${from + i}`).join('');
+    const { turnId } = await client.sendTurn(
+      conversation.id,
+      scripted({ steps: [{ text: words(0), tokenDelayMs: 10, toolCalls: [{ name: 'ask_user' }] }, { text: words(40), tokenDelayMs: 10 }] }),
+    );
     let cuts = 0;
+    const cut = () => {
+      cuts++;
+      proxy.cut();
+      setTimeout(() => proxy.restore(), 100);
+    };
     const view = await subscription.followTurn(turnId, (each) => {
-      // Twice mid-stream; the service keeps going while the client is away.
-      if ((each.text.length > 40 && cuts === 0) || (each.text.length > 160 && cuts === 1)) {
-        cuts++;
-        proxy.cut();
-        setTimeout(() => proxy.restore(), 100);
-      }
+      // Mid-stream; the service keeps going while the client is away.
+      if (each.text.length > 40 && cuts === 0) cut();
+      // While the turn waits for the client; what follows the answer comes after the reconnect.
+      if (each.status === 'waiting-for-client' && cuts === 1) cut();
     });
     expect(cuts).toBe(2);
-    expect(view.text).toBe(text);
+    expect(view.text).toBe(words(0) + words(40));
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
     expect(states.filter((state) => state === 'reconnecting').length).toBeGreaterThanOrEqual(2);
   });

@@ -28,11 +28,13 @@ interface TemplateVariable {
 }
 
 /**
- * Grafana's built-in interval variables, fixed: a window that holds several scrapes at a 1 s
- * scrape interval, as `$__rate_interval` (four scrape intervals at least) does in production.
+ * Grafana's built-in interval variables, fixed. `$__rate_interval` must hold several scrapes (four
+ * scrape intervals at least, as in production), and more: the figures come from one short load,
+ * and the panels are checked after waits of up to a minute each, so a window that could slide
+ * past the load would leave rates of zero, and a quantile of those is NaN. An hour cannot.
  */
 const BUILT_INS: Record<string, string> = {
-  __rate_interval: '1m',
+  __rate_interval: '1h',
   __interval: '15s',
   __interval_ms: '15000',
   __range: '5m',

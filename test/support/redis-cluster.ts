@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './redis-server';
+import { reservePorts } from './ports';
 
 /**
  * A private Redis Cluster for fault tests: three masters (no replicas) started from the
@@ -30,8 +30,9 @@ const MASTERS = 3;
 
 export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<PrivateRedisCluster> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'switchyard-cluster-'));
-  const ports: number[] = [];
-  for (let i = 0; i < MASTERS; i++) ports.push(await freePort());
+  // The cluster bus of each node listens on its port + 10000.
+  const reservation = await reservePorts(MASTERS, { companions: (port) => [port + 10_000] });
+  const { ports } = reservation;
   const children = new Map<number, ChildProcess>();
 
   const start = async (port: number) => {
@@ -79,6 +80,7 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
   } catch (error) {
     await Promise.all(ports.map(kill));
     await rm(root, { recursive: true, force: true });
+    reservation.release();
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('a Redis Cluster test needs redis-server and redis-cli on the PATH (apt-get install redis-server redis-tools)');
     throw error;
   }
@@ -109,6 +111,7 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
     async close() {
       await Promise.all(ports.map(kill));
       await rm(root, { recursive: true, force: true });
+      reservation.release();
     },
   };
 }

@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { reservePorts } from './ports';
 
 /**
  * A private `redis-server` for fault tests, on a port of its own with AOF on, so a test can
- * restart it (keeping its data), empty it, or stop it without touching the shared Redis.
+ * restart it (keeping its data), empty it, or stop it without touching the shared Redis. The
+ * port stays reserved while it is down, until `close`.
  */
 export interface PrivateRedis {
   url: string;
@@ -27,7 +28,8 @@ export interface PrivateRedis {
 }
 
 export async function startPrivateRedis(extraArgs: string[] = []): Promise<PrivateRedis> {
-  const port = await freePort();
+  const reservation = await reservePorts(1);
+  const [port] = reservation.ports as [number];
   const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-redis-'));
   let child: ChildProcess | undefined;
   const url = `redis://127.0.0.1:${port}`;
@@ -50,7 +52,14 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
     });
   };
 
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    await stop();
+    await rm(dir, { recursive: true, force: true });
+    reservation.release();
+    throw error;
+  }
   return {
     url,
     port,
@@ -70,19 +79,9 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
     async close() {
       await stop();
       await rm(dir, { recursive: true, force: true });
+      reservation.release();
     },
   };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPing(url: string, timeoutMs = 10_000): Promise<void> {

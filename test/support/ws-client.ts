@@ -36,9 +36,10 @@ export class TestWsClient {
     );
   }
 
-  static connect(baseUrl: string, auth: { apiKey?: string; ticket?: string }): Promise<TestWsClient> {
+  /** `autoPong: false` makes a peer that never answers the server's pings (ws answers them by default). */
+  static connect(baseUrl: string, auth: { apiKey?: string; ticket?: string }, options: { autoPong?: boolean } = {}): Promise<TestWsClient> {
     const url = `${baseUrl.replace(/^http/, 'ws')}/v1/ws${auth.ticket ? `?ticket=${auth.ticket}` : ''}`;
-    const socket = new WebSocket(url, auth.apiKey ? { headers: { authorization: `Bearer ${auth.apiKey}` } } : {});
+    const socket = new WebSocket(url, { ...(auth.apiKey ? { headers: { authorization: `Bearer ${auth.apiKey}` } } : {}), autoPong: options.autoPong ?? true });
     return new Promise((resolve, reject) => {
       socket.once('open', () => resolve(new TestWsClient(socket)));
       socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));

@@ -1,4 +1,4 @@
-import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
+import { httpToolEntry, startToolHttpServer, type RecordedRequest, type ToolHttpServer } from '../../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 
 /**
@@ -9,12 +9,19 @@ describe('parallel tool jobs with retries', () => {
   let server: ToolHttpServer;
   let harness: ToolTurnHarness;
   let flakyRequests = 0;
+  /** The calls to /held, each answered when the test calls its `answer`. */
+  const held: { request: RecordedRequest; answer: () => void }[] = [];
+  let threeHeldAtOnce = () => {};
 
   beforeAll(async () => {
     server = await startToolHttpServer();
-    // Call n is held 800 - 200n ms (600, 400, 200): run one after another the three would take
-    // 1200 ms, and run at once they finish in the reverse of the model's order.
-    server.route('/slow', (request) => ({ delayMs: 800 - 200 * (request.body as { n: number }).n, body: { echoed: request.body } }));
+    server.route('/held', (request) => {
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      held.push({ request, answer });
+      if (held.filter((each) => !each.request.abortedAt).length === 3) threeHeldAtOnce();
+      return { until: answered, body: { echoed: request.body } };
+    });
     server.route('/flaky', () => (++flakyRequests <= 2 ? { status: 503, body: 'busy, try again' } : { body: { created: 'ticket-1' } }));
     server.route('/broken', { status: 500, body: 'always broken' });
     server.route('/hang', { hang: true });
@@ -25,7 +32,7 @@ describe('parallel tool jobs with retries', () => {
       toolFiles: {
         'tools.json': {
           tools: [
-            tool('slow', { timeoutMs: 2_000, retries: 0 }),
+            tool('held', { timeoutMs: 30_000, retries: 0 }),
             tool('flaky', { timeoutMs: 800, retries: 2 }),
             tool('broken', { timeoutMs: 800, retries: 1 }),
             tool('hang', { timeoutMs: 300, retries: 0 }),
@@ -42,26 +49,34 @@ describe('parallel tool jobs with retries', () => {
   });
 
   it('runs the calls of one step at the same time and answers the model with one tool message per call, in its order', async () => {
-    const calls = [1, 2, 3].map((n) => ({ name: 'slow', arguments: { n } }));
-    const run = await harness.runTurn({ steps: [{ toolCalls: calls, interleave: true }, { text: 'done' }] });
-    expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+    const calls = [1, 2, 3].map((n) => ({ name: 'held', arguments: { n } }));
+    const conversationId = await harness.newConversation();
+    const client = await harness.subscribe(conversationId);
+    const allStarted = new Promise<void>((resolve) => (threeHeldAtOnce = resolve));
+    const { turnId, marker } = await harness.postTurn(conversationId, { steps: [{ toolCalls: calls, interleave: true }, { text: 'done' }] });
+    // Every call has started while none has finished: the three run at once, not one by one
+    // (one by one, the first would be held until its timeout, and never three at once).
+    await allStarted;
+    expect(held.map(({ request }) => (request.body as { n: number }).n).sort()).toEqual([1, 2, 3]);
 
-    const requests = server.requests.filter((request) => request.path === '/slow');
-    expect(requests.map((request) => (request.body as { n: number }).n).sort()).toEqual([1, 2, 3]);
-    // Every call had started before any had finished: the three ran at once, not one by one.
-    const lastStart = Math.max(...requests.map((request) => request.receivedAt));
-    const firstEnd = Math.min(...requests.map((request) => request.answeredAt!));
-    expect(lastStart).toBeLessThan(firstEnd);
-    const ids = eventsOfType(run.events, 'tool-call-end').map((event) => event.toolCallId);
-    expect(eventsOfType(run.events, 'tool-result').map((event) => event.toolCallId)).toEqual([...ids].reverse());
+    // They finish in the reverse of the model's order: each once the one before has its result.
+    const results = () => client.events().filter((event) => event.turnId === turnId && event.type === 'tool-result').length;
+    for (const n of [3, 2, 1]) {
+      held.find(({ request }) => (request.body as { n: number }).n === n)!.answer();
+      await client.waitFor(() => results() === 4 - n);
+    }
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
+    const ids = eventsOfType(events, 'tool-call-end').map((event) => event.toolCallId);
+    expect(eventsOfType(events, 'tool-result').map((event) => event.toolCallId)).toEqual([...ids].reverse());
 
-    const [first, followUp] = harness.providerRequests(run.marker);
-    expect(harness.providerRequests(run.marker)).toHaveLength(2);
+    const [first, followUp] = harness.providerRequests(marker);
+    expect(harness.providerRequests(marker)).toHaveLength(2);
     expect(first.messages.at(-1).role).toBe('user');
     const assistant = followUp.messages.at(-4);
     expect(assistant.role).toBe('assistant');
     expect(assistant.tool_calls).toEqual(
-      calls.map((call, index) => ({ id: ids[index], type: 'function', function: { name: 'slow', arguments: JSON.stringify(call.arguments) } })),
+      calls.map((call, index) => ({ id: ids[index], type: 'function', function: { name: 'held', arguments: JSON.stringify(call.arguments) } })),
     );
     // In the assistant's order, not in the order the calls finished.
     const toolMessages = followUp.messages.slice(-3);
