@@ -11,6 +11,13 @@ const REVOKED_EVENT = `event: error\ndata: ${JSON.stringify({ code: 'unauthorize
 const lastEvent = (text: string) => text.trimEnd().split('\n\n').at(-1);
 
 /**
+ * An answer that sends three tokens, then holds the connection (until the provider idle timeout
+ * of 60 s): what the key opened is still streaming when the revocation comes, however long that
+ * takes (a CLI process alone takes seconds to start on a busy machine).
+ */
+const UNENDING = scripted({ tokens: 50, stallAfterTokens: 3 });
+
+/**
  * Revoking a key closes what it and the session tokens minted from it opened, on every API
  * process: their websockets (1008), SSE streams (an `error` event `unauthorized`, then the end)
  * and /api/chat streams (an `error` chunk, then `[DONE]`), at once when the revocation is
@@ -37,30 +44,40 @@ describe('a revoked key', () => {
     await stack.close();
   });
 
+  /** The unending turns a test started, cancelled after it with a new key of their user (theirs is revoked). */
+  const unending: { userId: string; turnId: string }[] = [];
+  afterEach(async () => {
+    for (const { userId, turnId } of unending.splice(0)) {
+      const { apiKey } = await stack.resources.users.createApiKey(userId);
+      expect((await apiClient(stack.url, apiKey).post(`/v1/turns/${turnId}/cancel`)).status).toBe(200);
+    }
+  });
+
   /** A turn's SSE events read with `bearer` (an API key or a session token). */
   const turnEvents = (url: string, bearer: string, turnId: string) => read(fetch(`${url}/v1/turns/${turnId}/events`, { headers: { authorization: `Bearer ${bearer}` } }));
 
-  /** A long answer streamed through /api/chat with `bearer`. */
+  /** An unending answer streamed through /api/chat with `bearer`. */
   const chat = (url: string, bearer: string) =>
     read(
       fetch(`${url}/api/chat`, {
         method: 'POST',
         headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ id: `chat-${randomUUID()}`, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: scripted({ tokens: 500, tokenDelayMs: 20 }) }] }] }),
+        body: JSON.stringify({ id: `chat-${randomUUID()}`, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: UNENDING }] }] }),
       }),
     );
 
-  async function longTurn(apiKey: string): Promise<{ conversationId: string; turnId: string }> {
-    const api = apiClient(stack.url, apiKey);
+  async function unendingTurn(user: { id: string; apiKey: string }): Promise<{ conversationId: string; turnId: string }> {
+    const api = apiClient(stack.url, user.apiKey);
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
-    const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ tokens: 300, tokenDelayMs: 20 }) })).body.turnId as string;
+    const turnId = (await api.post(`/v1/conversations/${conversationId}/turns`, { content: UNENDING })).body.turnId as string;
+    unending.push({ userId: user.id, turnId });
     return { conversationId, turnId };
   }
 
   it('closes its websockets and SSE streams on every API process when the CLI revokes it', async () => {
     const user = await stack.resources.users.createUserWithKey('revoked-by-cli');
     const other = await stack.resources.users.createUserWithKey('bystander');
-    const { conversationId, turnId } = await longTurn(user.apiKey);
+    const { conversationId, turnId } = await unendingTurn(user);
     // One of them opened with a session token minted from the key: it goes with the key.
     const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
     const sockets = await Promise.all([
@@ -113,11 +130,13 @@ describe('a revoked key', () => {
 
   it('ends the SSE and /api/chat streams opened with its session tokens on every API process', async () => {
     const user = await stack.resources.users.createUserWithKey('session-streams');
-    const { turnId } = await longTurn(user.apiKey);
+    const { turnId } = await unendingTurn(user);
     const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
     const events = [stack.url, quiet.url].map((url) => turnEvents(url, token as string, turnId));
     const chats = [stack.url, quiet.url].map((url) => chat(url, token as string));
     for (const stream of [...events, ...chats]) await stream.seen('text-delta');
+    // `start.messageId` is the chat's turn.
+    for (const stream of chats) unending.push({ userId: user.id, turnId: JSON.parse(stream.text().split('\n\n')[0]!.slice('data: '.length)).messageId });
 
     // Neither process sweeps within the test: only the announcement can end them.
     await stack.resources.users.revokeApiKey(user.keyId);
@@ -131,7 +150,7 @@ describe('a revoked key', () => {
 
   it('closes them within KEY_REVOCATION_CHECK_MS when the revocation was not announced', async () => {
     const user = await stack.resources.users.createUserWithKey('revoked-quietly');
-    const { conversationId, turnId } = await longTurn(user.apiKey);
+    const { conversationId, turnId } = await unendingTurn(user);
     const { token } = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
     const socket = await TestWsClient.connect(sweeping.url, { apiKey: user.apiKey });
     socket.send({ type: 'subscribe', conversationId });
@@ -148,9 +167,10 @@ describe('a revoked key', () => {
 
 /**
  * A stream as a test reads it: `seen` waits for a piece of its text (and rejects if the stream
- * ends without it); `ended` resolves with all of it once the server ends the stream.
+ * ends without it); `text` is what came so far; `ended` resolves with all of it once the server
+ * ends the stream.
  */
-function read(request: Promise<Response>): { seen(part: string): Promise<void>; ended: Promise<string> } {
+function read(request: Promise<Response>): { seen(part: string): Promise<void>; text(): string; ended: Promise<string> } {
   let text = '';
   const readers = new Set<() => void>();
   const ended = request.then(async (response) => {
@@ -173,5 +193,5 @@ function read(request: Promise<Response>): { seen(part: string): Promise<void>; 
       check();
       ended.then(() => reject(new Error(`the stream ended without ${part}: ${text.slice(-300)}`)), reject);
     });
-  return { seen, ended };
+  return { seen, text: () => text, ended };
 }

@@ -1,5 +1,6 @@
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
+import { waitForNoJobLeft } from '../support/job-counts';
 import { spawnService, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
 import { markedScripted } from '../support/scripted';
@@ -77,8 +78,7 @@ describe('Redis restarts with its data', () => {
     const statuses = await checkInvariants(stack.resources.db, { turnIds: [inFlight, ...later], toolExecutions: [], events: client.events() });
     expect(new Set(Object.values(statuses))).toEqual(new Set(['completed']));
     // No job is left behind in any state that would still run.
-    const counts = await stack.resources.turnQueue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed');
-    expect(Object.values(counts).every((count) => count === 0)).toBe(true);
+    await waitForNoJobLeft(stack.resources.turnQueue);
     client.close();
   }, 30_000);
 });

@@ -46,15 +46,25 @@ describe('webhook deliveries through faults', () => {
     return turnId;
   }
 
+  const eventIdOf = (webhook: ReceivedWebhook) => webhook.headers['webhook-id']!;
+
+  /**
+   * Waits until the requests matching `filter` carry `count` events (every attempt of an event
+   * carries its `webhook-id`, and an early retry may come before another event's first attempt);
+   * returns those requests.
+   */
+  async function waitForEvents(count: number, filter: (webhook: ReceivedWebhook) => boolean = () => true): Promise<ReceivedWebhook[]> {
+    for (let requests = count; ; requests++) {
+      const taken = await receiver.waitFor(requests, filter, 60_000);
+      if (new Set(taken.map(eventIdOf)).size === count) return taken;
+    }
+  }
+
   /** Switches the receiver to 200 and waits until every event id in `ids` was answered so; returns those requests. */
-  async function acceptUntilAll(ids: Set<string>): Promise<ReceivedWebhook[]> {
+  function acceptUntilAll(ids: Set<string>): Promise<ReceivedWebhook[]> {
     const from = receiver.received.length;
     receiver.answers = [200];
-    const accepted = (webhook: ReceivedWebhook) => receiver.received.indexOf(webhook) >= from && ids.has(webhook.headers['webhook-id']!);
-    for (let count = 1; ; count++) {
-      const taken = await receiver.waitFor(count, accepted, 60_000);
-      if (new Set(taken.map((webhook) => webhook.headers['webhook-id'])).size === ids.size) return taken;
-    }
+    return waitForEvents(ids.size, (webhook) => receiver.received.indexOf(webhook) >= from && ids.has(eventIdOf(webhook)));
   }
 
   describe('a worker SIGKILLed with deliveries pending', () => {
@@ -72,9 +82,7 @@ describe('webhook deliveries through faults', () => {
       // Three turns end on the victim; each first attempt is refused, so their retries wait in Redis.
       const turnIds = [];
       for (const n of [1, 2, 3]) turnIds.push(await runTurn(stack.url, apiKey, `turn ${n}`));
-      await receiver.waitFor(3);
-      const retrying = new Set(receiver.received.map((webhook) => webhook.headers['webhook-id']!));
-      expect(retrying.size).toBe(3);
+      const retrying = new Set((await waitForEvents(3)).map(eventIdOf));
       await victim.kill('SIGKILL');
 
       // With no worker at all, a queued turn is cancelled: its event is committed with the cancel
@@ -92,7 +100,7 @@ describe('webhook deliveries through faults', () => {
       const payloads = accepted.filter((webhook) => webhook.headers['webhook-id']).map((webhook) => new Webhook(secret).verify(webhook.body, webhook.headers) as any);
       expect(new Set(payloads.map((payload) => payload.data.turnId))).toEqual(new Set([...turnIds, queued]));
       // Every attempt of an event carried its id; nothing arrived under another.
-      const ids = new Set(receiver.received.map((webhook) => webhook.headers['webhook-id']));
+      const ids = new Set(receiver.received.map(eventIdOf));
       expect(ids).toEqual(new Set([...retrying, recorded.eventId]));
     }, 120_000);
   });
@@ -116,8 +124,7 @@ describe('webhook deliveries through faults', () => {
       const { apiKey } = await stack.createUser('redis-restart');
       const secret = await register(apiClient(stack.url, apiKey));
       const turnIds = [await runTurn(stack.url, apiKey, 'before the restart one'), await runTurn(stack.url, apiKey, 'before the restart two')];
-      await receiver.waitFor(2);
-      const waiting = new Set(receiver.received.map((webhook) => webhook.headers['webhook-id']!));
+      const waiting = new Set((await waitForEvents(2)).map(eventIdOf));
 
       await restart();
       const accepted = await acceptUntilAll(waiting);

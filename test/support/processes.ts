@@ -30,8 +30,11 @@ export interface ServiceProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
   /** Sends a signal without waiting (SIGSTOP, SIGCONT). */
   signal(signal: NodeJS.Signals): void;
-  /** Resolves with the first JSON log line (already written or future) that matches; rejects after `timeoutMs` (default 20000). */
-  waitForLog(predicate: (entry: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
+  /**
+   * Resolves with the first JSON log line (already written or future) that matches; rejects after
+   * `timeoutMs` (default 20000), or at once when `signal` aborts (a wait that another one made moot).
+   */
+  waitForLog(predicate: (entry: Record<string, any>) => boolean, timeoutMs?: number, signal?: AbortSignal): Promise<Record<string, any>>;
 }
 
 export interface SpawnOptions {
@@ -52,15 +55,22 @@ export function spawnService(kind: 'api' | 'worker', env: Record<string, string>
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const entries: Record<string, any>[] = [];
   let logWaiters: { predicate: (entry: Record<string, any>) => boolean; resolve: (entry: Record<string, any>) => void }[] = [];
-  const waitForLog = (predicate: (entry: Record<string, any>) => boolean, timeoutMs = 20_000) => {
+  const waitForLog = (predicate: (entry: Record<string, any>) => boolean, timeoutMs = 20_000, signal?: AbortSignal) => {
     const seen = entries.find(predicate);
     if (seen) return Promise.resolve(seen);
     return new Promise<Record<string, any>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${kind}: no matching log line within ${timeoutMs} ms`)), timeoutMs);
+      const abort = () => {
+        clearTimeout(timer);
+        logWaiters = logWaiters.filter((waiter) => waiter.predicate !== predicate);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', abort, { once: true });
       logWaiters.push({
         predicate,
         resolve: (entry) => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', abort);
           resolve(entry);
         },
       });

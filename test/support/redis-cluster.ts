@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { poll } from './poll';
 import { reservePorts } from './ports';
 
 /**
@@ -127,15 +128,6 @@ async function ask<T>(port: number, command: (redis: Redis) => Promise<T>): Prom
     return undefined;
   } finally {
     redis.disconnect();
-  }
-}
-
-/** Polling a server's state is the one wait with no event to wait for. */
-async function poll(failure: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(failure);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
