@@ -4,7 +4,7 @@ import { spawnServices, type ServiceProcess } from '../support/processes';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
-import { TestWsClient } from '../support/ws-client';
+import { isEvent, TestWsClient } from '../support/ws-client';
 
 /**
  * Two API processes (each with its gateway) and three workers on one Redis and one PostgreSQL:
@@ -12,7 +12,13 @@ import { TestWsClient } from '../support/ws-client';
  * one SIGTERMed midway. Every turn ends, every subscriber gets every event of its conversations
  * exactly once, and no stored tool result runs again.
  */
-const TERMINAL = new Set(['turn-finish', 'turn-error', 'turn-cancelled']);
+/**
+ * The turn posted right after the midpoint streams its first attempt for seconds: the worker
+ * running it is killed once a subscriber sees it stream, so the kill lands mid-stream under any
+ * load (a short turn could end between its worker's log line and the kill). A new attempt
+ * answers at the usual pace.
+ */
+const LONG_FIRST_ATTEMPT = { attempts: [{ tokens: 300, tokenDelayMs: 10 }, { tokens: 30, tokenDelayMs: 10 }] };
 
 describe('many processes, two of them stopped midway', () => {
   let tools: ToolHttpServer;
@@ -38,7 +44,7 @@ describe('many processes, two of them stopped midway', () => {
   });
 
   it('ends every turn, relays every event once to both gateways, and runs no stored tool result again', async () => {
-    const [apiA, apiB, doomed, stopped] = processes;
+    const [apiA, apiB, ...workers] = processes;
     const users = await Promise.all(['ada', 'bo', 'cy'].map((name) => stack.createUser(name)));
     const perUser = await Promise.all(
       users.map(async ({ apiKey }) => {
@@ -56,28 +62,38 @@ describe('many processes, two of them stopped midway', () => {
 
     const turns: { turnId: string; user: number }[] = [];
     let stopping: Promise<void> | undefined;
-    /** Turns that stream for a while on their worker (the others wait on their tools elsewhere). */
-    const streaming = new Set<string>();
+    let killedMidStream: string | undefined;
     for (let i = 0; i < 200; i++) {
       const user = i % 3;
-      const { api, conversations } = perUser[user]!;
+      const { api, conversations, watchers } = perUser[user]!;
       const conversationId = conversations[i % conversations.length]!;
       const scenario =
         i % 4 === 0
           ? { steps: [{ toolCalls: [{ name: 'lookup', arguments: { id: i } }, { name: 'lookup', arguments: { id: i + 1000 } }] }, { text: `found ${i}` }] }
-          : { tokens: 30, tokenDelayMs: 10 };
+          : i === 61
+            ? LONG_FIRST_ATTEMPT
+            : { tokens: 30, tokenDelayMs: 10 };
       const posted = await api[i % 2]!.post(`/v1/conversations/${conversationId}/turns`, { content: scripted(scenario), onBusy: 'enqueue' });
       expect(posted.status).toBe(202);
-      turns.push({ turnId: posted.body.turnId, user });
-      if (i % 4 !== 0) streaming.add(posted.body.turnId);
-      if (i === 60) {
-        // Midway, while it streams a turn (turns go on being posted meanwhile): one worker dies,
-        // one is stopped as a deploy would; the third carries on.
-        const endedTurns = () => new Set(perUser.flatMap(({ watchers }) => watchers[0]!.events().filter((event) => TERMINAL.has(event.type)).map((event) => event.turnId)));
-        stopping = doomed!
-          .waitForLog((entry) => entry.msg === 'turn started' && streaming.has(entry.turnId) && !endedTurns().has(entry.turnId), 60_000)
-          .then(() => doomed!.kill('SIGKILL'))
-          .then(() => void stopped!.kill('SIGTERM'));
+      const turnId = posted.body.turnId as string;
+      turns.push({ turnId, user });
+      if (i === 61) {
+        // Midway, while it streams the long turn (turns go on being posted meanwhile): its worker
+        // dies, another is stopped as a deploy would; the third carries on.
+        stopping = (async () => {
+          await watchers[0]!.waitFor(isEvent('text-delta', turnId), 60_000);
+          const found = new AbortController();
+          const victim = await Promise.any(
+            workers.map(async (worker) => {
+              await worker.waitForLog((entry) => entry.msg === 'turn started' && entry.turnId === turnId, 10_000, found.signal);
+              return worker;
+            }),
+          );
+          found.abort();
+          await victim.kill('SIGKILL');
+          killedMidStream = turnId;
+          void workers.find((worker) => worker !== victim)!.kill('SIGTERM');
+        })();
       }
     }
     await stopping;
@@ -96,8 +112,8 @@ describe('many processes, two of them stopped midway', () => {
       expect(onA!.map((event) => JSON.stringify(event))).toEqual(onB!.map((event) => JSON.stringify(event)));
     }
     // The SIGKILL cost something: the turn it was running was taken over by a new attempt.
-    const taken = await stack.resources.db.query<{ count: string }>('SELECT count(*) AS count FROM turns WHERE id = ANY($1) AND attempt > 1', [turns.map((turn) => turn.turnId)]);
-    expect(Number(taken.rows[0]!.count)).toBeGreaterThan(0);
+    const taken = await stack.resources.db.query<{ attempt: number }>('SELECT attempt FROM turns WHERE id = $1', [killedMidStream]);
+    expect(taken.rows[0]!.attempt).toBeGreaterThan(1);
     const events = perUser.flatMap(({ watchers }) => watchers[0]!.events());
     const statuses = await checkInvariants(stack.resources.db, { turnIds: turns.map((turn) => turn.turnId), toolExecutions: tools.executions('/lookup'), events });
     expect(Object.values(statuses).filter((status) => status !== 'completed')).toEqual([]);
