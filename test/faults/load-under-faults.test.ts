@@ -5,7 +5,7 @@ import { eventsOfTurn, visibleStepTexts } from '../support/client-view';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
 import { waitForNoJobLeft } from '../support/job-counts';
-import { spawnServices, type ServiceProcess } from '../support/processes';
+import { spawnServices, workerThatStarted, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
@@ -111,14 +111,7 @@ describe('load under faults', () => {
           60_000,
           'a client to receive a long answer',
         );
-        const found = new AbortController();
-        const victim = await Promise.any(
-          workers.map(async (worker) => {
-            await worker.waitForLog((entry) => entry.msg === 'turn started' && entry.turnId === turnId, 10_000, found.signal);
-            return worker;
-          }),
-        );
-        found.abort();
+        const victim = await workerThatStarted(workers, turnId);
         await victim.kill('SIGKILL');
         killedMidStream = turnId;
         const survivors = workers.filter((worker) => worker !== victim);

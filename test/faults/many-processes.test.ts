@@ -1,6 +1,6 @@
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
-import { spawnServices, type ServiceProcess } from '../support/processes';
+import { spawnServices, workerThatStarted, type ServiceProcess } from '../support/processes';
 import { startTestStack, type TestStack } from '../support/stack';
 import { startToolHttpServer, writeToolsDir, type ToolHttpServer } from '../support/tool-servers';
 import { scripted } from '../support/tool-turns';
@@ -82,14 +82,7 @@ describe('many processes, two of them stopped midway', () => {
         // dies, another is stopped as a deploy would; the third carries on.
         stopping = (async () => {
           await watchers[0]!.waitFor(isEvent('text-delta', turnId), 60_000);
-          const found = new AbortController();
-          const victim = await Promise.any(
-            workers.map(async (worker) => {
-              await worker.waitForLog((entry) => entry.msg === 'turn started' && entry.turnId === turnId, 10_000, found.signal);
-              return worker;
-            }),
-          );
-          found.abort();
+          const victim = await workerThatStarted(workers, turnId);
           await victim.kill('SIGKILL');
           killedMidStream = turnId;
           void workers.find((worker) => worker !== victim)!.kill('SIGTERM');

@@ -120,6 +120,22 @@ export function spawnServices(env: Record<string, string>, counts: { apis: numbe
   return Promise.all(kinds.map((kind) => spawnService(kind, env)));
 }
 
+/** The worker among `workers` that logged starting `turnId` (the one to kill to cut that turn). */
+export async function workerThatStarted(workers: ServiceProcess[], turnId: string, timeoutMs = 10_000): Promise<ServiceProcess> {
+  const found = new AbortController();
+  try {
+    return await Promise.any(
+      workers.map(async (worker) => {
+        await worker.waitForLog((entry) => entry.msg === 'turn started' && entry.turnId === turnId, timeoutMs, found.signal);
+        return worker;
+      }),
+    );
+  } finally {
+    // The other workers' waits would hold their timers to the end.
+    found.abort();
+  }
+}
+
 /** Runs an entry point to its end; for tests of start-up failures. */
 export function runToExit(entry: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawnEntry(entry, env, args);
