@@ -83,6 +83,12 @@ export const configSchema = z
      * and closes the connection, so a client that declares a body and stalls holds no socket.
      */
     REQUEST_TIMEOUT_MS: positiveInt.default(60_000),
+    /**
+     * How long an idle keep-alive connection stays open. Longer than the idle timeout of a load
+     * balancer in front (60 s on AWS's), or the balancer reuses a connection the API has just
+     * closed and answers its client 502; Node's own default is 5 s.
+     */
+    KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(65_000),
     /** The largest batch submission (`POST /v1/batches`), and the most items one may hold. */
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
     /** A file uploaded to `/openai/v1/files` (streamed to storage in 1 MiB chunks, never held whole). OpenAI's own batch input limit. */

@@ -16,7 +16,7 @@ import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { InflightState } from '../event-log/inflight-state';
 import { connectRedis, type RedisClient } from '../redis/redis-connection';
 import type { Resources } from './resources';
-import { listen, requestTimeouts } from './server-helpers';
+import { httpServerTimeouts, listen } from './server-helpers';
 import { createReadinessCheck } from './readiness';
 import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
 import { OpenConnections } from '../auth/open-connections';
@@ -77,7 +77,7 @@ export async function startApi(resources: Resources): Promise<RunningApi> {
   const services = createServices(resources);
   const streams = createStreams(resources, auth, subscriber, liveEvents, services);
   const app = createApiApp(apiDeps(resources, auth, services, streams, toolEvents));
-  const server = http.createServer(requestTimeouts(config.REQUEST_TIMEOUT_MS), app);
+  const server = http.createServer(httpServerTimeouts(config), app);
   const gateway = startGateway(resources, server, auth, services, streams);
   const port = await listen(server, config.PORT, config.HOST);
 

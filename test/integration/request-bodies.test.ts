@@ -30,6 +30,7 @@ describe('request bodies', () => {
         ADMIN_TOKEN,
         MAX_CHAT_BODY_BYTES: String(CHAT_BODY_BYTES),
         REQUEST_TIMEOUT_MS: '5000',
+        KEEP_ALIVE_TIMEOUT_MS: '2500',
       },
     });
     apiKey = (await stack.createUser('alice')).apiKey;
@@ -94,6 +95,20 @@ describe('request bodies', () => {
         body: '{"title": ',
       });
       expect(answer.status).toBe(408);
+      await answer.closed;
+    });
+
+    it('keeps an idle connection open for KEEP_ALIVE_TIMEOUT_MS, says so in Keep-Alive, then closes it', async () => {
+      const answer = await rawRequest(stack.url, { method: 'GET', path: '/healthz' });
+      expect(answer.status).toBe(200);
+      // Node's own default would say timeout=5: the setting reached the server.
+      expect(answer.headers['keep-alive']).toBe('timeout=2');
+      let open = true;
+      void answer.closed.then(() => (open = false));
+      // Still open for a second request on the same connection.
+      answer.socket.write(`GET /healthz HTTP/1.1\r\nHost: ${new URL(stack.url).host}\r\n\r\n`);
+      await new Promise((resolve) => answer.socket.once('data', resolve));
+      expect(open).toBe(true);
       await answer.closed;
     });
   });

@@ -6,6 +6,8 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ PORT: 3000, HOST: '127.0.0.1', LLM_MODEL: 'scripted', REDIS_PREFIX: 'switchyard', LOG_LEVEL: 'info', LOG_FORMAT: 'json' });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.ALLOWED_ORIGINS).toEqual([]);
+    // Above a load balancer's usual 60 s idle timeout (README, "Configuration").
+    expect(config.KEEP_ALIVE_TIMEOUT_MS).toBe(65_000);
   });
 
   it("gives webhooks the contract's figures by default (docs/API.md, \"Webhooks\")", () => {
