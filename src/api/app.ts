@@ -69,6 +69,7 @@ export interface ApiDeps {
   eventStream: TurnEventStreamer;
   uiStream: UiMessageStreamer;
   batches: BatchesRouterDeps['batches'];
+  openAiBatches: BatchesRouterDeps['openAiBatches'];
   startBatch: BatchesRouterDeps['startBatch'];
   batchRunner: BatchesRouterDeps['runner'];
   followBatch: BatchesRouterDeps['followBatch'];
@@ -106,6 +107,7 @@ export function createApiApp(deps: ApiDeps): Express {
     limitUserRate(deps.rateLimiter),
     batchesRouter({
       batches: deps.batches,
+      openAiBatches: deps.openAiBatches,
       startBatch: deps.startBatch,
       runner: deps.batchRunner,
       followBatch: deps.followBatch,

@@ -5,6 +5,7 @@ import type { BatchRunner } from '../batches/batch-runner';
 import { submitBatch, type BatchSubmissionDeps } from '../batches/batch-submission';
 import { AppError, notFound } from '../errors/app-error';
 import type { Batch, BatchesRepository, BatchItemRecord } from '../store/batches-repository';
+import type { OpenAiBatchesRepository } from '../store/openai-batches-repository';
 import { principalOf, userIdOf } from './require-user';
 import type { BatchProgressFrame } from '../batches/batch-progress';
 import type { LiveSseStreams } from './live-sse';
@@ -17,6 +18,8 @@ import { sendJson } from './send-json';
 
 export interface BatchesRouterDeps {
   batches: Pick<BatchesRepository, 'create' | 'get' | 'list' | 'endedItems'>;
+  /** A batch made through `/openai/v1/batches` has a record there (with the batch's id). */
+  openAiBatches: Pick<OpenAiBatchesRepository, 'get'>;
   /** Starts a stored batch's first items (in the background: the submission answers at once). */
   startBatch(batchId: string): void;
   runner: Pick<BatchRunner, 'cancel' | 'retry'>;
@@ -117,6 +120,8 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
     const batch = await deps.batches.get(userIdOf(res), parseRouteId(req.params.id, 'batch'));
     if (!batch) throw notFound('batch');
     if (batch.status === 'cancelling') throw new AppError('invalid_request', 'the batch is being cancelled; retry it once it is cancelled');
+    // Its output and error files are written once, when it ends: a rerun would never reach them.
+    if (await deps.openAiBatches.get(batch.userId, batch.id)) throw new AppError('conflict', 'an OpenAI batch cannot be retried; submit a new OpenAI batch for its failed requests');
     const requeued = await deps.runner.retry(batch.id);
     sendJson(res, batchRetriedSchema, { ...batchView((await deps.batches.get(batch.userId, batch.id))!), requeued });
   });

@@ -16,6 +16,8 @@ export type AppErrorCode =
   | 'idempotency_conflict'
   | 'external_id_conflict'
   | 'already_decided'
+  /** The request does not fit the current state of what it names (it would never succeed as it is). */
+  | 'conflict'
   | 'rate_limited'
   | 'unavailable'
   | 'tool_failed'

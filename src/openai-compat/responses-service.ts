@@ -7,13 +7,13 @@ import type { OpenAiResponsesRepository, ResponseRecord } from '../store/openai-
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
-import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
+import { hasTurnInput, planResponseTurn, type CreateResponseRequest, type ResponseTurnPlan } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
 
 export interface ResponsesServiceDeps {
   conversations: Pick<ConversationsRepository, 'create'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer'>;
-  turns: Pick<TurnsRepository, 'get'>;
+  turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
@@ -30,15 +30,19 @@ export class ResponsesService {
 
   /**
    * 1. The request as a turn (its input, tools and instructions).
-   * 2. With `previous_response_id`: that response's conversation, once its turn has ended, and
-   *    only with an output for each call of the caller's functions it ended with (as OpenAI asks).
+   * 2. With `previous_response_id`: that response's conversation, once its turn has ended, when
+   *    it is the conversation's latest turn, and only with an output for each call of the
+   *    caller's functions it ended with (as OpenAI asks).
    * 3. Otherwise a new conversation.
+   * Each `function_call_output` answers a call given earlier in the input or one of those calls:
+   * an output of no call would make every later request of the conversation fail at the provider.
    * 4. The turn, keyed by the response's id, then the response that names it.
    */
   async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
     const plan = planResponseTurn(request, await this.deps.usableToolNames(userId));
     if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
-    const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id, plan.answeredCalls) : null;
+    const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id, plan) : null;
+    if (!previous) refuseOutsideCalls(plan.outsideCalls, new Set());
     const conversationId = previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' } })).id;
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
@@ -107,19 +111,34 @@ export class ResponsesService {
     return this.object(record, turn);
   }
 
-  private async previous(userId: string, id: string, answered: ReadonlySet<string>): Promise<ResponseRecord> {
+  private async previous(userId: string, id: string, plan: ResponseTurnPlan): Promise<ResponseRecord> {
     const record = await this.deps.responses.get(userId, id);
     const turn = record ? await this.deps.turns.get(record.turnId) : null;
     if (!record || !turn) throw invalid('previous_response_id', `response ${id} not found`);
-    if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, { activeTurnId: turn.id });
-    if (turn.finishReason === 'tool_calls') {
-      const serverRun = new Set((await this.deps.toolCalls.listForTurn(turn.id)).map((call) => call.toolCallId));
-      const last = (await this.deps.messages.listTurnAnswer(turn.id)).findLast((message) => message.role === 'assistant');
-      const unanswered = (last?.toolCalls ?? []).find((call) => !serverRun.has(call.id) && !answered.has(call.id));
-      if (unanswered) throw invalid('input', `no tool output found for function call ${unanswered.id}`);
+    // Continuing an earlier response would append to the later turns too: its context is not OpenAI's branch.
+    if (await this.deps.turns.hasLaterTurn(turn)) {
+      throw new AppError('conflict', `response ${id} is not the latest response of its conversation; only the latest response of a conversation can be continued`, [{ field: 'previous_response_id', message: 'not the latest response of its conversation' }]);
     }
+    if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, { activeTurnId: turn.id });
+    const pending = turn.finishReason === 'tool_calls' ? await this.callerCalls(turn.id) : [];
+    const unanswered = pending.find((call) => !plan.answeredCalls.has(call));
+    if (unanswered) throw invalid('input', `no tool output found for function call ${unanswered}`);
+    refuseOutsideCalls(plan.outsideCalls, new Set(pending));
     return record;
   }
+
+  /** The ids of the calls of the caller's functions that the turn ended with (not run here). */
+  private async callerCalls(turnId: string): Promise<string[]> {
+    const serverRun = new Set((await this.deps.toolCalls.listForTurn(turnId)).map((call) => call.toolCallId));
+    const last = (await this.deps.messages.listTurnAnswer(turnId)).findLast((message) => message.role === 'assistant');
+    return (last?.toolCalls ?? []).map((call) => call.id).filter((call) => !serverRun.has(call));
+  }
+}
+
+/** An output must answer a call: given earlier in the input, or one of `pending` (OpenAI answers 400 too). */
+function refuseOutsideCalls(outsideCalls: readonly string[], pending: ReadonlySet<string>): void {
+  const orphan = outsideCalls.find((call) => !pending.has(call));
+  if (orphan) throw invalid('input', `no function call found for function_call_output with call_id ${orphan}`);
 }
 
 function invalid(field: string, message: string): AppError {

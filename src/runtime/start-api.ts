@@ -278,6 +278,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     eventStream: streams.eventStream,
     uiStream: streams.uiStream,
     batches: resources.batches,
+    openAiBatches: resources.openAiBatches,
     startBatch,
     batchRunner,
     followBatch: streams.followBatch,

@@ -301,6 +301,15 @@ export class TurnsRepository {
     return rows.map(toTurn);
   }
 
+  /** Whether the turn's conversation has a turn made after it. */
+  async hasLaterTurn(turn: Pick<Turn, 'id' | 'conversationId'>, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query<{ later: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM turns WHERE conversation_id = $1 AND ordinal > (SELECT ordinal FROM turns WHERE id = $2)) AS later',
+      [turn.conversationId, turn.id],
+    );
+    return rows[0]!.later;
+  }
+
   /** Unfinished turns of a conversation, oldest first: the first one is the one that may run. */
   async activeTurns(conversationId: string, db: Queryable = this.db): Promise<Turn[]> {
     const { rows } = await db.query<TurnRow>(

@@ -148,7 +148,7 @@ export const batchPaths = documentPaths('Batches', {
       access: 'user',
       requestParams: { path: batchId },
       responses: { '200': jsonResponse('The batch as it is now, and how many items run again.', batchRetriedSchema) },
-      errors: ['not_found'],
+      errors: ['not_found', 'conflict'],
     },
   },
 });

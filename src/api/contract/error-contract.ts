@@ -15,6 +15,7 @@ export const ERROR_STATUS: Record<AppErrorCode, number> = {
   idempotency_conflict: 409,
   external_id_conflict: 409,
   already_decided: 409,
+  conflict: 409,
   rate_limited: 429,
   unavailable: 503,
   tool_failed: 502,

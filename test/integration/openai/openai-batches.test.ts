@@ -79,6 +79,28 @@ describe('OpenAI-compatible batches', () => {
     expect((await client.batches.list()).data.map((each) => each.id)).toContain(created.id);
   }, 60_000);
 
+  it('refuses to retry an OpenAI batch natively (409): its files are written once, so it is left as it ended', async () => {
+    const input = await upload([batchLine('fails', { model: 'scripted', messages: [{ role: 'user', content: scripted({ error: { status: 400, message: 'no retry here' } }) }] })]);
+    const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const events = await followBatchEvents(stack.url, apiKey, created.id);
+    try {
+      expect(await events.finished()).toMatchObject({ counts: { total: 1, failed: 1 } });
+    } finally {
+      events.close();
+    }
+    const ended = await client.batches.retrieve(created.id);
+    const asked = () => stack.scripted.requests.filter((request) => JSON.stringify(request.body).includes('no retry here')).length;
+    const askedBefore = asked();
+
+    const retry = await fetch(`${stack.url}/v1/batches/${created.id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+    expect(retry.status).toBe(409);
+    expect(await retry.json()).toEqual({ error: { code: 'conflict', message: expect.stringContaining('submit a new OpenAI batch') } });
+    expect(await client.batches.retrieve(created.id)).toEqual(ended);
+    const native = (await (await fetch(`${stack.url}/v1/batches/${created.id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as any;
+    expect(native).toMatchObject({ status: 'completed', counts: { failed: 1, queued: 0, running: 0 } });
+    expect(asked()).toBe(askedBefore);
+  });
+
   it('keeps the results of the items that ended when a batch is cancelled (partial results)', async () => {
     const quick = [0, 1].map((n) => batchLine(`quick-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ text: `Quick ${n}.` }) }] }));
     const slow = Array.from({ length: 12 }, (_, n) => batchLine(`slow-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ tokens: 3000, tokenDelayMs: 20 }) }] }));

@@ -161,4 +161,45 @@ describe('OpenAI-compatible responses', () => {
       { role: 'tool', tool_call_id: call.call_id, content: JSON.stringify({ sky: 'sunny' }) },
     ]);
   });
+
+  it('refuses a function_call_output that answers no function call, storing nothing, and the conversation goes on', async () => {
+    const owner = await stack.createUser('responses-orphan');
+    const ownClient = openAiClient(stack.url, owner.apiKey);
+    const refused = async (request: OpenAI.Responses.ResponseCreateParamsNonStreaming) => {
+      const error = await ownClient.responses.create(request).then(() => { throw new Error('expected a 400'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'input', code: 'invalid_request', message: expect.stringContaining('call_nowhere') });
+    };
+    const count = async (table: 'turns' | 'conversations') =>
+      (await stack.resources.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [owner.id])).rows[0]!.n;
+
+    // Without previous_response_id: nothing in the input calls it.
+    await refused({ input: [{ role: 'user', content: 'Go on.' }, { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' }] });
+    // An output given before its call does not answer it either.
+    await refused({ input: [{ type: 'function_call_output', call_id: 'call_nowhere', output: '{}' }, { type: 'function_call', call_id: 'call_nowhere', name: 'f', arguments: '{}' }, { role: 'user', content: 'Go on.' }] });
+    expect([await count('conversations'), await count('turns')]).toEqual([0, 0]);
+
+    // With previous_response_id: that response called no function.
+    const first = await ownClient.responses.create({ input: scripted({ text: 'Orphan first.' }) });
+    await refused({ previous_response_id: first.id, input: [{ role: 'user', content: 'Go on.' }, { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' }] });
+    expect(await count('turns')).toBe(1);
+
+    const next = await ownClient.responses.create({ previous_response_id: first.id, input: scripted({ text: 'Orphan next.' }) });
+    expect(next).toMatchObject({ status: 'completed', output_text: 'Orphan next.' });
+    const sent = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('Orphan next.')).at(-1)!.body as any;
+    expect(JSON.stringify(sent)).not.toContain('call_nowhere');
+  });
+
+  it('refuses to continue a response that is not the latest of its conversation (409), and sends nothing of it to the model', async () => {
+    const r1 = await client.responses.create({ input: scripted({ text: 'Branch one.' }) });
+    const r2 = await client.responses.create({ previous_response_id: r1.id, input: scripted({ text: 'Branch two.' }) });
+    const error = await client.responses
+      .create({ previous_response_id: r1.id, input: scripted({ text: 'Branch from one.' }) })
+      .then(() => { throw new Error('expected a 409'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+    expect(error).toBeInstanceOf(OpenAI.ConflictError);
+    expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'previous_response_id', code: 'conflict', message: expect.stringContaining('only the latest response') });
+    expect(stack.scripted.requests.some((request) => JSON.stringify(request.body).includes('Branch from one.'))).toBe(false);
+    // The latest one still goes on.
+    expect(await client.responses.create({ previous_response_id: r2.id, input: scripted({ text: 'Branch three.' }) })).toMatchObject({ status: 'completed', output_text: 'Branch three.' });
+  });
 });

@@ -100,6 +100,16 @@ describe('a Responses request as a turn', () => {
       },
     });
     expect([...plan.answeredCalls]).toEqual(['c1']);
+    expect(plan.outsideCalls).toEqual([]);
+    // An output given before its call, or with none, answers a call of an earlier response (if any).
+    const outputsFirst = createResponseSchema.parse({
+      input: [
+        { type: 'function_call_output', call_id: 'c1', output: 'R' },
+        { type: 'function_call', call_id: 'c1', name: 'mine', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c2', output: 'R' },
+      ],
+    });
+    expect(planResponseTurn(outputsFirst, usable).outsideCalls).toEqual(['c1', 'c2']);
   });
 
   it('runs a single user message as it is, and refuses a field OpenAI does not have', () => {
