@@ -399,6 +399,15 @@ describe('webhook URLs', () => {
     expect((await api.get('/v1/webhooks')).body.data).toEqual([]);
   });
 
+  it.each([
+    ['http://localhost/hook', 'the host localhost resolves to a loopback, private or link-local address'],
+    ['http://nothing-here.invalid/hook', 'the host nothing-here.invalid does not resolve'],
+  ])('tells who registers %s nothing of the network the server sees: no address, no resolver error', async (url, reason) => {
+    const refused = await api.post('/v1/webhooks', { url, events: ['*'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ message: `url refused: ${reason}`, details: [{ field: 'url', message: reason }] });
+  });
+
   it('refuses an event type it does not know', async () => {
     expect((await api.post('/v1/webhooks', { url: 'https://example.com/hook', events: ['turn.exploded'] })).status).toBe(400);
   });
