@@ -18,8 +18,8 @@ const TOOL_CALL_STATUSES = ['succeeded', 'failed'] as const;
 const BATCH_ITEM_ENDS = ['succeeded', 'failed', 'cancelled'] as const;
 const TRANSPORTS = ['websocket', 'sse'] as const;
 const WEBHOOK_DELIVERY_OUTCOMES = ['delivered', 'failed'] as const;
-/** How a webhook attempt went: answered 2xx, answered otherwise, no answer in time, no connection, or a URL refused. */
-export const WEBHOOK_ATTEMPT_OUTCOMES = ['success', 'http_error', 'timeout', 'network_error', 'refused'] as const;
+/** How a webhook attempt went: answered 2xx, answered otherwise, no answer in time, no connection, a URL refused, or not made (an internal error: a secret that cannot be decrypted). */
+export const WEBHOOK_ATTEMPT_OUTCOMES = ['success', 'http_error', 'timeout', 'network_error', 'refused', 'unattempted'] as const;
 /** The tool label of a name the registry does not know: names from outside never become labels. */
 export const OTHER_TOOL = 'other';
 /** Queue counts are read from Redis at most this often, however many scrapers ask. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics/metrics';
+import type { Metrics, WEBHOOK_ATTEMPT_OUTCOMES } from '../metrics/metrics';
+import { toStorableText } from '../storable/storable-text';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
 import type { DeliveryBatches } from './delivery-batches';
@@ -44,6 +45,9 @@ export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date };
  *    connection kept alive to that address when there is one.
  * 5. Records the outcome: delivered, or the next attempt by the retry schedule, or failed; an
  *    endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled here.
+ * An attempt that cannot be made (a secret WEBHOOK_SECRET_KEY no longer opens, any other error
+ * before the request) is a failed attempt too: thrown, it would leave the delivery pending with
+ * its attempts uncounted, and its job and the relay would try it again without end.
  */
 export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryNext> {
   const now = deps.now ?? Date.now;
@@ -56,7 +60,10 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
     return { kind: 'done' };
   }
 
-  const outcome = await attempt(deps, delivery, endpoint, now());
+  const outcome = await attempt(deps, delivery, endpoint, now()).catch((error: unknown): Unattempted => {
+    deps.logger.error({ err: error, deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook attempt could not be made');
+    return { kind: 'unattempted', reason: 'the attempt could not be made: an internal error (see the server log)' };
+  });
   if (outcome.kind === 'answered' && outcome.ok) {
     await deps.batches.markDelivered(delivery.id, outcome.statusCode);
     deps.metrics.webhookAttempts.inc({ outcome: 'success' });
@@ -69,7 +76,10 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
   deps.metrics.webhookAttempts.inc({ outcome: record.outcome });
   const decision = decideRetry(deps.settings.schedule, { failedAttempts: delivery.attempts + 1, sinceStartMs: now() - startedAt(delivery).getTime() });
   const nextAt = decision.kind === 'retry' ? new Date(now() + decision.delayMs) : null;
-  const { disabled } = await deps.webhooks.markAttemptFailed(delivery, record, nextAt, deps.settings.disableAfterMs);
+  // A receiver's answer or an error message may hold a NUL, which PostgreSQL refuses in text: the
+  // write would fail and leave the attempt unrecorded, to be made again without end.
+  const attempted = { statusCode: record.statusCode, error: toStorableText(record.error) };
+  const { disabled } = await deps.webhooks.markAttemptFailed(delivery, attempted, nextAt, deps.settings.disableAfterMs);
   if (disabled) deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled: its deliveries have failed for too long');
   if (!nextAt) {
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'failed' });
@@ -80,6 +90,7 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
 }
 
 type Refused = { kind: 'refused'; reason: string };
+type Unattempted = { kind: 'unattempted'; reason: string };
 
 /**
  * When the delivery's first attempt was due: its event, or the redeliver that sent it again. A
@@ -88,20 +99,27 @@ type Refused = { kind: 'refused'; reason: string };
  */
 const startedAt = (delivery: WebhookDelivery): Date => delivery.redeliveredAt ?? delivery.createdAt;
 
-async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, endpoint: WebhookEndpoint, nowMs: number): Promise<AttemptOutcome | Refused> {
+async function attempt(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, endpoint: WebhookEndpoint, nowMs: number): Promise<AttemptOutcome | Refused | Unattempted> {
   const checked = await resolveWebhookTarget(endpoint.url, { allowPrivateNetworks: deps.settings.allowPrivateNetworks, resolve: deps.resolve });
   if (!checked.ok) return { kind: 'refused', reason: checked.reason };
+  let secrets: string[];
+  try {
+    secrets = liveSecrets(deps.secretBox, endpoint, nowMs);
+  } catch (error) {
+    deps.logger.error({ err: error, endpointId: endpoint.id }, 'webhook secret cannot be decrypted: was WEBHOOK_SECRET_KEY changed?');
+    return { kind: 'unattempted', reason: "the endpoint's signing secret cannot be decrypted (WEBHOOK_SECRET_KEY changed?); rotate its secret" };
+  }
   const { payload } = delivery;
   // The contract's field order; jsonb keeps its own.
   const body = JSON.stringify({ id: payload.id, type: payload.type, createdAt: payload.createdAt, data: payload.data });
-  const headers = signWebhook({ id: delivery.eventId, timestamp: Math.floor(nowMs / 1000), body, secrets: liveSecrets(deps.secretBox, endpoint, nowMs) });
+  const headers = signWebhook({ id: delivery.eventId, timestamp: Math.floor(nowMs / 1000), body, secrets });
   return sendWebhook(checked.target, deps.connections.agentFor(checked.target), { headers, body, timeoutMs: deps.settings.timeoutMs });
 }
 
-function describeFailure(outcome: Exclude<AttemptOutcome, { kind: 'answered'; ok: true }> | Refused): {
-  outcome: 'http_error' | 'timeout' | 'network_error' | 'refused';
+function describeFailure(outcome: Exclude<AttemptOutcome, { kind: 'answered'; ok: true }> | Refused | Unattempted): {
+  outcome: Exclude<(typeof WEBHOOK_ATTEMPT_OUTCOMES)[number], 'success'>;
   statusCode: number | null;
-  error: string | null;
+  error: string;
 } {
   switch (outcome.kind) {
     case 'answered':
@@ -112,5 +130,7 @@ function describeFailure(outcome: Exclude<AttemptOutcome, { kind: 'answered'; ok
       return { outcome: 'network_error', statusCode: null, error: outcome.message };
     case 'refused':
       return { outcome: 'refused', statusCode: null, error: outcome.reason };
+    case 'unattempted':
+      return { outcome: 'unattempted', statusCode: null, error: outcome.reason };
   }
 }

@@ -36,7 +36,9 @@ export function checkWebhookUrl(text: string): { ok: true; url: URL } | { ok: fa
  * Resolves the URL's host once and checks every address it has: one that is loopback, private,
  * link-local (or any range other than public unicast) refuses the whole host, so a name with a
  * public and an inside address cannot be used to reach the inside. The attempt then connects to
- * the address checked here (webhook-sender.ts), not to a second resolution.
+ * the address checked here (webhook-sender.ts), not to a second resolution. A refusal names
+ * neither the address nor the resolver's error: it reaches whoever registers a URL, and would
+ * otherwise let any API key map the names of the network the server is in.
  */
 export async function resolveWebhookTarget(text: string, policy: TargetPolicy): Promise<TargetCheck> {
   const checked = checkWebhookUrl(text);
@@ -46,13 +48,12 @@ export async function resolveWebhookTarget(text: string, policy: TargetPolicy): 
   let addresses: { address: string; family: number }[];
   try {
     addresses = ipaddr.isValid(hostname) ? [{ address: hostname, family: ipaddr.parse(hostname).kind() === 'ipv6' ? 6 : 4 }] : await (policy.resolve ?? resolveAll)(hostname);
-  } catch (error) {
-    return { ok: false, reason: `the host ${hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+  } catch {
+    return { ok: false, reason: `the host ${hostname} does not resolve` };
   }
   if (addresses.length === 0) return { ok: false, reason: `the host ${hostname} has no address` };
   if (!policy.allowPrivateNetworks) {
-    const inside = addresses.find((each) => !isPublicAddress(each.address));
-    if (inside) return { ok: false, reason: `the host ${hostname} resolves to ${inside.address}, a loopback, private or link-local address` };
+    if (addresses.some((each) => !isPublicAddress(each.address))) return { ok: false, reason: `the host ${hostname} resolves to a loopback, private or link-local address` };
   }
   return { ok: true, target: { url, addresses: addresses.map((each) => ({ address: each.address, family: each.family === 6 ? 6 : 4 })) } };
 }

@@ -15,10 +15,14 @@ export interface ReceivedWebhook {
 
 /**
  * How the receiver answers a request: a status (with a short body), never (the request hangs
- * until the receiver closes), or a status with headers and a body of `bodyBytes` written as the
- * client reads it (`'endless'`: written until the client goes).
+ * until the receiver closes), a status with headers and a body of `bodyBytes` written as the
+ * client reads it (`'endless'`: written until the client goes), or a status with these very bytes.
  */
-export type ReceiverAnswer = number | 'hang' | { status: number; headers?: Record<string, string>; bodyBytes: number | 'endless' };
+export type ReceiverAnswer =
+  | number
+  | 'hang'
+  | { status: number; headers?: Record<string, string>; bodyBytes: number | 'endless' }
+  | { status: number; body: Buffer };
 
 /** What a streamed body is made of: text, so that the start a service keeps of it can be compared. */
 export const STREAMED_BODY_TEXT = 'receiver error ';
@@ -92,6 +96,7 @@ export class WebhookReceiver {
       this.received.push({ headers: req.headers as Record<string, string>, body, json, at: Date.now(), answered });
       if (answer === 'hang') this.hanging.add(res);
       else if (typeof answer === 'number') res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? STREAMED_BODY_TEXT.repeat(1000) : 'ok');
+      else if ('body' in answer) res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body);
       else streamBody(res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }), answer.bodyBytes);
       this.arrivals.emit('arrival');
     });

@@ -43,10 +43,10 @@ describe('a webhook delivery attempt', () => {
     return started;
   }
 
-  /** An endpoint at `url` (as if its host resolved publicly when registered) with one event recorded for it; returns the delivery's id. */
-  async function pendingDelivery(url: string): Promise<string> {
+  /** An endpoint at `url` (sealed with `sealedWith`'s key; as if its host resolved publicly when registered) with one event recorded for it; returns the delivery's id. */
+  async function pendingDelivery(url: string, sealedWith = secretBox): Promise<string> {
     const user = await new UsersRepository(db).createUserWithKey('webhook-attempt');
-    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: secretBox.seal(generateWebhookSecret()) });
+    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: sealedWith.seal(generateWebhookSecret()) });
     await db.query(`SELECT record_webhook_event($1, 'turn.completed', '{"turnId": "turn_1"}'::jsonb)`, [user.id]);
     const [delivery] = (await webhooks.listDeliveries(endpoint.id, { limit: 1 })).data;
     return delivery!.id;
@@ -89,7 +89,7 @@ describe('a webhook delivery attempt', () => {
     const { next, delivery, counted } = await attempt(deliveryId, { insideRefused: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
 
     expect(next).toMatchObject({ kind: 'retry' });
-    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: expect.stringMatching(/resolves to 127\.0\.0\.1, a loopback, private or link-local address/) });
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'the host hooks.example.test resolves to a loopback, private or link-local address' });
     expect(counted).toEqual({ refused: 1 });
     expect(hook.received).toHaveLength(0);
   });
@@ -124,5 +124,17 @@ describe('a webhook delivery attempt', () => {
     expect(counted).toEqual({ http_error: 1 });
     expect(hook.received).toHaveLength(1);
     expect(elsewhere.received).toHaveLength(0);
+  });
+
+  it('records an attempt whose secret the key no longer opens as failed, without calling the receiver', async () => {
+    const hook = await receiver([200]);
+    const deliveryId = await pendingDelivery(hook.url(), new SecretBox('a-webhook-secret-key-since-replaced-by-another'));
+    const { next, delivery, counted } = await attempt(deliveryId);
+
+    // A failed attempt on the retry schedule, not an error that leaves it uncounted.
+    expect(next).toMatchObject({ kind: 'retry' });
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: expect.stringMatching(/signing secret cannot be decrypted/) });
+    expect(counted).toEqual({ unattempted: 1 });
+    expect(hook.received).toHaveLength(0);
   });
 });

@@ -399,6 +399,27 @@ describe('webhook URLs', () => {
     expect((await api.get('/v1/webhooks')).body.data).toEqual([]);
   });
 
+  it.each([
+    ['http://localhost/hook', 'the host localhost resolves to a loopback, private or link-local address'],
+    ['http://nothing-here.invalid/hook', 'the host nothing-here.invalid does not resolve'],
+  ])('tells who registers %s nothing of the network the server sees: no address, no resolver error', async (url, reason) => {
+    const refused = await api.post('/v1/webhooks', { url, events: ['*'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ message: `url refused: ${reason}`, details: [{ field: 'url', message: reason }] });
+  });
+
+  // Refused by the body check every /v1 route shares (api/json-body.ts), before the schema.
+  it.each([
+    ['a NUL', 'description', { url: 'https://example.com/hook', description: 'bad\u0000byte' }, /NUL/],
+    ['a lone surrogate', 'description', { url: 'https://example.com/hook', description: 'half \ud800 a pair' }, /lone surrogate/],
+    ['a NUL', 'url', { url: 'https://example.com/hook?q=\u0000' }, /NUL/],
+    ['a lone surrogate', 'url', { url: 'https://example.com/\udc00' }, /lone surrogate/],
+  ])('refuses %s in %s, which the database cannot store: 400 naming the field, not 500', async (_what, field, body, problem) => {
+    const refused = await api.post('/v1/webhooks', { events: ['*'], ...body });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request', details: [{ field, message: expect.stringMatching(problem) }] });
+  });
+
   it('refuses an event type it does not know', async () => {
     expect((await api.post('/v1/webhooks', { url: 'https://example.com/hook', events: ['turn.exploded'] })).status).toBe(400);
   });

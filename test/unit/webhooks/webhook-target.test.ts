@@ -29,7 +29,8 @@ describe('webhook targets', () => {
 
   it('refuses a host with any inside address among its public ones', async () => {
     const checked = await resolveWebhookTarget('https://hooks.example.com/in', { allowPrivateNetworks: false, resolve: resolvingTo('93.184.215.14', '10.0.0.5') });
-    expect(checked).toEqual({ ok: false, reason: expect.stringContaining('10.0.0.5') });
+    // Without the address: the reason reaches the user, who should learn nothing of the inside network.
+    expect(checked).toEqual({ ok: false, reason: 'the host hooks.example.com resolves to a loopback, private or link-local address' });
   });
 
   it('allows inside addresses only when private networks are allowed', async () => {
@@ -47,6 +48,7 @@ describe('webhook targets', () => {
     const failing = async () => {
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
     };
-    expect(await resolveWebhookTarget('https://nowhere.example/in', { allowPrivateNetworks: false, resolve: failing })).toEqual({ ok: false, reason: expect.stringContaining('ENOTFOUND') });
+    // Without the resolver's error code, which tells a name that does not exist from one the resolver could not answer for.
+    expect(await resolveWebhookTarget('https://nowhere.example/in', { allowPrivateNetworks: false, resolve: failing })).toEqual({ ok: false, reason: 'the host nowhere.example does not resolve' });
   });
 });
