@@ -95,14 +95,16 @@ export async function decideApproval(deps: ApprovalDecisionDeps, input: Decision
     const decision = expired
       ? { approved: false, reason: TIMEOUT_REASON, args: null }
       : { approved: input.approved, reason: input.reason ?? null, args: input.approved ? editedArgs : null };
-    const decided = await deps.toolApprovals.decide(approval.approvalId, decision, tx);
+    // The call moves on first, by an update that waits for the call's row: a cancel that
+    // committed since the read above leaves nothing to move, and then no decision is stored.
     if (decision.approved) {
-      await deps.toolCalls.release(input.turnId, input.toolCallId, editedArgs ?? current.args, tx);
-      return { kind: 'decided' as const, approval: decided, settled: null, expired };
+      if (!(await deps.toolCalls.release(input.turnId, input.toolCallId, editedArgs ?? current.args, tx))) return { kind: 'not_waiting' as const };
+      return { kind: 'decided' as const, approval: await deps.toolApprovals.decide(approval.approvalId, decision, tx), settled: null, expired };
     }
     const error = expired ? { code: 'approval_timeout', message: TIMEOUT_REASON } : { code: 'denied', message: input.reason ?? 'denied by a person' };
     const settled = await deps.toolCalls.settle(input.turnId, input.toolCallId, { status: 'failed', error, attempts: 0 }, tx);
-    return { kind: 'decided' as const, approval: decided, settled, expired };
+    if (!settled) return { kind: 'not_waiting' as const };
+    return { kind: 'decided' as const, approval: await deps.toolApprovals.decide(approval.approvalId, decision, tx), settled, expired };
   });
   if (stored.kind === 'not_found' || stored.kind === 'not_waiting') return { kind: stored.kind };
 

@@ -218,18 +218,22 @@ function announcePhaseEnd(events: TurnEvents, calls: ToolCallRecord[]): void {
 
 /**
  * Arms again what a parked step's calls wait on: an undecided call's request (announced again:
- * the run that made it may have died before) and its expiry, an approved call's tool job.
+ * the run that made it may have died before) and its expiry, an approved server call's tool job,
+ * and an unanswered client call's request and its answer's timeout (the run that committed the
+ * step, or the process that stored the call's approval, may have died before asking the
+ * clients; without the timeout nothing would ever settle the call).
  */
 async function rearmParkedCalls(deps: ToolPhaseDeps, context: { turnId: string; step: number; events: TurnEvents }, calls: ToolCallRecord[]): Promise<void> {
-  const gated = calls.filter((call) => call.approvalId !== null && !isSettled(call));
-  if (gated.length === 0) return;
+  const parked = calls.filter((call) => settledFromOutside(call) && !isSettled(call));
+  if (parked.length === 0) return;
   const approvals = new Map((await deps.toolApprovals.listForStep(context.turnId, context.step)).map((approval) => [approval.toolCallId, approval]));
-  for (const call of gated) {
-    const approval = approvals.get(call.toolCallId);
-    if (!approval) continue;
+  for (const call of parked) {
     if (call.status === 'awaiting_approval') {
-      await requestApproval(deps, context.events, call, approval);
-    } else if (call.kind !== 'client') {
+      const approval = approvals.get(call.toolCallId);
+      if (approval) await requestApproval(deps, context.events, call, approval);
+    } else if (call.kind === 'client') {
+      await requestClientTool(deps, context.events, call);
+    } else {
       await sendApprovedCall(deps, call);
     }
   }

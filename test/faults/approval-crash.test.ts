@@ -32,6 +32,10 @@ describe('tool approvals across crashes', () => {
           needsApproval: true,
           fields: [{ name: 'to', required: true }],
         },
+        'desk.json': [
+          { kind: 'client', name: 'open_file', description: 'Opens a file on the user\'s machine', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'path', required: true }] },
+          { kind: 'client', name: 'sign_file', description: 'Signs a file on the user\'s machine', timeoutMs: 2000, needsApproval: true, fields: [{ name: 'path', required: true }] },
+        ],
       },
     });
   });
@@ -48,7 +52,7 @@ describe('tool approvals across crashes', () => {
    * request: `client` follows it through that API, `observer` through the harness's own (it
    * outlives the processes a test kills).
    */
-  async function parkedTurn(to: string) {
+  async function parkedTurn(to: string, call: { name: string; arguments: Record<string, unknown> } = { name: 'transfer', arguments: { to } }) {
     const worker = await processes.spawn('worker');
     const api = await processes.spawn('api');
     const http = apiClient(api.url, harness.apiKey);
@@ -56,7 +60,7 @@ describe('tool approvals across crashes', () => {
     const client = await TestWsClient.subscribed(api.url, { apiKey: harness.apiKey }, conversationId);
     const observer = await harness.subscribe(conversationId);
     const marker = `run-${to}-${Date.now()}`;
-    const scenario = { steps: [{ toolCalls: [{ name: 'transfer', arguments: { to } }] }, { text: 'sent' }] };
+    const scenario = { steps: [{ toolCalls: [call] }, { text: 'sent' }] };
     const posted = await http.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
     expect(posted.status).toBe(202);
     const turnId = posted.body.turnId as string;
@@ -128,15 +132,48 @@ describe('tool approvals across crashes', () => {
     expect(statuses).toEqual({ [turnId]: 'completed' });
   }, 90_000);
 
-  it('runs an approved call whose process died between storing the decision and sending the call out (the reconciler finds it)', async () => {
-    const { observer, turnId, request } = await parkedTurn('carol');
-    // What a dying API leaves: the decision and the call's release committed, no job sent.
+  /** What an API process that dies right after an approval leaves: the decision and the call's release committed, nothing sent. */
+  async function approveAndDie(turnId: string, toolCallId: string, args: Record<string, unknown>) {
     const { db, toolApprovals, toolCalls } = harness.stack.resources;
     await db.transaction(async (tx) => {
-      const approval = await toolApprovals.lock(turnId, request.toolCallId, tx);
+      const approval = await toolApprovals.lock(turnId, toolCallId, tx);
       await toolApprovals.decide(approval!.approvalId, { approved: true, reason: null, args: null }, tx);
-      await toolCalls.release(turnId, request.toolCallId, { to: 'carol' }, tx);
+      await toolCalls.release(turnId, toolCallId, args, tx);
     });
+  }
+
+  it('runs an approved call whose process died between storing the decision and sending the call out (the reconciler finds it)', async () => {
+    const { observer, turnId, request } = await parkedTurn('carol');
+    await approveAndDie(turnId, request.toolCallId, { to: 'carol' });
     await expectCompletedOnce(observer, turnId, request.toolCallId, 'carol');
   });
+
+  it('asks clients to run an approved client call whose process died before asking them (the reconciler finds it); their answer completes the turn', async () => {
+    const { observer, turnId, request } = await parkedTurn('dave', { name: 'open_file', arguments: { path: '/etc/hosts' } });
+    await approveAndDie(turnId, request.toolCallId, { path: '/etc/hosts' });
+    const asked = (await observer.waitFor(isEvent('tool-call-request', turnId))).event;
+    expect(asked).toMatchObject({ toolCallId: request.toolCallId, toolName: 'open_file', args: { path: '/etc/hosts' } });
+    const answered = await harness.api.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: request.toolCallId, result: '127.0.0.1 localhost' });
+    expect(answered.body).toEqual({ accepted: true });
+
+    const events = (await observer.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(eventsOfType(events, 'turn-finish')).toEqual([expect.objectContaining({ finishReason: 'stop' })]);
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: '127.0.0.1 localhost' })]);
+    const statuses = await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: server.executions('/transfer'), events });
+    expect(statuses).toEqual({ [turnId]: 'completed' });
+  }, 90_000);
+
+  it('gives an approved client call whose process died before asking its clients the tool\'s timeout when no client answers', async () => {
+    const { observer, turnId, request } = await parkedTurn('erin', { name: 'sign_file', arguments: { path: '/tmp/contract' } });
+    await approveAndDie(turnId, request.toolCallId, { path: '/tmp/contract' });
+    await observer.waitFor(isEvent('tool-call-request', turnId));
+
+    const events = (await observer.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(eventsOfType(events, 'turn-finish')).toEqual([expect.objectContaining({ finishReason: 'stop' })]);
+    expect(eventsOfType(events, 'tool-result')).toEqual([
+      expect.objectContaining({ toolCallId: request.toolCallId, error: { code: 'timeout', message: expect.stringContaining('2000 ms') }, attempts: 0 }),
+    ]);
+    const statuses = await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: server.executions('/transfer'), events });
+    expect(statuses).toEqual({ [turnId]: 'completed' });
+  }, 90_000);
 });

@@ -1,6 +1,7 @@
 import { apiClient } from '../../support/http';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 import { transferTool } from '../../support/approval-tools';
+import { waitUntilStatementWaitsForLock } from '../../support/lock-waits';
 import { startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import type { TestWsClient } from '../../support/ws-client';
 import { isEvent } from '../../support/ws-client';
@@ -294,6 +295,31 @@ describe('tool approvals', () => {
     const afterCancel = await harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
     expect(afterCancel.status).toBe(400);
     expect(transfersTo('erin')).toHaveLength(0);
+  });
+
+  it('refuses an approval that a cancel overtakes after its checks: 400, no decision stored or announced, nothing runs', async () => {
+    const { client, turnId, requests } = await startGatedTurn([transferTo('frank')]);
+    const [request] = requests;
+    await waitForStatus(turnId, 'waiting_approval', client);
+    const { db, toolCalls, toolApprovals } = harness.stack.resources;
+    // A cancel holds the call's row while the decision, its checks passed, waits to move the call on, and commits first.
+    let deciding: Promise<{ status: number; body: any }> | undefined;
+    await db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 FOR UPDATE', [turnId, request.toolCallId]);
+      deciding = harness.api.post(`/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+      await waitUntilStatementWaitsForLock(db, "UPDATE tool_calls SET status = 'pending'");
+      await toolCalls.cancelUnsettled(turnId, { code: 'cancelled', message: 'the turn was cancelled' }, tx);
+    });
+    const decided = await deciding!;
+    expect(decided.status).toBe(400);
+    expect(decided.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/no longer waits/) });
+
+    await harness.api.post(`/v1/turns/${turnId}/cancel`, {});
+    const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
+    expect(events.at(-1).type).toBe('turn-cancelled');
+    expect(eventsOfType(events, 'tool-approval-response')).toEqual([]);
+    expect((await toolApprovals.listForStep(turnId, 1)).map((approval) => approval.decision ?? null)).toEqual([null]);
+    expect(transfersTo('frank')).toHaveLength(0);
   });
 
   it('asks clients to run an approved client tool only after the approval', async () => {
