@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { AppError, notFound } from '../errors/app-error';
-import { deliverNow } from '../queue/webhook-queue';
+import { enqueueDelivery } from '../queue/webhook-queue';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import type { SecretBox } from './secret-box';
 import { generateWebhookSecret } from './webhook-signature';
@@ -75,7 +75,9 @@ export async function redeliver(deps: WebhookEndpointsDeps, userId: string, endp
   const delivery = await deps.webhooks.resetForRedelivery(endpointId, deliveryId);
   if (!delivery) throw notFound('delivery');
   // Enqueued here for promptness; were this lost, the relay would add it (the row says not enqueued).
-  await deliverNow(deps.webhookQueue, delivery.id);
+  // A job of this run's own: the previous run's may still be running (its outcome is then not
+  // recorded) or waiting for a retry (it then finds the delivery redelivered and ends).
+  await enqueueDelivery(deps.webhookQueue, delivery);
   await deps.webhooks.markEnqueued([delivery.id]);
   return delivery;
 }

@@ -71,7 +71,7 @@ describe('a webhook delivery attempt', () => {
           settings: { timeoutMs: ATTEMPT_TIMEOUT_MS, schedule: { delaysMs: [60_000], retryForMs: DAY }, disableAfterMs: 3 * DAY, allowPrivateNetworks: !options.insideRefused },
           resolve: options.resolve,
         },
-        deliveryId,
+        { deliveryId, redeliveredAt: null },
       );
       const [delivery] = (await db.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE id = $1', [deliveryId])).rows;
       const after = await webhooks.getDelivery(delivery!.endpoint_id, deliveryId);

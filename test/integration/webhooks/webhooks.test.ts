@@ -226,6 +226,26 @@ describe('webhooks', () => {
     expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/whd_unknown/redeliver`)).status).toBe(404);
   });
 
+  it('runs a redelivery posted during an attempt from its first attempt, whatever that attempt then records', async () => {
+    const hook = await receiver(['hang', 200]);
+    const user = await newUser();
+    const endpoint = await user.register(hook.url());
+    await user.runTurn({ text: 'in flight' });
+    // The first attempt is held by the receiver until it times out: a redeliver lands meanwhile.
+    await hook.waitFor(1);
+    const [delivery] = (await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries`)).body.data;
+    expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`)).status).toBe(202);
+
+    // The redelivery is sent at once, not after the held attempt's retry delay, and is taken; the
+    // held attempt's timeout is not counted against it (the attempt's job ends too: two runs).
+    const [held, redelivered] = await hook.waitFor(2);
+    expect(redelivered!.at - held!.at).toBeLessThan(ATTEMPT_TIMEOUT_MS);
+    expect(redelivered!.headers['webhook-id']).toBe(held!.headers['webhook-id']);
+    await jobs.completed(delivery.id, 2);
+    expect((await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
+    expect(hook.received).toHaveLength(2);
+  });
+
   it('retries a redelivered event older than the retry window from its first attempt again', async () => {
     const hook = await receiver([200, 500, 200]);
     const user = await newUser();
