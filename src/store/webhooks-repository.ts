@@ -1,4 +1,4 @@
-import type { Queryable } from './db';
+import type { Db } from './db';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -96,14 +96,24 @@ const REDELIVERED_MS = `floor(extract(epoch FROM redelivered_at) * 1000)::bigint
 
 /** Endpoints and their deliveries; the delivery rows themselves are written by triggers (migrations/0016_webhooks.sql). */
 export class WebhooksRepository {
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Db) {}
 
-  async createEndpoint(input: Pick<WebhookEndpoint, 'id' | 'userId' | 'url' | 'events' | 'description' | 'secret'>): Promise<WebhookEndpoint> {
-    const { rows } = await this.db.query<EndpointRow>(
-      'INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-      [input.id, input.userId, input.url, input.events, input.description, input.secret],
-    );
-    return toEndpoint(rows[0]!);
+  /**
+   * Registers the endpoint unless the user has `maxPerUser` already (null then). The user's row
+   * is locked while counting, so registrations at once count each other; `NO KEY` leaves rows
+   * that reference the user (turns, conversations) free to be written meanwhile.
+   */
+  async createEndpoint(input: Pick<WebhookEndpoint, 'id' | 'userId' | 'url' | 'events' | 'description' | 'secret'>, maxPerUser: number): Promise<WebhookEndpoint | null> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [input.userId]);
+      const { rows: counted } = await tx.query<{ endpoints: number }>('SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE user_id = $1', [input.userId]);
+      if (counted[0]!.endpoints >= maxPerUser) return null;
+      const { rows } = await tx.query<EndpointRow>(
+        'INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+        [input.id, input.userId, input.url, input.events, input.description, input.secret],
+      );
+      return toEndpoint(rows[0]!);
+    });
   }
 
   async listEndpoints(userId: string): Promise<WebhookEndpoint[]> {

@@ -12,6 +12,8 @@ export interface WebhookEndpointsDeps {
   webhookQueue: Queue;
   secretBox: SecretBox;
   allowPrivateNetworks: boolean;
+  /** WEBHOOK_MAX_ENDPOINTS_PER_USER. */
+  maxEndpointsPerUser: number;
 }
 
 /** How long the secret a rotation replaced keeps signing (the contract's 24 h). */
@@ -49,16 +51,23 @@ export async function registerEndpoint(
   const checked = await resolveWebhookTarget(input.url, { allowPrivateNetworks: deps.allowPrivateNetworks });
   if (!checked.ok) throw new AppError('invalid_request', `url refused: ${checked.reason}`, [{ field: 'url', message: checked.reason }]);
   const secret = generateWebhookSecret();
-  const endpoint = await deps.webhooks.createEndpoint({
-    id: `wh_${randomBytes(12).toString('hex')}`,
-    userId: input.userId,
-    url: input.url,
-    events: [...new Set(input.events)],
-    description: input.description ?? null,
-    secret: deps.secretBox.seal(secret),
-  });
+  const endpoint = await deps.webhooks.createEndpoint(
+    {
+      id: `wh_${randomBytes(12).toString('hex')}`,
+      userId: input.userId,
+      url: input.url,
+      events: [...new Set(input.events)],
+      description: input.description ?? null,
+      secret: deps.secretBox.seal(secret),
+    },
+    deps.maxEndpointsPerUser,
+  );
+  if (!endpoint) throw endpointLimitReached(deps.maxEndpointsPerUser);
   return { ...viewEndpoint(endpoint), secret };
 }
+
+const endpointLimitReached = (limit: number) =>
+  new AppError('invalid_request', `a user has at most ${limit} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_USER); delete one to register another`);
 
 /** A new secret; the one it replaces keeps signing (both signatures sent) for {@link PREVIOUS_SECRET_TTL_MS}. */
 export async function rotateEndpointSecret(deps: WebhookEndpointsDeps, userId: string, id: string, now = Date.now()): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {

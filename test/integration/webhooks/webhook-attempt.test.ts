@@ -46,9 +46,9 @@ describe('a webhook delivery attempt', () => {
   /** An endpoint at `url` (as if its host resolved publicly when registered) with one event recorded for it; returns the delivery's id. */
   async function pendingDelivery(url: string): Promise<string> {
     const user = await new UsersRepository(db).createUserWithKey('webhook-attempt');
-    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: secretBox.seal(generateWebhookSecret()) });
+    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: secretBox.seal(generateWebhookSecret()) }, 1);
     await db.query(`SELECT record_webhook_event($1, 'turn.completed', '{"turnId": "turn_1"}'::jsonb)`, [user.id]);
-    const [delivery] = (await webhooks.listDeliveries(endpoint.id, { limit: 1 })).data;
+    const [delivery] = (await webhooks.listDeliveries(endpoint!.id, { limit: 1 })).data;
     return delivery!.id;
   }
 

@@ -8,6 +8,7 @@ import { WebhookJobs } from '../../support/webhook-jobs';
 import { startTestStack, type TestStack } from '../../support/stack';
 
 const ATTEMPT_TIMEOUT_MS = 600;
+const MAX_ENDPOINTS = 3;
 
 /** Verifies as a receiver would, with the Standard Webhooks library; returns the payload. */
 const verify = (secret: string, webhook: ReceivedWebhook) => new Webhook(secret).verify(webhook.body, webhook.headers) as any;
@@ -28,6 +29,7 @@ describe('webhooks', () => {
         WEBHOOK_RELAY_INTERVAL_MS: '100',
         WEBHOOK_DISABLE_AFTER_MS: '1500',
         APPROVAL_REQUIRED_TOOLS: 'random_number',
+        WEBHOOK_MAX_ENDPOINTS_PER_USER: String(MAX_ENDPOINTS),
       },
     });
     stack = harness.stack;
@@ -190,6 +192,28 @@ describe('webhooks', () => {
     // Every delivery once, the last turn's first.
     const eventOfTurn = new Map(delivered.map((webhook) => [webhook.json.data.turnId, webhook.json.id]));
     expect([...first.data, ...second.data].map((delivery: any) => delivery.eventId)).toEqual([...events].reverse().map((turnId) => eventOfTurn.get(turnId)));
+  });
+
+  it('refuses endpoints past the per-user limit, however many registrations come at once', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const other = await newUser();
+    await other.register(hook.url());
+    const answers = await Promise.all(Array.from({ length: 12 }, () => user.api.post('/v1/webhooks', { url: hook.url(), events: ['*'] })));
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(MAX_ENDPOINTS);
+    const refused = answers.filter((answer) => answer.status !== 201);
+    expect(refused).toHaveLength(12 - MAX_ENDPOINTS);
+    for (const answer of refused) {
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(`at most ${MAX_ENDPOINTS} webhook endpoints \\(WEBHOOK_MAX_ENDPOINTS_PER_USER\\)`) });
+    }
+    const listed = (await user.api.get('/v1/webhooks')).body.data;
+    expect(listed).toHaveLength(MAX_ENDPOINTS);
+
+    // Another user's endpoints count for that user alone; a deleted one frees its place.
+    expect((await user.api.request('DELETE', `/v1/webhooks/${listed[0].id}`)).status).toBe(200);
+    await user.register(hook.url());
+    expect((await user.api.post('/v1/webhooks', { url: hook.url(), events: ['*'] })).status).toBe(400);
   });
 
   it('stops delivering to a deleted endpoint', async () => {
