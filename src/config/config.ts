@@ -260,6 +260,11 @@ export const configSchema = z
     WEBHOOK_RELAY_INTERVAL_MS: positiveInt.default(1000),
     /** Delivery attempts one worker process makes at once. */
     WEBHOOK_CONCURRENCY: positiveInt.default(20),
+    /**
+     * Endpoints one user may register: each is a delivery row written in the commit of every turn's
+     * end and a request to a URL the user chose, and `GET /v1/webhooks` lists them all unpaged.
+     */
+    WEBHOOK_MAX_ENDPOINTS_PER_USER: positiveInt.default(20),
   })
   // A listen URL without DATABASE_URL means a PostgreSQL was meant: the embedded database, which
   // listens on itself, would take the data instead.

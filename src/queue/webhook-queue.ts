@@ -3,16 +3,34 @@ import { z } from 'zod';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 
-/** Ids only: the delivery's body and state live in PostgreSQL (webhook_deliveries). */
-export const webhookJobSchema = z.object({ deliveryId: z.string() });
+/**
+ * Ids only: the delivery's body and state live in PostgreSQL (webhook_deliveries). `redeliveredAt`
+ * (ms) names the run the job is for: the event's (null) or a redeliver's. Jobs added before it
+ * existed are the event's run.
+ */
+export const webhookJobSchema = z.object({ deliveryId: z.string(), redeliveredAt: z.number().nullable().default(null) });
 export type WebhookJobData = z.infer<typeof webhookJobSchema>;
+
+/** One run of a delivery: from its event, or from the redeliver at `redeliveredAt`. */
+export interface DeliveryRun {
+  id: string;
+  redeliveredAt: Date | null;
+}
+
+/**
+ * A run's job id: the delivery's for the event's run, `<deliveryId>.<redeliveredAt ms>` for a
+ * redeliver's. A redelivery thus gets a job of its own even while the previous run's job is
+ * active, or done but not yet removed: with one id it would be dropped as a duplicate, and the
+ * redelivery would wait for the relay's sweep.
+ */
+export const deliveryJobId = (run: DeliveryRun): string => (run.redeliveredAt ? `${run.id}.${run.redeliveredAt.getTime()}` : run.id);
 
 /**
  * The job's own attempts are Switchyard's (a store away longer than a job waits); the
  * receiver's retries are the delivery's, scheduled by the job itself (webhooks/webhook-worker.ts,
  * which moves it back to delayed until the attempt webhooks/webhook-delivery.ts decided).
- * Removed once done either way: PostgreSQL keeps the record, and a redelivery or the relay can
- * add a job of the same id again.
+ * Removed once done either way: PostgreSQL keeps the record, and the relay can add a job of the
+ * same id again.
  */
 const JOB_OPTIONS = { attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true } as const;
 
@@ -20,31 +38,24 @@ export function createWebhookQueue(connection: ConnectionOptions, prefix: string
   return new Queue(WEBHOOK_QUEUE, { connection, prefix });
 }
 
-/** Adds the delivery's job unless it has one (its id is the delivery's); `delayMs` until its next attempt. */
-export async function enqueueDelivery(queue: Queue, deliveryId: string, delayMs = 0): Promise<void> {
-  await enqueueDeliveries(queue, [{ id: deliveryId, delayMs }]);
+/** Adds the run's job unless it has one; `delayMs` until its next attempt. */
+export async function enqueueDelivery(queue: Queue, run: DeliveryRun, delayMs = 0): Promise<void> {
+  await enqueueDeliveries(queue, [{ run, delayMs }]);
 }
 
-/** Adds the jobs of several deliveries in one round trip; each is skipped when it already has one. */
-export async function enqueueDeliveries(queue: Queue, deliveries: { id: string; delayMs: number }[]): Promise<void> {
-  if (deliveries.length === 0) return;
+/** Adds the jobs of several runs in one round trip; each is skipped when it already has one. */
+export async function enqueueDeliveries(queue: Queue, runs: { run: DeliveryRun; delayMs: number }[]): Promise<void> {
+  if (runs.length === 0) return;
   await queue.addBulk(
-    deliveries.map(({ id, delayMs }) => ({
+    runs.map(({ run, delayMs }) => ({
       name: 'deliver',
-      data: { deliveryId: id } satisfies WebhookJobData,
-      opts: { ...JOB_OPTIONS, jobId: id, ...(delayMs > 0 ? { delay: delayMs } : {}) },
+      data: { deliveryId: run.id, redeliveredAt: run.redeliveredAt?.getTime() ?? null } satisfies WebhookJobData,
+      opts: { ...JOB_OPTIONS, jobId: deliveryJobId(run), ...(delayMs > 0 ? { delay: delayMs } : {}) },
     })),
   );
 }
 
-/** Whether the delivery still has a job in Redis (a Redis that came back empty has none). */
-export async function hasDeliveryJob(queue: Queue, deliveryId: string): Promise<boolean> {
-  return (await queue.getJob(deliveryId)) !== undefined;
-}
-
-/** The delivery's job, run now: added, or brought forward when it waits for a later attempt. */
-export async function deliverNow(queue: Queue, deliveryId: string): Promise<void> {
-  await enqueueDelivery(queue, deliveryId);
-  const job = await queue.getJob(deliveryId);
-  if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
+/** Whether the run still has a job in Redis (a Redis that came back empty has none). */
+export async function hasDeliveryJob(queue: Queue, run: DeliveryRun): Promise<boolean> {
+  return (await queue.getJob(deliveryJobId(run))) !== undefined;
 }

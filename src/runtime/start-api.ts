@@ -293,6 +293,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
       webhookQueue: resources.webhookQueue,
       secretBox: resources.secretBox,
       allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER,
     },
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
     // The API streams no completion; it checks the provider only to report it (docs/API.md: /readyz).

@@ -1,4 +1,4 @@
-import type { Queryable } from './db';
+import type { Db } from './db';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -74,16 +74,46 @@ interface DeliveryRow {
   redelivered_at: Date | null;
 }
 
+/** A pending delivery's run, for its job: which run it is and when its next attempt is due. */
+export interface DeliveryToRun {
+  id: string;
+  nextAttemptAt: Date | null;
+  redeliveredAt: Date | null;
+}
+
+type RunRow = Pick<DeliveryRow, 'id' | 'next_attempt_at' | 'redelivered_at'>;
+
+/**
+ * What an attempt read of its delivery: its outcome is recorded only while the delivery is still
+ * so. A redeliver during the attempt changed it (attempts back to 0, a new `redelivered_at`), and
+ * its run, with a job of its own, is the one to record; the attempt's stale count and retry
+ * window must not overwrite it.
+ */
+export type AttemptBasis = Pick<WebhookDelivery, 'id' | 'attempts' | 'redeliveredAt'>;
+
+/** `redelivered_at` in whole ms, as JavaScript's Date reads it: the run an attempt read. */
+const REDELIVERED_MS = `floor(extract(epoch FROM redelivered_at) * 1000)::bigint`;
+
 /** Endpoints and their deliveries; the delivery rows themselves are written by triggers (migrations/0016_webhooks.sql). */
 export class WebhooksRepository {
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Db) {}
 
-  async createEndpoint(input: Pick<WebhookEndpoint, 'id' | 'userId' | 'url' | 'events' | 'description' | 'secret'>): Promise<WebhookEndpoint> {
-    const { rows } = await this.db.query<EndpointRow>(
-      'INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-      [input.id, input.userId, input.url, input.events, input.description, input.secret],
-    );
-    return toEndpoint(rows[0]!);
+  /**
+   * Registers the endpoint unless the user has `maxPerUser` already (null then). The user's row
+   * is locked while counting, so registrations at once count each other; `NO KEY` leaves rows
+   * that reference the user (turns, conversations) free to be written meanwhile.
+   */
+  async createEndpoint(input: Pick<WebhookEndpoint, 'id' | 'userId' | 'url' | 'events' | 'description' | 'secret'>, maxPerUser: number): Promise<WebhookEndpoint | null> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [input.userId]);
+      const { rows: counted } = await tx.query<{ endpoints: number }>('SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE user_id = $1', [input.userId]);
+      if (counted[0]!.endpoints >= maxPerUser) return null;
+      const { rows } = await tx.query<EndpointRow>(
+        'INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+        [input.id, input.userId, input.url, input.events, input.description, input.secret],
+      );
+      return toEndpoint(rows[0]!);
+    });
   }
 
   async listEndpoints(userId: string): Promise<WebhookEndpoint[]> {
@@ -149,35 +179,47 @@ export class WebhooksRepository {
     return new Map(rows.map((row) => [row.delivery.id, { delivery: toDelivery(jsonDates(row.delivery)), endpoint: toEndpoint(jsonDates(row.endpoint)) }]));
   }
 
-  /** Successful attempts, each with its answer's status code: those deliveries are done and their endpoints no longer failing. */
-  async markDelivered(successes: readonly { id: string; statusCode: number }[]): Promise<void> {
+  /**
+   * Successful attempts, each with its answer's status code: those deliveries are done and their
+   * endpoints no longer failing. One redelivered since its attempt read it is left to its new run.
+   */
+  async markDelivered(successes: readonly { delivery: AttemptBasis; statusCode: number }[]): Promise<void> {
     await this.db.query(
       `WITH d AS (
          UPDATE webhook_deliveries w SET status = 'delivered', attempts = w.attempts + 1, last_status_code = s.status_code, last_error = NULL,
            next_attempt_at = NULL, delivered_at = clock_timestamp()
-         FROM unnest($1::text[], $2::int[]) AS s(id, status_code)
-         WHERE w.id = s.id AND w.status = 'pending' RETURNING w.endpoint_id)
+         FROM unnest($1::text[], $2::int[], $3::int[], $4::bigint[]) AS s(id, status_code, read_attempts, read_redelivered_ms)
+         WHERE w.id = s.id AND w.status = 'pending' AND w.attempts = s.read_attempts AND ${REDELIVERED_MS} IS NOT DISTINCT FROM s.read_redelivered_ms
+         RETURNING w.endpoint_id)
        UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL`,
-      [successes.map((each) => each.id), successes.map((each) => each.statusCode)],
+      [
+        successes.map((each) => each.delivery.id),
+        successes.map((each) => each.statusCode),
+        successes.map((each) => each.delivery.attempts),
+        successes.map((each) => each.delivery.redeliveredAt?.getTime() ?? null),
+      ],
     );
   }
 
   /**
    * A failed attempt: retried at `nextAttemptAt`, or failed for good when null. The endpoint
    * counts as failing from its first failure after a success, and is disabled once it has been
-   * failing for `disableAfterMs`. Returns whether this attempt disabled it.
+   * failing for `disableAfterMs`. Returns whether it was recorded (not when the delivery was
+   * redelivered since the attempt read it: its new run has a job of its own) and whether this
+   * attempt disabled the endpoint.
    */
   async markAttemptFailed(
-    delivery: Pick<WebhookDelivery, 'id' | 'endpointId'>,
+    delivery: AttemptBasis,
     attempt: AttemptRecord,
     nextAttemptAt: Date | null,
     disableAfterMs: number,
-  ): Promise<{ disabled: boolean }> {
+  ): Promise<{ recorded: boolean; disabled: boolean }> {
     const { rows } = await this.db.query<{ disabled: boolean }>(
       `WITH d AS (
          UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $2, last_error = $3, next_attempt_at = $4,
            status = CASE WHEN $4::timestamptz IS NULL THEN 'failed' ELSE 'pending' END
-         WHERE id = $1 AND status = 'pending' RETURNING endpoint_id),
+         WHERE id = $1 AND status = 'pending' AND attempts = $6 AND ${REDELIVERED_MS} IS NOT DISTINCT FROM $7::bigint
+         RETURNING endpoint_id),
        s AS (
          SELECT id, failing_since, disabled_at IS NULL AND failing_since < clock_timestamp() - make_interval(secs => $5::double precision / 1000) AS disabling
          FROM webhook_endpoints WHERE id = (SELECT endpoint_id FROM d))
@@ -187,9 +229,9 @@ export class WebhooksRepository {
            THEN 'every delivery failed since ' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') ELSE w.disabled_reason END
        FROM s WHERE w.id = s.id
        RETURNING s.disabling AS disabled`,
-      [delivery.id, attempt.statusCode, attempt.error, nextAttemptAt, disableAfterMs],
+      [delivery.id, attempt.statusCode, attempt.error, nextAttemptAt, disableAfterMs, delivery.attempts, delivery.redeliveredAt?.getTime() ?? null],
     );
-    return { disabled: rows[0]?.disabled ?? false };
+    return { recorded: rows.length > 0, disabled: rows[0]?.disabled ?? false };
   }
 
   /** A disabled endpoint's pending delivery ends without an attempt. */
@@ -197,11 +239,17 @@ export class WebhooksRepository {
     await this.db.query("UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL WHERE id = $1 AND status = 'pending'", [id, reason]);
   }
 
-  /** Sends the delivery again from its first attempt, under the same event id, with its retries' window starting now; null when unknown. */
+  /**
+   * Sends the delivery again from its first attempt, under the same event id, with its retries'
+   * window starting now; null when unknown. `redelivered_at` names the new run (its job id, what
+   * its attempts read): whole ms, so JavaScript reads it exactly, and later than the run before
+   * even within one ms.
+   */
   async resetForRedelivery(endpointId: string, id: string): Promise<WebhookDelivery | null> {
     const { rows } = await this.db.query<DeliveryRow>(
       `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL, last_error = NULL,
-         next_attempt_at = clock_timestamp(), enqueued_at = NULL, delivered_at = NULL, redelivered_at = clock_timestamp()
+         next_attempt_at = clock_timestamp(), enqueued_at = NULL, delivered_at = NULL,
+         redelivered_at = date_trunc('milliseconds', GREATEST(clock_timestamp(), redelivered_at + interval '1 millisecond'))
        WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
       [id, endpointId],
     );
@@ -209,12 +257,12 @@ export class WebhooksRepository {
   }
 
   /** Pending deliveries no job was added for yet (the outbox), oldest first. */
-  async unenqueued(limit: number): Promise<{ id: string; nextAttemptAt: Date | null }[]> {
-    const { rows } = await this.db.query<{ id: string; next_attempt_at: Date | null }>(
-      "SELECT id, next_attempt_at FROM webhook_deliveries WHERE status = 'pending' AND enqueued_at IS NULL ORDER BY ordinal LIMIT $1",
+  async unenqueued(limit: number): Promise<DeliveryToRun[]> {
+    const { rows } = await this.db.query<RunRow>(
+      "SELECT id, next_attempt_at, redelivered_at FROM webhook_deliveries WHERE status = 'pending' AND enqueued_at IS NULL ORDER BY ordinal LIMIT $1",
       [limit],
     );
-    return rows.map((row) => ({ id: row.id, nextAttemptAt: row.next_attempt_at }));
+    return rows.map(toRun);
   }
 
   async markEnqueued(ids: string[]): Promise<void> {
@@ -223,16 +271,18 @@ export class WebhooksRepository {
   }
 
   /** Pending deliveries with a job that should have run `graceMs` ago: their job may be gone (a Redis that lost its data). */
-  async overdue(graceMs: number, limit: number): Promise<{ id: string; nextAttemptAt: Date | null }[]> {
-    const { rows } = await this.db.query<{ id: string; next_attempt_at: Date | null }>(
-      `SELECT id, next_attempt_at FROM webhook_deliveries
+  async overdue(graceMs: number, limit: number): Promise<DeliveryToRun[]> {
+    const { rows } = await this.db.query<RunRow>(
+      `SELECT id, next_attempt_at, redelivered_at FROM webhook_deliveries
        WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
        ORDER BY next_attempt_at LIMIT $2`,
       [graceMs, limit],
     );
-    return rows.map((row) => ({ id: row.id, nextAttemptAt: row.next_attempt_at }));
+    return rows.map(toRun);
   }
 }
+
+const toRun = (row: RunRow): DeliveryToRun => ({ id: row.id, nextAttemptAt: row.next_attempt_at, redeliveredAt: row.redelivered_at });
 
 /** A row read through `to_jsonb`, whose timestamps are text. */
 function jsonDates<Row extends object>(row: Row): Row {

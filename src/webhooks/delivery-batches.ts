@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
+import type { AttemptBasis, WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 
 /** How long a read or a success waits for others to share its statement. */
 const WINDOW_MS = 2;
@@ -16,7 +16,7 @@ const MAX_BATCH = 100;
  */
 export class DeliveryBatches {
   private readonly reads: DataLoader<string, { delivery: WebhookDelivery; endpoint: WebhookEndpoint } | null>;
-  private readonly successes: DataLoader<{ id: string; statusCode: number }, void, string>;
+  private readonly successes: DataLoader<{ delivery: AttemptBasis; statusCode: number }, void, string>;
 
   constructor(webhooks: Pick<WebhooksRepository, 'pendingWithEndpoints' | 'markDelivered'>) {
     const options = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (run: () => void) => setTimeout(run, WINDOW_MS) };
@@ -35,8 +35,8 @@ export class DeliveryBatches {
     return this.reads.load(id);
   }
 
-  /** Records a successful attempt: the delivery is done and its endpoint no longer failing. */
-  markDelivered(id: string, statusCode: number): Promise<void> {
-    return this.successes.load({ id, statusCode });
+  /** Records a successful attempt of the delivery as it read it: the delivery is done and its endpoint no longer failing. */
+  markDelivered(delivery: AttemptBasis, statusCode: number): Promise<void> {
+    return this.successes.load({ delivery, statusCode });
   }
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Metrics, WEBHOOK_ATTEMPT_OUTCOMES } from '../metrics/metrics';
+import type { WebhookJobData } from '../queue/webhook-queue';
 import { toStorableText } from '../storable/storable-text';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
@@ -38,22 +39,25 @@ export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date };
 /**
  * One attempt of a delivery:
  * 1. Reads the delivery with its endpoint; one no longer pending (delivered, redelivered and
- *    done, its endpoint deleted) is done.
+ *    done, its endpoint deleted) is done, and so is one redelivered after the job's run began.
  * 2. A disabled endpoint's delivery fails without an attempt.
  * 3. Resolves and checks the URL's host (webhook-target.ts); a refused host is a failed attempt.
  * 4. Signs the body with every live secret and POSTs it to the checked address, on a
  *    connection kept alive to that address when there is one.
  * 5. Records the outcome: delivered, or the next attempt by the retry schedule, or failed; an
- *    endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled here.
+ *    endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled here. A redeliver during the
+ *    attempt wins: the outcome is not recorded, and the redeliver's run (its own job) goes on.
  * An attempt that cannot be made (a secret WEBHOOK_SECRET_KEY no longer opens, any other error
  * before the request) is a failed attempt too: thrown, it would leave the delivery pending with
  * its attempts uncounted, and its job and the relay would try it again without end.
  */
-export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryNext> {
+export async function attemptDelivery(deps: WebhookDeliveryDeps, run: WebhookJobData): Promise<DeliveryNext> {
   const now = deps.now ?? Date.now;
-  const found = await deps.batches.pendingWithEndpoint(deliveryId);
+  const found = await deps.batches.pendingWithEndpoint(run.deliveryId);
   if (!found) return { kind: 'done' };
   const { delivery, endpoint } = found;
+  // Redelivered since this job's run began: the redeliver's run has a job of its own.
+  if ((delivery.redeliveredAt?.getTime() ?? null) !== run.redeliveredAt) return { kind: 'done' };
   if (endpoint.disabledAt) {
     await deps.webhooks.failUnsent(delivery.id, `the endpoint is disabled: ${endpoint.disabledReason ?? 'disabled'}`);
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'failed' });
@@ -65,7 +69,7 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
     return { kind: 'unattempted', reason: 'the attempt could not be made: an internal error (see the server log)' };
   });
   if (outcome.kind === 'answered' && outcome.ok) {
-    await deps.batches.markDelivered(delivery.id, outcome.statusCode);
+    await deps.batches.markDelivered(delivery, outcome.statusCode);
     deps.metrics.webhookAttempts.inc({ outcome: 'success' });
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'delivered' });
     deps.metrics.webhookLag.observe(Math.max(0, now() - startedAt(delivery).getTime()) / 1000);
@@ -79,7 +83,8 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, deliveryId: str
   // A receiver's answer or an error message may hold a NUL, which PostgreSQL refuses in text: the
   // write would fail and leave the attempt unrecorded, to be made again without end.
   const attempted = { statusCode: record.statusCode, error: toStorableText(record.error) };
-  const { disabled } = await deps.webhooks.markAttemptFailed(delivery, attempted, nextAt, deps.settings.disableAfterMs);
+  const { recorded, disabled } = await deps.webhooks.markAttemptFailed(delivery, attempted, nextAt, deps.settings.disableAfterMs);
+  if (!recorded) return { kind: 'done' };
   if (disabled) deps.logger.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled: its deliveries have failed for too long');
   if (!nextAt) {
     deps.metrics.webhookDeliveries.inc({ event: delivery.type, outcome: 'failed' });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { AppError, notFound } from '../errors/app-error';
-import { deliverNow } from '../queue/webhook-queue';
+import { enqueueDelivery } from '../queue/webhook-queue';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import type { SecretBox } from './secret-box';
 import { generateWebhookSecret } from './webhook-signature';
@@ -12,6 +12,8 @@ export interface WebhookEndpointsDeps {
   webhookQueue: Queue;
   secretBox: SecretBox;
   allowPrivateNetworks: boolean;
+  /** WEBHOOK_MAX_ENDPOINTS_PER_USER. */
+  maxEndpointsPerUser: number;
 }
 
 /** How long the secret a rotation replaced keeps signing (the contract's 24 h). */
@@ -49,16 +51,23 @@ export async function registerEndpoint(
   const checked = await resolveWebhookTarget(input.url, { allowPrivateNetworks: deps.allowPrivateNetworks });
   if (!checked.ok) throw new AppError('invalid_request', `url refused: ${checked.reason}`, [{ field: 'url', message: checked.reason }]);
   const secret = generateWebhookSecret();
-  const endpoint = await deps.webhooks.createEndpoint({
-    id: `wh_${randomBytes(12).toString('hex')}`,
-    userId: input.userId,
-    url: input.url,
-    events: [...new Set(input.events)],
-    description: input.description ?? null,
-    secret: deps.secretBox.seal(secret),
-  });
+  const endpoint = await deps.webhooks.createEndpoint(
+    {
+      id: `wh_${randomBytes(12).toString('hex')}`,
+      userId: input.userId,
+      url: input.url,
+      events: [...new Set(input.events)],
+      description: input.description ?? null,
+      secret: deps.secretBox.seal(secret),
+    },
+    deps.maxEndpointsPerUser,
+  );
+  if (!endpoint) throw endpointLimitReached(deps.maxEndpointsPerUser);
   return { ...viewEndpoint(endpoint), secret };
 }
+
+const endpointLimitReached = (limit: number) =>
+  new AppError('invalid_request', `a user has at most ${limit} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_USER); delete one to register another`);
 
 /** A new secret; the one it replaces keeps signing (both signatures sent) for {@link PREVIOUS_SECRET_TTL_MS}. */
 export async function rotateEndpointSecret(deps: WebhookEndpointsDeps, userId: string, id: string, now = Date.now()): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {
@@ -75,7 +84,9 @@ export async function redeliver(deps: WebhookEndpointsDeps, userId: string, endp
   const delivery = await deps.webhooks.resetForRedelivery(endpointId, deliveryId);
   if (!delivery) throw notFound('delivery');
   // Enqueued here for promptness; were this lost, the relay would add it (the row says not enqueued).
-  await deliverNow(deps.webhookQueue, delivery.id);
+  // A job of this run's own: the previous run's may still be running (its outcome is then not
+  // recorded) or waiting for a retry (it then finds the delivery redelivered and ends).
+  await enqueueDelivery(deps.webhookQueue, delivery);
   await deps.webhooks.markEnqueued([delivery.id]);
   return delivery;
 }

@@ -33,7 +33,7 @@ const OVERDUE_INTERVALS = 15;
  * Moves recorded webhook events (the outbox rows the end of a turn or batch committed) into
  * delivery jobs, in every worker process:
  * - every pass, pending deliveries with no job yet get one, all in one Redis round trip (its id
- *   is the delivery's, so two workers adding it at once add one job), then are marked enqueued;
+ *   is the delivery run's, so two workers adding it at once add one job), then are marked enqueued;
  *   the next pass comes after `intervalMs`, or BUSY_INTERVAL_MS when this one found work, or at
  *   once when it found more than one pass takes;
  * - while idle (the last pass found nothing), a wakeup (a commit that recorded deliveries) brings
@@ -122,7 +122,7 @@ export async function relayPass(deps: Pick<WebhookRelayDeps, 'webhooks' | 'webho
   const waiting = await deps.webhooks.unenqueued(BATCH);
   await enqueueDeliveries(
     deps.webhookQueue,
-    waiting.map((delivery) => ({ id: delivery.id, delayMs: delayUntil(delivery.nextAttemptAt) })),
+    waiting.map((delivery) => ({ run: delivery, delayMs: delayUntil(delivery.nextAttemptAt) })),
   );
   await deps.webhooks.markEnqueued(waiting.map((delivery) => delivery.id));
   return waiting.length;
@@ -131,8 +131,8 @@ export async function relayPass(deps: Pick<WebhookRelayDeps, 'webhooks' | 'webho
 /** Re-adds the jobs Redis no longer has of deliveries still pending. */
 async function sweepPass(deps: WebhookRelayDeps, overdueMs: number): Promise<void> {
   for (const delivery of await deps.webhooks.overdue(overdueMs, BATCH)) {
-    if (await hasDeliveryJob(deps.webhookQueue, delivery.id)) continue;
-    await enqueueDelivery(deps.webhookQueue, delivery.id, delayUntil(delivery.nextAttemptAt));
+    if (await hasDeliveryJob(deps.webhookQueue, delivery)) continue;
+    await enqueueDelivery(deps.webhookQueue, delivery, delayUntil(delivery.nextAttemptAt));
     deps.logger.info({ deliveryId: delivery.id }, 'webhook delivery job re-added');
   }
 }

@@ -14,7 +14,7 @@ export function startWebhookWorker(settings: JobWorkerSettings, deps: WebhookDel
   const worker = createJobWorker(WEBHOOK_QUEUE, settings, async (job: Job, token?: string) => {
     const parsed = webhookJobSchema.safeParse(job.data);
     if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
-    const next = await attemptDelivery(deps, parsed.data.deliveryId);
+    const next = await attemptDelivery(deps, parsed.data);
     if (next.kind === 'done') return;
     await job.moveToDelayed(next.at.getTime(), token);
     throw new DelayedError();

@@ -14,7 +14,9 @@ export class WebhookJobs {
 
   private constructor(private readonly events: QueueEvents) {
     events.on('completed', ({ jobId }) => {
-      this.completions.set(jobId, (this.completions.get(jobId) ?? 0) + 1);
+      // A redelivery's job is `<deliveryId>.<redeliveredAt>` (queue/webhook-queue.ts): counted as its delivery's.
+      const deliveryId = jobId.split('.')[0]!;
+      this.completions.set(deliveryId, (this.completions.get(deliveryId) ?? 0) + 1);
       this.changes.emit('completed');
     });
   }
@@ -25,7 +27,7 @@ export class WebhookJobs {
     return new WebhookJobs(events);
   }
 
-  /** Resolves once the delivery's job has completed `times` times (a redelivery runs it again). */
+  /** Resolves once the delivery's jobs have completed `times` times (a redelivery runs it again). */
   completed(deliveryId: string, times = 1, timeoutMs = 30_000): Promise<void> {
     if ((this.completions.get(deliveryId) ?? 0) >= times) return Promise.resolve();
     return new Promise((resolve, reject) => {

@@ -11,7 +11,7 @@ async function users(db: Db) {
   const usersRepository = new UsersRepository(db);
   const withEndpoint = await usersRepository.createUserWithKey('hooked');
   const without = await usersRepository.createUserWithKey('unhooked');
-  await new WebhooksRepository(db).createEndpoint({ id: `wh_${withEndpoint.id}`, userId: withEndpoint.id, url: 'https://example.com/hook', events: ['*'], description: null, secret: 'sealed' });
+  await new WebhooksRepository(db).createEndpoint({ id: `wh_${withEndpoint.id}`, userId: withEndpoint.id, url: 'https://example.com/hook', events: ['*'], description: null, secret: 'sealed' }, 1);
   return { withEndpoint: withEndpoint.id, without: without.id };
 }
 

@@ -46,9 +46,9 @@ describe('a webhook delivery attempt', () => {
   /** An endpoint at `url` (sealed with `sealedWith`'s key; as if its host resolved publicly when registered) with one event recorded for it; returns the delivery's id. */
   async function pendingDelivery(url: string, sealedWith = secretBox): Promise<string> {
     const user = await new UsersRepository(db).createUserWithKey('webhook-attempt');
-    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: sealedWith.seal(generateWebhookSecret()) });
+    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: sealedWith.seal(generateWebhookSecret()) }, 1);
     await db.query(`SELECT record_webhook_event($1, 'turn.completed', '{"turnId": "turn_1"}'::jsonb)`, [user.id]);
-    const [delivery] = (await webhooks.listDeliveries(endpoint.id, { limit: 1 })).data;
+    const [delivery] = (await webhooks.listDeliveries(endpoint!.id, { limit: 1 })).data;
     return delivery!.id;
   }
 
@@ -71,7 +71,7 @@ describe('a webhook delivery attempt', () => {
           settings: { timeoutMs: ATTEMPT_TIMEOUT_MS, schedule: { delaysMs: [60_000], retryForMs: DAY }, disableAfterMs: 3 * DAY, allowPrivateNetworks: !options.insideRefused },
           resolve: options.resolve,
         },
-        deliveryId,
+        { deliveryId, redeliveredAt: null },
       );
       const [delivery] = (await db.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE id = $1', [deliveryId])).rows;
       const after = await webhooks.getDelivery(delivery!.endpoint_id, deliveryId);

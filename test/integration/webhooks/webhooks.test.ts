@@ -7,7 +7,12 @@ import { WebhookReceiver, type ReceivedWebhook } from '../../support/webhook-rec
 import { WebhookJobs } from '../../support/webhook-jobs';
 import { startTestStack, type TestStack } from '../../support/stack';
 
-const ATTEMPT_TIMEOUT_MS = 600;
+/**
+ * Long enough that a redeliver posted while an attempt hangs lands before that attempt times out
+ * on a busy machine too (two tests wait it out once each).
+ */
+const ATTEMPT_TIMEOUT_MS = 3000;
+const MAX_ENDPOINTS = 3;
 
 /** Verifies as a receiver would, with the Standard Webhooks library; returns the payload. */
 const verify = (secret: string, webhook: ReceivedWebhook) => new Webhook(secret).verify(webhook.body, webhook.headers) as any;
@@ -28,6 +33,7 @@ describe('webhooks', () => {
         WEBHOOK_RELAY_INTERVAL_MS: '100',
         WEBHOOK_DISABLE_AFTER_MS: '1500',
         APPROVAL_REQUIRED_TOOLS: 'random_number',
+        WEBHOOK_MAX_ENDPOINTS_PER_USER: String(MAX_ENDPOINTS),
       },
     });
     stack = harness.stack;
@@ -192,6 +198,28 @@ describe('webhooks', () => {
     expect([...first.data, ...second.data].map((delivery: any) => delivery.eventId)).toEqual([...events].reverse().map((turnId) => eventOfTurn.get(turnId)));
   });
 
+  it('refuses endpoints past the per-user limit, however many registrations come at once', async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const other = await newUser();
+    await other.register(hook.url());
+    const answers = await Promise.all(Array.from({ length: 12 }, () => user.api.post('/v1/webhooks', { url: hook.url(), events: ['*'] })));
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(MAX_ENDPOINTS);
+    const refused = answers.filter((answer) => answer.status !== 201);
+    expect(refused).toHaveLength(12 - MAX_ENDPOINTS);
+    for (const answer of refused) {
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(`at most ${MAX_ENDPOINTS} webhook endpoints \\(WEBHOOK_MAX_ENDPOINTS_PER_USER\\)`) });
+    }
+    const listed = (await user.api.get('/v1/webhooks')).body.data;
+    expect(listed).toHaveLength(MAX_ENDPOINTS);
+
+    // Another user's endpoints count for that user alone; a deleted one frees its place.
+    expect((await user.api.request('DELETE', `/v1/webhooks/${listed[0].id}`)).status).toBe(200);
+    await user.register(hook.url());
+    expect((await user.api.post('/v1/webhooks', { url: hook.url(), events: ['*'] })).status).toBe(400);
+  });
+
   it('stops delivering to a deleted endpoint', async () => {
     const hook = await receiver([500]);
     const user = await newUser();
@@ -224,6 +252,28 @@ describe('webhooks', () => {
     expect(verify(endpoint.secret, second!).id).toBe(first!.headers['webhook-id']);
     expect(await settledDelivery(user.api, endpoint.id, 2)).toMatchObject({ status: 'delivered', attempts: 1 });
     expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/whd_unknown/redeliver`)).status).toBe(404);
+  });
+
+  it('runs a redelivery posted during an attempt from its first attempt, whatever that attempt then records', async () => {
+    const hook = await receiver(['hang', 200]);
+    const user = await newUser();
+    const endpoint = await user.register(hook.url());
+    await user.runTurn({ text: 'in flight' });
+    // The first attempt is held by the receiver until it times out: a redeliver lands meanwhile.
+    const [held] = await hook.waitFor(1);
+    let heldOpen = true;
+    void held!.answered.then(() => (heldOpen = false));
+    const [delivery] = (await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries`)).body.data;
+    expect((await user.api.post(`/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`)).status).toBe(202);
+
+    // The redelivery is sent at once, not after the held attempt's retry delay, and is taken; the
+    // held attempt's timeout is not counted against it (the attempt's job ends too: two runs).
+    const [, redelivered] = await hook.waitFor(2);
+    expect(heldOpen).toBe(true);
+    expect(redelivered!.headers['webhook-id']).toBe(held!.headers['webhook-id']);
+    await jobs.completed(delivery.id, 2);
+    expect((await user.api.get(`/v1/webhooks/${endpoint.id}/deliveries`)).body.data[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
+    expect(hook.received).toHaveLength(2);
   });
 
   it('retries a redelivered event older than the retry window from its first attempt again', async () => {

@@ -1,10 +1,10 @@
 import { DeliveryBatches } from '../../../src/webhooks/delivery-batches';
-import type { WebhooksRepository } from '../../../src/store/webhooks-repository';
+import type { AttemptBasis, WebhooksRepository } from '../../../src/store/webhooks-repository';
 
 /** A repository that records the statements it was asked for. */
 function recordingRepository() {
   const reads: string[][] = [];
-  const successes: { id: string; statusCode: number }[][] = [];
+  const successes: { delivery: AttemptBasis; statusCode: number }[][] = [];
   const repository: Pick<WebhooksRepository, 'pendingWithEndpoints' | 'markDelivered'> = {
     async pendingWithEndpoints(ids) {
       reads.push([...ids]);
@@ -17,6 +17,9 @@ function recordingRepository() {
   };
   return { repository, reads, successes };
 }
+
+/** A delivery as an attempt read it: its first run, not attempted yet. */
+const attemptBasis = (id: string): AttemptBasis => ({ id, attempts: 0, redeliveredAt: null });
 
 describe('delivery batches', () => {
   it('reads the deliveries of attempts starting together in one statement, each getting its own', async () => {
@@ -31,8 +34,9 @@ describe('delivery batches', () => {
   it('records the successes of attempts ending together in one statement, and only then resolves them', async () => {
     const { repository, successes } = recordingRepository();
     const batches = new DeliveryBatches(repository);
-    await Promise.all([batches.markDelivered('whd_1', 204), batches.markDelivered('whd_2', 200)]);
-    expect(successes).toEqual([[{ id: 'whd_1', statusCode: 204 }, { id: 'whd_2', statusCode: 200 }]]);
+    const [first, second] = [attemptBasis('whd_1'), attemptBasis('whd_2')];
+    await Promise.all([batches.markDelivered(first, 204), batches.markDelivered(second, 200)]);
+    expect(successes).toEqual([[{ delivery: first, statusCode: 204 }, { delivery: second, statusCode: 200 }]]);
   });
 
   it('fails every attempt of a batch whose statement failed, so their jobs are retried', async () => {
@@ -42,7 +46,7 @@ describe('delivery batches', () => {
         throw new Error('database away');
       },
     });
-    const results = await Promise.allSettled([batches.markDelivered('whd_1', 204), batches.markDelivered('whd_2', 204)]);
+    const results = await Promise.allSettled([batches.markDelivered(attemptBasis('whd_1'), 204), batches.markDelivered(attemptBasis('whd_2'), 204)]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
   });
 });
