@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { checkCursor } from '../events/cursor';
 import { eventSchema, TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../events/event';
 import type { ResponseRecord } from '../store/openai-responses-repository';
 import { isTerminal, type Turn } from '../store/turns-repository';
@@ -26,8 +27,9 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
  * routes"): the turn's events, read from after the response's `afterSeq` and then followed live,
  * each mapped to its stream events (openai-compat/response-stream-mapper.ts), which number
  * themselves; the stream ends with the response as stored, read when the turn's end is
- * announced (its end is committed before). A turn whose events the log no longer keeps streams
- * as `response.created`, `response.queued` and its end.
+ * announced (its end is committed before). A turn whose events the log no longer keeps whole
+ * streams as `response.created`, `response.queued` and, once it has ended, its end, numbered
+ * after the reader's `starting_after` (response-stream-mapper.ts, `finishUnmapped`).
  */
 export function createResponseStreamer(
   source: ConversationEventSource,
@@ -53,7 +55,43 @@ export function createResponseStreamer(
         write([final]);
         live.end();
       };
+      const endUnmapped = async () => {
+        write([mapper.finishUnmapped(await options.storedResponse(record), startingAfter)]);
+        live.end();
+      };
+      /** Follows the log after `after`, live, handing on the turn's events until `deliver` says it ended. */
+      const follow = async (after: number, deliver: (event: SwitchyardEvent) => boolean) => {
+        let ending = false;
+        const outcome = await source.subscribe({
+          conversationId: record.conversationId,
+          after,
+          deliver: (json) => {
+            if (live.isEnded || ending) return;
+            const event = eventOfTurn(json, turn.id);
+            if (!event) return;
+            // A reader this far behind is cut off; it resumes with starting_after.
+            if (streams.cutIfBehind(live, res)) return;
+            ending = deliver(event);
+          },
+          onError: () => live.end(),
+        });
+        if (!outcome.ok) return live.end(sse({ type: 'error', code: outcome.code, message: outcome.message, sequence_number: 0 }));
+        live.onEnd(outcome.subscription.dispose);
+        if (!live.isEnded) outcome.subscription.start();
+      };
       write(mapper.start());
+
+      // A turn whose first events the log no longer keeps (its cap, or its TTL) cannot be
+      // mapped and numbered as it was first streamed: its end, once it has ended, is all it gets.
+      const kept = checkCursor({ after: record.afterSeq, ...(await source.window(record.conversationId)) });
+      if (!kept.ok && kept.code === 'cursor_expired') {
+        if (isTerminal(turn.status)) return endUnmapped();
+        return follow(kept.oldestSeq - 1, (event) => {
+          if (!TERMINAL_EVENT_TYPES.has(event.type)) return false;
+          endUnmapped().catch(() => live.end());
+          return true;
+        });
+      }
 
       // What the log holds, a page at a time, waiting for a reader that does not keep up.
       let lastSeq = record.afterSeq;
@@ -73,31 +111,15 @@ export function createResponseStreamer(
         if (!(await streams.drained(live, res))) return;
       }
       if (live.isEnded) return;
-      // Ended, and its events are no longer kept: the stored response is all there is to send.
-      if (!seenTurn && isTerminal(turn.status)) return end();
+      // Ended, and the log holds none of it (Redis lost it): the stored response is all there is.
+      if (!seenTurn && isTerminal(turn.status)) return endUnmapped();
 
-      let ending = false;
-      const outcome = await source.subscribe({
-        conversationId: record.conversationId,
-        after: lastSeq,
-        deliver: (json) => {
-          if (live.isEnded || ending) return;
-          const event = eventOfTurn(json, turn.id);
-          if (!event) return;
-          // A reader this far behind is cut off; it resumes with starting_after.
-          if (streams.cutIfBehind(live, res)) return;
-          const mapped = mapper.map(event);
-          write(mapped.events);
-          if (mapped.ended) {
-            ending = true;
-            end().catch(() => live.end());
-          }
-        },
-        onError: () => live.end(),
+      return follow(lastSeq, (event) => {
+        const mapped = mapper.map(event);
+        write(mapped.events);
+        if (mapped.ended) end().catch(() => live.end());
+        return mapped.ended;
       });
-      if (!outcome.ok) return live.end(sse({ type: 'error', code: outcome.code, message: outcome.message, sequence_number: 0 }));
-      live.onEnd(outcome.subscription.dispose);
-      if (!live.isEnded) outcome.subscription.start();
     },
   };
 }

@@ -18,6 +18,12 @@ export interface ResponseStreamMapper {
    * `response.completed`, `response.failed`, or `response.incomplete` (cut short, or cancelled).
    */
   finish(response: ResponseObject): ResponseStreamEvent;
+  /**
+   * The same event for a turn whose events the log no longer keeps whole, after only `start()`:
+   * what came between cannot be numbered as it was, so it is numbered after both the opening
+   * events and the reader's `startingAfter`, and a resume gets the whole response, not a gap.
+   */
+  finishUnmapped(response: ResponseObject, startingAfter: number): ResponseStreamEvent;
 }
 
 interface OpenItem {
@@ -115,6 +121,7 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
       { type: 'response.queued', response: snapshot('queued') },
     ]),
     finish: (response) => ({ type: terminalType(response.status), response, sequence_number: sequence++ }),
+    finishUnmapped: (response, startingAfter) => ({ type: terminalType(response.status), response, sequence_number: Math.max(sequence, startingAfter + 1) }),
     map(event) {
       switch (event.type) {
         case 'turn-start':

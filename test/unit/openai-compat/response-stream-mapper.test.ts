@@ -105,4 +105,16 @@ describe('the Responses stream of a turn', () => {
     const final = mapper.finish({ ...shell, status: 'cancelled' });
     expect(final).toMatchObject({ type: 'response.incomplete', sequence_number: cancelled.events.at(-1)!.sequence_number + 1 });
   });
+
+  it('numbers the end of a turn it could not map after the opening events and the reader\'s starting_after', () => {
+    const end = (startingAfter: number) => {
+      const mapper = createResponseStreamMapper({ turnId: TURN, shell });
+      mapper.start();
+      return mapper.finishUnmapped({ ...shell, status: 'completed' }, startingAfter);
+    };
+    expect(end(-1)).toMatchObject({ type: 'response.completed', sequence_number: 2, response: { status: 'completed' } });
+    expect(end(1)).toMatchObject({ sequence_number: 2 });
+    expect(end(40)).toMatchObject({ sequence_number: 41 });
+    expect(createResponseStreamMapper({ turnId: TURN, shell }).finishUnmapped({ ...shell, status: 'failed' }, 7)).toMatchObject({ type: 'response.failed', sequence_number: 8 });
+  });
 });
