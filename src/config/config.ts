@@ -261,6 +261,12 @@ export const configSchema = z
     /** Delivery attempts one worker process makes at once. */
     WEBHOOK_CONCURRENCY: positiveInt.default(20),
     /**
+     * Delivery attempts to one endpoint one worker process makes at once; another waits for a free
+     * slot without counting as an attempt. An endpoint that never answers then holds this many of
+     * WEBHOOK_CONCURRENCY's slots, not all of them, and other users' webhooks go on.
+     */
+    WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: positiveInt.default(4),
+    /**
      * Endpoints one user may register: each is a delivery row written in the commit of every turn's
      * end and a request to a URL the user chose, and `GET /v1/webhooks` lists them all unpaged.
      */

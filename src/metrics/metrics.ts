@@ -209,6 +209,11 @@ export function createMetrics(options: { now?: () => number } = {}) {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const webhookAttemptsDeferred = new Counter({
+    name: 'switchyard_webhook_attempts_deferred_total',
+    help: 'Webhook delivery attempts not made because their endpoint already had WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT in flight in this process (the job looks again shortly)',
+    registers: [registry],
+  });
   const webhookLag = new Histogram({
     name: 'switchyard_webhook_delivery_lag_seconds',
     help: 'From a webhook event being recorded (the end it reports committed), or from its redeliver, to its delivery',
@@ -337,6 +342,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
     approvalDecisionTime,
     webhookDeliveries,
     webhookAttempts,
+    webhookAttemptsDeferred,
     webhookLag,
     /**
      * The tools this process runs: their names become label values (anything else is

@@ -5,6 +5,7 @@ import { toStorableText } from '../storable/storable-text';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
 import type { DeliveryBatches } from './delivery-batches';
+import type { EndpointSlots } from './endpoint-slots';
 import { liveSecrets } from './live-secrets';
 import type { SecretBox } from './secret-box';
 import type { WebhookConnections } from './webhook-connections';
@@ -19,7 +20,9 @@ export interface WebhookDeliveryDeps {
   secretBox: SecretBox;
   /** Kept-alive connections to receivers, per checked address. */
   connections: WebhookConnections;
-  metrics: Pick<Metrics, 'webhookDeliveries' | 'webhookAttempts' | 'webhookLag'>;
+  /** This process's attempts in flight per endpoint (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT). */
+  slots: EndpointSlots;
+  metrics: Pick<Metrics, 'webhookDeliveries' | 'webhookAttempts' | 'webhookAttemptsDeferred' | 'webhookLag'>;
   logger: Logger;
   settings: {
     timeoutMs: number;
@@ -33,18 +36,30 @@ export interface WebhookDeliveryDeps {
   resolve?: TargetPolicy['resolve'];
 }
 
-/** What the delivery's job does next: nothing (delivered, failed for good, gone), or run again at `at`. */
-export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date };
+/**
+ * What the delivery's job does next: nothing (delivered, failed for good, gone), run again at `at`
+ * for its next attempt, or run again soon at `at` because its endpoint had no free slot (no attempt made).
+ */
+export type DeliveryNext = { kind: 'done' } | { kind: 'retry'; at: Date } | { kind: 'deferred'; at: Date };
+
+/**
+ * How long a delivery whose endpoint is at its cap waits before it looks again: short, as a slot
+ * frees when any attempt to the endpoint ends, and spread so the waiting jobs do not come back together.
+ */
+const DEFER_MIN_MS = 500;
+const DEFER_SPREAD_MS = 500;
 
 /**
  * One attempt of a delivery:
  * 1. Reads the delivery with its endpoint; one no longer pending (delivered, redelivered and
  *    done, its endpoint deleted) is done, and so is one redelivered after the job's run began.
  * 2. A disabled endpoint's delivery fails without an attempt.
- * 3. Resolves and checks the URL's host (webhook-target.ts); a refused host is a failed attempt.
- * 4. Signs the body with every live secret and POSTs it to the checked address, on a
+ * 3. Takes one of the endpoint's slots in this process; with none free the attempt is not made
+ *    (nor counted) and the job looks again shortly, leaving the worker's slot to other endpoints.
+ * 4. Resolves and checks the URL's host (webhook-target.ts); a refused host is a failed attempt.
+ * 5. Signs the body with every live secret and POSTs it to the checked address, on a
  *    connection kept alive to that address when there is one.
- * 5. Records the outcome: delivered, or the next attempt by the retry schedule, or failed; an
+ * 6. Records the outcome: delivered, or the next attempt by the retry schedule, or failed; an
  *    endpoint failing for WEBHOOK_DISABLE_AFTER_MS is disabled here. A redeliver during the
  *    attempt wins: the outcome is not recorded, and the redeliver's run (its own job) goes on.
  * An attempt that cannot be made (a secret WEBHOOK_SECRET_KEY no longer opens, any other error
@@ -64,10 +79,20 @@ export async function attemptDelivery(deps: WebhookDeliveryDeps, run: WebhookJob
     return { kind: 'done' };
   }
 
-  const outcome = await attempt(deps, delivery, endpoint, now()).catch((error: unknown): Unattempted => {
-    deps.logger.error({ err: error, deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook attempt could not be made');
-    return { kind: 'unattempted', reason: 'the attempt could not be made: an internal error (see the server log)' };
-  });
+  const release = deps.slots.take(endpoint.id);
+  if (!release) {
+    deps.metrics.webhookAttemptsDeferred.inc();
+    return { kind: 'deferred', at: new Date(now() + DEFER_MIN_MS + Math.floor(Math.random() * DEFER_SPREAD_MS)) };
+  }
+  let outcome: AttemptOutcome | Refused | Unattempted;
+  try {
+    outcome = await attempt(deps, delivery, endpoint, now()).catch((error: unknown): Unattempted => {
+      deps.logger.error({ err: error, deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook attempt could not be made');
+      return { kind: 'unattempted', reason: 'the attempt could not be made: an internal error (see the server log)' };
+    });
+  } finally {
+    release();
+  }
   if (outcome.kind === 'answered' && outcome.ok) {
     await deps.batches.markDelivered(delivery, outcome.statusCode);
     deps.metrics.webhookAttempts.inc({ outcome: 'success' });

@@ -37,6 +37,9 @@ export class WebhookReceiver {
   private readonly arrivals = new EventEmitter();
   private readonly hanging = new Set<http.ServerResponse>();
   answers: ReceiverAnswer[] = [200];
+  /** Requests whose answer's connection is not done yet, and the most there have been at once. */
+  open = 0;
+  mostOpen = 0;
 
   private constructor(private readonly server: http.Server) {}
 
@@ -74,6 +77,12 @@ export class WebhookReceiver {
     });
   }
 
+  /** Answers every hanging request with `status`; later requests are answered by `answers` as before. */
+  answerHanging(status = 200): void {
+    for (const res of this.hanging) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+    this.hanging.clear();
+  }
+
   async close(): Promise<void> {
     for (const res of this.hanging) res.destroy();
     this.server.closeAllConnections();
@@ -92,7 +101,14 @@ export class WebhookReceiver {
       } catch {
         json = undefined;
       }
-      const answered = new Promise<{ complete: boolean }>((resolve) => res.on('close', () => resolve({ complete: res.writableFinished })));
+      this.open += 1;
+      this.mostOpen = Math.max(this.mostOpen, this.open);
+      const answered = new Promise<{ complete: boolean }>((resolve) =>
+        res.on('close', () => {
+          this.open -= 1;
+          resolve({ complete: res.writableFinished });
+        }),
+      );
       this.received.push({ headers: req.headers as Record<string, string>, body, json, at: Date.now(), answered });
       if (answer === 'hang') this.hanging.add(res);
       else if (typeof answer === 'number') res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? STREAMED_BODY_TEXT.repeat(1000) : 'ok');
