@@ -14,7 +14,7 @@ const LAYERS = [
   ['event-log', 'store', 'queue'],
   ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],
-  ['events', 'errors', 'storable'],
+  ['events', 'errors', 'storable', 'limits'],
 ];
 
 const roomPath = (room) => (room === 'workers' ? '^workers/' : `^src/${room}/`);

@@ -9,7 +9,7 @@ import { writesPerTick } from '../subscriptions/writes-per-tick';
 import { isOriginAllowed, refusedOriginLog } from '../auth/origin-policy';
 import type { OpenConnections } from '../auth/open-connections';
 import { admitHandshake, type HandshakeAdmissionDeps } from './handshake-admission';
-import { ConnectionCap } from './connection-cap';
+import { PerKeyCap } from '../limits/per-key-cap';
 import { refuseHandshake } from './handshake-refusals';
 import type { Metrics } from '../metrics/metrics';
 
@@ -55,7 +55,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxSubscriptions: options.maxSubscriptions ?? 100,
   };
   const admitFrame = frameAdmission(options.framesPerSecond ?? 50, options.frameBurst ?? 100);
-  const connectionsPerKey = new ConnectionCap(options.maxConnectionsPerKey);
+  const connectionsPerKey = new PerKeyCap(options.maxConnectionsPerKey);
   const refuseOrigin = refusedOriginLog(options.logger);
 
   // Every subscriber of a conversation on this gateway gets the same bytes: encode them once.

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type { AuthGuard } from '../api/require-user';
 import { consumeUserRate, type UserRateLimiter } from '../api/user-rate-limit';
 import type { Principal } from '../auth/principal';
-import type { ConnectionCap } from './connection-cap';
+import type { PerKeyCap } from '../limits/per-key-cap';
 import type { HandshakeRefusal } from './handshake-refusals';
 
 export interface HandshakeAdmissionDeps {
@@ -12,7 +12,7 @@ export interface HandshakeAdmissionDeps {
   authGuard: AuthGuard;
   /** The HTTP API's per-user limiter: a handshake counts as one request of its user. */
   rateLimiter: UserRateLimiter;
-  connectionsPerKey: ConnectionCap;
+  connectionsPerKey: PerKeyCap;
 }
 
 export type HandshakeAdmission = { ok: true; principal: Principal; release(): void } | { ok: false; refusal: HandshakeRefusal };

@@ -20,7 +20,7 @@ import { startWebhookWorker } from '../webhooks/webhook-worker';
 import { startWebhookRelay } from '../webhooks/webhook-relay';
 import { WebhookConnections } from '../webhooks/webhook-connections';
 import { DeliveryBatches } from '../webhooks/delivery-batches';
-import { EndpointSlots } from '../webhooks/endpoint-slots';
+import { PerKeyCap } from '../limits/per-key-cap';
 import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
 import { meteredChannelListener } from './metered-channel-listener';
 
@@ -82,7 +82,7 @@ export async function startWorker(
     batches: new DeliveryBatches(resources.webhooks),
     secretBox: resources.secretBox,
     connections: new WebhookConnections(),
-    slots: new EndpointSlots(config.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
+    slots: new PerKeyCap(config.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
     metrics: resources.metrics,
     logger,
     settings: {

@@ -5,7 +5,7 @@ import { toStorableText } from '../storable/storable-text';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';
 import type { DeliveryBatches } from './delivery-batches';
-import type { EndpointSlots } from './endpoint-slots';
+import type { PerKeyCap } from '../limits/per-key-cap';
 import { liveSecrets } from './live-secrets';
 import type { SecretBox } from './secret-box';
 import type { WebhookConnections } from './webhook-connections';
@@ -21,7 +21,7 @@ export interface WebhookDeliveryDeps {
   /** Kept-alive connections to receivers, per checked address. */
   connections: WebhookConnections;
   /** This process's attempts in flight per endpoint (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT). */
-  slots: EndpointSlots;
+  slots: PerKeyCap;
   metrics: Pick<Metrics, 'webhookDeliveries' | 'webhookAttempts' | 'webhookAttemptsDeferred' | 'webhookLag'>;
   logger: Logger;
   settings: {

@@ -7,7 +7,7 @@ import { DeliveryBatches } from '../../../src/webhooks/delivery-batches';
 import { SecretBox } from '../../../src/webhooks/secret-box';
 import { WebhookConnections } from '../../../src/webhooks/webhook-connections';
 import { attemptDelivery } from '../../../src/webhooks/webhook-delivery';
-import { EndpointSlots } from '../../../src/webhooks/endpoint-slots';
+import { PerKeyCap } from '../../../src/limits/per-key-cap';
 import { generateWebhookSecret } from '../../../src/webhooks/webhook-signature';
 import { createTestDatabase } from '../../support/database';
 import { STREAMED_BODY_TEXT, WebhookReceiver, type ReceiverAnswer } from '../../support/webhook-receiver';
@@ -67,7 +67,7 @@ describe('a webhook delivery attempt', () => {
           batches: new DeliveryBatches(webhooks),
           secretBox,
           connections,
-          slots: new EndpointSlots(1),
+          slots: new PerKeyCap(1),
           metrics,
           logger: pino({ level: 'silent' }),
           settings: { timeoutMs: ATTEMPT_TIMEOUT_MS, schedule: { delaysMs: [60_000], retryForMs: DAY }, disableAfterMs: 3 * DAY, allowPrivateNetworks: !options.insideRefused },

@@ -1,8 +1,8 @@
-import { ConnectionCap } from '../../../src/gateway/connection-cap';
+import { PerKeyCap } from '../../../src/limits/per-key-cap';
 
-describe('ConnectionCap', () => {
+describe('PerKeyCap', () => {
   it('gives a key at most its places, each back once, and keys none of each other', () => {
-    const cap = new ConnectionCap(2);
+    const cap = new PerKeyCap(2);
     const first = cap.take('key_a');
     const second = cap.take('key_a');
     expect([first, second].every((release) => typeof release === 'function')).toBe(true);
