@@ -92,6 +92,26 @@ describe('OpenAI-compatible responses', () => {
     expect(final.output_text).toBe((await client.responses.retrieve(background.id)).output_text);
   });
 
+  it('ends a resume at or past the end of an ended response with an error naming starting_after, which the SDK throws', async () => {
+    const done = await client.responses.create({ input: scripted({ text: 'Short.' }), background: true });
+    const all = await collect(await client.responses.retrieve(done.id, { stream: true }));
+    expectValidStream(all);
+    const last = all.at(-1)!.sequence_number;
+    for (const after of [last, last + 50]) {
+      const stream = await client.responses.retrieve(done.id, { stream: true, starting_after: after });
+      const error = await collect(stream).then(() => { throw new Error('expected the stream to fail'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'starting_after', code: 'invalid_request', message: expect.stringContaining(`${last}`) });
+    }
+    // Read as events, not through the SDK's stream: one `error` event in the documented shape, then the end.
+    const raw = await fetch(`${stack.url}/openai/v1/responses/${done.id}?stream=true&starting_after=${last + 50}`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    const events = (await raw.text()).split('\n\n').filter((block) => block.startsWith('event:'));
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]!.split('\ndata: ')[1]!)).toMatchObject({ type: 'error', code: 'invalid_request', param: 'starting_after', message: expect.any(String), sequence_number: last + 51 });
+    // Just before the end still gets the end.
+    expect(await collect(await client.responses.retrieve(done.id, { stream: true, starting_after: last - 1 }))).toEqual([all.at(-1)]);
+  });
+
   it('cancels a background response: its stream ends incomplete and it shows cancelled', async () => {
     const background = await client.responses.create({ input: scripted({ tokens: 2000, tokenDelayMs: 20 }), background: true });
     const stream = await client.responses.retrieve(background.id, { stream: true });
