@@ -10,7 +10,7 @@ import { rawRequest } from '../support/raw-http';
 import { TEST_POSTGRES_URL, TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
 
-const REQUEST_TIMEOUT_MS = 3000;
+const REQUEST_TIMEOUT_MS = 5000;
 const BOUNDARY = 'cut-body-boundary';
 /** Abandoned uploads at once: each one that leaked would leave a descriptor (and a file) of its own. */
 const ABANDONED = 10;
