@@ -115,6 +115,8 @@ export const configSchema = z
     /**
      * Open websockets one API key may hold on one API process (tickets and session tokens count
      * against the key they were got with); one more handshake answers 429 before the upgrade.
+     * Sized to all of a key's websockets, not a share per process: when an API process dies, its
+     * clients all reconnect to the others (docs/API.md).
      */
     WS_MAX_CONNECTIONS_PER_KEY: positiveInt.default(100),
     /** Default lifetime of a session token (POST /v1/session-tokens). */

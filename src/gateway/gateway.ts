@@ -20,7 +20,12 @@ export interface GatewayOptions
   server: http.Server;
   /** Default `/v1/ws`. */
   path?: string;
-  /** Open websockets one API key may hold on this gateway (WS_MAX_CONNECTIONS_PER_KEY); more are refused with 429. */
+  /**
+   * Open websockets one API key may hold on this gateway (WS_MAX_CONNECTIONS_PER_KEY); more are
+   * refused with 429. Per process on purpose (docs/API.md): the clients of a process that died all
+   * reconnect to the others at once, and a count shared in Redis would hold the dead one's until
+   * its lease ran out.
+   */
   maxConnectionsPerKey: number;
   /** Where each connection is registered under its key, so that revoking the key closes it. */
   connections: OpenConnections;

@@ -24,9 +24,13 @@ const CONNECTIONS_RETRY_AFTER_SECONDS = 5;
  * Decides a handshake before the upgrade, as the HTTP API decides a request:
  * 1. an address past AUTH_FAILURES_PER_MINUTE is refused before any lookup (429);
  * 2. missing or wrong credentials are counted against the address (401);
- * 3. the handshake counts as one request of its user (RATE_LIMIT_PER_MINUTE, shared with HTTP; 429);
- * 4. it takes a place among its key's open websockets (WS_MAX_CONNECTIONS_PER_KEY; 429),
- *    which the caller gives back (`release`) when the socket closes.
+ * 3. it takes a place among its key's open websockets on this process (WS_MAX_CONNECTIONS_PER_KEY;
+ *    429), which the caller gives back (`release`) when the socket closes. A handshake refused here
+ *    is not counted as a request: clients that retry past the cap (the devices of a process that
+ *    died, all reconnecting to one) would otherwise spend the user's rate and leave its HTTP
+ *    requests nothing; what each refusal costs is one look at an in-process count;
+ * 4. the handshake counts as one request of its user (RATE_LIMIT_PER_MINUTE, shared with HTTP;
+ *    429), and a refused one gives its place back.
  */
 export async function admitHandshake(req: http.IncomingMessage, deps: HandshakeAdmissionDeps): Promise<HandshakeAdmission> {
   const address = deps.authGuard.addressOf(req);
@@ -37,9 +41,15 @@ export async function admitHandshake(req: http.IncomingMessage, deps: HandshakeA
     await deps.authGuard.failures.failed(address);
     return { ok: false, refusal: { reason: 'unauthorized' } };
   }
-  const rate = await consumeUserRate(deps.rateLimiter, principal.userId);
-  if (!rate.ok) return { ok: false, refusal: { reason: 'user_rate', retryAfterSeconds: rate.retryAfterSeconds } };
   const release = deps.connectionsPerKey.take(principal.keyId);
   if (!release) return { ok: false, refusal: { reason: 'connections_per_key', retryAfterSeconds: CONNECTIONS_RETRY_AFTER_SECONDS } };
-  return { ok: true, principal, release };
+  try {
+    const rate = await consumeUserRate(deps.rateLimiter, principal.userId);
+    if (rate.ok) return { ok: true, principal, release };
+    release();
+    return { ok: false, refusal: { reason: 'user_rate', retryAfterSeconds: rate.retryAfterSeconds } };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }

@@ -40,10 +40,19 @@ export function createMetrics(options: { now?: () => number } = {}) {
   const now = options.now ?? Date.now;
   const registry = new Registry();
   // Figures owned elsewhere are read at scrape time through these, set once their owner exists.
+  // The API's own (websocket clients and subscriptions, batch submissions, pending approvals) are
+  // exported only once it gives their reader: a worker exports no zeros of them, which a panel
+  // would otherwise have to filter out by job name, and job names are the deployment's to choose.
   let countWebsocketClients = () => 0;
   let countSubscriptions = () => ({ conversation: 0, batch: 0 });
   let countBatchSubmissions = () => 0;
   let countPendingApprovals: () => Promise<number> = async () => 0;
+  const exported = new Set<Gauge<string>>();
+  const exportOnce = (gauge: Gauge<string>) => {
+    if (exported.has(gauge)) return;
+    exported.add(gauge);
+    registry.registerMetric(gauge);
+  };
   let readDbConnections: () => ConnectionPoolFigures | null = () => null;
   let queues: WatchedQueue[] = [];
   let queueCounts: { at: number; counts: Promise<{ queue: string; counts: Record<string, number> }[]> } | undefined;
@@ -141,10 +150,10 @@ export function createMetrics(options: { now?: () => number } = {}) {
     buckets: [1, 5, 15, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
     registers: [registry],
   });
-  new Gauge({
+  const approvalsPending = new Gauge({
     name: 'switchyard_tool_approvals_pending',
-    help: 'Tool calls waiting for a person\'s approval (read from the database at scrape time)',
-    registers: [registry],
+    help: 'Tool calls waiting for a person\'s approval (read from the database at scrape time, by each API process)',
+    registers: [],
     async collect() {
       this.set(await countPendingApprovals());
     },
@@ -189,10 +198,10 @@ export function createMetrics(options: { now?: () => number } = {}) {
       this.set(heapAfterLastMajorGc());
     },
   });
-  new Gauge({
+  const websocketClients = new Gauge({
     name: 'switchyard_websocket_clients',
     help: 'Open websocket connections on this gateway',
-    registers: [registry],
+    registers: [],
     collect() {
       this.set(countWebsocketClients());
     },
@@ -220,21 +229,21 @@ export function createMetrics(options: { now?: () => number } = {}) {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400],
     registers: [registry],
   });
-  new Gauge({
+  const websocketSubscriptions = new Gauge({
     name: 'switchyard_websocket_subscriptions',
     help: 'Subscriptions of the open websocket connections on this gateway, by kind',
     labelNames: ['kind'] as const,
-    registers: [registry],
+    registers: [],
     collect() {
       const counts = countSubscriptions();
       this.set({ kind: 'conversation' }, counts.conversation);
       this.set({ kind: 'batch' }, counts.batch);
     },
   });
-  new Gauge({
+  const batchSubmissionsInFlight = new Gauge({
     name: 'switchyard_batch_submissions_in_flight',
     help: 'Batch submissions this API process is reading now (at most MAX_BATCH_SUBMISSIONS_IN_FLIGHT)',
-    registers: [registry],
+    registers: [],
     collect() {
       this.set(countBatchSubmissions());
     },
@@ -362,15 +371,19 @@ export function createMetrics(options: { now?: () => number } = {}) {
     },
     countWebsocketClientsWith(counter: () => number) {
       countWebsocketClients = counter;
+      exportOnce(websocketClients);
     },
     countSubscriptionsWith(counter: () => { conversation: number; batch: number }) {
       countSubscriptions = counter;
+      exportOnce(websocketSubscriptions);
     },
     countBatchSubmissionsWith(counter: () => number) {
       countBatchSubmissions = counter;
+      exportOnce(batchSubmissionsInFlight);
     },
     countPendingApprovalsWith(counter: () => Promise<number>) {
       countPendingApprovals = counter;
+      exportOnce(approvalsPending);
     },
     readDbConnectionsWith(reader: () => ConnectionPoolFigures) {
       readDbConnections = reader;

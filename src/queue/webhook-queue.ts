@@ -55,6 +55,9 @@ export async function enqueueDeliveries(queue: Queue, runs: { run: DeliveryRun; 
   );
 }
 
+/** The delay of a job whose attempt is due at `at` (none when it is due already, or unset). */
+export const delayUntil = (at: Date | null): number => (at ? Math.max(0, at.getTime() - Date.now()) : 0);
+
 /** Whether the run still has a job in Redis (a Redis that came back empty has none). */
 export async function hasDeliveryJob(queue: Queue, run: DeliveryRun): Promise<boolean> {
   return (await queue.getJob(deliveryJobId(run))) !== undefined;

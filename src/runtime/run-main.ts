@@ -1,4 +1,4 @@
-import { StartupError } from '../errors/startup-error';
+import { StartupError, startFailureLine } from '../errors/startup-error';
 import { errorMessage } from '../errors/switchyard-error';
 
 export { StartupError };
@@ -18,8 +18,8 @@ export interface RunningMain {
 }
 
 /**
- * Runs an entry point: a configuration or environment problem ends the process with one
- * line (no stack trace); SIGTERM and SIGINT call the returned `close` once, then exit.
+ * Runs an entry point: whatever stops its start ends the process with one line (no stack
+ * trace, {@link startFailureLine}); SIGTERM and SIGINT call the returned `close` once, then exit.
  */
 export function runMain(main: () => Promise<RunningMain>): void {
   let closing = false;
@@ -48,7 +48,7 @@ export function runMain(main: () => Promise<RunningMain>): void {
       process.on('SIGINT', stop);
     })
     .catch((error: unknown) => {
-      process.stderr.write(`switchyard: ${StartupError.isInstance(error) ? error.message : String((error as Error)?.stack ?? error)}\n`);
+      process.stderr.write(`${startFailureLine(error)}\n`);
       process.exit(1);
     });
 }

@@ -84,6 +84,16 @@ export interface DeliveryToRun {
 type RunRow = Pick<DeliveryRow, 'id' | 'next_attempt_at' | 'redelivered_at'>;
 
 /**
+ * Where a page of overdue deliveries ended: the last one's `next_attempt_at` as PostgreSQL
+ * writes it (microseconds, which a JavaScript Date would round to milliseconds and so read
+ * rows of that millisecond again) and its id.
+ */
+export interface OverdueCursor {
+  at: string;
+  id: string;
+}
+
+/**
  * What an attempt read of its delivery: its outcome is recorded only while the delivery is still
  * so. A redeliver during the attempt changed it (attempts back to 0, a new `redelivered_at`), and
  * its run, with a job of its own, is the one to record; the attempt's stale count and retry
@@ -270,15 +280,21 @@ export class WebhooksRepository {
     await this.db.query('UPDATE webhook_deliveries SET enqueued_at = clock_timestamp() WHERE id = ANY($1) AND enqueued_at IS NULL', [ids]);
   }
 
-  /** Pending deliveries with a job that should have run `graceMs` ago: their job may be gone (a Redis that lost its data). */
-  async overdue(graceMs: number, limit: number): Promise<DeliveryToRun[]> {
-    const { rows } = await this.db.query<RunRow>(
-      `SELECT id, next_attempt_at, redelivered_at FROM webhook_deliveries
+  /**
+   * A page of the pending deliveries with a job that should have run `graceMs` ago: their job may
+   * be gone (a Redis that lost its data). In (next_attempt_at, id) order, from after `after` (the
+   * `next` of the page before; null: from the first); `next` is where this page ended.
+   */
+  async overdue(graceMs: number, limit: number, after: OverdueCursor | null = null): Promise<{ runs: DeliveryToRun[]; next: OverdueCursor | null }> {
+    const { rows } = await this.db.query<RunRow & { cursor_at: string }>(
+      `SELECT id, next_attempt_at, redelivered_at, next_attempt_at::text AS cursor_at FROM webhook_deliveries
        WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
-       ORDER BY next_attempt_at LIMIT $2`,
-      [graceMs, limit],
+         AND ($3::timestamptz IS NULL OR (next_attempt_at, id) > ($3::timestamptz, $4::text))
+       ORDER BY next_attempt_at, id LIMIT $2`,
+      [graceMs, limit, after?.at ?? null, after?.id ?? null],
     );
-    return rows.map(toRun);
+    const last = rows[rows.length - 1];
+    return { runs: rows.map(toRun), next: last ? { at: last.cursor_at, id: last.id } : null };
   }
 }
 

@@ -1,3 +1,4 @@
+import { StartupError } from '../errors/startup-error';
 import { SwitchyardError } from '../errors/switchyard-error';
 
 /**
@@ -6,11 +7,11 @@ import { SwitchyardError } from '../errors/switchyard-error';
  */
 
 /**
- * A tools directory, a tool file or an MCP server that cannot be loaded. The message names the
- * file (or server) and the field, and is meant to be printed as is.
+ * A tools directory, a tool file or an MCP server that cannot be loaded: a reason not to start.
+ * The message names the file (or server) and the field, and is printed as it is.
  */
-export class ToolLoadError extends SwitchyardError<'tool_config'> {
-  readonly code = 'tool_config';
+export class ToolLoadError extends StartupError {
+  override readonly code = 'tool_config';
 
   constructor(message: string) {
     super(message);

@@ -1,8 +1,9 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { enqueueDeliveries, enqueueDelivery, hasDeliveryJob } from '../queue/webhook-queue';
+import { delayUntil, enqueueDeliveries } from '../queue/webhook-queue';
 import type { ChannelListener, Listening } from '../store/db';
 import type { WebhooksRepository } from '../store/webhooks-repository';
+import { LostJobSweep, type SweepPaging } from './lost-job-sweep';
 
 export interface WebhookRelayDeps {
   webhooks: Pick<WebhooksRepository, 'unenqueued' | 'markEnqueued' | 'overdue'>;
@@ -17,6 +18,8 @@ export interface WebhookRelayDeps {
 
 /** Deliveries handled per pass: a backlog drains over several passes, without one long transaction. */
 const BATCH = 500;
+/** A sweep checks up to 20 pages of BATCH overdue deliveries (10,000), and the next goes on from there. */
+const SWEEP_PAGING: SweepPaging = { pageSize: BATCH, maxPages: 20 };
 /**
  * The wait after a pass that found work, when it is shorter than the interval: events come in
  * runs (a batch, a busy minute), and the next ones are then moments away. Short enough that an
@@ -41,11 +44,13 @@ const OVERDUE_INTERVALS = 15;
  *   near anyway, so wakeups change nothing and a run of events still shares a pass. The interval
  *   is then the fallback for a wakeup lost (a dropped listening connection);
  * - every SWEEP_EVERY_INTERVALS intervals, pending deliveries whose attempt is overdue get their
- *   job back if Redis lost it (a restart without persistence): within a minute by default.
+ *   job back if Redis lost it (a restart without persistence): within a minute by default, for
+ *   a backlog the sweep pages through over as many sweeps as it takes (lost-job-sweep.ts).
  * A crash between the commit and the job loses nothing: the next pass, here or in any worker,
  * adds it.
  */
-export function startWebhookRelay(deps: WebhookRelayDeps, options: { intervalMs: number }): { stop(): Promise<void> } {
+export function startWebhookRelay(deps: WebhookRelayDeps, options: { intervalMs: number; /** Default: 20 pages of 500. */ sweepPaging?: SweepPaging }): { stop(): Promise<void> } {
+  const sweep = new LostJobSweep(deps, options.sweepPaging ?? SWEEP_PAGING);
   let stopped = false;
   let lastSweepAt = -Infinity;
   let running: Promise<void> | undefined;
@@ -60,7 +65,7 @@ export function startWebhookRelay(deps: WebhookRelayDeps, options: { intervalMs:
       const relayed = await relayPass(deps);
       if (performance.now() - lastSweepAt >= SWEEP_EVERY_INTERVALS * options.intervalMs) {
         lastSweepAt = performance.now();
-        await sweepPass(deps, OVERDUE_INTERVALS * options.intervalMs);
+        await sweep.sweep(OVERDUE_INTERVALS * options.intervalMs);
       }
       idle = relayed === 0;
       if (relayed >= BATCH) return 0;
@@ -127,14 +132,3 @@ export async function relayPass(deps: Pick<WebhookRelayDeps, 'webhooks' | 'webho
   await deps.webhooks.markEnqueued(waiting.map((delivery) => delivery.id));
   return waiting.length;
 }
-
-/** Re-adds the jobs Redis no longer has of deliveries still pending. */
-async function sweepPass(deps: WebhookRelayDeps, overdueMs: number): Promise<void> {
-  for (const delivery of await deps.webhooks.overdue(overdueMs, BATCH)) {
-    if (await hasDeliveryJob(deps.webhookQueue, delivery)) continue;
-    await enqueueDelivery(deps.webhookQueue, delivery, delayUntil(delivery.nextAttemptAt));
-    deps.logger.info({ deliveryId: delivery.id }, 'webhook delivery job re-added');
-  }
-}
-
-const delayUntil = (at: Date | null) => (at ? Math.max(0, at.getTime() - Date.now()) : 0);

@@ -145,6 +145,38 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(JSON.parse(answer.content)).toEqual({ timeZone: expect.any(String), locale: expect.any(String) });
   });
 
+  it("runs the client tool of a later turn too, though its call is named call_0 like the first turn's", async () => {
+    await freshChat();
+    const scenario = (text: string) => scripted({ steps: [{ toolCalls: [{ name: 'browser_timezone' }] }, { text }] });
+    await send(`where am I ${scenario('Noted once.')}`);
+    await lastAnswerIs('Noted once.');
+    await page.waitForSelector('[data-testid=send-button]:enabled');
+    // The person travelled: the second answer differs from the first.
+    await page.evaluate(() => {
+      const resolvedOptions = Intl.DateTimeFormat.prototype.resolvedOptions;
+      Intl.DateTimeFormat.prototype.resolvedOptions = function () {
+        return { ...resolvedOptions.call(this), timeZone: 'Pacific/Auckland' };
+      };
+    });
+    await send(`and now ${scenario('Noted twice.')}`);
+    await lastAnswerIs('Noted twice.').catch(async (error: Error) => {
+      throw new Error(`${error.message}\nthe page showed: ${await describePage()}`);
+    });
+    const conversation = (await harness.api.get('/v1/conversations')).body.data[0];
+    const messages = (await harness.api.get(`/v1/conversations/${conversation.id}`)).body.messages;
+    const answers = messages.filter((message: any) => message.role === 'tool');
+    expect(answers.map((message: any) => message.toolCallId)).toEqual(['call_0', 'call_0']);
+    expect(new Set(answers.map((message: any) => message.turnId)).size).toBe(2);
+    const zones = answers.map((message: any) => JSON.parse(message.content).timeZone);
+    expect(zones[0]).not.toBe('Pacific/Auckland');
+    expect(zones[1]).toBe('Pacific/Auckland');
+    // Each card shows its own turn's answer: the second one's did not overwrite the first.
+    const cards = page.locator('[data-testid=tool-card][data-tool=browser_timezone]');
+    expect(await cards.evaluateAll((each) => each.map((card: any) => card.dataset.state))).toEqual(['output-available', 'output-available']);
+    const shown = await cards.locator('.result').allInnerTexts();
+    expect(shown.map((text) => JSON.parse(text).timeZone)).toEqual(zones);
+  });
+
   it('hides "Running tools…" once every card is done, also after two steps of client tools', async () => {
     // A resume request answered late (here: held 150 ms) used to attach to the new turn beside the send's
     // own stream: client tools answered twice, dozens of cards. A chat whose history ends in no open turn

@@ -139,6 +139,24 @@ describe('client library', () => {
     expect(results).toHaveLength(1);
   });
 
+  it('runs the client tool of every turn, though the model names each first call call_0 again', async () => {
+    const asked: { turnId: string; toolCallId: string }[] = [];
+    const client = newClient({ onToolCall: ({ turnId, toolCallId }) => (asked.push({ turnId, toolCallId }), { answer: asked.length }) });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const scenario = scripted({ steps: [{ toolCalls: [{ name: 'ask_user' }] }, { text: 'Thanks.' }] });
+    const turnIds: string[] = [];
+    for (const answer of [1, 2]) {
+      const { turnId } = await client.sendTurn(conversation.id, scenario);
+      turnIds.push(turnId);
+      const view = await subscription.followTurn(turnId);
+      expect(view).toMatchObject({ status: 'completed', text: 'Thanks.' });
+      expect(Object.values(view.toolCalls)).toEqual([expect.objectContaining({ toolCallId: 'call_0', status: 'succeeded', result: { answer } })]);
+    }
+    expect(asked).toEqual(turnIds.map((turnId) => ({ turnId, toolCallId: 'call_0' })));
+  }, 60_000);
+
   /** `fetch` that records each request to a path ending in `pathEnd` (its status, or `failed`), and brings the proxy back after a failure. */
   const fetchRestoringAfterFailure = (pathEnd: string, posts: (number | 'failed')[]) =>
     (async (input: any, init: any) => {

@@ -69,6 +69,10 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     expect(targets.length).toBeGreaterThan(20);
     const unresolved = targets.filter((target) => target.expr.includes('$') || target.expr.includes('[['));
     expect(unresolved.map(describeTarget)).toEqual([]);
+    // Job and instance names are the deployment's scrape configuration's (a Kubernetes job, one job
+    // for every process): a panel that picks one by name shows nothing under other names.
+    const pickingJobs = targets.filter((target) => /\b(job|instance)\s*(=~|!~|!=|=)/.test(target.expr));
+    expect(pickingJobs.map(describeTarget)).toEqual([]);
 
     await eventually('every scrape target is up', async () => {
       const active = await prometheus.activeTargets();
@@ -110,6 +114,15 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
       }
       return wrong.length === 0 ? null : wrong.join('\n');
     });
+
+    // Figures only an API process has are exported only by it: a worker's zeros of them would sit
+    // beside the API's figure in every panel (and once made the approvals panel pick a job by name).
+    const apiOwned = ['switchyard_tool_approvals_pending', 'switchyard_websocket_clients', 'switchyard_websocket_subscriptions', 'switchyard_batch_submissions_in_flight'];
+    for (const metric of apiOwned) {
+      const exporters = (await prometheus.query(`count by (job) (${metric})`)).map((sample) => sample.metric.job);
+      expect({ metric, exporters }).toEqual({ metric, exporters: ['switchyard-api'] });
+    }
+    expect(Number((await prometheus.query('max(switchyard_tool_approvals_pending)'))[0]?.value[1])).toBe(0);
 
     await eventually('every panel query returns data', async () => {
       const empty: string[] = [];

@@ -314,6 +314,37 @@ describe('websocket handshakes within the per-user rate and the per-key connecti
     });
   });
 
+  describe('a handshake refused for its key\'s open websockets', () => {
+    const CAP = 2;
+    const PER_MINUTE = 10;
+    let stack: TestStack;
+    const clients: TestWsClient[] = [];
+
+    beforeAll(async () => {
+      stack = await startTestStack({ env: { WS_MAX_CONNECTIONS_PER_KEY: String(CAP), RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) } });
+    });
+    afterAll(async () => {
+      for (const client of clients) client.close();
+      await stack.close();
+    });
+
+    it("does not count against the user's request rate: clients retrying past the cap leave the user's HTTP requests their rate", async () => {
+      const user = await stack.createUser('many-devices');
+      const api = apiClient(stack.url, user.apiKey);
+      for (let i = 0; i < CAP; i++) clients.push(await TestWsClient.connect(stack.url, { apiKey: user.apiKey }));
+      // Devices refused for the cap trying again, more times than the user's whole rate.
+      for (let i = 0; i < PER_MINUTE + 5; i++) {
+        expect(await refusal(rawHandshake(stack.url, bearer(user.apiKey)))).toEqual({
+          status: 429,
+          upgrade: undefined,
+          retryAfter: expect.any(Number),
+          error: { code: 'rate_limited', message: expect.stringContaining('open websockets for this API key') },
+        });
+      }
+      expect((await api.get('/v1/conversations')).status).toBe(200);
+    });
+  });
+
   describe('WS_MAX_CONNECTIONS_PER_KEY', () => {
     const CAP = 3;
     let stack: TestStack;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import { closedPort } from '../support/ports';
 import { startPrivateRedis } from '../support/redis-server';
 import { runToExit } from '../support/processes';
-import { TEST_POSTGRES_URL } from '../support/services';
+import { uniqueSuffix } from '../support/ids';
+import { dropRedisPrefix, dropSchema, TEST_POSTGRES_URL } from '../support/services';
 
 describe('start-up', () => {
   it('stops on a bad environment value with one line naming it', async () => {
@@ -30,6 +31,61 @@ describe('start-up', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('a tool file with credentials in its URL', () => {
+    let toolsDir: string;
+    let dataDir: string;
+    beforeAll(async () => {
+      toolsDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-tools-'));
+      dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-data-'));
+      const tool = { name: 'leaky', description: 'Carries a password', url: 'https://someone:hunter2@tools.example.com/leaky' };
+      await writeFile(path.join(toolsDir, 'leaky.json'), JSON.stringify(tool));
+    });
+    afterAll(async () => {
+      await rm(toolsDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it.each(['workers/api.ts', 'workers/worker.ts', 'workers/all-in-one.ts'])('stops %s with one line naming the file and the field, no stack and no password', async (entry) => {
+      const suffix = uniqueSuffix();
+      const result = await runToExit(entry, {
+        ...(entry === 'workers/all-in-one.ts' ? { DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground') } : { DATABASE_URL: TEST_POSTGRES_URL }),
+        DATABASE_SCHEMA: `t_${suffix}`,
+        REDIS_PREFIX: `test-${suffix}`,
+        TOOLS_DIR: toolsDir,
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+      });
+      await dropSchema(`t_${suffix}`);
+      await dropRedisPrefix(`test-${suffix}`);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `switchyard: ${path.join(toolsDir, 'leaky.json')}: "url": must not carry credentials (user:password@), which errors would show; send them in "headers" with a \${ENV_VAR}`,
+      ]);
+      expect(result.stderr).not.toContain('hunter2');
+    }, 60_000);
+  });
+
+  it('stops with one line when DATA_DIR cannot be made, naming the path', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-file-'));
+    try {
+      await writeFile(path.join(dir, 'a-file'), 'not a folder');
+      const dataDir = path.join(dir, 'a-file', 'data');
+      const result = await runToExit('workers/all-in-one.ts', { DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dir, 'playground'), PORT: '0', LOG_LEVEL: 'silent' });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^switchyard: could not start: ENOTDIR: not a directory, mkdir '${dataDir}`))]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops with one line naming HOST when it does not resolve', async () => {
+    const result = await runToExit('workers/api.ts', { DATABASE_URL: TEST_POSTGRES_URL, HOST: 'no-such-host.invalid', PORT: '0', LOG_LEVEL: 'silent' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'switchyard: HOST no-such-host.invalid does not resolve: set HOST to an address of this machine (127.0.0.1, 0.0.0.0)',
+    ]);
   });
 
   it('tells the operator that separate processes need DATABASE_URL', async () => {

@@ -16,6 +16,10 @@ export class ConversationFeed {
   lastSeq: number | undefined;
   /** The latest seq when the current subscription was made: events up to it are a replay. */
   private replayUntil = 0;
+  /**
+   * Calls are keyed by turn and call id ({@link callKey}): providers number calls afresh in
+   * every answer, so `call_0` comes again in each turn of a conversation.
+   */
   private readonly unanswered = new Map<string, ToolCallRequest>();
   private readonly handled = new Set<string>();
   private readonly undecided = new Map<string, ApprovalRequest>();
@@ -39,12 +43,12 @@ export class ConversationFeed {
     if (this.lastSeq !== undefined && event.seq <= this.lastSeq) return 'duplicate';
     if (this.lastSeq !== undefined && event.seq > this.lastSeq + 1) return 'gap';
     this.lastSeq = event.seq;
-    if (event.type === 'tool-call-request') this.unanswered.set(event.toolCallId, event);
+    if (event.type === 'tool-call-request') this.unanswered.set(callKey(event.turnId, event.toolCallId), event);
     if (event.type === 'tool-approval-request') this.addApprovals([event]);
     if (event.type === 'tool-approval-response' || event.type === 'tool-result') this.settleApproval(event.turnId, event.toolCallId);
-    if (event.type === 'tool-result') this.unanswered.delete(event.toolCallId);
+    if (event.type === 'tool-result') this.unanswered.delete(callKey(event.turnId, event.toolCallId));
     if (event.type === 'turn-finish' || event.type === 'turn-error' || event.type === 'turn-cancelled') {
-      for (const [id, request] of this.unanswered) if (request.turnId === event.turnId) this.unanswered.delete(id);
+      for (const [key, request] of this.unanswered) if (request.turnId === event.turnId) this.unanswered.delete(key);
       for (const request of [...this.undecided.values()]) if (request.turnId === event.turnId) this.settleApproval(request.turnId, request.toolCallId);
     }
     return 'deliver';
@@ -63,7 +67,7 @@ export class ConversationFeed {
   reloaded(lastSeq: number, open: ToolCallRequest[], undecided: ApprovalRequest[] = []): void {
     this.lastSeq = lastSeq;
     this.unanswered.clear();
-    for (const request of open) this.unanswered.set(request.toolCallId, request);
+    for (const request of open) this.unanswered.set(callKey(request.turnId, request.toolCallId), request);
     this.undecided.clear();
     this.addApprovals(undecided);
   }
@@ -71,7 +75,7 @@ export class ConversationFeed {
   /** Approvals the server lists as pending (asked before this subscription's events, or among those a reload skipped). */
   addApprovals(pending: ApprovalRequest[]): void {
     for (const request of pending) {
-      const key = approvalKey(request.turnId, request.toolCallId);
+      const key = callKey(request.turnId, request.toolCallId);
       if (this.decided.has(key)) continue;
       const { conversationId, turnId, toolCallId, toolName, args, approvalId, expiresAt } = request;
       this.undecided.set(key, { conversationId, turnId, toolCallId, toolName, args, approvalId, expiresAt });
@@ -79,7 +83,7 @@ export class ConversationFeed {
   }
 
   private settleApproval(turnId: string, toolCallId: string): void {
-    const key = approvalKey(turnId, toolCallId);
+    const key = callKey(turnId, toolCallId);
     this.decided.add(key);
     this.undecided.delete(key);
   }
@@ -98,10 +102,10 @@ export class ConversationFeed {
    */
   takeRunnable(): ToolCallRequest[] {
     if ((this.lastSeq ?? 0) < this.replayUntil) return [];
-    const runnable = [...this.unanswered.values()].filter((request) => !this.handled.has(request.toolCallId));
-    for (const request of runnable) this.handled.add(request.toolCallId);
-    return runnable;
+    const runnable = [...this.unanswered.entries()].filter(([key]) => !this.handled.has(key));
+    for (const [key] of runnable) this.handled.add(key);
+    return runnable.map(([, request]) => request);
   }
 }
 
-const approvalKey = (turnId: string, toolCallId: string) => `${turnId}\n${toolCallId}`;
+const callKey = (turnId: string, toolCallId: string) => `${turnId}\n${toolCallId}`;

@@ -5,6 +5,7 @@ import { createRoot } from 'react-dom/client';
 import { MessageList } from './message-list';
 import { hasOpenTurn } from './open-turn';
 import { RestConversation } from './rest-conversation';
+import { keepSettledCalls } from './settled-calls';
 import { callApi, mintSessionToken, SessionExpiredError } from './session-api';
 import { Sidebar, type OpenTarget } from './sidebar';
 
@@ -118,7 +119,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
       }),
     [props.token],
   );
-  const { messages, sendMessage, regenerate, status, error, addToolOutput, addToolApprovalResponse } = useChat({
+  const { messages, setMessages, sendMessage, regenerate, status, error, addToolOutput, addToolApprovalResponse } = useChat({
     id: props.chatId,
     messages: props.initialMessages,
     transport,
@@ -128,7 +129,13 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
     sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
     onToolCall: ({ toolCall }) => {
       const run = CLIENT_TOOLS[toolCall.toolName];
-      if (run) void addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output: run() as never });
+      if (!run) return;
+      // As last rendered: the earlier turns, whose calls may carry the same id, are settled by now.
+      const before = messages;
+      void (async () => {
+        await addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output: run() as never });
+        setMessages((after) => keepSettledCalls(before, after, toolCall.toolCallId));
+      })();
     },
     onFinish: props.onTurnEnd,
   });

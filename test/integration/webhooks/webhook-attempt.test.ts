@@ -91,7 +91,7 @@ describe('a webhook delivery attempt', () => {
     const { next, delivery, counted } = await attempt(deliveryId, { insideRefused: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
 
     expect(next).toMatchObject({ kind: 'retry' });
-    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'the host hooks.example.test resolves to a loopback, private or link-local address' });
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'the host hooks.example.test does not resolve, or resolves to an address that is not public (loopback, private, link-local)' });
     expect(counted).toEqual({ refused: 1 });
     expect(hook.received).toHaveLength(0);
   });

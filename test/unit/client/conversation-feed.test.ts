@@ -30,6 +30,30 @@ describe('a conversation feed reloaded over HTTP', () => {
   });
 });
 
+describe('a conversation feed and call ids that come again', () => {
+  it("runs a later turn's call_0 though an earlier turn's call_0 ran and was answered", () => {
+    const feed = new ConversationFeed(undefined);
+    feed.subscribed(0);
+    expect(feed.accept(request(1, 'call_0'))).toBe('deliver');
+    expect(feed.takeRunnable().map((each) => [each.turnId, each.toolCallId])).toEqual([['t1', 'call_0']]);
+    feed.accept(event(2, { type: 'tool-result', toolCallId: 'call_0', result: 1, attempts: 1, durationMs: 1 }));
+
+    const later: ToolCallRequest = { ...request(3, 'call_0'), turnId: 't2' };
+    expect(feed.accept(later)).toBe('deliver');
+    expect(feed.takeRunnable()).toEqual([later]);
+    // An answer of the earlier turn's call_0 leaves the later one open.
+    feed.accept(event(4, { type: 'tool-result', toolCallId: 'call_0', result: 1, attempts: 1, durationMs: 1 }));
+    expect(feed.openRequests()).toEqual([later]);
+  });
+
+  it("keeps two turns' open call_0 apart after a reload", () => {
+    const feed = new ConversationFeed(undefined);
+    const other: ToolCallRequest = { ...request(5, 'call_0'), turnId: 't2' };
+    feed.reloaded(5, [request(4, 'call_0'), other]);
+    expect(feed.takeRunnable()).toEqual([request(4, 'call_0'), other]);
+  });
+});
+
 describe('open client calls after a reload', () => {
   const turn: TurnToolCalls = {
     id: 't1',

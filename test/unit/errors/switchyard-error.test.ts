@@ -1,7 +1,8 @@
 import { AppError } from '../../../src/errors/app-error';
 import { BackendUnavailableError } from '../../../src/errors/backend-unavailable';
 import { ListenFailedError } from '../../../src/errors/listen-failure';
-import { StartupError } from '../../../src/errors/startup-error';
+import { StartupError, startFailureLine } from '../../../src/errors/startup-error';
+import { ToolLoadError } from '../../../src/tools/tool-errors';
 import { coerceError, errorMessage, isCoded, SwitchyardError } from '../../../src/errors/switchyard-error';
 
 /** The module as a second copy of the package would have it: classes of its own. */
@@ -122,5 +123,20 @@ describe('coerceError', () => {
     expect(coerceError(error)).toBe(error);
     expect(coerceError('boom').message).toBe('boom');
     expect(coerceError({ status: 500 }).message).toBe('{"status":500}');
+  });
+});
+
+describe('startFailureLine', () => {
+  it('prints a refusal as its message, in one line, a tool file refusal among them', () => {
+    expect(startFailureLine(new ToolLoadError('tools/a.json: "url": must not carry credentials'))).toBe('switchyard: tools/a.json: "url": must not carry credentials');
+    expect(startFailureLine(new ToolLoadError('mcp.json: MCP server "x" failed to start; its stderr ended with: first\n  second\n'))).toBe(
+      'switchyard: mcp.json: MCP server "x" failed to start; its stderr ended with: first | second',
+    );
+  });
+
+  it('prints anything else as "could not start" and its message, never its stack', () => {
+    const error = Object.assign(new Error("ENOTDIR: not a directory, mkdir '/data/db'"), { code: 'ENOTDIR' });
+    expect(startFailureLine(error)).toBe("switchyard: could not start: ENOTDIR: not a directory, mkdir '/data/db'");
+    expect(startFailureLine('plain text')).toBe('switchyard: could not start: plain text');
   });
 });

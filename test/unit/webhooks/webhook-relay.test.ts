@@ -25,7 +25,7 @@ function idleRelay(options: { held?: boolean } = {}) {
       return [];
     },
     markEnqueued: async () => undefined,
-    overdue: async () => [],
+    overdue: async () => ({ runs: [], next: null }),
   };
   const relay = startWebhookRelay(
     {
