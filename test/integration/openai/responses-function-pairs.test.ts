@@ -1,0 +1,77 @@
+import OpenAI from 'openai';
+import { openAiClient } from '../../support/openai-sdk';
+import { scripted } from '../../support/scripted';
+import { startTestStack, type TestStack } from '../../support/stack';
+
+const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+const asksForWeather = scripted({ steps: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'It is sunny.' }] });
+
+/**
+ * Responses whose input pairs function calls and outputs wrongly (docs/RELIABILITY.md, case 45):
+ * refused with a 400 naming the call_id and nothing stored, as OpenAI refuses them, so the
+ * conversation is never one on which every later response fails.
+ */
+describe('function calls and their outputs in Responses input', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ workers: 1 });
+  });
+  afterAll(() => stack.close());
+
+  async function user(name: string) {
+    const owner = await stack.createUser(name);
+    const count = async (table: 'turns' | 'conversations') =>
+      (await stack.resources.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [owner.id])).rows[0]!.n;
+    return { client: openAiClient(stack.url, owner.apiKey), count };
+  }
+
+  async function refusal(client: OpenAI, request: OpenAI.Responses.ResponseCreateParamsNonStreaming): Promise<InstanceType<typeof OpenAI.APIError>> {
+    const error = await client.responses.create(request).then(
+      () => {
+        throw new Error('expected a 400');
+      },
+      (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>,
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'input', code: 'invalid_request' });
+    return error;
+  }
+
+  it('refuses a function_call given without its output, storing nothing; the conversation goes on', async () => {
+    const { client, count } = await user('pairs-unanswered');
+    const given = { type: 'function_call' as const, call_id: 'call_given', name: 'get_weather', arguments: '{"city":"Oslo"}' };
+    expect((await refusal(client, { input: [{ role: 'user', content: 'Weather?' }, given], tools })).message).toContain('no tool output found for function call call_given');
+    // Its output after a later message does not answer it either: the provider takes outputs right after their calls.
+    const late = [{ role: 'user' as const, content: 'Weather?' }, given, { role: 'user' as const, content: 'Well?' }, { type: 'function_call_output' as const, call_id: 'call_given', output: '{}' }];
+    expect((await refusal(client, { input: late, tools })).message).toContain('call_given');
+    expect([await count('conversations'), await count('turns')]).toEqual([0, 0]);
+
+    const first = await client.responses.create({ input: scripted({ text: 'Pairs first.' }) });
+    expect((await refusal(client, { previous_response_id: first.id, input: [given], tools })).message).toContain('call_given');
+    expect(await count('turns')).toBe(1);
+    // Given with its output, the same call is context the model takes.
+    const paired = await client.responses.create({
+      previous_response_id: first.id,
+      input: [given, { type: 'function_call_output', call_id: 'call_given', output: '{"sky":"clear"}' }, { role: 'user', content: scripted({ text: 'Pairs next.' }) }],
+      tools,
+    });
+    expect(paired).toMatchObject({ status: 'completed', output_text: 'Pairs next.' });
+  });
+
+  it("refuses outputs of the previous response's calls given after another message, or twice; answered first, it goes on", async () => {
+    const { client, count } = await user('pairs-order');
+    const asked = await client.responses.create({ input: asksForWeather, tools });
+    const call = asked.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    const output = { type: 'function_call_output' as const, call_id: call.call_id, output: '{"sky":"sunny"}' };
+
+    const late = await refusal(client, { previous_response_id: asked.id, input: [{ role: 'user', content: 'Anything?' }, output], tools });
+    expect(late.message).toContain(`no tool output found for function call ${call.call_id}`);
+    const twice = await refusal(client, { previous_response_id: asked.id, input: [output, output], tools });
+    expect(twice.message).toContain(`function call ${call.call_id} has more than one function_call_output`);
+    expect(await count('turns')).toBe(1);
+
+    const answered = await client.responses.create({ previous_response_id: asked.id, input: [output], tools });
+    expect(answered).toMatchObject({ status: 'completed', output_text: 'It is sunny.' });
+  });
+});
