@@ -8,7 +8,7 @@ import type { Queryable } from '../store/db';
 import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
 import { isTerminal } from '../store/turns-repository';
 import { admitTurn, type Admission, type OnBusy } from './turn-admission';
-import { noBranchPoint, type BranchRequest } from './branch-request';
+import { noBranchPoint, unacceptableBranch, type BranchRequest } from './branch-request';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
@@ -111,6 +111,11 @@ export class TurnService {
       // before the branch is recorded. A refusal rolls everything back, interrupts included.
       const point = branch ? await this.deps.messages.findBranchPoint(conversationId, branch.from, tx) : null;
       if (branch && !point) throw noBranchPoint(branch);
+      if (branch && point) {
+        const before = await this.deps.messages.listOutline(conversationId, { rowId: point.messageId, inclusive: branch.kind === 'regenerate' }, tx);
+        const refusal = unacceptableBranch(branch, before, point.messageId);
+        if (refusal) throw refusal;
+      }
       const interrupted: Turn[] = [];
       for (const active of decision.interrupt) {
         const ended = await recordTurnEnd(this.deps, active.id, null, INTERRUPTED, tx);

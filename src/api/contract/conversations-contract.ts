@@ -59,12 +59,13 @@ export const conversationPaths = documentPaths('Conversations', {
     post: {
       operationId: 'forkConversation',
       summary: 'Copy the path up to a message into a new conversation',
-      description: 'The new conversation has the settings of this one (not its externalId), copies of its path up to `messageId` (with the tool messages of an assistant message), and `forkedFrom`.',
+      description:
+        'The new conversation has the settings of this one (not its externalId), copies of its path up to `messageId` (with the rest of its step: the tool messages that follow it), and `forkedFrom`. A step whose calls have no results yet is refused (409 conflict).',
       access: 'user',
       requestParams: { path: idParams('conversation') },
       jsonBody: forkConversationSchema,
       responses: { '201': jsonResponse('The new conversation.', conversationSchema) },
-      errors: ['not_found'],
+      errors: ['not_found', 'conflict'],
     },
   },
 });

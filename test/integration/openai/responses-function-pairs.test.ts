@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
+import { apiClient } from '../../support/http';
 import { openAiClient } from '../../support/openai-sdk';
+import { poll } from '../../support/poll';
 import { scripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
 
@@ -9,7 +11,8 @@ const asksForWeather = scripted({ steps: [{ toolCalls: [{ name: 'get_weather', a
 /**
  * Responses whose input pairs function calls and outputs wrongly (docs/RELIABILITY.md, case 45):
  * refused with a 400 naming the call_id and nothing stored, as OpenAI refuses them, so the
- * conversation is never one on which every later response fails.
+ * conversation is never one on which every later response fails; and the stored history of one
+ * that answered a call is edited, regenerated and forked only into histories the model takes.
  */
 describe('function calls and their outputs in Responses input', () => {
   let stack: TestStack;
@@ -23,7 +26,7 @@ describe('function calls and their outputs in Responses input', () => {
     const owner = await stack.createUser(name);
     const count = async (table: 'turns' | 'conversations') =>
       (await stack.resources.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [owner.id])).rows[0]!.n;
-    return { client: openAiClient(stack.url, owner.apiKey), count };
+    return { client: openAiClient(stack.url, owner.apiKey), api: apiClient(stack.url, owner.apiKey), count };
   }
 
   async function refusal(client: OpenAI, request: OpenAI.Responses.ResponseCreateParamsNonStreaming): Promise<InstanceType<typeof OpenAI.APIError>> {
@@ -73,5 +76,44 @@ describe('function calls and their outputs in Responses input', () => {
 
     const answered = await client.responses.create({ previous_response_id: asked.id, input: [output], tools });
     expect(answered).toMatchObject({ status: 'completed', output_text: 'It is sunny.' });
+  });
+
+  it('refuses an edit of the input that answered a call, and a fork that leaves the call without its output; regenerates and forks it whole', async () => {
+    const { client, api } = await user('pairs-branches');
+    const asked = await client.responses.create({ input: asksForWeather, tools });
+    const call = asked.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    const [conversation] = (await api.get('/v1/conversations')).body.data;
+    const [, asking] = (await api.get(`/v1/conversations/${conversation.id}`)).body.messages;
+
+    // Until its output comes, the call has no result: a fork there would be a conversation no turn could run on.
+    const fork = await api.post(`/v1/conversations/${conversation.id}/fork`, { messageId: asking.id });
+    expect([fork.status, fork.body.error.code]).toEqual([409, 'conflict']);
+    expect(fork.body.error.message).toContain(call.call_id);
+
+    await client.responses.create({ previous_response_id: asked.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }], tools });
+    const path = (await api.get(`/v1/conversations/${conversation.id}`)).body.messages;
+    expect(path.map((message: any) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    const answering = path[2];
+
+    const edit = await api.post(`/v1/conversations/${conversation.id}/turns`, { content: 'Never mind.', fromMessageId: answering.id });
+    expect(edit.status).toBe(400);
+    expect(edit.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'fromMessageId', message: expect.stringContaining(`the tool calls ${call.call_id} of ${asking.id} have no results`) }] });
+    expect((await api.get(`/v1/conversations/${conversation.id}`)).body.messages).toEqual(path);
+
+    const regenerate = await api.post(`/v1/conversations/${conversation.id}/turns`, { regenerate: true });
+    expect(regenerate.status).toBe(202);
+    let turn: any;
+    await poll('the regenerate did not end', async () => ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${regenerate.body.turnId}`)).body).status));
+    expect(turn).toMatchObject({ status: 'completed' });
+    const sent = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('"sky\\":\\"sunny')).at(-1)!.body as any;
+    expect(sent.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'tool']);
+
+    // The outputs came in the next input: a fork at the call still leaves them out, one at that input holds them.
+    expect((await api.post(`/v1/conversations/${conversation.id}/fork`, { messageId: asking.id })).status).toBe(409);
+    const forked = await api.post(`/v1/conversations/${conversation.id}/fork`, { messageId: answering.id });
+    expect(forked.status).toBe(201);
+    const next = await api.post(`/v1/conversations/${forked.body.id}/turns`, { content: scripted({ text: 'Forked on.' }) });
+    await poll('the fork\'s turn did not end', async () => ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${next.body.turnId}`)).body).status));
+    expect(turn).toMatchObject({ status: 'completed' });
   });
 });
