@@ -155,29 +155,46 @@ export class MessagesRepository {
    * carried whole.
    */
   async listOutline(conversationId: string, end: OutlineEnd, db: Queryable = this.db): Promise<MessageOutline[]> {
+    const outline = await this.outline(
+      `id < $2 OR ($3 AND id = $2)
+       OR ($4 AND role = 'tool' AND id > $2 AND id < COALESCE(
+         (SELECT min(n.id) FROM messages n WHERE n.conversation_id = $1 AND n.superseded_by IS NULL AND n.id > $2 AND n.role <> 'tool'),
+         9223372036854775807))`,
+      [conversationId, end.rowId, end.inclusive, end.withToolRun === true],
+      db,
+    );
+    return end.inclusive && !outline.some((message) => message.rowId === end.rowId) ? [] : outline;
+  }
+
+  /**
+   * The path's last step, outlined: from its last message that is not a tool message (the
+   * assistant message that called, or whatever ended the path) to its end, read from the end.
+   */
+  async listLastStepOutline(conversationId: string, db: Queryable = this.db): Promise<MessageOutline[]> {
+    return this.outline(
+      `id >= COALESCE((SELECT max(n.id) FROM messages n WHERE n.conversation_id = $1 AND n.superseded_by IS NULL AND n.role <> 'tool'), 0)`,
+      [conversationId],
+      db,
+    );
+  }
+
+  /** The outline of the path's messages that `range` (SQL on `messages`, `$1` the conversation) keeps. */
+  private async outline(range: string, params: unknown[], db: Queryable): Promise<MessageOutline[]> {
     const callIds = (calls: string) => `ARRAY(SELECT c->>'id' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${calls}) = 'array' THEN ${calls} ELSE '[]' END) c)`;
     const { rows } = await db.query<{ id: string | number; role: string; call_ids: string[]; tool_call_id: string | null }>(
       `WITH path AS (
          SELECT id, role, content, tool_calls, tool_call_id, COALESCE(role = 'user' AND content @> '{"type": "chat_messages"}', false) AS chat
-         FROM messages
-         WHERE conversation_id = $1 AND superseded_by IS NULL
-           AND (id < $2 OR ($3 AND id = $2)
-             OR ($4 AND role = 'tool' AND id > $2 AND id < COALESCE(
-               (SELECT min(n.id) FROM messages n WHERE n.conversation_id = $1 AND n.superseded_by IS NULL AND n.id > $2 AND n.role <> 'tool'),
-               9223372036854775807)))
-       ), ended AS (
-         SELECT NOT $3 OR EXISTS (SELECT 1 FROM path WHERE id = $2) AS found
+         FROM messages WHERE conversation_id = $1 AND superseded_by IS NULL AND (${range})
        )
-       SELECT path.id, part.role, part.call_ids, part.tool_call_id FROM ended, path
+       SELECT path.id, part.role, part.call_ids, part.tool_call_id FROM path
        CROSS JOIN LATERAL (
          SELECT e.value->>'role' AS role, ${callIds("e.value->'tool_calls'")} AS call_ids, e.value->>'tool_call_id' AS tool_call_id, e.ordinality AS position
          FROM jsonb_array_elements(CASE WHEN path.chat THEN path.content->'messages' ELSE '[]' END) WITH ORDINALITY e
          UNION ALL
          SELECT path.role, ${callIds('path.tool_calls')}, path.tool_call_id, 0 WHERE NOT path.chat
        ) part
-       WHERE ended.found
        ORDER BY path.id, part.position`,
-      [conversationId, end.rowId, end.inclusive, end.withToolRun === true],
+      params,
     );
     return rows.map((row) => ({ rowId: String(row.id), role: row.role, tool_calls: row.call_ids.map((id) => ({ id })), tool_call_id: row.tool_call_id }));
   }

@@ -52,7 +52,7 @@ export const conversationPaths = documentPaths('Conversations', {
         '202': jsonResponse('The turn is accepted and will run.', turnAcceptedSchema),
         '200': jsonResponse('The turn this idempotencyKey already made.', turnAcceptedSchema),
       },
-      errors: ['not_found', 'conversation_busy', 'idempotency_conflict'],
+      errors: ['not_found', 'conversation_busy', 'idempotency_conflict', 'conflict'],
     },
   },
   '/v1/conversations/{id}/fork': {

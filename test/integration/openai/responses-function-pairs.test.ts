@@ -78,6 +78,27 @@ describe('function calls and their outputs in Responses input', () => {
     expect(answered).toMatchObject({ status: 'completed', output_text: 'It is sunny.' });
   });
 
+  it("refuses a /v1 turn while the caller's calls have no output (409 naming them), storing nothing; once answered, it runs", async () => {
+    const { client, api, count } = await user('pairs-native-turn');
+    const asked = await client.responses.create({ input: asksForWeather, tools });
+    const call = asked.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    const [conversation] = (await api.get('/v1/conversations')).body.data;
+    const path = (await api.get(`/v1/conversations/${conversation.id}`)).body.messages;
+
+    const refused = await api.post(`/v1/conversations/${conversation.id}/turns`, { content: 'Hello?' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'conflict', details: { toolCallIds: [call.call_id] }, message: expect.stringContaining(call.call_id) });
+    expect(await count('turns')).toBe(1);
+    expect((await api.get(`/v1/conversations/${conversation.id}`)).body.messages).toEqual(path);
+
+    await client.responses.create({ previous_response_id: asked.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }], tools });
+    const next = await api.post(`/v1/conversations/${conversation.id}/turns`, { content: scripted({ text: 'Native next.' }) });
+    expect(next.status).toBe(202);
+    let turn: any;
+    await poll('the turn did not end', async () => ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${next.body.turnId}`)).body).status));
+    expect(turn).toMatchObject({ status: 'completed' });
+  });
+
   it('refuses an edit of the input that answered a call, and a fork that leaves the call without its output; regenerates and forks it whole', async () => {
     const { client, api } = await user('pairs-branches');
     const asked = await client.responses.create({ input: asksForWeather, tools });

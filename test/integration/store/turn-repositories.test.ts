@@ -81,6 +81,30 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await turns.admitIfClear({ ...input(first.id), userId }, 5)).toEqual({ outcome: 'missing' });
   });
 
+  it('leaves admission to the transaction while the path ends with calls that have no results, and outlines that last step', async () => {
+    const conversation = await conversations.create({ userId });
+    const insert = (role: string, fields: { toolCalls?: string[]; toolCallId?: string } = {}) =>
+      db.query('INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id) VALUES ($1, $2, $3, $4, $5)', [
+        conversation.id,
+        role,
+        JSON.stringify('text'),
+        fields.toolCalls ? JSON.stringify(fields.toolCalls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } }))) : null,
+        fields.toolCallId ?? null,
+      ]);
+    const admit = async () => (await turns.admitIfClear({ conversationId: conversation.id, userId, input: 'hi', options: {}, requestHash: 'h' }, 100)).outcome;
+    const lastStep = async () => (await messages.listLastStepOutline(conversation.id)).map((message) => [message.role, message.tool_calls.map((call) => call.id), message.tool_call_id]);
+    await insert('user');
+    await insert('assistant', { toolCalls: ['s1', 'c1'] });
+    await insert('tool', { toolCallId: 's1' });
+    expect(await lastStep()).toEqual([
+      ['assistant', ['s1', 'c1'], null],
+      ['tool', [], 's1'],
+    ]);
+    expect(await admit()).toBe('not_clear');
+    await insert('tool', { toolCallId: 'c1' });
+    expect(await admit()).toBe('admitted');
+  });
+
   it('sees a turn committed while it waited for the conversation, and admits nothing past it', async () => {
     const conversation = await conversations.create({ userId });
     const turnInput = { conversationId: conversation.id, userId, options: {}, requestHash: 'h' };

@@ -1,6 +1,7 @@
 import type { MessageOutline } from '../../../src/store/messages-repository';
 import { unacceptableBranch } from '../../../src/turns/branch-request';
 import { findPathFault } from '../../../src/turns/path-fault';
+import { unansweredCallsRefusal } from '../../../src/turns/unanswered-calls';
 
 let nextRow = 1;
 const message = (role: string, fields: Partial<MessageOutline> = {}): MessageOutline => ({ rowId: String(nextRow++), role, tool_calls: [], tool_call_id: null, ...fields });
@@ -38,5 +39,17 @@ describe('the history of an edit or a regenerate', () => {
     const before = [message('user'), asking('a'), result('a'), message('assistant')];
     expect(unacceptableBranch(edit, before, '50')).toBeUndefined();
     expect(unacceptableBranch(regenerate, [...before, message('user')], '50')).toBeUndefined();
+  });
+});
+
+describe('a new turn after the path\'s last step', () => {
+  it('is refused while calls of that step have no results, unless its input answers them first', () => {
+    const step = asking('s1', 'c1');
+    const lastStep = [step, result('s1')];
+    expect(unansweredCallsRefusal(lastStep, 'hello')).toMatchObject({ code: 'conflict', details: { toolCallIds: ['c1'] }, message: expect.stringContaining(`the tool calls c1 of msg_${step.rowId} have no results`) });
+    const answering = { type: 'chat_messages', messages: [{ role: 'tool', tool_call_id: 'c1', content: 'R' }, { role: 'user', content: 'and?' }] };
+    expect(unansweredCallsRefusal(lastStep, answering)).toBeUndefined();
+    expect(unansweredCallsRefusal([...lastStep, result('c1')], 'hello')).toBeUndefined();
+    expect(unansweredCallsRefusal([], 'hello')).toBeUndefined();
   });
 });
