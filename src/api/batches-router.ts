@@ -10,7 +10,7 @@ import { principalOf, userIdOf } from './require-user';
 import type { BatchProgressFrame } from '../batches/batch-progress';
 import type { LiveSseStreams } from './live-sse';
 import type { SubmissionSlots } from './submission-slots';
-import { usableTools, type UsableToolsDeps } from './usable-tools';
+import { usableToolsByName, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
 import { batchPageSchema, batchResultLineSchema, batchRetriedSchema, batchSchema, batchSubmittedSchema } from './contract/batches-contract';
 import { batchResultsSchema, idempotencyKeyHeaderSchema, listBatchesSchema } from './request-schemas';
@@ -51,7 +51,7 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
 
   const submission: BatchSubmissionDeps = {
     batches: deps.batches,
-    usableToolNames: async (userId) => new Set((await usableTools(deps.usableTools, userId)).map((tool) => tool.name)),
+    usableTools: (userId) => usableToolsByName(deps.usableTools, userId),
     spoolDir: deps.spoolDir,
     maxBatchBytes: deps.maxBatchBytes,
     maxBatchJsonBytes: deps.maxBatchJsonBytes,

@@ -5,6 +5,7 @@ import type { ResponseRecord } from '../store/openai-responses-repository';
 import { isTerminal, type Turn } from '../store/turns-repository';
 import { responseShell, type ResponseObject } from '../openai-compat/response-object';
 import { createResponseStreamMapper, type ResponseStreamEvent } from '../openai-compat/response-stream-mapper';
+import { responseStreamError } from '../openai-compat/response-stream-error';
 import { writesPerTick } from '../subscriptions/writes-per-tick';
 import { LiveSseStreams, type LiveSseOptions } from './live-sse';
 import type { ConversationEventSource } from './turn-event-stream';
@@ -27,7 +28,8 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
  * routes"): the turn's events, read from after the response's `afterSeq` and then followed live,
  * each mapped to its stream events (openai-compat/response-stream-mapper.ts), which number
  * themselves; the stream ends with the response as stored, read when the turn's end is
- * announced (its end is committed before). A turn whose events the log no longer keeps whole
+ * announced (its end is committed before), or, for a reader whose `starting_after` is at or past
+ * that end, with an `error` event saying so. A turn whose events the log no longer keeps whole
  * streams as `response.created`, `response.queued` and, once it has ended, its end, numbered
  * after the reader's `starting_after` (response-stream-mapper.ts, `finishUnmapped`).
  */
@@ -52,6 +54,8 @@ export function createResponseStreamer(
       };
       const end = async () => {
         const final = mapper.finish(await options.storedResponse(record));
+        // Nothing comes after the end: an empty stream would look like a cut one, resumed again and again.
+        if (final.sequence_number <= startingAfter) return live.end(sse(pastTheEnd(record.id, final, startingAfter)));
         write([final]);
         live.end();
       };
@@ -129,6 +133,12 @@ function eventOfTurn(json: string, turnId: string): SwitchyardEvent | null {
   if (!json.includes(`"turnId":${JSON.stringify(turnId)}`)) return null;
   const event = eventSchema.parse(JSON.parse(json)) as SwitchyardEvent;
   return event.turnId === turnId ? event : null;
+}
+
+/** Why a resume after the response's last event gets no event of it (numbered after what the reader has, so that it sees it). */
+function pastTheEnd(id: string, final: ResponseStreamEvent, startingAfter: number): ResponseStreamEvent {
+  const message = `response ${id} ended with event ${final.sequence_number} (${final.type}); no event comes after starting_after ${startingAfter}: retrieve it without stream=true for the response`;
+  return responseStreamError({ code: 'invalid_request', message, param: 'starting_after' }, startingAfter + 1);
 }
 
 function sse(event: { type: string } & Record<string, unknown>): string {

@@ -13,6 +13,11 @@ export async function usableTools(deps: UsableToolsDeps, userId: string): Promis
   return deps.tools.list().filter((tool) => !allowed || allowed.includes(tool.name));
 }
 
+/** The same, by name. */
+export async function usableToolsByName(deps: UsableToolsDeps, userId: string): Promise<Map<string, ToolDescriptor>> {
+  return new Map((await usableTools(deps, userId)).map((tool) => [tool.name, tool]));
+}
+
 /**
  * A `tools` list on a conversation or a turn may name only tools the user may use: any other
  * name is a 400, the same whether the tool does not exist or is not this user's to use.

@@ -4,6 +4,7 @@ import { fieldIssues } from '../errors/zod-issues';
 import { findUnstorableValue } from '../storable/storable-json';
 import { itemSchema, type BatchDefaults, type BatchItem, type BatchItemSpec, type BatchOptions } from '../store/batch-item';
 import { isOpenAiBatchLine, openAiLineToItem } from '../openai-compat/batch-line';
+import type { UsableTools } from '../openai-compat/function-tools';
 
 /** Line problems listed in one refusal; the count of the rest is said. */
 const MAX_LISTED_PROBLEMS = 100;
@@ -12,6 +13,8 @@ export interface LineProblem {
   line: number;
   field?: string;
   message: string;
+  /** An OpenAI line's error code, for its batch's `errors.data`. */
+  code?: string;
 }
 
 export interface CheckedBatch {
@@ -43,8 +46,8 @@ export class BatchItemChecker {
       options: BatchOptions;
       defaults: BatchDefaults;
       maxItems: number;
-      /** The tool names the submitting user may use. */
-      usableTools: ReadonlySet<string>;
+      /** The tools the submitting user may use. */
+      usableTools: UsableTools;
     },
   ) {
     const { metadata, ...options } = input.options;

@@ -7,11 +7,12 @@ import type { BatchDefaults, BatchItem, BatchOptions } from '../store/batch-item
 import { readJsonBatch, readJsonlOptions } from './batch-request';
 import { BatchSpool } from './batch-spool';
 import { readJsonlLines } from './jsonl-lines';
+import type { UsableTools } from '../openai-compat/function-tools';
 
 export interface BatchSubmissionDeps {
   batches: Pick<BatchesRepository, 'create'>;
-  /** The tool names this user may use. */
-  usableToolNames(userId: string): Promise<ReadonlySet<string>>;
+  /** The tools this user may use. */
+  usableTools(userId: string): Promise<UsableTools>;
   /** Where a JSONL submission's checked items wait until its body has been read whole. */
   spoolDir: string;
   /** MAX_BATCH_BYTES. */
@@ -45,7 +46,7 @@ export interface BatchSubmission {
  *    entirely or not at all.
  */
 export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSubmission): Promise<CreateBatchOutcome> {
-  const usableTools = await deps.usableToolNames(submission.userId);
+  const usableTools = await deps.usableTools(submission.userId);
   const store = (checker: BatchItemChecker, options: BatchOptions, items: Iterable<BatchItem> | AsyncIterable<BatchItem>) => {
     const { skipped, requestHash } = checker.finish();
     const { userId, idempotencyKey, alongside } = submission;
@@ -82,7 +83,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
 }
 
 /** Tools every item gets (`defaults.tools`, `defaults.requireApproval`) are the batch's problem, not one line's. */
-function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: ReadonlySet<string>): BatchItemChecker {
+function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: UsableTools): BatchItemChecker {
   const unknown = (['tools', 'requireApproval'] as const).flatMap((field) =>
     (defaults[field] ?? []).filter((name) => !usableTools.has(name)).map((name) => ({ name, field })),
   );

@@ -10,6 +10,8 @@ export type AppErrorCode =
   | 'not_found'
   | 'invalid_json'
   | 'invalid_request'
+  /** A field Switchyard does not honour as it is given (OpenAI's `unsupported_parameter`). */
+  | 'unsupported_parameter'
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'conversation_busy'

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import type { ChatMessage, ContentPart, ToolDefinition } from '../providers/model-provider';
+import type { ChatMessage, ContentPart } from '../providers/model-provider';
 import { findToolExchangeFault, type ToolExchangeFault } from '../providers/tool-exchange-fault';
 import { chatMessagesInputSchema, toolNameSchema, turnContentSchema, type ChatMessagesInput } from '../events/turn-content';
 import { fieldIssues } from '../errors/zod-issues';
 import type { BatchItemSpec } from '../store/batch-item';
+import { splitFunctionTools, type UsableTools } from './function-tools';
 
 const text = z.string().max(500_000);
 const message = z.discriminatedUnion('role', [
@@ -15,7 +16,7 @@ const message = z.discriminatedUnion('role', [
 const functionTool = z
   .object({
     type: z.literal('function'),
-    function: z.object({ name: toolNameSchema, description: z.string().max(10_000).optional(), parameters: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullable().optional() }).loose(),
+    function: z.object({ name: toolNameSchema, description: z.string().max(10_000).optional(), parameters: z.record(z.string(), z.unknown()).nullable().optional(), strict: z.boolean().nullable().optional() }).loose(),
   })
   .loose();
 
@@ -51,16 +52,18 @@ export function isOpenAiBatchLine(value: unknown): boolean {
 
 export type OpenAiLineOutcome =
   | { ok: true; customId: string; spec: BatchItemSpec }
-  | { ok: false; problems: { field?: string; message: string }[] };
+  /** `code`: OpenAI's, for the batch's `errors.data` (default `invalid_request`). */
+  | { ok: false; problems: { field?: string; message: string; code?: string }[] };
 
 /**
  * One line of an OpenAI Batch API file as a Switchyard batch item, pure: its system and developer
  * messages are the item's `system`; the rest is the one turn that answers the request (a single
- * user message as it is, earlier messages and tool answers as chat messages); its functions run
- * here when a tool of `usableTools` has their name (that tool's schema applies), else they are
- * the caller's: a step that calls one ends the item with the calls in its result, as OpenAI does.
+ * user message as it is, earlier messages and tool answers as chat messages); its functions are
+ * split between Switchyard's tools and the caller's as every OpenAI route splits them
+ * (function-tools.ts): a step that calls one of the caller's ends the item with the calls in its
+ * result, as OpenAI does.
  */
-export function openAiLineToItem(value: unknown, usableTools: ReadonlySet<string>): OpenAiLineOutcome {
+export function openAiLineToItem(value: unknown, usableTools: UsableTools): OpenAiLineOutcome {
   const parsed = openAiBatchLine.safeParse(value);
   if (!parsed.success) return { ok: false, problems: fieldIssues(parsed.error.issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
   const { custom_id: customId, body } = parsed.data;
@@ -84,10 +87,9 @@ export function openAiLineToItem(value: unknown, usableTools: ReadonlySet<string
   const [only] = messages;
   const content: BatchItemSpec['messages'][number] =
     messages.length === 1 && only!.role === 'user' ? only!.content : { role: 'user', content: { type: 'chat_messages', messages: messages as ChatMessagesInput['messages'] } };
-  const tools = (body.tools ?? []).map((tool) => tool.function);
-  const functions: ToolDefinition[] = tools
-    .filter((tool) => !usableTools.has(tool.name))
-    .map((tool) => ({ name: tool.name, description: tool.description ?? '', inputSchema: tool.parameters ?? { type: 'object', properties: {} } }));
+  const tools = splitFunctionTools((body.tools ?? []).map((tool) => tool.function), usableTools);
+  if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
+  const { serverTools, functions } = tools;
   const choice = body.tool_choice;
   return {
     ok: true,
@@ -96,7 +98,7 @@ export function openAiLineToItem(value: unknown, usableTools: ReadonlySet<string
       messages: [content],
       ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
       model: body.model,
-      tools: tools.filter((tool) => usableTools.has(tool.name)).map((tool) => tool.name),
+      tools: serverTools,
       ...(functions.length > 0 ? { functions } : {}),
       ...(choice !== undefined ? { toolChoice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.function.name } } } : {}),
     },

@@ -134,7 +134,7 @@ export class OpenAiBatchesService {
 
 /** A refusal's line problems as OpenAI's `errors.data`. */
 function lineProblems(error: AppError): NonNullable<OpenAiBatchRecord['errors']> {
-  const details = Array.isArray(error.details) ? (error.details as { line?: number; field?: string; message: string }[]) : [];
+  const details = Array.isArray(error.details) ? (error.details as { line?: number; field?: string; message: string; code?: string }[]) : [];
   if (details.length === 0) return [{ code: 'invalid_request', message: error.message, line: null, param: null }];
-  return details.map((detail) => ({ code: 'invalid_request', message: detail.message, line: detail.line ?? null, param: detail.field ?? null }));
+  return details.map((detail) => ({ code: detail.code ?? 'invalid_request', message: detail.message, line: detail.line ?? null, param: detail.field ?? null }));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage, ContentPart, ToolChoice, ToolDefinition } from '../providers/model-provider';
+import type { ChatMessage, ContentPart, ToolChoice } from '../providers/model-provider';
 import { toolNameSchema, type ChatMessagesInput } from '../events/turn-content';
 
 const text = z.string().max(500_000);
@@ -64,14 +64,13 @@ export const createResponseSchema = z
   .strict();
 export type CreateResponseRequest = z.infer<typeof createResponseSchema>;
 
-/** What a response request becomes: its turn's input and options. */
+/**
+ * What a response request's input becomes: its turn's input and options. Its functions are
+ * split between Switchyard's tools and the caller's by function-tools.ts.
+ */
 export interface ResponseTurnPlan {
   content: string | ContentPart[] | ChatMessagesInput;
   instructions?: string;
-  /** Functions named after tools the user may use: run here. */
-  tools: string[];
-  /** The caller's own functions: left to it. */
-  functions: ToolDefinition[];
   toolChoice?: ToolChoice;
   /** The input as the chat messages the model is sent after the conversation's history. */
   messages: ChatMessage[];
@@ -80,10 +79,9 @@ export interface ResponseTurnPlan {
 /**
  * A request as a turn, pure: its system and developer messages join `instructions`; its other
  * items become the turn's input, one user message as it is, several items (context, function
- * calls given back and their outputs) as chat messages; its functions run here when a tool of
- * `usableTools` has their name (that tool's schema applies), else they are the caller's.
+ * calls given back and their outputs) as chat messages.
  */
-export function planResponseTurn(request: CreateResponseRequest, usableTools: ReadonlySet<string>): ResponseTurnPlan {
+export function planResponseTurn(request: CreateResponseRequest): ResponseTurnPlan {
   const items = typeof request.input === 'string' ? [{ role: 'user' as const, content: request.input }] : request.input;
   const instructions = request.instructions ? [request.instructions] : [];
   const messages: ChatMessage[] = [];
@@ -106,14 +104,9 @@ export function planResponseTurn(request: CreateResponseRequest, usableTools: Re
   const [only] = messages;
   const turnContent: ResponseTurnPlan['content'] =
     messages.length === 1 && only!.role === 'user' ? only!.content : { type: 'chat_messages', messages: messages as ChatMessagesInput['messages'] };
-  const tools = request.tools ?? [];
   return {
     content: turnContent,
     ...(instructions.length > 0 ? { instructions: instructions.join('\n\n') } : {}),
-    tools: tools.filter((tool) => usableTools.has(tool.name)).map((tool) => tool.name),
-    functions: tools
-      .filter((tool) => !usableTools.has(tool.name))
-      .map((tool) => ({ name: tool.name, description: tool.description ?? '', inputSchema: tool.parameters ?? { type: 'object', properties: {} } })),
     ...(request.tool_choice !== undefined ? { toolChoice: typeof request.tool_choice === 'string' ? request.tool_choice : { type: 'function', function: { name: request.tool_choice.name } } } : {}),
     messages,
   };

@@ -44,7 +44,10 @@ interface OpenItem {
  * A step restarted after it had streamed (`attempt-discarded`) cannot take back what was sent:
  * each item that step opened is done again as `incomplete` and empty, so that a reader that
  * applies the events (as the SDK's accumulator does) holds only what the new attempt sends,
- * in items of their own. Text and calls are items as they stream; the outputs of the calls run
+ * in items of their own, under ids of their own: the new attempt's messages go on with the
+ * step's count, and a call whose id the provider gives again gets its item id with a suffix
+ * (item ids are unique in a response, as readers key items by them). Text and calls are items
+ * as they stream; the outputs of the calls run
  * here are `function_call_output` items once the step's calls have all settled, in call order,
  * as the stored response lists them.
  */
@@ -53,8 +56,10 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
   let nextOutputIndex = 0;
   let inProgress = false;
   let step = 0;
-  /** Message items of the current step so far: the next one's id says how many. */
+  /** Message items of the current step so far, discarded attempts' too: the next one's id says how many. */
   let messagesInStep = 0;
+  /** Every item id sent so far. */
+  const itemIdsSent = new Set<string>();
   let message: OpenItem | null = null;
   const calls = new Map<string, OpenItem>();
   /** Every item of the current step, for a discard. */
@@ -64,7 +69,14 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
 
   const numbered = (bodies: ResponseEventBody[]): ResponseStreamEvent[] => bodies.map((body) => ({ ...body, sequence_number: sequence++ }));
   const snapshot = (status: ResponseStatus): ResponseObject => ({ ...input.shell, status });
-  const add = (item: OutputItem): { open: OpenItem; events: ResponseEventBody[] } => {
+  const unique = (id: string): string => {
+    let fresh = id;
+    for (let n = 1; itemIdsSent.has(fresh); n++) fresh = `${id}_${n}`;
+    itemIdsSent.add(fresh);
+    return fresh;
+  };
+  const add = (opened: OutputItem): { open: OpenItem; events: ResponseEventBody[] } => {
+    const item = { ...opened, id: unique(opened.id) };
     const open: OpenItem = { item, outputIndex: nextOutputIndex++, text: '', done: false };
     stepItems.push(open);
     return { open, events: [{ type: 'response.output_item.added', output_index: open.outputIndex, item }] };
@@ -103,14 +115,12 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
     message = null;
     calls.clear();
     stepItems = [];
-    messagesInStep = 0;
     return events;
   };
   const openMessage = (): ResponseEventBody[] => {
-    const id = itemIds.message(input.turnId, step, messagesInStep++);
-    const added = add({ type: 'message', id, status: 'in_progress', role: 'assistant', content: [] });
+    const added = add({ type: 'message', id: itemIds.message(input.turnId, step, messagesInStep++), status: 'in_progress', role: 'assistant', content: [] });
     message = added.open;
-    return [...added.events, { type: 'response.content_part.added', item_id: id, output_index: added.open.outputIndex, content_index: 0, part: outputText('') }];
+    return [...added.events, { type: 'response.content_part.added', item_id: added.open.item.id, output_index: added.open.outputIndex, content_index: 0, part: outputText('') }];
   };
   const go = (bodies: ResponseEventBody[]) => ({ events: numbered(bodies), ended: false });
   const stop = (bodies: ResponseEventBody[]) => ({ events: numbered(bodies), ended: true });
@@ -129,8 +139,9 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
           inProgress = true;
           return go([{ type: 'response.in_progress', response: snapshot('in_progress') }]);
         case 'step-start':
+          // The same step again is a restarted attempt's: its messages follow the discarded ones.
+          if (event.step !== step) messagesInStep = 0;
           step = event.step;
-          messagesInStep = 0;
           stepItems = [];
           return go(closeMessage());
         case 'text-delta': {
@@ -140,8 +151,7 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         }
         case 'tool-call-start': {
           const closing = closeMessage();
-          const id = itemIds.functionCall(event.toolCallId);
-          const added = add({ type: 'function_call', id, call_id: event.toolCallId, name: event.toolName, arguments: '', status: 'in_progress' });
+          const added = add({ type: 'function_call', id: itemIds.functionCall(event.toolCallId), call_id: event.toolCallId, name: event.toolName, arguments: '', status: 'in_progress' });
           calls.set(event.toolCallId, added.open);
           return go([...closing, ...added.events]);
         }
@@ -170,9 +180,8 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         case 'tool_processing_complete': {
           const bodies: ResponseEventBody[] = [];
           for (const toolCallId of serverCalls) {
-            const item: OutputItem = { type: 'function_call_output', id: itemIds.functionCallOutput(toolCallId), call_id: toolCallId, output: results.get(toolCallId) ?? '', status: 'completed' };
-            const added = add(item);
-            bodies.push(...added.events, itemDone(added.open, item));
+            const added = add({ type: 'function_call_output', id: itemIds.functionCallOutput(toolCallId), call_id: toolCallId, output: results.get(toolCallId) ?? '', status: 'completed' });
+            bodies.push(...added.events, itemDone(added.open, added.open.item));
             stepItems.pop();
           }
           serverCalls = [];

@@ -9,6 +9,7 @@ import type { ChatMessage } from '../providers/model-provider';
 import { findToolExchangeFault } from '../providers/tool-exchange-fault';
 import { buildMessages } from '../turns/build-messages';
 import type { TurnService } from '../turns/turn-service';
+import { functionToolsError, splitFunctionTools, type UsableTools } from './function-tools';
 import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
 
@@ -18,8 +19,8 @@ export interface ResponsesServiceDeps {
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
-  /** The tool names this user may use: functions named so run here. */
-  usableToolNames(userId: string): Promise<ReadonlySet<string>>;
+  /** The tools this user may use: functions named so, declaring no parameters, run here. */
+  usableTools(userId: string): Promise<UsableTools>;
   latestSeq(conversationId: string): Promise<number>;
   /** LLM_MODEL: the model a response names when its request named none. */
   defaultModel: string;
@@ -30,7 +31,8 @@ export class ResponsesService {
   constructor(private readonly deps: ResponsesServiceDeps) {}
 
   /**
-   * 1. The request as a turn (its input, tools and instructions).
+   * 1. The request as a turn (its input, tools and instructions); a function it names after a
+   *    Switchyard tool that cannot run here is refused (function-tools.ts).
    * 2. With `previous_response_id`: that response's conversation, once its turn has ended, when
    *    it is the conversation's latest turn.
    * 3. Otherwise a new conversation.
@@ -42,7 +44,9 @@ export class ResponsesService {
    * 4. The turn, keyed by the response's id, then the response that names it.
    */
   async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
-    const plan = planResponseTurn(request, await this.deps.usableToolNames(userId));
+    const tools = splitFunctionTools(request.tools ?? [], await this.deps.usableTools(userId));
+    if (!tools.ok) throw functionToolsError(tools);
+    const plan = planResponseTurn(request);
     if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
     const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id) : null;
     // The history before the previous response's answer was checked when it was stored: its answer and the input are what can pair wrongly.
@@ -84,9 +88,9 @@ export class ResponsesService {
       alongside,
       options: {
         ...(request.model !== undefined ? { model: request.model } : {}),
-        tools: plan.tools,
+        tools: tools.serverTools,
         ...(plan.toolChoice !== undefined ? { toolChoice: plan.toolChoice } : {}),
-        ...(plan.functions.length > 0 ? { functions: plan.functions } : {}),
+        ...(tools.functions.length > 0 ? { functions: tools.functions } : {}),
         ...(plan.instructions !== undefined ? { instructions: plan.instructions } : {}),
       },
     });

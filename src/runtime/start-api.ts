@@ -34,7 +34,7 @@ import { VerifiedKeyCache } from '../auth/verified-key-cache';
 import { ResponsesService } from '../openai-compat/responses-service';
 import { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
 import { createResponseStreamer, type ResponseStreamer } from '../api/openai-response-stream';
-import { usableTools } from '../api/usable-tools';
+import { usableToolsByName } from '../api/usable-tools';
 
 export interface RunningApi {
   port: number;
@@ -178,8 +178,7 @@ function createServices(resources: Resources): ApiServices {
       turns: resources.turns,
       responses: resources.openAiResponses,
       turnService: turnServices.turnService,
-      usableToolNames: async (userId) =>
-        new Set((await usableTools({ tools: resources.tools, userAllowedTools: (id) => resources.users.allowedTools(id) }, userId)).map((tool) => tool.name)),
+      usableTools: (userId) => usableToolsByName({ tools: resources.tools, userAllowedTools: (id) => resources.users.allowedTools(id) }, userId),
       latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
       defaultModel: config.LLM_MODEL,
     }),
@@ -321,7 +320,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
         batches: resources.batches,
         submission: {
           batches: resources.batches,
-          usableToolNames: async (userId) => new Set((await usableTools(userTools, userId)).map((tool) => tool.name)),
+          usableTools: (userId) => usableToolsByName(userTools, userId),
           spoolDir: os.tmpdir(),
           // The file is stored already, within OPENAI_MAX_FILE_BYTES: its lines are read from there.
           maxBatchBytes: Math.max(config.MAX_BATCH_BYTES, config.OPENAI_MAX_FILE_BYTES),

@@ -59,6 +59,23 @@ describe('GET /openapi.json', () => {
     expect(document.paths['/healthz'].get.security).toEqual([]);
   });
 
+  it('lists on every /openai/v1 route the 403 a session token gets there, in the shape it is answered', async () => {
+    const openAiOperations = Object.entries(document.paths)
+      .filter(([route]) => route.startsWith('/openai/v1/'))
+      .flatMap(([route, methods]) => Object.entries(methods as Record<string, any>).map(([method, operation]) => ({ route, method, operation })));
+    expect(openAiOperations.length).toBeGreaterThan(5);
+    for (const { route, method, operation } of openAiOperations) {
+      expect([`${method} ${route}`, operation.security]).toEqual([`${method} ${route}`, [{ apiKey: [] }]]);
+      expect([`${method} ${route}`, operation.responses['403']?.content['application/json'].schema]).toEqual([`${method} ${route}`, { $ref: '#/components/schemas/OpenAiError' }]);
+    }
+    const { token } = (await harness.api.post('/v1/session-tokens', { ttlSeconds: 600 })).body;
+    const withSession = apiClient(harness.stack.url, token);
+    const refused = await withSession.get('/openai/v1/responses/resp_any');
+    expectDocumented('get', '/openai/v1/responses/{id}', refused, 403);
+    expect(refused.body.error).toMatchObject({ type: 'permission_error', code: 'forbidden' });
+    expectDocumented('post', '/openai/v1/responses', await withSession.post('/openai/v1/responses', { input: 'hi' }), 403);
+  });
+
   it("has the events and websocket frames in components.schemas, and a turn's frames match them", async () => {
     expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Event', 'ServerFrame', 'ClientFrame', 'ErrorResponse']));
     const run = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] });

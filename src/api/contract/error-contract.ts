@@ -9,6 +9,7 @@ export const ERROR_STATUS: Record<AppErrorCode, number> = {
   not_found: 404,
   invalid_json: 400,
   invalid_request: 400,
+  unsupported_parameter: 400,
   unsupported_media_type: 415,
   payload_too_large: 413,
   conversation_busy: 409,
@@ -25,6 +26,7 @@ export const ERROR_STATUS: Record<AppErrorCode, number> = {
 /** What `details` holds, by code, in the document's words. */
 const DETAILS: Partial<Record<AppErrorCode, string>> = {
   invalid_request: 'names the fields at fault: `[{field, message}]` (a batch: `[{line, field?, message}]`)',
+  unsupported_parameter: 'names the field at fault: `[{field, message}]`',
   conversation_busy: 'is `{activeTurnId}`',
   external_id_conflict: 'is `{conversationId}` of the conversation that has this externalId',
   already_decided: 'is the stored decision `{toolCallId, approved, reason, args, decidedAt}`',

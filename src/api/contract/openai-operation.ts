@@ -12,7 +12,7 @@ interface OpenAiOperationSpec {
   jsonBody?: z.ZodType;
   requestBody?: ZodOpenApiRequestBodyObject;
   responses: ZodOpenApiResponsesObject;
-  /** Statuses the route answers besides 400, 401, 429, 500 and 503. */
+  /** Statuses the route answers besides 400, 401, 403, 429, 500 and 503. */
   errors?: (404 | 409 | 413 | 415)[];
 }
 
@@ -31,6 +31,7 @@ export const openAiErrorSchema = z
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request (the SDK\'s BadRequestError)',
   401: 'A missing or wrong API key (AuthenticationError)',
+  403: 'A session token, which these routes do not take: they need the API key (PermissionDeniedError)',
   404: 'Not found, or not yours (NotFoundError)',
   409: 'Conflict (ConflictError)',
   413: 'Too large',
@@ -41,7 +42,10 @@ const STATUS_TEXT: Record<number, string> = {
 };
 const retryAfter = z.object({ 'Retry-After': z.string().meta({ description: 'Seconds to wait before trying again.' }) });
 
-/** The document's paths of the OpenAI-compatible routes: each with the API key and OpenAI's error answers. */
+/**
+ * The document's paths of the OpenAI-compatible routes: each with the API key and OpenAI's error
+ * answers, 403 included (a session token authenticates, and no route here is in its scope).
+ */
 export function documentOpenAiPaths(routes: Record<string, Partial<Record<Method, OpenAiOperationSpec>>>): ZodOpenApiPathsObject {
   const paths: ZodOpenApiPathsObject = {};
   for (const [path, methods] of Object.entries(routes)) {
@@ -53,7 +57,7 @@ export function documentOpenAiPaths(routes: Record<string, Partial<Record<Method
 
 function operation(spec: OpenAiOperationSpec): ZodOpenApiOperationObject {
   const { jsonBody, requestBody, errors = [], responses, ...rest } = spec;
-  const statuses = [...new Set([400, 401, 429, 500, 503, ...(jsonBody || requestBody ? [413, 415] : []), ...errors])].sort((a, b) => a - b);
+  const statuses = [...new Set([400, 401, 403, 429, 500, 503, ...(jsonBody || requestBody ? [413, 415] : []), ...errors])].sort((a, b) => a - b);
   const errorAnswers: ZodOpenApiResponsesObject = {};
   for (const status of statuses) {
     errorAnswers[`${status}` as `4${string}`] = {

@@ -50,7 +50,7 @@ export const openAiResponseSchema = z
 /** `GET /openai/v1/responses/:id`'s query. */
 export const retrieveResponseQuerySchema = z.object({
   stream: z.enum(['true', 'false']).optional(),
-  starting_after: z.coerce.number().int().min(0).optional().meta({ description: 'With `stream=true`: the events after this `sequence_number`.' }),
+  starting_after: z.coerce.number().int().min(0).optional().meta({ description: 'With `stream=true`: the events after this `sequence_number`. At or past the end of the response, one `error` event naming `starting_after`, then the end.' }),
   include: z.unknown().optional().meta({ description: 'Accepted and ignored.' }),
 });
 

@@ -9,7 +9,11 @@ import { runToExit } from '../../support/processes';
 import { scripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
 
-const calculator = { type: 'function', function: { name: 'calculator', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } };
+// Named after Switchyard's builtin and declaring no parameters: Switchyard's, run here.
+const calculator = { type: 'function', function: { name: 'calculator' } };
+// The same name with the caller's own schema: the caller's.
+const adds = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } };
+const ownCalculator = { type: 'function', function: { name: 'calculator', parameters: adds } };
 const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 
 /** OpenAI's Batch API over Switchyard batches, through OpenAI's SDK (docs/API.md, "OpenAI-compatible routes"). */
@@ -19,7 +23,7 @@ describe('OpenAI-compatible batches', () => {
   let apiKey: string;
 
   beforeAll(async () => {
-    stack = await startTestStack({ workers: 1 });
+    stack = await startTestStack({ workers: 1, env: { APPROVAL_REQUIRED_TOOLS: 'random_number' } });
     ({ apiKey } = await stack.createUser('openai-batches'));
     client = openAiClient(stack.url, apiKey);
   });
@@ -33,6 +37,7 @@ describe('OpenAI-compatible batches', () => {
       batchLine('plain', { model: 'scripted', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: scripted({ text: 'Plain answer.' }) }], temperature: 0.2, max_tokens: 50 }),
       batchLine('server-tool', { model: 'scripted', messages: [{ role: 'user', content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'Five.' }] }) }], tools: [calculator] }),
       batchLine('caller-tool', { model: 'scripted', messages: [{ role: 'user', content: scripted({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }) }], tools: [weather] }),
+      batchLine('own-calculator', { model: 'scripted', messages: [{ role: 'user', content: `own-calculator ${scripted({ toolCalls: [{ name: 'calculator', arguments: { a: 2, b: 3 } }] })}` }], tools: [ownCalculator] }),
       batchLine('context', {
         model: 'scripted',
         messages: [{ role: 'user', content: 'Earlier question' }, { role: 'assistant', content: 'Earlier answer' }, { role: 'user', content: scripted({ text: 'With context.' }) }],
@@ -40,26 +45,26 @@ describe('OpenAI-compatible batches', () => {
       batchLine('broken', { model: 'scripted', messages: [{ role: 'user', content: scripted({ error: { status: 400, message: 'refused by the provider' } }) }] }),
     ]);
     const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
-    expect(created).toMatchObject({ object: 'batch', status: 'in_progress', input_file_id: input.id, endpoint: '/v1/chat/completions', metadata: { job: 'nightly' }, request_counts: { total: 5 } });
+    expect(created).toMatchObject({ object: 'batch', status: 'in_progress', input_file_id: input.id, endpoint: '/v1/chat/completions', metadata: { job: 'nightly' }, request_counts: { total: 6 } });
 
     // The same batch natively: its progress events, its id.
     const events = await followBatchEvents(stack.url, apiKey, created.id);
     try {
-      expect(await events.finished()).toMatchObject({ status: 'completed', counts: { total: 5, succeeded: 4, failed: 1 } });
+      expect(await events.finished()).toMatchObject({ status: 'completed', counts: { total: 6, succeeded: 5, failed: 1 } });
     } finally {
       events.close();
     }
     const batch = await client.batches.retrieve(created.id);
-    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 4, failed: 1 } });
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 6, completed: 5, failed: 1 } });
     expect(batch.completed_at).toEqual(expect.any(Number));
 
     const output = await fileLines(batch.output_file_id!);
-    expect(output.map((line) => line.custom_id)).toEqual(['plain', 'server-tool', 'caller-tool', 'context']);
+    expect(output.map((line) => line.custom_id)).toEqual(['plain', 'server-tool', 'caller-tool', 'own-calculator', 'context']);
     for (const line of output) {
       expect(line).toMatchObject({ id: expect.stringMatching(/^batch_req_/), error: null, response: { status_code: 200, request_id: expect.stringMatching(/^turn_/) } });
       expect(line.response.body).toMatchObject({ object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message: { role: 'assistant' } }], usage: { total_tokens: expect.any(Number) } });
     }
-    const [plain, serverTool, callerTool, context] = output.map((line) => line.response.body);
+    const [plain, serverTool, callerTool, ownCalculatorCall, context] = output.map((line) => line.response.body);
     expect(plain.choices[0]).toMatchObject({ message: { content: 'Plain answer.' }, finish_reason: 'stop' });
     expect(serverTool.choices[0]).toMatchObject({ message: { content: 'Five.' }, finish_reason: 'stop' });
     expect(serverTool.switchyard.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', args: { expression: '2+3' }, result: { expression: '2+3', result: 5 } })]);
@@ -67,6 +72,14 @@ describe('OpenAI-compatible batches', () => {
       message: { content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) } }] },
       finish_reason: 'tool_calls',
     });
+    // A caller's `calculator` reaches the model with the caller's schema, and its call is the caller's.
+    expect(ownCalculatorCall.choices[0]).toMatchObject({
+      message: { content: null, tool_calls: [{ type: 'function', function: { name: 'calculator', arguments: JSON.stringify({ a: 2, b: 3 }) } }] },
+      finish_reason: 'tool_calls',
+    });
+    expect(ownCalculatorCall.switchyard.toolCalls).toEqual([]);
+    const ownRequest = stack.scripted.requests.find((request: any) => JSON.stringify(request.body.messages).includes('own-calculator'))!.body as any;
+    expect(ownRequest.tools.map((tool: any) => [tool.function.name, tool.function.parameters])).toEqual([['calculator', adds]]);
     expect(context.choices[0].message.content).toBe('With context.');
     const contextRequest = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('With context.')).at(-1)!.body as any;
     expect(contextRequest.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'user']);
@@ -78,6 +91,16 @@ describe('OpenAI-compatible batches', () => {
     ]);
     expect((await client.batches.list()).data.map((each) => each.id)).toContain(created.id);
   }, 60_000);
+
+  it('fails a batch whose line names a tool needing approval as a function declaring no parameters: unsupported_parameter on body.tools', async () => {
+    const input = await upload([
+      batchLine('ok', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }], tools: [calculator] }),
+      batchLine('gated', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'random_number' } }] }),
+    ]);
+    const batch = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(batch.status).toBe('failed');
+    expect(batch.errors!.data).toEqual([{ code: 'unsupported_parameter', line: 2, param: 'body.tools', message: expect.stringContaining('"random_number"') }]);
+  });
 
   it('refuses to retry an OpenAI batch natively (409): its files are written once, so it is left as it ended', async () => {
     const input = await upload([batchLine('fails', { model: 'scripted', messages: [{ role: 'user', content: scripted({ error: { status: 400, message: 'no retry here' } }) }] })]);

@@ -56,6 +56,28 @@ describe('OpenAI-compatible files', () => {
     expect(((await notMultipart.json()) as any).error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_media_type' });
   });
 
+  it('refuses a filename the database cannot store (a NUL in an RFC 5987 filename*) with 400 naming filename, storing nothing', async () => {
+    const boundary = 'nul-in-filename';
+    const before = (await client.files.list()).data.length;
+    for (const disposition of [`filename*=UTF-8''in%00put.jsonl`, `filename="input.jsonl"; filename*=ISO-8859-1''in%00put.jsonl`]) {
+      const body = [
+        `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\nContent-Type: application/octet-stream\r\n\r\n{}\n`,
+        `--${boundary}--\r\n`,
+      ].join('\r\n');
+      const response = await fetch(`${stack.url}/openai/v1/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
+      expect([response.status, ((await response.json()) as any).error]).toEqual([
+        400,
+        { message: 'invalid request: filename: must not contain the NUL character (\\u0000)', type: 'invalid_request_error', param: 'filename', code: 'invalid_request' },
+      ]);
+    }
+    expect((await client.files.list()).data).toHaveLength(before);
+  });
+
   it('streams uploads and downloads: a 160 MB file costs an API process no more peak memory than a 40 MB one', async () => {
     const line = `${JSON.stringify({ custom_id: 'x'.repeat(40), body: { messages: [{ role: 'user', content: 'y'.repeat(900) }] } })}\n`;
     const upload = async (megabytes: number) => toFile(Buffer.from(line.repeat(Math.ceil((megabytes * 1024 * 1024) / line.length))), 'big.jsonl');

@@ -1,9 +1,10 @@
 import OpenAI from 'openai';
 import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { openAiClient } from '../../support/openai-sdk';
-import { scripted } from '../../support/scripted';
+import { markedScripted, scripted } from '../../support/scripted';
 import { withInsertsRefused } from '../../support/refused-inserts';
 import { startTestStack, type TestStack } from '../../support/stack';
+import { writeToolsDir } from '../../support/tool-servers';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
 
@@ -35,7 +36,9 @@ describe('OpenAI-compatible responses', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    stack = await startTestStack({ workers: 1 });
+    // A client tool, and a builtin whose calls wait for approval: what an OpenAI caller cannot have run.
+    const toolsDir = await writeToolsDir({ 'client-tools.json': { tools: [{ kind: 'client', name: 'confirm', description: 'Asks the user', timeoutMs: 20_000 }] } });
+    stack = await startTestStack({ workers: 1, env: { TOOLS_DIR: toolsDir, APPROVAL_REQUIRED_TOOLS: 'random_number' } });
     client = openAiClient(stack.url, (await stack.createUser('responses')).apiKey);
   });
   afterAll(() => stack.close());
@@ -92,6 +95,26 @@ describe('OpenAI-compatible responses', () => {
     expect(final.output_text).toBe((await client.responses.retrieve(background.id)).output_text);
   });
 
+  it('ends a resume at or past the end of an ended response with an error naming starting_after, which the SDK throws', async () => {
+    const done = await client.responses.create({ input: scripted({ text: 'Short.' }), background: true });
+    const all = await collect(await client.responses.retrieve(done.id, { stream: true }));
+    expectValidStream(all);
+    const last = all.at(-1)!.sequence_number;
+    for (const after of [last, last + 50]) {
+      const stream = await client.responses.retrieve(done.id, { stream: true, starting_after: after });
+      const error = await collect(stream).then(() => { throw new Error('expected the stream to fail'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'starting_after', code: 'invalid_request', message: expect.stringContaining(`${last}`) });
+    }
+    // Read as events, not through the SDK's stream: one `error` event in the documented shape, then the end.
+    const raw = await fetch(`${stack.url}/openai/v1/responses/${done.id}?stream=true&starting_after=${last + 50}`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    const events = (await raw.text()).split('\n\n').filter((block) => block.startsWith('event:'));
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]!.split('\ndata: ')[1]!)).toMatchObject({ type: 'error', code: 'invalid_request', param: 'starting_after', message: expect.any(String), sequence_number: last + 51 });
+    // Just before the end still gets the end.
+    expect(await collect(await client.responses.retrieve(done.id, { stream: true, starting_after: last - 1 }))).toEqual([all.at(-1)]);
+  });
+
   it('cancels a background response: its stream ends incomplete and it shows cancelled', async () => {
     const background = await client.responses.create({ input: scripted({ tokens: 2000, tokenDelayMs: 20 }), background: true });
     const stream = await client.responses.retrieve(background.id, { stream: true });
@@ -123,10 +146,10 @@ describe('OpenAI-compatible responses', () => {
     ]);
   });
 
-  it('runs a function named after a Switchyard tool server-side, showing the call and its output', async () => {
+  it('runs a function named after a Switchyard tool and declaring no parameters server-side, showing the call and its output', async () => {
     const response = await client.responses.create({
       input: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] }),
-      tools: [{ type: 'function', name: 'calculator', parameters: { type: 'object', properties: { expression: { type: 'string' } } }, strict: false }],
+      tools: [{ type: 'function', name: 'calculator', parameters: null, strict: null }],
     });
     expect(response.status).toBe('completed');
     expect(response.output.map((item) => item.type)).toEqual(['function_call', 'function_call_output', 'message']);
@@ -134,6 +157,55 @@ describe('OpenAI-compatible responses', () => {
     expect(call).toMatchObject({ name: 'calculator', arguments: JSON.stringify({ expression: '6*7' }) });
     expect(output).toMatchObject({ call_id: call.call_id, output: JSON.stringify({ expression: '6*7', result: 42 }) });
     expect(response.output_text).toBe('It is 42.');
+  });
+
+  it("leaves a function declaring parameters to the caller whatever its name: the model gets the caller's schema, and the response ends with the calls", async () => {
+    const adds = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] };
+    const asks = { type: 'object', properties: { question: { type: 'string' } } };
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: 'function', name: 'calculator', description: 'Adds two numbers', parameters: adds, strict: false },
+      { type: 'function', name: 'confirm', parameters: asks, strict: false },
+    ];
+    const input = markedScripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { a: 6, b: 7 } }, { name: 'confirm', arguments: { question: 'Sure?' } }] }, { text: 'Thirteen, confirmed.' }] }, 'own-functions');
+    // In the foreground: nothing waits for a websocket client the caller does not have.
+    const response = await client.responses.create({ input, tools });
+    expect(response.status).toBe('completed');
+    expect(response.output).toEqual([
+      expect.objectContaining({ type: 'function_call', name: 'calculator', arguments: JSON.stringify({ a: 6, b: 7 }) }),
+      expect.objectContaining({ type: 'function_call', name: 'confirm', arguments: JSON.stringify({ question: 'Sure?' }) }),
+    ]);
+    const sent = (stack.scripted.requests.find((request) => JSON.stringify(request.body).includes('own-functions'))!.body as any).tools;
+    expect(sent.map((tool: any) => [tool.function.name, tool.function.parameters])).toEqual([['calculator', adds], ['confirm', asks]]);
+    // Nothing of it ran here.
+    const { rows } = await stack.resources.db.query<{ turn_id: string }>('SELECT turn_id FROM openai_responses WHERE id = $1', [response.id]);
+    expect(await stack.resources.toolCalls.listForTurn(rows[0]!.turn_id)).toEqual([]);
+
+    // The caller answers its calls, and the model goes on.
+    const calls = response.output as OpenAI.Responses.ResponseFunctionToolCall[];
+    const answered = await client.responses.create({
+      previous_response_id: response.id,
+      input: calls.map((call) => ({ type: 'function_call_output' as const, call_id: call.call_id, output: call.name === 'calculator' ? '13' : 'yes' })),
+      tools,
+    });
+    expect(answered).toMatchObject({ status: 'completed', output_text: 'Thirteen, confirmed.' });
+  });
+
+  it('refuses a client tool or one needing approval named as a function declaring no parameters: 400 unsupported_parameter naming tools, nothing stored', async () => {
+    const owner = await stack.createUser('responses-refused-tools');
+    const ownClient = openAiClient(stack.url, owner.apiKey);
+    for (const name of ['confirm', 'random_number']) {
+      const error = await ownClient.responses
+        .create({ input: scripted({ text: 'Never.' }), tools: [{ type: 'function', name: 'calculator', parameters: null, strict: null }, { type: 'function', name, parameters: null, strict: null }], background: true })
+        .then(() => { throw new Error('expected a 400'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'tools', code: 'unsupported_parameter', message: expect.stringContaining(`"${name}"`) });
+    }
+    // Switchyard's calculator and the caller's in one request: the model could not tell them apart.
+    await expect(
+      ownClient.responses.create({ input: 'hi', tools: [{ type: 'function', name: 'calculator', parameters: null, strict: null }, { type: 'function', name: 'calculator', parameters: {}, strict: false }], background: true }),
+    ).rejects.toMatchObject({ status: 400, error: { param: 'tools', code: 'invalid_request', message: expect.stringContaining('declared twice') } });
+    const { rows } = await stack.resources.db.query('SELECT (SELECT count(*)::int FROM conversations WHERE user_id = $1) AS conversations, (SELECT count(*)::int FROM turns WHERE user_id = $1) AS turns', [owner.id]);
+    expect(rows[0]).toEqual({ conversations: 0, turns: 0 });
   });
 
   it("leaves the caller's own function to it, and goes on with its function_call_output", async () => {

@@ -2,7 +2,7 @@ import { BatchItemChecker } from '../../../src/batches/batch-item-checker';
 
 const options = { concurrency: 8, priority: 5, skipInvalid: false };
 const checker = (overrides: Partial<ConstructorParameters<typeof BatchItemChecker>[0]> = {}) =>
-  new BatchItemChecker({ options, defaults: {}, maxItems: 10, usableTools: new Set(['calculator']), ...overrides });
+  new BatchItemChecker({ options, defaults: {}, maxItems: 10, usableTools: new Map([['calculator', { kind: 'builtin' as const }]]), ...overrides });
 
 describe('BatchItemChecker', () => {
   it('names each bad item by its line, storability, nesting and tools included, and refuses the batch', () => {

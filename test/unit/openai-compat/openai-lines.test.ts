@@ -3,7 +3,7 @@ import { outputLine } from '../../../src/openai-compat/batch-output-lines';
 import { planResponseTurn, createResponseSchema } from '../../../src/openai-compat/response-request';
 import type { BatchItemRecord } from '../../../src/store/batches-repository';
 
-const usable = new Set(['calculator']);
+const usable = new Map([['calculator', { kind: 'builtin' as const }]]);
 const line = (body: Record<string, unknown>) => ({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', ...body } });
 
 describe('an OpenAI batch line as a Switchyard item', () => {
@@ -50,6 +50,11 @@ describe('an OpenAI batch line as a Switchyard item', () => {
     expect(problems([{ role: 'user', content: 'Q' }, { role: 'tool', tool_call_id: 'c9', content: 'R' }])).toEqual([
       { field: 'body.messages[1]', message: 'the tool_call_id c9 is not a call of the assistant message right before this run of tool messages' },
     ]);
+  });
+
+  it("refuses a line naming a client tool as a function without parameters, with OpenAI's code", () => {
+    const outcome = openAiLineToItem(line({ messages: [{ role: 'user', content: 'Q' }], tools: [{ type: 'function', function: { name: 'confirm' } }] }), new Map([['confirm', { kind: 'client' as const }]]));
+    expect(outcome).toEqual({ ok: false, problems: [{ field: 'body.tools', code: 'unsupported_parameter', message: expect.stringContaining('"confirm"') }] });
   });
 
   it('names what is wrong with a line', () => {
@@ -99,14 +104,11 @@ describe('a Responses request as a turn', () => {
         { type: 'function_call_output', call_id: 'c1', output: 'R' },
         { role: 'user', content: [{ type: 'input_text', text: 'Q' }] },
       ],
-      tools: [{ type: 'function', name: 'calculator' }, { type: 'function', name: 'mine' }],
       tool_choice: { type: 'function', name: 'mine' },
     });
-    const plan = planResponseTurn(request, usable);
+    const plan = planResponseTurn(request);
     expect(plan).toMatchObject({
       instructions: 'I\n\nD',
-      tools: ['calculator'],
-      functions: [{ name: 'mine' }],
       toolChoice: { type: 'function', function: { name: 'mine' } },
       content: {
         type: 'chat_messages',
@@ -125,11 +127,11 @@ describe('a Responses request as a turn', () => {
         { type: 'function_call', call_id: 'c1', name: 'mine', arguments: '{}' },
       ],
     });
-    expect(planResponseTurn(outputsFirst, usable).messages.map((message) => message.role)).toEqual(['tool', 'assistant']);
+    expect(planResponseTurn(outputsFirst).messages.map((message) => message.role)).toEqual(['tool', 'assistant']);
   });
 
   it('runs a single user message as it is, and refuses a field OpenAI does not have', () => {
-    expect(planResponseTurn(createResponseSchema.parse({ input: 'hi', temperature: 1 }), usable).content).toBe('hi');
+    expect(planResponseTurn(createResponseSchema.parse({ input: 'hi', temperature: 1 })).content).toBe('hi');
     expect(createResponseSchema.safeParse({ input: 'hi', colour: 'red' }).success).toBe(false);
   });
 });

@@ -65,7 +65,11 @@ describe('the Responses stream of a turn', () => {
       event({ type: 'attempt-discarded', attempt: 1, step: 1 }),
       event({ type: 'step-start', step: 1 }),
       event({ type: 'text-delta', delta: 'the answer' }),
-      event({ type: 'step-finish', step: 1, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } }),
+      // The provider names the new attempt's call as it named the dead one's.
+      event({ type: 'tool-call-start', toolCallId: 'call_0', toolName: 'f' }),
+      event({ type: 'tool-call-delta', toolCallId: 'call_0', argsTextDelta: '{}' }),
+      event({ type: 'tool-call-end', toolCallId: 'call_0', args: {} }),
+      event({ type: 'step-finish', step: 1, finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } }),
     ]);
     expect(events.filter((each) => each.type === 'response.in_progress')).toHaveLength(1);
     const items = itemsApplied(events);
@@ -73,7 +77,15 @@ describe('the Responses stream of a turn', () => {
       expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ text: '' })] }),
       expect.objectContaining({ type: 'function_call', status: 'incomplete', arguments: '' }),
       expect.objectContaining({ type: 'message', status: 'completed', content: [expect.objectContaining({ text: 'the answer' })] }),
+      expect.objectContaining({ type: 'function_call', status: 'completed', call_id: 'call_0', arguments: '{}' }),
     ]);
+    // Item ids are unique in the response, and every event of an item names the item's own id.
+    const ids = items.map((item) => item.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const each of events) {
+      if ('item_id' in each) expect(each.item_id).toBe(items[each.output_index as number].id);
+      if ('item' in each) expect((each.item as { id: string }).id).toBe(items[each.output_index as number].id);
+    }
   });
 
   it('never takes back a committed step: a cancel after it discards only what came after', () => {
