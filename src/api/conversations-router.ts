@@ -4,6 +4,7 @@ import type { ConversationCursor, ConversationsRepository } from '../store/conve
 import type { MessagesRepository } from '../store/messages-repository';
 import { parseMessageId } from '../store/message-id';
 import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
+import { forkConversation } from '../turns/fork-conversation';
 import type { TurnService } from '../turns/turn-service';
 import { userIdOf } from './require-user';
 import { conversationSchema, conversationWithMessagesSchema } from '../../packages/client/src/protocol/conversation-answers.js';
@@ -89,13 +90,8 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   router.post('/:id/fork', async (req, res) => {
     const conversationId = parseRouteId(req.params.id, 'conversation');
     const { messageId } = parseInput(forkConversationSchema, req.body);
-    const rowId = parseMessageId(messageId);
-    const fork = rowId === null ? null : await deps.conversations.fork(userIdOf(res), conversationId, rowId);
-    if (fork) return sendJson(res, conversationSchema, fork, 201);
-    // Which of the two was missing: someone else's conversation is a 404 like a missing one.
-    if (!(await deps.conversations.get(userIdOf(res), conversationId))) throw notFound('conversation');
-    const message = "is not a message on this conversation's path";
-    throw new AppError('invalid_request', `invalid request: messageId: ${message}`, [{ field: 'messageId', message }]);
+    const fork = await forkConversation(deps, userIdOf(res), conversationId, parseMessageId(messageId));
+    sendJson(res, conversationSchema, fork, 201);
   });
 
   return router;

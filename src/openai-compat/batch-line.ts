@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, ContentPart } from '../providers/model-provider';
+import { findToolExchangeFault, type ToolExchangeFault } from '../providers/tool-exchange-fault';
 import { chatMessagesInputSchema, toolNameSchema, turnContentSchema, type ChatMessagesInput } from '../events/turn-content';
 import { fieldIssues } from '../errors/zod-issues';
 import type { BatchItemSpec } from '../store/batch-item';
@@ -68,13 +69,21 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
   const { custom_id: customId, body } = parsed.data;
   const system: string[] = [];
   const messages: ChatMessage[] = [];
-  for (const each of body.messages) {
-    if (each.role === 'system' || each.role === 'developer') system.push(typeof each.content === 'string' ? each.content : each.content.map((part) => part.text).join(''));
-    else if (each.role === 'user') messages.push({ role: 'user', content: each.content as string | ContentPart[] });
+  // Where each of `messages` is in the body: system and developer messages are not among them.
+  const positions: number[] = [];
+  for (const [position, each] of body.messages.entries()) {
+    if (each.role === 'system' || each.role === 'developer') {
+      system.push(typeof each.content === 'string' ? each.content : each.content.map((part) => part.text).join(''));
+      continue;
+    }
+    positions.push(position);
+    if (each.role === 'user') messages.push({ role: 'user', content: each.content as string | ContentPart[] });
     else if (each.role === 'assistant') messages.push({ role: 'assistant', content: each.content ?? null, ...(each.tool_calls ? { tool_calls: each.tool_calls } : {}) });
     else messages.push({ role: 'tool', tool_call_id: each.tool_call_id as string, content: each.content as string });
   }
   if (messages.length === 0) return { ok: false, problems: [{ field: 'body.messages', message: 'needs a user message (or tool answers) to reply to' }] };
+  const fault = findToolExchangeFault(messages);
+  if (fault) return { ok: false, problems: [{ field: `body.messages[${positions[fault.index]!}]`, message: unpairedCall(fault) }] };
   const [only] = messages;
   const content: BatchItemSpec['messages'][number] =
     messages.length === 1 && only!.role === 'user' ? only!.content : { role: 'user', content: { type: 'chat_messages', messages: messages as ChatMessagesInput['messages'] } };
@@ -94,4 +103,16 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
       ...(choice !== undefined ? { toolChoice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.function.name } } } : {}),
     },
   };
+}
+
+/** A line's messages that pair a tool call wrongly: OpenAI refuses them, and so would the provider. */
+function unpairedCall(fault: ToolExchangeFault): string {
+  switch (fault.kind) {
+    case 'unanswered':
+      return `its tool_calls ${fault.callIds.join(', ')} have no tool message right after it`;
+    case 'unexpected_answer':
+      return `the tool_call_id ${fault.callId} is not a call of the assistant message right before this run of tool messages`;
+    case 'answered_twice':
+      return `the tool_call_id ${fault.callId} has more than one tool message`;
+  }
 }

@@ -72,10 +72,8 @@ export interface ResponseTurnPlan {
   content: string | ContentPart[] | ChatMessagesInput;
   instructions?: string;
   toolChoice?: ToolChoice;
-  /** Calls that this input answers (`function_call_output`). */
-  answeredCalls: Set<string>;
-  /** Outputs whose call is not given earlier in this input: only a call of the previous response can be theirs. */
-  outsideCalls: string[];
+  /** The input as the chat messages the model is sent after the conversation's history. */
+  messages: ChatMessage[];
 }
 
 /**
@@ -87,19 +85,13 @@ export function planResponseTurn(request: CreateResponseRequest): ResponseTurnPl
   const items = typeof request.input === 'string' ? [{ role: 'user' as const, content: request.input }] : request.input;
   const instructions = request.instructions ? [request.instructions] : [];
   const messages: ChatMessage[] = [];
-  const answeredCalls = new Set<string>();
-  const givenCalls = new Set<string>();
-  const outsideCalls: string[] = [];
   for (const item of items) {
     if (item.type === 'function_call') {
-      givenCalls.add(item.call_id);
       const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: item.arguments } };
       const last = messages.at(-1);
       if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
       else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (item.type === 'function_call_output') {
-      answeredCalls.add(item.call_id);
-      if (!givenCalls.has(item.call_id)) outsideCalls.push(item.call_id);
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: plainText(item.output) });
     } else if (item.role === 'system' || item.role === 'developer') {
       instructions.push(plainText(item.content));
@@ -116,8 +108,7 @@ export function planResponseTurn(request: CreateResponseRequest): ResponseTurnPl
     content: turnContent,
     ...(instructions.length > 0 ? { instructions: instructions.join('\n\n') } : {}),
     ...(request.tool_choice !== undefined ? { toolChoice: typeof request.tool_choice === 'string' ? request.tool_choice : { type: 'function', function: { name: request.tool_choice.name } } } : {}),
-    answeredCalls,
-    outsideCalls,
+    messages,
   };
 }
 

@@ -4,18 +4,19 @@ import type { ConversationsRepository } from '../store/conversations-repository'
 import type { Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { OpenAiResponsesRepository, ResponseRecord } from '../store/openai-responses-repository';
-import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
+import type { ChatMessage } from '../providers/model-provider';
+import { findToolExchangeFault } from '../providers/tool-exchange-fault';
+import { buildMessages } from '../turns/build-messages';
 import type { TurnService } from '../turns/turn-service';
 import { functionToolsError, splitFunctionTools, type UsableTools } from './function-tools';
-import { hasTurnInput, planResponseTurn, type CreateResponseRequest, type ResponseTurnPlan } from './response-request';
+import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
 
 export interface ResponsesServiceDeps {
   conversations: Pick<ConversationsRepository, 'create'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
-  toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
   /** The tools this user may use: functions named so, declaring no parameters, run here. */
@@ -33,11 +34,13 @@ export class ResponsesService {
    * 1. The request as a turn (its input, tools and instructions); a function it names after a
    *    Switchyard tool that cannot run here is refused (function-tools.ts).
    * 2. With `previous_response_id`: that response's conversation, once its turn has ended, when
-   *    it is the conversation's latest turn, and only with an output for each call of the
-   *    caller's functions it ended with (as OpenAI asks).
+   *    it is the conversation's latest turn.
    * 3. Otherwise a new conversation.
-   * Each `function_call_output` answers a call given earlier in the input or one of those calls:
-   * an output of no call would make every later request of the conversation fail at the provider.
+   * Either way the input must pair every function call with its output, as OpenAI checks: each
+   * call of the caller's functions the previous response ended with, and each `function_call`
+   * given in the input, is answered right after it, and each `function_call_output` answers
+   * one of them. An input that does not would be stored, and every later request of the
+   * conversation would fail at the provider.
    * 4. The turn, keyed by the response's id, then the response that names it.
    */
   async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
@@ -45,8 +48,11 @@ export class ResponsesService {
     if (!tools.ok) throw functionToolsError(tools);
     const plan = planResponseTurn(request);
     if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
-    const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id, plan) : null;
-    if (!previous) refuseOutsideCalls(plan.outsideCalls, new Set());
+    const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id) : null;
+    // The history before the previous response's answer was checked when it was stored: its answer and the input are what can pair wrongly.
+    const answer = previous ? buildMessages(null, await this.deps.messages.listTurnAnswer(previous.turnId)) : [];
+    const unpaired = unpairedCall(answer, plan.messages);
+    if (unpaired) throw invalid('input', unpaired);
     const conversationId = previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' } })).id;
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
@@ -115,7 +121,7 @@ export class ResponsesService {
     return this.object(record, turn);
   }
 
-  private async previous(userId: string, id: string, plan: ResponseTurnPlan): Promise<ResponseRecord> {
+  private async previous(userId: string, id: string): Promise<ResponseRecord> {
     const record = await this.deps.responses.get(userId, id);
     const turn = record ? await this.deps.turns.get(record.turnId) : null;
     if (!record || !turn) throw invalid('previous_response_id', `response ${id} not found`);
@@ -124,25 +130,31 @@ export class ResponsesService {
       throw new AppError('conflict', `response ${id} is not the latest response of its conversation; only the latest response of a conversation can be continued`, [{ field: 'previous_response_id', message: 'not the latest response of its conversation' }]);
     }
     if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, { activeTurnId: turn.id });
-    const pending = turn.finishReason === 'tool_calls' ? await this.callerCalls(turn.id) : [];
-    const unanswered = pending.find((call) => !plan.answeredCalls.has(call));
-    if (unanswered) throw invalid('input', `no tool output found for function call ${unanswered}`);
-    refuseOutsideCalls(plan.outsideCalls, new Set(pending));
     return record;
-  }
-
-  /** The ids of the calls of the caller's functions that the turn ended with (not run here). */
-  private async callerCalls(turnId: string): Promise<string[]> {
-    const serverRun = new Set((await this.deps.toolCalls.listForTurn(turnId)).map((call) => call.toolCallId));
-    const last = (await this.deps.messages.listTurnAnswer(turnId)).findLast((message) => message.role === 'assistant');
-    return (last?.toolCalls ?? []).map((call) => call.id).filter((call) => !serverRun.has(call));
   }
 }
 
-/** An output must answer a call: given earlier in the input, or one of `pending` (OpenAI answers 400 too). */
-function refuseOutsideCalls(outsideCalls: readonly string[], pending: ReadonlySet<string>): void {
-  const orphan = outsideCalls.find((call) => !pending.has(call));
-  if (orphan) throw invalid('input', `no function call found for function_call_output with call_id ${orphan}`);
+/**
+ * What pairs a function call wrongly when `input` follows `answer` (the previous response's
+ * messages), naming the `call_id` as OpenAI's refusals do; undefined when providers accept it.
+ */
+function unpairedCall(answer: readonly ChatMessage[], input: readonly ChatMessage[]): string | undefined {
+  const history = [...answer, ...input];
+  const fault = findToolExchangeFault(history);
+  switch (fault?.kind) {
+    case undefined:
+      return undefined;
+    case 'unanswered':
+      return `no tool output found for function call ${fault.callIds.join(', ')}`;
+    case 'answered_twice':
+      return `function call ${fault.callId} has more than one function_call_output`;
+    case 'unexpected_answer': {
+      const called = history.some((message) => message.role === 'assistant' && message.tool_calls?.some((call) => call.id === fault.callId));
+      return called
+        ? `the function_call_output with call_id ${fault.callId} does not follow its function_call: give each output right after the calls it answers (first in the input, for the previous response's calls)`
+        : `no function call found for function_call_output with call_id ${fault.callId}`;
+    }
+  }
 }
 
 function invalid(field: string, message: string): AppError {

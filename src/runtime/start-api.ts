@@ -176,7 +176,6 @@ function createServices(resources: Resources): ApiServices {
       conversations: resources.conversations,
       messages: resources.messages,
       turns: resources.turns,
-      toolCalls: resources.toolCalls,
       responses: resources.openAiResponses,
       turnService: turnServices.turnService,
       usableTools: (userId) => usableToolsByName({ tools: resources.tools, userAllowedTools: (id) => resources.users.allowedTools(id) }, userId),

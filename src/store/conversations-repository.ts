@@ -134,31 +134,27 @@ export class ConversationsRepository {
 
   /**
    * A new conversation of the same user with the settings of `id` (not its `externalId`) and
-   * copies of its path up to the message `messageId` (a row id); an assistant message's tool
-   * messages come with it, so that the copy is a history a provider accepts. The copies belong
-   * to no turn. One statement: the copy exists whole or not at all. Null when `id` is not the
-   * user's or the message is not on its path.
+   * copies of its messages `rowIds` (row ids, in their order), `forkedFrom` the message
+   * `messageId`: the caller chooses the messages and checks them (fork-conversation.ts). The
+   * copies belong to no turn. One statement: the copy exists whole or not at all. Null when
+   * `id` is not the user's.
    */
-  async fork(userId: string, id: string, messageId: string, db: Queryable = this.db): Promise<Conversation | null> {
+  async fork(userId: string, id: string, messageId: string, rowIds: readonly string[], db: Queryable = this.db): Promise<Conversation | null> {
     const { rows } = await db.query<ConversationRow>(
       `WITH source AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
-       ), point AS (
-         SELECT m.id, m.role, m.turn_id, m.step FROM messages m JOIN source ON m.conversation_id = source.id
-         WHERE m.id = $3 AND m.superseded_by IS NULL
        ), created AS (
          INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source WHERE EXISTS (SELECT 1 FROM point)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id)
-         SELECT created.id, m.step, m.role, m.content, m.tool_calls, m.tool_call_id FROM messages m, created, point
-         WHERE m.conversation_id = $1 AND m.superseded_by IS NULL
-           AND (m.id <= point.id OR (point.role = 'assistant' AND m.role = 'tool' AND m.turn_id = point.turn_id AND m.step = point.step))
+         SELECT created.id, m.step, m.role, m.content, m.tool_calls, m.tool_call_id FROM messages m, created
+         WHERE m.conversation_id = $1 AND m.id = ANY($5::bigint[])
          ORDER BY m.id
        )
        SELECT * FROM created`,
-      [id, userId, messageId, this.generateId()],
+      [id, userId, messageId, this.generateId(), rowIds],
     );
     return rows[0] ? toConversation(rows[0]) : null;
   }

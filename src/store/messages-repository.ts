@@ -1,4 +1,5 @@
 import type { AssistantToolCall } from '../providers/model-provider';
+import type { ExchangeMessage } from '../providers/tool-exchange-fault';
 import type { Queryable } from './db';
 import { formatMessageId } from './message-id';
 
@@ -28,6 +29,26 @@ export interface MessageRow {
 
 /** The columns {@link toStoredMessage} reads. */
 export const MESSAGE_COLUMNS = 'id, role, content, tool_calls, tool_call_id, turn_id, superseded_by';
+
+/**
+ * A message of a path as the tool-exchange rules read it: its role and call ids, not its
+ * content. A user message given as chat messages (the OpenAI routes) is outlined as those
+ * messages, each with the message's id.
+ */
+export interface MessageOutline extends ExchangeMessage {
+  /** The stored message's row id. */
+  rowId: string;
+  tool_calls: { id: string }[];
+  tool_call_id: string | null;
+}
+
+/** Where an outline of a path ends: before the message `rowId`, or with it (`inclusive`). */
+export interface OutlineEnd {
+  rowId: string;
+  inclusive: boolean;
+  /** Also the tool messages that directly follow it on the path: the rest of its step's results. */
+  withToolRun?: boolean;
+}
 
 /** A regenerate answers its branch point again; an edit replaces it. */
 export type BranchKind = 'regenerate' | 'edit';
@@ -125,6 +146,57 @@ export class MessagesRepository {
       [conversationId, count, turnId],
     );
     return rows.map(toStoredMessage);
+  }
+
+  /**
+   * The conversation's path up to `end`, outlined ({@link MessageOutline}) in order; empty when
+   * `end` is inclusive and its message is not on the path. Contents are not read (but for
+   * chat-messages inputs, their outline), so a long conversation is checked without being
+   * carried whole.
+   */
+  async listOutline(conversationId: string, end: OutlineEnd, db: Queryable = this.db): Promise<MessageOutline[]> {
+    const outline = await this.outline(
+      `id < $2 OR ($3 AND id = $2)
+       OR ($4 AND role = 'tool' AND id > $2 AND id < COALESCE(
+         (SELECT min(n.id) FROM messages n WHERE n.conversation_id = $1 AND n.superseded_by IS NULL AND n.id > $2 AND n.role <> 'tool'),
+         9223372036854775807))`,
+      [conversationId, end.rowId, end.inclusive, end.withToolRun === true],
+      db,
+    );
+    return end.inclusive && !outline.some((message) => message.rowId === end.rowId) ? [] : outline;
+  }
+
+  /**
+   * The path's last step, outlined: from its last message that is not a tool message (the
+   * assistant message that called, or whatever ended the path) to its end, read from the end.
+   */
+  async listLastStepOutline(conversationId: string, db: Queryable = this.db): Promise<MessageOutline[]> {
+    return this.outline(
+      `id >= COALESCE((SELECT max(n.id) FROM messages n WHERE n.conversation_id = $1 AND n.superseded_by IS NULL AND n.role <> 'tool'), 0)`,
+      [conversationId],
+      db,
+    );
+  }
+
+  /** The outline of the path's messages that `range` (SQL on `messages`, `$1` the conversation) keeps. */
+  private async outline(range: string, params: unknown[], db: Queryable): Promise<MessageOutline[]> {
+    const callIds = (calls: string) => `ARRAY(SELECT c->>'id' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${calls}) = 'array' THEN ${calls} ELSE '[]' END) c)`;
+    const { rows } = await db.query<{ id: string | number; role: string; call_ids: string[]; tool_call_id: string | null }>(
+      `WITH path AS (
+         SELECT id, role, content, tool_calls, tool_call_id, COALESCE(role = 'user' AND content @> '{"type": "chat_messages"}', false) AS chat
+         FROM messages WHERE conversation_id = $1 AND superseded_by IS NULL AND (${range})
+       )
+       SELECT path.id, part.role, part.call_ids, part.tool_call_id FROM path
+       CROSS JOIN LATERAL (
+         SELECT e.value->>'role' AS role, ${callIds("e.value->'tool_calls'")} AS call_ids, e.value->>'tool_call_id' AS tool_call_id, e.ordinality AS position
+         FROM jsonb_array_elements(CASE WHEN path.chat THEN path.content->'messages' ELSE '[]' END) WITH ORDINALITY e
+         UNION ALL
+         SELECT path.role, ${callIds('path.tool_calls')}, path.tool_call_id, 0 WHERE NOT path.chat
+       ) part
+       ORDER BY path.id, part.position`,
+      params,
+    );
+    return rows.map((row) => ({ rowId: String(row.id), role: row.role, tool_calls: row.call_ids.map((id) => ({ id })), tool_call_id: row.tool_call_id }));
   }
 
   /** Assistant messages given as context (a batch item's), before the turn that follows them. */

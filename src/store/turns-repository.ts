@@ -244,9 +244,10 @@ export class TurnsRepository {
 
   /**
    * Admission's common case in one round trip: inserts the turn only when its conversation has
-   * no unfinished turn, its idempotency key is unused there, and its user has fewer than
-   * `maxActiveOfUser` unfinished turns (then `activeOfUser` is that count), all under the
-   * conversation's row lock, in one call of `admit_turn_if_clear` (migration 0020). Not for a
+   * no unfinished turn, its idempotency key is unused there, its path does not end with calls
+   * that have no results, and its user has fewer than `maxActiveOfUser` unfinished turns (then
+   * `activeOfUser` is that count), all under the conversation's row lock, in one call of
+   * `admit_turn_if_clear` (migrations 0020, 0023). Not for a
    * branch turn: what it replaces is marked in the same transaction (TurnService).
    */
   async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {

@@ -27,6 +27,6 @@ export function buildMessages(system: string | null, history: StoredMessage[]): 
 }
 
 /** A turn input of chat messages (checked where it was accepted): they stand in for its user message. */
-function isChatMessagesInput(content: unknown): content is ChatMessagesInput {
+export function isChatMessagesInput(content: unknown): content is ChatMessagesInput {
   return typeof content === 'object' && content !== null && !Array.isArray(content) && (content as { type?: unknown }).type === 'chat_messages';
 }

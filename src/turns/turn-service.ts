@@ -8,7 +8,8 @@ import type { Queryable } from '../store/db';
 import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
 import { isTerminal } from '../store/turns-repository';
 import { admitTurn, type Admission, type OnBusy } from './turn-admission';
-import { noBranchPoint, type BranchRequest } from './branch-request';
+import { noBranchPoint, unacceptableBranch, type BranchRequest } from './branch-request';
+import { unansweredCallsRefusal } from './unanswered-calls';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
@@ -111,10 +112,21 @@ export class TurnService {
       // before the branch is recorded. A refusal rolls everything back, interrupts included.
       const point = branch ? await this.deps.messages.findBranchPoint(conversationId, branch.from, tx) : null;
       if (branch && !point) throw noBranchPoint(branch);
+      if (branch && point) {
+        const before = await this.deps.messages.listOutline(conversationId, { rowId: point.messageId, inclusive: branch.kind === 'regenerate' }, tx);
+        const refusal = unacceptableBranch(branch, before, point.messageId);
+        if (refusal) throw refusal;
+      }
       const interrupted: Turn[] = [];
       for (const active of decision.interrupt) {
         const ended = await recordTurnEnd(this.deps, active.id, null, INTERRUPTED, tx);
         if (ended) interrupted.push(ended);
+      }
+      // With no turn left ahead of it, the path as it stands is what this turn follows (one
+      // ahead settles its own calls first): calls without results there are refused here.
+      if (!branch && decision.interrupt.length === activeTurns.length) {
+        const refusal = unansweredCallsRefusal(await this.deps.messages.listLastStepOutline(conversationId, tx), request.content);
+        if (refusal) throw refusal;
       }
       const turn = await this.deps.turns.insert(point && branch ? { ...newTurn, branch: { kind: branch.kind, fromMessageId: point.messageId } } : newTurn, tx);
       // In the transaction that admits the branch turn: a crash leaves both or neither.

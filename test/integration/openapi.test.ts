@@ -45,7 +45,7 @@ describe('GET /openapi.json', () => {
 
   it('lists the error codes each route answers, and the credentials it takes', () => {
     const codes = (route: string, method: string, status: string) => document.paths[route][method].responses[status].content['application/json'].schema.properties.error.properties.code.enum;
-    expect(codes('/v1/conversations/{id}/turns', 'post', '409')).toEqual(['conversation_busy', 'idempotency_conflict']);
+    expect(codes('/v1/conversations/{id}/turns', 'post', '409')).toEqual(['conversation_busy', 'idempotency_conflict', 'conflict']);
     expect(codes('/v1/conversations/{id}', 'get', '404')).toEqual(['not_found']);
     expect(codes('/v1/tools/{name}/invoke', 'post', '502')).toEqual(['tool_failed']);
     expect(codes('/v1/batches', 'post', '413')).toEqual(['payload_too_large']);

@@ -52,19 +52,20 @@ export const conversationPaths = documentPaths('Conversations', {
         '202': jsonResponse('The turn is accepted and will run.', turnAcceptedSchema),
         '200': jsonResponse('The turn this idempotencyKey already made.', turnAcceptedSchema),
       },
-      errors: ['not_found', 'conversation_busy', 'idempotency_conflict'],
+      errors: ['not_found', 'conversation_busy', 'idempotency_conflict', 'conflict'],
     },
   },
   '/v1/conversations/{id}/fork': {
     post: {
       operationId: 'forkConversation',
       summary: 'Copy the path up to a message into a new conversation',
-      description: 'The new conversation has the settings of this one (not its externalId), copies of its path up to `messageId` (with the tool messages of an assistant message), and `forkedFrom`.',
+      description:
+        'The new conversation has the settings of this one (not its externalId), copies of its path up to `messageId` (with the rest of its step: the tool messages that follow it), and `forkedFrom`. A step whose calls have no results yet is refused (409 conflict).',
       access: 'user',
       requestParams: { path: idParams('conversation') },
       jsonBody: forkConversationSchema,
       responses: { '201': jsonResponse('The new conversation.', conversationSchema) },
-      errors: ['not_found'],
+      errors: ['not_found', 'conflict'],
     },
   },
 });

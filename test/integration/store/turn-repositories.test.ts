@@ -81,6 +81,30 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await turns.admitIfClear({ ...input(first.id), userId }, 5)).toEqual({ outcome: 'missing' });
   });
 
+  it('leaves admission to the transaction while the path ends with calls that have no results, and outlines that last step', async () => {
+    const conversation = await conversations.create({ userId });
+    const insert = (role: string, fields: { toolCalls?: string[]; toolCallId?: string } = {}) =>
+      db.query('INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id) VALUES ($1, $2, $3, $4, $5)', [
+        conversation.id,
+        role,
+        JSON.stringify('text'),
+        fields.toolCalls ? JSON.stringify(fields.toolCalls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } }))) : null,
+        fields.toolCallId ?? null,
+      ]);
+    const admit = async () => (await turns.admitIfClear({ conversationId: conversation.id, userId, input: 'hi', options: {}, requestHash: 'h' }, 100)).outcome;
+    const lastStep = async () => (await messages.listLastStepOutline(conversation.id)).map((message) => [message.role, message.tool_calls.map((call) => call.id), message.tool_call_id]);
+    await insert('user');
+    await insert('assistant', { toolCalls: ['s1', 'c1'] });
+    await insert('tool', { toolCallId: 's1' });
+    expect(await lastStep()).toEqual([
+      ['assistant', ['s1', 'c1'], null],
+      ['tool', [], 's1'],
+    ]);
+    expect(await admit()).toBe('not_clear');
+    await insert('tool', { toolCallId: 'c1' });
+    expect(await admit()).toBe('admitted');
+  });
+
   it('sees a turn committed while it waited for the conversation, and admits nothing past it', async () => {
     const conversation = await conversations.create({ userId });
     const turnInput = { conversationId: conversation.id, userId, options: {}, requestHash: 'h' };
@@ -219,13 +243,62 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await messages.findBranchPoint(conversation.id, firstPoint.messageId)).toBeNull();
     expect(first.supersededBy).toBeNull();
 
-    // A fork copies the path up to a message, in no turn, and remembers where it came from.
-    const editedMessage = (await messages.list(conversation.id))[0]!;
-    const fork = await conversations.fork(userId, conversation.id, editedMessage.id.slice('msg_'.length));
-    expect(fork).toMatchObject({ forkedFrom: { conversationId: conversation.id, messageId: editedMessage.id } });
+    // A fork copies the messages it is given, in no turn, and remembers where it came from.
+    const edited = (await messages.list(conversation.id))[0]!.id.slice('msg_'.length);
+    const fork = await conversations.fork(userId, conversation.id, edited, [edited]);
+    expect(fork).toMatchObject({ forkedFrom: { conversationId: conversation.id, messageId: `msg_${edited}` } });
     expect((await messages.list(fork!.id)).map((message) => [message.role, message.content, message.turnId])).toEqual([['user', 'one, edited', null]]);
-    expect(await conversations.fork('someone-else', conversation.id, editedMessage.id.slice('msg_'.length))).toBeNull();
-    expect(await conversations.fork(userId, conversation.id, all[0]!.id.slice('msg_'.length))).toBeNull();
+    expect(await conversations.fork('someone-else', conversation.id, edited, [edited])).toBeNull();
+    // A replaced message is on no path: there is nothing up to it.
+    expect(await messages.listOutline(conversation.id, { rowId: all[0]!.id.slice('msg_'.length), inclusive: true })).toEqual([]);
+  });
+
+  it('outlines a path up to a message: roles and call ids, a step\'s other results, the messages of a chat-messages input', async () => {
+    const conversation = await conversations.create({ userId });
+    const replacing = await newTurn(conversation.id);
+    const insert = async (role: string, fields: { content?: unknown; toolCalls?: unknown; toolCallId?: string; supersededBy?: string } = {}) =>
+      String(
+        (
+          await db.query<{ id: string }>(
+            'INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, superseded_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+            [conversation.id, role, JSON.stringify(fields.content ?? 'text'), fields.toolCalls ? JSON.stringify(fields.toolCalls) : null, fields.toolCallId ?? null, fields.supersededBy ?? null],
+          )
+        ).rows[0]!.id,
+      );
+    const call = (id: string) => ({ id, type: 'function', function: { name: 'f', arguments: 'x'.repeat(10_000) } });
+    const question = await insert('user');
+    const step = await insert('assistant', { content: null, toolCalls: [call('a'), call('b'), call('c')] });
+    const [a, b, c] = [await insert('tool', { toolCallId: 'a' }), await insert('tool', { toolCallId: 'b' }), await insert('tool', { toolCallId: 'c' })];
+    const input = await insert('user', {
+      content: { type: 'chat_messages', messages: [{ role: 'assistant', content: null, tool_calls: [call('x')] }, { role: 'tool', tool_call_id: 'x', content: 'r' }, { role: 'user', content: 'go' }] },
+    });
+    await insert('user', { supersededBy: replacing.id });
+    const answer = await insert('assistant');
+    const outline = (rowId: string, inclusive: boolean, withToolRun?: boolean) =>
+      messages.listOutline(conversation.id, { rowId, inclusive, ...(withToolRun !== undefined ? { withToolRun } : {}) });
+    const steps = [
+      { rowId: question, role: 'user', tool_calls: [], tool_call_id: null },
+      { rowId: step, role: 'assistant', tool_calls: [{ id: 'a' }, { id: 'b' }, { id: 'c' }], tool_call_id: null },
+      { rowId: a, role: 'tool', tool_calls: [], tool_call_id: 'a' },
+      { rowId: b, role: 'tool', tool_calls: [], tool_call_id: 'b' },
+      { rowId: c, role: 'tool', tool_calls: [], tool_call_id: 'c' },
+    ];
+
+    // At the step's assistant message or at one of its results: the whole step.
+    expect(await outline(step, true, true)).toEqual(steps);
+    expect(await outline(a, true, true)).toEqual(steps);
+    expect(await outline(b, true, true)).toEqual(steps);
+    // Without the run, the path stops where it was asked to.
+    expect(await outline(a, true)).toEqual(steps.slice(0, 3));
+    expect(await outline(input, false, true)).toEqual(steps);
+    // A chat-messages input is its messages; a replaced message is not on the path.
+    expect(await outline(answer, true)).toEqual([
+      ...steps,
+      { rowId: input, role: 'assistant', tool_calls: [{ id: 'x' }], tool_call_id: null },
+      { rowId: input, role: 'tool', tool_calls: [], tool_call_id: 'x' },
+      { rowId: input, role: 'user', tool_calls: [], tool_call_id: null },
+      { rowId: answer, role: 'assistant', tool_calls: [], tool_call_id: null },
+    ]);
   });
 
   it('leaves an unfinished turn its messages until the edit of its question starts', async () => {

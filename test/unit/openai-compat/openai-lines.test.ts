@@ -34,6 +34,24 @@ describe('an OpenAI batch line as a Switchyard item', () => {
     expect(outcome.ok && outcome.spec.messages).toEqual([{ role: 'user', content: { type: 'chat_messages', messages } }]);
   });
 
+  it('refuses a line whose tool calls and tool messages do not pair, naming the message in the body', () => {
+    const call = (id: string) => ({ id, type: 'function', function: { name: 'mine', arguments: '{}' } });
+    const problems = (messages: unknown[]) => {
+      const outcome = openAiLineToItem(line({ messages }), usable);
+      return outcome.ok ? [] : outcome.problems;
+    };
+    const asking = { role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] };
+    expect(problems([{ role: 'system', content: 'S' }, { role: 'user', content: 'Q' }, asking, { role: 'tool', tool_call_id: 'c1', content: 'R' }])).toEqual([
+      { field: 'body.messages[2]', message: 'its tool_calls c2 have no tool message right after it' },
+    ]);
+    expect(problems([{ role: 'user', content: 'Q' }, asking, { role: 'user', content: 'more' }, { role: 'tool', tool_call_id: 'c1', content: 'R' }])).toEqual([
+      { field: 'body.messages[1]', message: 'its tool_calls c1, c2 have no tool message right after it' },
+    ]);
+    expect(problems([{ role: 'user', content: 'Q' }, { role: 'tool', tool_call_id: 'c9', content: 'R' }])).toEqual([
+      { field: 'body.messages[1]', message: 'the tool_call_id c9 is not a call of the assistant message right before this run of tool messages' },
+    ]);
+  });
+
   it("refuses a line naming a client tool as a function without parameters, with OpenAI's code", () => {
     const outcome = openAiLineToItem(line({ messages: [{ role: 'user', content: 'Q' }], tools: [{ type: 'function', function: { name: 'confirm' } }] }), new Map([['confirm', { kind: 'client' as const }]]));
     expect(outcome).toEqual({ ok: false, problems: [{ field: 'body.tools', code: 'unsupported_parameter', message: expect.stringContaining('"confirm"') }] });
@@ -101,17 +119,15 @@ describe('a Responses request as a turn', () => {
         ],
       },
     });
-    expect([...plan.answeredCalls]).toEqual(['c1']);
-    expect(plan.outsideCalls).toEqual([]);
-    // An output given before its call, or with none, answers a call of an earlier response (if any).
+    // The input's messages as they are, in its order: what the service pairs with the previous response's calls.
+    expect(plan.messages).toEqual((plan.content as { messages: unknown[] }).messages);
     const outputsFirst = createResponseSchema.parse({
       input: [
         { type: 'function_call_output', call_id: 'c1', output: 'R' },
         { type: 'function_call', call_id: 'c1', name: 'mine', arguments: '{}' },
-        { type: 'function_call_output', call_id: 'c2', output: 'R' },
       ],
     });
-    expect(planResponseTurn(outputsFirst).outsideCalls).toEqual(['c1', 'c2']);
+    expect(planResponseTurn(outputsFirst).messages.map((message) => message.role)).toEqual(['tool', 'assistant']);
   });
 
   it('runs a single user message as it is, and refuses a field OpenAI does not have', () => {
