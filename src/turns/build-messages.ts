@@ -2,7 +2,10 @@ import type { ChatMessage, ContentPart } from '../providers/model-provider';
 import type { StoredMessage } from '../store/messages-repository';
 import type { ChatMessagesInput } from '../events/turn-content';
 
-/** The provider request's messages: the conversation's system prompt, then its history in order. */
+/**
+ * The provider request's messages: the conversation's system prompt, then its history in order.
+ * An incomplete message (what a cancelled step had streamed) goes as its text alone.
+ */
 export function buildMessages(system: string | null, history: StoredMessage[]): ChatMessage[] {
   const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const message of history) {
@@ -12,6 +15,8 @@ export function buildMessages(system: string | null, history: StoredMessage[]): 
         else messages.push({ role: 'user', content: message.content as string | ContentPart[] });
         break;
       case 'assistant':
+        // An interrupted step that streamed only reasoning: the provider takes no reasoning back.
+        if (message.incomplete && !message.content) break;
         messages.push({
           role: 'assistant',
           content: (message.content as string | null) ?? null,
