@@ -394,7 +394,7 @@ export class TurnsRepository {
               c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, u.allowed_tools AS user_allowed_tools,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
-                   'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id, 'incomplete', h.incomplete) ORDER BY h.id), '[]') FROM history h)
+                   'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
               END AS history,
               CASE WHEN begun.step > 0 THEN (SELECT coalesce(json_agg(s ORDER BY s.position), '[]') FROM step_calls s) END AS step_calls,
               (SELECT written FROM phase) AS tool_messages_written,

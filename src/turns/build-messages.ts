@@ -4,7 +4,8 @@ import type { ChatMessagesInput } from '../events/turn-content';
 
 /**
  * The provider request's messages: the conversation's system prompt, then its history in order.
- * An incomplete message (what a cancelled step had streamed) goes as its text alone.
+ * An incomplete message (what a cancelled step had streamed) goes as its text alone; an
+ * assistant message with neither text nor calls does not go.
  */
 export function buildMessages(system: string | null, history: StoredMessage[]): ChatMessage[] {
   const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
@@ -15,8 +16,9 @@ export function buildMessages(system: string | null, history: StoredMessage[]): 
         else messages.push({ role: 'user', content: message.content as string | ContentPart[] });
         break;
       case 'assistant':
-        // An interrupted step that streamed only reasoning: the provider takes no reasoning back.
-        if (message.incomplete && !message.content) break;
+        // A stopped step that streamed only reasoning (the provider takes none back), or its copy
+        // in a fork: nothing for the model, and no provider takes an empty assistant message.
+        if (!message.content && !message.toolCalls?.length) break;
         messages.push({
           role: 'assistant',
           content: (message.content as string | null) ?? null,
