@@ -87,6 +87,21 @@ describe('what a cancel keeps of the step it stops', () => {
     expect(sent[3]).toEqual({ role: 'assistant', content: text });
   });
 
+  it('keeps exactly what the clients were shown of a stream still flowing when the cancel comes', async () => {
+    const conversationId = await harness.newConversation();
+    const watchers = [await harness.subscribe(conversationId), await harness.subscribe(conversationId)];
+    const { turnId } = await harness.postTurn(conversationId, { tokens: 20_000, tokenDelayMs: 1 });
+    await watchers[0]!.waitFor(() => (visibleStepTexts(turnEvents(watchers[0]!, turnId)).get(1) ?? '').length > 200);
+
+    await harness.api.post(`/v1/turns/${turnId}/cancel`);
+    for (const watcher of watchers) await watcher.waitForTurnEnd(turnId);
+    const [kept] = (await storedMessages(conversationId)).filter((message) => message.role === 'assistant');
+    expect(kept).toMatchObject({ incomplete: true, content: expect.stringMatching(/^lorem ipsum/) });
+    // The worker went on streaming until the cancel fenced it: still, nothing a client got is missing, nothing is extra.
+    for (const watcher of watchers) expect(visibleStepTexts(turnEvents(watcher, turnId)).get(1)).toBe(kept.content);
+    await checkInvariants(harness.stack.resources.db, { turnIds: [turnId], toolExecutions: [], events: turnEvents(watchers[1]!, turnId) });
+  });
+
   it('keeps what an interrupted step had streamed; the interrupting turn sends it to the model', async () => {
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
