@@ -162,11 +162,31 @@ export class EventLog {
    * appended; a batch may carry it alone (then it returns 0).
    */
   async appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number> {
+    return this.appendOn(this.redis, conversationId, bodies, fence, inflight);
+  }
+
+  /**
+   * Refuses from now on every event of the turn's attempts below `attempt`, as a later
+   * attempt's first append does: what the log holds of them is all they will have announced.
+   * Like {@link readNow}, on the connection that fails at once while Redis is down, so that a
+   * caller inside a transaction does not hold its locks through an outage.
+   */
+  async fenceAttemptsBelow(conversationId: string, turnId: string, attempt: number): Promise<void> {
+    try {
+      // A batch of no events only raises the turn's attempt.
+      await this.appendOn(this.failFastRedis, conversationId, [], { turnId, attempt });
+    } catch (error) {
+      // A later attempt (or an imposed end) fenced them already.
+      if (!AttemptFencedError.isInstance(error)) throw error;
+    }
+  }
+
+  private async appendOn(redis: ScriptedRedis, conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number> {
     const events = bodies.map((body) => JSON.stringify(body));
     const batchId = `${this.batchPrefix}:${++this.batchCount}`;
     const ending = bodies.find((body) => TERMINAL_EVENT_TYPES.has(body.type));
     const run = (floor: string) =>
-      this.redis.appendEvents(
+      redis.appendEvents(
         this.seqKey(conversationId),
         this.streamKey(conversationId),
         fence ? this.attemptKey(conversationId, fence.turnId) : this.seqKey(conversationId),
@@ -191,36 +211,6 @@ export class EventLog {
     if (seq === -2) throw new AttemptFencedError(`attempt ${fence?.attempt} of turn ${fence?.turnId} was superseded`);
     if (seq === -3) throw new TurnEndAnnouncedError(`the end of turn ${ending?.turnId} was announced already`);
     return seq;
-  }
-
-  /**
-   * Refuses from now on every event of the turn's attempts below `attempt`, as a later
-   * attempt's first append does: what the log holds of them is all they will have announced.
-   * Like {@link readNow}, on the connection that fails at once while Redis is down, so that a
-   * caller inside a transaction does not hold its locks through an outage.
-   */
-  async fenceAttemptsBelow(conversationId: string, turnId: string, attempt: number): Promise<void> {
-    const seqKey = this.seqKey(conversationId);
-    // No events: the script only raises the turn's attempt (or finds it higher already, -2).
-    await this.failFastRedis.appendEvents(
-      seqKey,
-      this.streamKey(conversationId),
-      this.attemptKey(conversationId, turnId),
-      this.batchesKey(conversationId),
-      seqKey,
-      seqKey,
-      this.channel(conversationId),
-      this.sharded ? 'SPUBLISH' : 'PUBLISH',
-      this.options.maxLength,
-      this.options.ttlSeconds,
-      '',
-      attempt,
-      `${this.batchPrefix}:${++this.batchCount}`,
-      BATCHES_KEPT,
-      '',
-      '',
-      0,
-    );
   }
 
   /** Events with seq > `afterSeq`, oldest first, at most `count`. */
