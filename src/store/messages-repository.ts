@@ -161,19 +161,19 @@ export class MessagesRepository {
 
   /**
    * What an interrupted step had streamed, as the turn's incomplete assistant message of that
-   * step (content null when it streamed only reasoning), in the transaction that ends the turn.
-   * False when the step has its message already.
+   * step (content null when it streamed only reasoning), in the transaction that ends the turn;
+   * nothing when the step has its message already. The text comes from the provider's stream,
+   * made storable where it was read.
    */
   async insertIncompleteMessage(
     input: { conversationId: string; turnId: string; step: number; text: string; reasoning: string },
     db: Queryable = this.db,
-  ): Promise<boolean> {
-    const { rows } = await db.query(
+  ): Promise<void> {
+    await db.query(
       `INSERT INTO messages (conversation_id, turn_id, step, role, content, reasoning, incomplete) VALUES ($1, $2, $3, 'assistant', $4, $5, true)
-       ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING RETURNING id`,
+       ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING`,
       [input.conversationId, input.turnId, input.step, JSON.stringify(input.text || null), input.reasoning || null],
     );
-    return rows.length > 0;
   }
 
   /** The turn's incomplete assistant message (a cancel or an interrupt kept it), if it has one. */

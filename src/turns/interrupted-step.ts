@@ -4,7 +4,7 @@ import type { ConversationsRepository } from '../store/conversations-repository'
 import type { Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { Turn } from '../store/turns-repository';
-import { uncommittedStepOutput, type StreamedStepOutput } from './uncommitted-step-output';
+import { uncommittedStepOutput } from './uncommitted-step-output';
 
 /** The event log as the end of a turn imposed from outside reads what the turn's step had streamed. */
 export interface StreamedOutputLog {
@@ -31,22 +31,20 @@ export interface InterruptedStepDeps {
  *    stops it), so the log holds all that its clients will have seen of the step.
  * 2. Read the turn's events after the conversation's seq floor, which a step's commit raises:
  *    the events of a step not committed all come after it.
- * 3. Fold them as a client does; the step shown last, if it was not committed, is stored.
- * Returns what was kept (null: nothing was streamed, or the step shown had been committed).
+ * 3. Fold them as a client does; the step shown last, if it was not committed and streamed
+ *    text or reasoning, is stored.
  */
 export async function keepInterruptedStep(
   deps: InterruptedStepDeps,
   ended: Pick<Turn, 'id' | 'conversationId' | 'attempt' | 'step'>,
   tx: Queryable,
-): Promise<StreamedStepOutput | null> {
+): Promise<void> {
   // A turn no worker began streamed nothing (a batch cancel ends many such).
-  if (ended.attempt === 0) return null;
+  if (ended.attempt === 0) return;
   await deps.eventLog.fenceAttemptsBelow(ended.conversationId, ended.id, ended.attempt + 1);
   const floor = (await deps.conversations.getById(ended.conversationId, tx))?.lastSeq ?? 0;
   const output = uncommittedStepOutput(await turnEventsAfter(deps.eventLog, ended, floor), ended.step);
-  if (!output) return null;
-  await deps.messages.insertIncompleteMessage({ conversationId: ended.conversationId, turnId: ended.id, ...output }, tx);
-  return output;
+  if (output) await deps.messages.insertIncompleteMessage({ conversationId: ended.conversationId, turnId: ended.id, ...output }, tx);
 }
 
 async function turnEventsAfter(log: StreamedOutputLog, turn: Pick<Turn, 'id' | 'conversationId'>, afterSeq: number): Promise<SwitchyardEvent[]> {

@@ -89,8 +89,8 @@ export interface HistoryUiMessage {
  * messages, in the shape `/api/chat` streams them live: one
  * assistant message per turn with the turn id as its id (so resuming an active turn replaces its
  * message rather than adding a second), the turn's status as its `metadata`, and per step a
- * `step-start`, the reasoning a cancelled step had streamed, the text, the tool parts (`providerExecuted` and `toolMetadata` as the live
- * stream has them; a refused call as `output-error` without input; a call not settled yet as
+ * `step-start`, the reasoning a cancelled step had streamed, the text, the tool parts
+ * (`providerExecuted` and `toolMetadata` as the live stream has them; a refused call as `output-error` without input; a call not settled yet as
  * `input-available`; a call awaiting a person as `approval-requested`, an approved one not settled
  * yet as `approval-responded`, a denied or expired one as `output-denied`) and the step's `data-tool-processing` part. A turn not started yet still
  * shows its user message (from its input) and an empty assistant message. A regenerate has no
