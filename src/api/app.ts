@@ -157,6 +157,7 @@ export function createApiApp(deps: ApiDeps): Express {
     turnsRouter({
       turns: deps.turns,
       toolCalls: deps.toolCalls,
+      messages: deps.messages,
       turnService: deps.turnService,
       eventStream: deps.eventStream,
       answerClientTool: deps.answerClientTool,

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { AppError, notFound } from '../errors/app-error';
 import { formatMessageId } from '../store/message-id';
+import type { MessagesRepository } from '../store/messages-repository';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
 import type { InflightSnapshot } from '../event-log/inflight-state';
@@ -17,6 +18,7 @@ import { sendJson } from './send-json';
 export interface TurnsRouterDeps {
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
+  messages: Pick<MessagesRepository, 'findIncomplete'>;
   turnService: TurnService;
   eventStream: TurnEventStreamer;
   answerClientTool(input: { userId: string; turnId: string; toolCallId: string; answer: ClientAnswer }): Promise<AnswerOutcome>;
@@ -30,10 +32,12 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
   router.get('/:id', async (req, res) => {
     const turn = await deps.turns.getForUser(userIdOf(res), parseRouteId(req.params.id, 'turn'));
     if (!turn) throw notFound('turn');
-    // A finished turn has no calls in flight: its view comes from PostgreSQL alone.
-    const [toolCalls, inflight] = await Promise.all([
+    // A finished turn has no calls in flight: its view comes from PostgreSQL alone. Only a
+    // cancel (or an interrupt) leaves an incomplete message.
+    const [toolCalls, inflight, incomplete] = await Promise.all([
       deps.toolCalls.listForTurn(turn.id),
       isTerminal(turn.status) ? null : deps.inflight(turn),
+      turn.status === 'cancelled' ? deps.messages.findIncomplete(turn.id) : null,
     ]);
     sendJson(res, turnDetailSchema, {
       ...turnView(turn),
@@ -51,6 +55,12 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
         durationMs: durationMs(call),
       })),
       partialToolCalls: inflight && inflight.step === turn.step + 1 ? inflight.toolCalls : [],
+      incompleteMessage: incomplete && {
+        id: incomplete.id,
+        step: incomplete.step,
+        content: typeof incomplete.content === 'string' ? incomplete.content : null,
+        reasoning: incomplete.reasoning ?? null,
+      },
     });
   });
 

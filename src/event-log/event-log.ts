@@ -97,6 +97,7 @@ export class TurnEndAnnouncedError extends SwitchyardError<'turn_end_announced'>
  */
 export class EventLog {
   private readonly redis: ScriptedRedis;
+  private readonly failFastRedis: ScriptedRedis;
   /** Batch ids: this log's own random part, then a counter. */
   private readonly batchPrefix = randomBytes(8).toString('base64url');
   private batchCount = 0;
@@ -104,10 +105,13 @@ export class EventLog {
 
   constructor(private readonly options: EventLogOptions) {
     this.redis = options.redis as unknown as ScriptedRedis;
+    this.failFastRedis = (options.failFastRedis ?? options.redis) as unknown as ScriptedRedis;
     this.deltaPacing = options.deltaPacing;
     // Defined once per connection; EventLogs sharing a connection share the command.
-    if (typeof (options.redis as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
-      options.redis.defineCommand('appendEvents', { numberOfKeys: 6, lua: APPEND_SCRIPT });
+    for (const connection of new Set([options.redis, this.failFastRedis as unknown as RedisClient])) {
+      if (typeof (connection as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
+        connection.defineCommand('appendEvents', { numberOfKeys: 6, lua: APPEND_SCRIPT });
+      }
     }
   }
 
@@ -158,11 +162,31 @@ export class EventLog {
    * appended; a batch may carry it alone (then it returns 0).
    */
   async appendBatch(conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number> {
+    return this.appendOn(this.redis, conversationId, bodies, fence, inflight);
+  }
+
+  /**
+   * Refuses from now on every event of the turn's attempts below `attempt`, as a later
+   * attempt's first append does: what the log holds of them is all they will have announced.
+   * Like {@link readNow}, on the connection that fails at once while Redis is down, so that a
+   * caller inside a transaction does not hold its locks through an outage.
+   */
+  async fenceAttemptsBelow(conversationId: string, turnId: string, attempt: number): Promise<void> {
+    try {
+      // A batch of no events only raises the turn's attempt.
+      await this.appendOn(this.failFastRedis, conversationId, [], { turnId, attempt });
+    } catch (error) {
+      // A later attempt (or an imposed end) fenced them already.
+      if (!AttemptFencedError.isInstance(error)) throw error;
+    }
+  }
+
+  private async appendOn(redis: ScriptedRedis, conversationId: string, bodies: EventBody[], fence?: AttemptFence, inflight?: InflightWrite): Promise<number> {
     const events = bodies.map((body) => JSON.stringify(body));
     const batchId = `${this.batchPrefix}:${++this.batchCount}`;
     const ending = bodies.find((body) => TERMINAL_EVENT_TYPES.has(body.type));
     const run = (floor: string) =>
-      this.redis.appendEvents(
+      redis.appendEvents(
         this.seqKey(conversationId),
         this.streamKey(conversationId),
         fence ? this.attemptKey(conversationId, fence.turnId) : this.seqKey(conversationId),
@@ -191,7 +215,16 @@ export class EventLog {
 
   /** Events with seq > `afterSeq`, oldest first, at most `count`. */
   async read(conversationId: string, afterSeq: number, count = READ_PAGE): Promise<{ events: LoggedEvent[] }> {
-    const entries = (await this.redis.xrange(this.streamKey(conversationId), `${afterSeq + 1}-0`, '+', 'COUNT', count)) as [
+    return this.readFrom(this.redis, conversationId, afterSeq, count);
+  }
+
+  /** {@link read} on the connection that fails at once while Redis is down. */
+  async readNow(conversationId: string, afterSeq: number, count = READ_PAGE): Promise<{ events: LoggedEvent[] }> {
+    return this.readFrom(this.failFastRedis, conversationId, afterSeq, count);
+  }
+
+  private async readFrom(redis: RedisClient, conversationId: string, afterSeq: number, count: number): Promise<{ events: LoggedEvent[] }> {
+    const entries = (await redis.xrange(this.streamKey(conversationId), `${afterSeq + 1}-0`, '+', 'COUNT', count)) as [
       string,
       string[],
     ][];

@@ -41,7 +41,8 @@ export interface ResponseObject {
 /**
  * A response as its turn stands: status, usage and error from the turn, and its output from the
  * turn's committed messages (a step's text, its calls, the outputs of the calls run here), in
- * the order a stream sends them. What a discarded attempt streamed is in no message. Pure.
+ * the order a stream sends them. What a discarded attempt streamed is in no message; what a
+ * cancelled step streamed is its `incomplete` message. Pure.
  */
 export function responseObject(input: { record: ResponseRecord; turn: Turn; messages: StoredMessage[]; defaultModel: string }): ResponseObject {
   const { record, turn } = input;
@@ -52,7 +53,8 @@ export function responseObject(input: { record: ResponseRecord; turn: Turn; mess
     if (message.role === 'assistant') {
       step++;
       if (typeof message.content === 'string' && message.content !== '') {
-        output.push({ type: 'message', id: itemIds.message(turn.id, step), status: 'completed', role: 'assistant', content: [outputText(message.content)] });
+        const status = message.incomplete ? 'incomplete' : 'completed';
+        output.push({ type: 'message', id: itemIds.message(turn.id, step), status, role: 'assistant', content: [outputText(message.content)] });
       }
       for (const call of message.toolCalls ?? []) {
         output.push({ type: 'function_call', id: itemIds.functionCall(call.id), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });

@@ -49,7 +49,8 @@ interface OpenItem {
  * (item ids are unique in a response, as readers key items by them). Text and calls are items
  * as they stream; the outputs of the calls run
  * here are `function_call_output` items once the step's calls have all settled, in call order,
- * as the stored response lists them.
+ * as the stored response lists them. A cancel ends the step's message `incomplete` with the
+ * text it had.
  */
 export function createResponseStreamMapper(input: { turnId: string; shell: ResponseObject }): ResponseStreamMapper {
   let sequence = 0;
@@ -100,13 +101,18 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
     message = null;
     return closing;
   };
-  /** The current step's items, done again as incomplete and empty. */
-  const discardStep = (): ResponseEventBody[] => {
+  /**
+   * The current step's items, done again as incomplete: emptied (a discard: the new attempt
+   * sends its own), or with the text they had (a cancel keeps it, as the stored response does).
+   * Its calls never ran: they end empty either way.
+   */
+  const discardStep = (text: 'emptied' | 'kept' = 'emptied'): ResponseEventBody[] => {
     const events: ResponseEventBody[] = [];
     for (const open of stepItems) {
       if (open.item.type === 'message') {
-        if (!open.done) events.push(...textDone(open, '', 'incomplete'));
-        else events.push(itemDone(open, { ...open.item, status: 'incomplete', content: [outputText('')] }));
+        const shown = text === 'kept' ? open.text : '';
+        if (!open.done) events.push(...textDone(open, shown, 'incomplete'));
+        else events.push(itemDone(open, { ...open.item, status: 'incomplete', content: [outputText(shown)] }));
       } else if (open.item.type === 'function_call') {
         if (!open.done) events.push({ type: 'response.function_call_arguments.done', item_id: open.item.id, output_index: open.outputIndex, name: open.item.name, arguments: '' });
         events.push(itemDone(open, { ...open.item, arguments: '', status: 'incomplete' }));
@@ -200,8 +206,8 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         case 'turn-error':
           return stop(discardStep());
         case 'turn-cancelled':
-          // What the cancelled step streamed was never committed: it goes as a discard does.
-          return stop(discardStep());
+          // The cancel stored what the step streamed as an incomplete message; its calls, never run, go.
+          return stop(discardStep('kept'));
         case 'reasoning-delta':
         case 'tool-call-request':
         case 'tool-approval-request':

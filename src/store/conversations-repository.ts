@@ -148,8 +148,8 @@ export class ConversationsRepository {
          SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source
          RETURNING ${COLUMNS}
        ), copied AS (
-         INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id)
-         SELECT created.id, m.step, m.role, m.content, m.tool_calls, m.tool_call_id FROM messages m, created
+         INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
+         SELECT created.id, m.step, m.role, m.content, m.tool_calls, m.tool_call_id, m.incomplete, m.reasoning FROM messages m, created
          WHERE m.conversation_id = $1 AND m.id = ANY($5::bigint[])
          ORDER BY m.id
        )

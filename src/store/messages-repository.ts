@@ -14,6 +14,10 @@ export interface StoredMessage {
   turnId: string | null;
   /** The turn that replaced this message (an edit or a regenerate); absent on the conversation's path. */
   supersededBy?: string;
+  /** What a cancelled or interrupted step had streamed: never finished, its calls left out. */
+  incomplete?: true;
+  /** The reasoning such a step had streamed, when it had. */
+  reasoning?: string;
 }
 
 /** A message's columns as a turn reads them. */
@@ -25,10 +29,12 @@ export interface MessageRow {
   tool_call_id: string | null;
   turn_id: string | null;
   superseded_by?: string | null;
+  incomplete?: boolean;
+  reasoning?: string | null;
 }
 
 /** The columns {@link toStoredMessage} reads. */
-export const MESSAGE_COLUMNS = 'id, role, content, tool_calls, tool_call_id, turn_id, superseded_by';
+export const MESSAGE_COLUMNS = 'id, role, content, tool_calls, tool_call_id, turn_id, superseded_by, incomplete, reasoning';
 
 /**
  * A message of a path as the tool-exchange rules read it: its role and call ids, not its
@@ -226,6 +232,33 @@ export class MessagesRepository {
   }
 
   /**
+   * What an interrupted step had streamed, as the turn's incomplete assistant message of that
+   * step (content null when it streamed only reasoning), in the transaction that ends the turn;
+   * nothing when the step has its message already. The text comes from the provider's stream,
+   * made storable where it was read.
+   */
+  async insertIncompleteMessage(
+    input: { conversationId: string; turnId: string; step: number; text: string; reasoning: string },
+    db: Queryable = this.db,
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO messages (conversation_id, turn_id, step, role, content, reasoning, incomplete) VALUES ($1, $2, $3, 'assistant', $4, $5, true)
+       ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING`,
+      [input.conversationId, input.turnId, input.step, JSON.stringify(input.text || null), input.reasoning || null],
+    );
+  }
+
+  /** The turn's incomplete assistant message (a cancel or an interrupt kept it), if it has one. */
+  async findIncomplete(turnId: string, db: Queryable = this.db): Promise<StoredMessage & { step: number } | null> {
+    const { rows } = await db.query<MessageRow & { step: number }>(
+      `SELECT ${MESSAGE_COLUMNS}, step FROM messages WHERE turn_id = $1 AND role = 'assistant' AND incomplete ORDER BY step DESC LIMIT 1`,
+      [turnId],
+    );
+    const row = rows[0];
+    return row ? { ...toStoredMessage(row), step: row.step } : null;
+  }
+
+  /**
    * The tool messages of a turn's settled calls (of one step, or of every step), in the
    * assistant's order, in one statement; a call's message is written once. With `fence`, only
    * while that attempt runs the turn (its row locked for the insert): 'fenced', and nothing
@@ -273,5 +306,7 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
     ...(row.tool_call_id ? { toolCallId: row.tool_call_id } : {}),
     turnId: row.turn_id,
     ...(row.superseded_by ? { supersededBy: row.superseded_by } : {}),
+    ...(row.incomplete ? { incomplete: true as const } : {}),
+    ...(row.reasoning ? { reasoning: row.reasoning } : {}),
   };
 }

@@ -385,7 +385,7 @@ export class TurnsRepository {
          -- The statement does not see its own writes: a new user message and new tool messages
          -- come from RETURNING, those written by an earlier run are in the table, and what it
          -- marks as replaced is left out here by the same condition that marks it.
-         SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id, m.superseded_by FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
+         SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id, m.superseded_by, m.incomplete, m.reasoning FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
          WHERE m.superseded_by IS NULL AND (begun.from_message_id IS NULL OR m.id < begun.from_message_id OR m.turn_id = begun.id
            OR (begun.branch = 'regenerate' AND m.id = begun.from_message_id))
          UNION ALL SELECT * FROM user_message

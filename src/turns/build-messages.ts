@@ -2,7 +2,11 @@ import type { ChatMessage, ContentPart } from '../providers/model-provider';
 import type { StoredMessage } from '../store/messages-repository';
 import type { ChatMessagesInput } from '../events/turn-content';
 
-/** The provider request's messages: the conversation's system prompt, then its history in order. */
+/**
+ * The provider request's messages: the conversation's system prompt, then its history in order.
+ * An incomplete message (what a cancelled step had streamed) goes as its text alone; an
+ * assistant message with neither text nor calls does not go.
+ */
 export function buildMessages(system: string | null, history: StoredMessage[]): ChatMessage[] {
   const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const message of history) {
@@ -12,6 +16,9 @@ export function buildMessages(system: string | null, history: StoredMessage[]): 
         else messages.push({ role: 'user', content: message.content as string | ContentPart[] });
         break;
       case 'assistant':
+        // A stopped step that streamed only reasoning (the provider takes none back), or its copy
+        // in a fork: nothing for the model, and no provider takes an empty assistant message.
+        if (!message.content && !message.toolCalls?.length) break;
         messages.push({
           role: 'assistant',
           content: (message.content as string | null) ?? null,

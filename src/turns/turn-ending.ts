@@ -10,6 +10,7 @@ import { isTerminal, type NextTurn, type Turn, type TurnsRepository } from '../s
 import { repairTranscript } from './transcript-repair';
 import { publishTurnCancel } from '../queue/turn-cancellations';
 import { TurnEvents, type EventAppender } from '../event-log/turn-events';
+import { keepInterruptedStep, type StreamedOutputLog } from './interrupted-step';
 
 export interface TurnEndingDeps {
   db: Db;
@@ -17,7 +18,8 @@ export interface TurnEndingDeps {
   conversations: ConversationsRepository;
   messages: MessagesRepository;
   toolCalls: ToolCallsRepository;
-  eventLog: EventAppender;
+  /** Appends the turn's events; a cancel also reads what its running step had streamed. */
+  eventLog: EventAppender & StreamedOutputLog;
   /**
    * Enqueues a turn's start (after its `retryAt`, when it waits out a provider failure), with a
    * priority from the user's unfinished turns (counted unless the caller knows the number).
@@ -126,10 +128,12 @@ async function startNext(deps: TurnEndingDeps, ended: Turn, next: NextTurn | nul
 
 /**
  * The final status and the repaired transcript, inside the caller's transaction (which holds
- * the conversation's row lock). Null when the turn had ended or `attempt` no longer owns it.
+ * the conversation's row lock); for a cancel or an interrupt, also what its running step had
+ * streamed, as an incomplete message after the rest. Null when the turn had ended or `attempt`
+ * no longer owns it.
  */
 export async function recordTurnEnd(
-  deps: Pick<TurnEndingDeps, 'turns' | 'toolCalls' | 'messages'>,
+  deps: Pick<TurnEndingDeps, 'turns' | 'toolCalls' | 'messages' | 'eventLog' | 'conversations'>,
   turnId: string,
   attempt: number | null,
   outcome: TurnOutcome,
@@ -146,6 +150,7 @@ export async function recordTurnEnd(
   if (!ended) return null;
   const unanswered = unansweredCallError(outcome);
   if (unanswered) await repairTranscript(deps, turnId, unanswered, tx);
+  if (attempt === null && outcome.status === 'cancelled') await keepInterruptedStep(deps, ended, tx);
   return ended;
 }
 

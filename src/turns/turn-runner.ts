@@ -29,6 +29,7 @@ import { GEN_AI, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
 
 export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
+  eventLog: TurnEndingDeps['eventLog'];
   conversations: ConversationsRepository;
   provider: ModelProvider;
   /** For in-flight step state (tool-call buffers, the output mark). */

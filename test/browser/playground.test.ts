@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { buildPlayground } from '../../src/playground/build';
+import { tokenize } from '../../src/scripted-model/tokenize';
 import { followBatchEvents } from '../support/batch-events';
 import { CHROMIUM_MISSING, launchChromium } from '../support/chromium';
 import { describeNeeding } from '../support/required-programs';
@@ -279,6 +280,21 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(await card.locator('.where').innerText()).toBe('server');
     expect(await card.locator('footer').innerText()).toMatch(/^1 attempt · \d+ ms$/);
     expect((await assistantTexts())[0]).toBe('It is 42.');
+  });
+
+  it('keeps the paragraph and reasoning a stopped turn had shown, also after a reload', async () => {
+    await freshChat();
+    const reasoning = 'Thinking it over.';
+    const paragraph = 'A first paragraph, read before the stop.';
+    await send(scripted({ reasoning, text: `${paragraph} More was coming.`, stallAfterTokens: tokenize(reasoning).length + tokenize(paragraph).length }));
+    await lastAnswerIs(`${reasoning}${paragraph}`);
+    await page.click('[data-testid=stop-button]');
+    await page.waitForSelector('[data-testid=assistant-message]:last-child [data-testid=turn-mark][data-status=cancelled]');
+
+    await page.reload();
+    await page.waitForSelector('[data-testid=assistant-message]:last-child [data-testid=turn-mark][data-status=cancelled]');
+    await lastAnswerIs(`${reasoning}${paragraph}`);
+    expect(await page.locator('[data-testid=assistant-message]:last-child p.reasoning').innerText()).toBe(reasoning);
   });
 
   it("fills a tool card's arguments in while they stream", async () => {

@@ -162,9 +162,10 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     expect(chat.lastMessage!.metadata).toEqual({ turnStatus: 'cancelled' });
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body.status).toBe('cancelled');
-    // After a reload, the history marks it the same.
+    // After a reload, the history marks it the same, with the text the chat had shown.
     const history = (await harness.api.get(`/api/chat/${chat.id}/messages`)).body;
     expect(history.at(-1)).toMatchObject({ id: turnId, role: 'assistant', metadata: { turnStatus: 'cancelled' } });
+    expect(textOf(history.at(-1))).toBe(textOf(chat.lastMessage));
   });
 
   it('serves the stored chat as the UIMessages the live stream built (GET /api/chat/:id/messages), to a session token too', async () => {

@@ -1,11 +1,13 @@
+import { visibleStepTexts } from '../support/client-view';
 import { httpToolEntry, startToolHttpServer, type ToolHttpServer } from '../support/tool-servers';
 import { eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 import type { TestWsClient } from '../support/ws-client';
 
 /**
  * `POST /v1/turns/:id/cancel` and `onBusy: "interrupt"`: the provider stream and the turn's tool
- * jobs stop, `turn-cancelled` is the turn's last event, no half message is stored, and the
- * history left behind is one the provider accepts (the scripted model answers 400 to a tool
+ * jobs stop, `turn-cancelled` is the turn's last event, what the stopped step had streamed is
+ * kept as an incomplete message (cancel-keeps-streamed-text.test.ts looks at it in every view),
+ * and the history left behind is one the provider accepts (the scripted model answers 400 to a tool
  * call without its tool message, as OpenAI does, so the next turn completing proves it).
  *
  * WORKER_CONCURRENCY=1: one turn job and one tool job at a time. A stream or a tool request
@@ -34,9 +36,9 @@ describe('cancellation and interrupts', () => {
   const turnEvents = (client: TestWsClient, turnId: string) => client.events().filter((event) => event.turnId === turnId);
   const requestsTo = (path: string) => server.requests.filter((request) => request.path === path);
   const storedMessages = async (conversationId: string) =>
-    (await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as { role: string; turnId: string; content: unknown }[];
+    (await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as { role: string; turnId: string; content: unknown; incomplete?: true }[];
 
-  it('aborts a streaming turn, stores no half message and starts the turn queued behind it', async () => {
+  it('aborts a streaming turn, keeps what it had streamed as an incomplete message and starts the turn queued behind it', async () => {
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
     const { turnId } = await harness.postTurn(conversationId, stalledStream);
@@ -55,12 +57,14 @@ describe('cancellation and interrupts', () => {
     expect(elsewhere.events.at(-1).type).toBe('turn-finish');
 
     const messages = await storedMessages(conversationId);
-    expect(messages.map((message) => [message.role, message.turnId])).toEqual([
-      ['user', turnId],
-      ['user', queued.turnId],
-      ['assistant', queued.turnId],
+    expect(messages.map((message) => [message.role, message.turnId, message.incomplete ?? false])).toEqual([
+      ['user', turnId, false],
+      ['assistant', turnId, true],
+      ['user', queued.turnId, false],
+      ['assistant', queued.turnId, false],
     ]);
-    expect(messages[2]!.content).toBe('the queued answer');
+    expect(messages[1]!.content).toBe(visibleStepTexts(turnEvents(client, turnId)).get(1));
+    expect(messages[3]!.content).toBe('the queued answer');
     expect((await harness.api.get(`/v1/turns/${turnId}`)).body).toMatchObject({ status: 'cancelled', finishReason: 'cancelled', partialToolCalls: [] });
   });
 
@@ -123,12 +127,14 @@ describe('cancellation and interrupts', () => {
     expect((await harness.api.get(`/v1/turns/${first.turnId}`)).body).toMatchObject({ status: 'cancelled', finishReason: 'interrupted' });
 
     const messages = await storedMessages(conversationId);
-    expect(messages.map((message) => [message.role, message.turnId])).toEqual([
-      ['user', first.turnId],
-      ['user', second.turnId],
-      ['assistant', second.turnId],
+    expect(messages.map((message) => [message.role, message.turnId, message.incomplete ?? false])).toEqual([
+      ['user', first.turnId, false],
+      ['assistant', first.turnId, true],
+      ['user', second.turnId, false],
+      ['assistant', second.turnId, false],
     ]);
-    expect(messages[2]!.content).toBe('the interrupting answer');
+    expect(messages[1]!.content).toBe(visibleStepTexts(turnEvents(client, first.turnId)).get(1));
+    expect(messages[3]!.content).toBe('the interrupting answer');
   });
 
   it('interrupts a turn in its tool phase: the tool request is aborted and the new turn runs on a repaired history', async () => {

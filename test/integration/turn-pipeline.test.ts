@@ -166,13 +166,17 @@ describe('the turn pipeline', () => {
     expect(cancelled.body.status).toBe('cancelled');
     const events = await client.waitForTurnEnd(posted.body.turnId);
     expect(events.at(-1).type).toBe('turn-cancelled');
-    // The conversation takes a new turn at once, and the cancelled one left no half message.
+    // The conversation takes a new turn at once; the cancelled one left what it had streamed, marked incomplete.
+    const shown = events.filter((event: any) => event.type === 'text-delta').map((event: any) => event.delta).join('');
     const next = await alice.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'after cancel' }) });
     expect(next.status).toBe(202);
     await client.waitForTurnEnd(next.body.turnId);
     const stored = await alice.get(`/v1/conversations/${conversationId}`);
     const assistants = stored.body.messages.filter((m: any) => m.role === 'assistant');
-    expect(assistants.map((m: any) => m.content)).toEqual(['after cancel']);
+    expect(assistants.map((m: any) => [m.content, m.incomplete])).toEqual([
+      [shown, true],
+      ['after cancel', undefined],
+    ]);
     client.close();
   });
 });

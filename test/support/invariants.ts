@@ -15,7 +15,8 @@ export interface ToolExecution {
  * says so with `[]`). With `events` (all a client received for these turns, from their start):
  * within an attempt each step finishes once, every committed step was announced finished,
  * and what a client shows of each step (after dropping discarded attempts) is exactly the
- * stored message, with no text of two attempts glued together.
+ * stored message, with no text of two attempts glued together; a cancelled turn's stopped step
+ * is exactly its incomplete message (none when it showed no text).
  * Returns the turns' final statuses so a test can also check that they did not all simply fail.
  */
 export async function checkInvariants(
@@ -30,19 +31,26 @@ export async function checkInvariants(
     if (!['completed', 'failed', 'cancelled'].includes(turn.status)) throw new Error(`turn ${turnId} is still ${turn.status}`);
     statuses[turnId] = turn.status;
 
-    const { rows: assistant } = await db.query<{ step: number; content: unknown }>(
-      `SELECT step, content FROM messages WHERE turn_id = $1 AND role = 'assistant' ORDER BY step, id`,
+    const { rows: messages } = await db.query<{ step: number; content: unknown; incomplete: boolean }>(
+      `SELECT step, content, incomplete FROM messages WHERE turn_id = $1 AND role = 'assistant' ORDER BY step, id`,
       [turnId],
     );
+    const assistant = messages.filter((row) => !row.incomplete);
     const expectedSteps = Array.from({ length: turn.step }, (_, i) => i + 1);
     if (JSON.stringify(assistant.map((row) => row.step)) !== JSON.stringify(expectedSteps)) {
       throw new Error(`turn ${turnId}: assistant messages of steps ${JSON.stringify(assistant.map((row) => row.step))}, expected one for each of steps ${JSON.stringify(expectedSteps)}`);
+    }
+    // What a cancel kept of the step it stopped: one message after the committed ones, last.
+    const incomplete = messages.filter((row) => row.incomplete);
+    if (incomplete.length > 0 && (turn.status !== 'cancelled' || incomplete.length > 1 || incomplete[0]!.step !== turn.step + 1)) {
+      throw new Error(`turn ${turnId} (${turn.status}, ${turn.step} steps): incomplete messages of steps ${JSON.stringify(incomplete.map((row) => row.step))}`);
     }
 
     await checkToolExecutions(db, turnId, input.toolExecutions);
     if (input.events) {
       const stored = new Map(assistant.map((row) => [row.step, typeof row.content === 'string' ? row.content : '']));
-      checkEvents(turnId, input.events.filter((event) => event.turnId === turnId), stored);
+      const kept = incomplete[0] && { step: incomplete[0].step, text: typeof incomplete[0].content === 'string' ? incomplete[0].content : '' };
+      checkEvents(turnId, input.events.filter((event) => event.turnId === turnId), stored, kept);
     }
   }
   return statuses;
@@ -62,7 +70,7 @@ async function checkToolExecutions(db: Queryable, turnId: string, executions: To
   }
 }
 
-function checkEvents(turnId: string, events: any[], stored: Map<number, string>): void {
+function checkEvents(turnId: string, events: any[], stored: Map<number, string>, kept: { step: number; text: string } | undefined): void {
   const finished = new Set<string>();
   let attempt = 0;
   for (const event of events) {
@@ -78,5 +86,12 @@ function checkEvents(turnId: string, events: any[], stored: Map<number, string>)
     if ((visible.get(step) ?? '') !== text) {
       throw new Error(`turn ${turnId}: a client shows step ${step} as ${JSON.stringify(visible.get(step))}, stored ${JSON.stringify(text)}`);
     }
+  }
+  // A cancelled turn's last step: a client shows what the cancel kept of it (text streamed and none kept fails here too).
+  const lastShown = [...visible.keys()].filter((step) => !stored.has(step)).at(-1);
+  const shownText = lastShown === undefined ? '' : (visible.get(lastShown) ?? '');
+  const endedByCancel = events.at(-1)?.type === 'turn-cancelled';
+  if (endedByCancel && (shownText !== (kept?.text ?? '') || (kept && kept.step !== lastShown))) {
+    throw new Error(`turn ${turnId}: a client shows the stopped step ${lastShown} as ${JSON.stringify(shownText)}, kept ${JSON.stringify(kept)}`);
   }
 }

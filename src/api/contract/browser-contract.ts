@@ -17,7 +17,7 @@ const uiMessageStream = eventStreamResponse(
 
 const uiMessagePartSchema = z.looseObject({ type: z.string() }).meta({
   description:
-    "A part as the AI SDK 6 types it: `step-start`, `text`, `file`, `tool-<name>` (with `toolCallId`, `state`, `input`, `output` or `errorText`; server-run ones `providerExecuted: true` and `toolMetadata: {attempts, durationMs}`; a call that needs approval carries `approval: {id, approved?, reason?}` and is in state `approval-requested`, `approval-responded` or `output-denied` until it has an output), `data-tool-processing`.",
+    "A part as the AI SDK 6 types it: `step-start`, `reasoning` (what a cancelled step had streamed), `text`, `file`, `tool-<name>` (with `toolCallId`, `state`, `input`, `output` or `errorText`; server-run ones `providerExecuted: true` and `toolMetadata: {attempts, durationMs}`; a call that needs approval carries `approval: {id, approved?, reason?}` and is in state `approval-requested`, `approval-responded` or `output-denied` until it has an output), `data-tool-processing`.",
 });
 
 export const uiMessagesSchema = z

@@ -24,7 +24,8 @@
            anything else is its new value
   ARGV[11] seconds KEYS[6] lives after it is set
   ARGV[12…] the events, each a JSON object without `seq` (text starting with '{"'); none when
-           the batch only writes KEYS[6]
+           the batch only writes KEYS[6], or only raises KEYS[3] (a cancel fencing off the
+           turn's running attempt before it reads what that attempt announced)
 
   Each event is stored as `{"seq":N,…}` (field `e` of its stream entry, with `t`: when it was
   appended, in ms since the epoch by Redis's clock) and published as `{"seq":N,"at":T,…}`:

@@ -67,6 +67,20 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     expect(await log.window(id)).toEqual({ oldestSeq: 1, latestSeq: 2 });
   });
 
+  it("fences a turn's attempts below one, appending nothing: their batches are refused, that attempt's go through", async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const worker = { turnId: 't1', attempt: 1 };
+    expect(await log.appendBatch(id, [delta(id, 'shown')], worker)).toBe(1);
+    await log.fenceAttemptsBelow(id, 't1', 2);
+    await expect(log.appendBatch(id, [delta(id, 'after the fence')], worker)).rejects.toBeInstanceOf(AttemptFencedError);
+    expect((await log.read(id, 0)).events.map((event) => JSON.parse(event.json).delta)).toEqual(['shown']);
+    // Fencing below an attempt already passed changes nothing; the next attempt still appends.
+    expect(await log.appendBatch(id, [delta(id, 'attempt 3')], { turnId: 't1', attempt: 3 })).toBe(2);
+    await log.fenceAttemptsBelow(id, 't1', 2);
+    expect(await log.appendBatch(id, [delta(id, 'still 3')], { turnId: 't1', attempt: 3 })).toBe(3);
+    expect((await log.readNow(id, 1)).events.map((event) => event.seq)).toEqual([2, 3]);
+  });
+
   it("sends a turn's in-flight state with its next batch of events, or alone when flushed without one", async () => {
     const id = `c-${uniqueSuffix()}`;
     const key = inflightStateKey(prefix, id, 't1');

@@ -115,22 +115,25 @@ describe('OpenAI-compatible responses', () => {
     expect(await collect(await client.responses.retrieve(done.id, { stream: true, starting_after: last - 1 }))).toEqual([all.at(-1)]);
   });
 
-  it('cancels a background response: its stream ends incomplete and it shows cancelled', async () => {
+  it('cancels a background response: its stream ends incomplete, and the text it had streamed stays as an incomplete message', async () => {
     const background = await client.responses.create({ input: scripted({ tokens: 2000, tokenDelayMs: 20 }), background: true });
     const stream = await client.responses.retrieve(background.id, { stream: true });
     const events: StreamEvent[] = [];
+    let cancelled: Awaited<ReturnType<typeof client.responses.cancel>> | undefined;
     for await (const event of stream) {
       events.push(event);
-      if (event.type === 'response.output_text.delta') {
-        const cancelled = await client.responses.cancel(background.id);
-        expect(cancelled.status).toBe('cancelled');
-      }
+      if (event.type === 'response.output_text.delta' && !cancelled) cancelled = await client.responses.cancel(background.id);
     }
     expectValidStream(events);
     expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'cancelled' } });
-    // What the cancelled step had streamed was not kept: it is taken back in the stream too.
-    expect(accumulated(events).output_text).toBe('');
-    expect((await client.responses.retrieve(background.id)).status).toBe('cancelled');
+    // What the stream had shown is what the response keeps: the cancel's answer, a retrieve and the stream agree.
+    const retrieved = await client.responses.retrieve(background.id);
+    expect(retrieved.status).toBe('cancelled');
+    expect(retrieved.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete' })]);
+    expect(retrieved.output_text).toMatch(/^lorem/);
+    expect(cancelled).toMatchObject({ status: 'cancelled', output_text: retrieved.output_text });
+    expect(accumulated(events).output_text).toBe(retrieved.output_text);
+    expect(accumulated(events).output).toEqual(retrieved.output);
   });
 
   it('continues a conversation with previous_response_id', async () => {

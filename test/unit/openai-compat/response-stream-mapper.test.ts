@@ -88,7 +88,7 @@ describe('the Responses stream of a turn', () => {
     }
   });
 
-  it('never takes back a committed step: a cancel after it discards only what came after', () => {
+  it('never takes back a committed step: a cancel after it keeps the text that came after, incomplete, and drops the unfinished call', () => {
     const mapper = createResponseStreamMapper({ turnId: TURN, shell });
     const out = mapper.start();
     for (const each of [
@@ -103,6 +103,8 @@ describe('the Responses stream of a turn', () => {
       event({ type: 'tool_processing_complete', results: 1, failed: 0 }),
       event({ type: 'step-start', step: 2 }),
       event({ type: 'text-delta', delta: 'partial' }),
+      event({ type: 'tool-call-start', toolCallId: 'call_1', toolName: 'calculator' }),
+      event({ type: 'tool-call-delta', toolCallId: 'call_1', argsTextDelta: '{"expr' }),
     ]) {
       out.push(...mapper.map(each).events);
     }
@@ -112,7 +114,8 @@ describe('the Responses stream of a turn', () => {
     expect(items).toEqual([
       expect.objectContaining({ type: 'function_call', status: 'completed', arguments: '{}' }),
       expect.objectContaining({ type: 'function_call_output', call_id: 'call_0', output: JSON.stringify({ value: 1 }) }),
-      expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ text: '' })] }),
+      expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ text: 'partial' })] }),
+      expect.objectContaining({ type: 'function_call', call_id: 'call_1', status: 'incomplete', arguments: '' }),
     ]);
     const final = mapper.finish({ ...shell, status: 'cancelled' });
     expect(final).toMatchObject({ type: 'response.incomplete', sequence_number: cancelled.events.at(-1)!.sequence_number + 1 });

@@ -46,6 +46,10 @@ export const conversationMessageSchema = z
     supersededBy: z
       .optional(z.string())
       .check(z.describe('The turn (an edit or a regenerate) that replaced this message; such messages are listed only with `?include=superseded`.')),
+    incomplete: z
+      .optional(z.literal(true))
+      .check(z.describe("What a cancelled or interrupted step had streamed: the turn's last assistant message, its unfinished tool calls left out.")),
+    reasoning: z.optional(z.string()).check(z.describe('The reasoning such a step had streamed.')),
   })
   .check(z.meta({ id: 'StoredMessage' }));
 export type ConversationMessage = z.infer<typeof conversationMessageSchema>;

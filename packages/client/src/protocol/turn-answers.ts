@@ -87,6 +87,13 @@ export const turnDetailSchema = z
     partialToolCalls: z
       .array(z.object({ toolCallId: z.string(), toolName: z.string(), argumentsText: z.string() }))
       .check(z.describe("The running step's tool calls still streaming, their arguments so far.")),
+    incompleteMessage: z
+      .nullable(z.object({ id: z.string(), step: z.int(), content: z.nullable(z.string()), reasoning: z.nullable(z.string()) }))
+      .check(
+        z.describe(
+          "What the step running when the turn was cancelled or interrupted had streamed, kept as the turn's last assistant message (`incomplete: true` in the conversation); null otherwise.",
+        ),
+      ),
   })
   .check(z.meta({ id: 'TurnDetail' }));
 export type TurnDetail = z.infer<typeof turnDetailSchema>;

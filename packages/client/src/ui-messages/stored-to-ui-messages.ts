@@ -12,6 +12,10 @@ export interface StoredMessage {
   turnId: string | null;
   /** The turn that replaced it (an edit or a regenerate); such messages are not on the conversation's path. */
   supersededBy?: string;
+  /** What a cancelled or interrupted step had streamed (its unfinished tool calls left out). */
+  incomplete?: true;
+  /** The reasoning such a step had streamed. */
+  reasoning?: string;
 }
 
 /** A turn of the conversation. */
@@ -56,6 +60,7 @@ export interface StoredHistory {
 export type HistoryUiPart =
   | { type: 'step-start' }
   | { type: 'text'; text: string; state?: 'done' }
+  | { type: 'reasoning'; text: string; state: 'done' }
   | { type: 'file'; mediaType: string; url: string }
   | HistoryToolPart
   | { type: 'data-tool-processing'; id: string; data: ToolProcessingData };
@@ -84,8 +89,8 @@ export interface HistoryUiMessage {
  * messages, in the shape `/api/chat` streams them live: one
  * assistant message per turn with the turn id as its id (so resuming an active turn replaces its
  * message rather than adding a second), the turn's status as its `metadata`, and per step a
- * `step-start`, the text, the tool parts (`providerExecuted` and `toolMetadata` as the live
- * stream has them; a refused call as `output-error` without input; a call not settled yet as
+ * `step-start`, the reasoning a cancelled step had streamed, the text, the tool parts
+ * (`providerExecuted` and `toolMetadata` as the live stream has them; a refused call as `output-error` without input; a call not settled yet as
  * `input-available`; a call awaiting a person as `approval-requested`, an approved one not settled
  * yet as `approval-responded`, a denied or expired one as `output-denied`) and the step's `data-tool-processing` part. A turn not started yet still
  * shows its user message (from its input) and an empty assistant message. A regenerate has no
@@ -148,6 +153,8 @@ export function storedToUiMessages(history: StoredHistory): HistoryUiMessage[] {
 /** One stored assistant message (a step) as the live stream builds it. */
 function stepParts(message: StoredMessage, turnId: string, calls: Map<string, StoredToolCall>, completedCalls: Set<string>): HistoryUiPart[] {
   const parts: HistoryUiPart[] = [{ type: 'step-start' }];
+  // Only a cancelled step's reasoning is stored: it streamed before its text.
+  if (message.reasoning) parts.push({ type: 'reasoning', text: message.reasoning, state: 'done' });
   const text = textOf(message.content);
   if (text) parts.push({ type: 'text', text, state: 'done' });
   const stepCalls: StoredToolCall[] = [];
