@@ -2,7 +2,7 @@ import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { queuePayloads, type QueueName, type QueuePayload } from './job-catalog';
 import { jobFailure, toJobFailure } from './job-failure';
 
-/** How a worker process takes jobs from one of our queues (README, "Lock and stall settings"). */
+/** How a worker process takes jobs from one of our queues (README, "Settings that matter"). */
 export interface JobWorkerSettings {
   connection: ConnectionOptions;
   prefix: string;
