@@ -58,8 +58,9 @@ interface JobPolicy {
   /** The wait before BullMQ's next run of a failed job; none when it has one attempt. */
   backoff?: BackoffOptions;
   /**
-   * The longest the job's runs take, from its first run to its outcome, where a job knows it in
-   * advance; null where nothing but the worker's lock bounds a run.
+   * The longest the job's runs take, from its first run to its outcome, where that is known in
+   * advance (a direct invocation waits for it); null where it is not: a turn runs as many steps as
+   * it takes, a timer's run is one write, a delivery follows its endpoint's retry schedule.
    */
   timeoutMs: ((tool: ToolAttemptLimits) => number) | null;
   /** How long BullMQ keeps the job once it completed or failed for good. */
@@ -68,7 +69,7 @@ interface JobPolicy {
 
 const SWITCHYARD_RETRIES = { attempts: 5, backoff: { type: 'exponential', delay: 1000 } } as const;
 const DAY_S = 24 * 3600;
-/** Failed jobs stay a week: long enough to be looked at, and for the reconciler to find them failed. */
+/** A job failed for good stays a week, where the reconciler finds it failed and tells why (job-states.ts). */
 const FAILED_KEPT = { age: 7 * DAY_S };
 
 /**
