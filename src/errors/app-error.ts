@@ -2,7 +2,7 @@ import { SwitchyardError } from './switchyard-error';
 
 /**
  * An expected failure with a stable code. The HTTP and websocket layers map codes to
- * statuses and frames in one place each (api/error-handler.ts, gateway/frames.ts).
+ * statuses and frames in one place each (api/error-handler.ts, gateway/client-session.ts).
  */
 export type AppErrorCode =
   | 'unauthorized'

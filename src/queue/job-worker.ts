@@ -1,7 +1,8 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
-import { toJobFailure } from './job-failure';
+import { queuePayloads, type QueueName, type QueuePayload } from './job-catalog';
+import { jobFailure, toJobFailure } from './job-failure';
 
-/** How a worker process takes jobs from one of our queues (README, "Lock and stall settings"). */
+/** How a worker process takes jobs from one of our queues (README, "Settings that matter"). */
 export interface JobWorkerSettings {
   connection: ConnectionOptions;
   prefix: string;
@@ -12,18 +13,26 @@ export interface JobWorkerSettings {
   maxStalledCount: number;
 }
 
-/** A BullMQ worker whose processor fails only with the coded errors of job-failure.ts. */
-export function createJobWorker(
-  queueName: string,
+/**
+ * A BullMQ worker of one of the catalog's queues: it hands `processJob` each job's data parsed
+ * with the queue's payload (a job that does not parse fails for good, `malformed_job`), and its
+ * processor fails only with the coded errors of job-failure.ts.
+ */
+export function createJobWorker<Name extends QueueName>(
+  queueName: Name,
   settings: JobWorkerSettings,
-  processJob: (job: Job, token?: string, signal?: AbortSignal) => Promise<void>,
+  processJob: (job: Job, payload: QueuePayload<Name>, token?: string, signal?: AbortSignal) => Promise<void>,
 ): Worker {
+  const payloadSchema = queuePayloads[queueName];
   return new Worker(
     queueName,
-    (job: Job, token?: string, signal?: AbortSignal) =>
-      processJob(job, token, signal).catch((error: unknown) => {
+    async (job: Job, token?: string, signal?: AbortSignal) => {
+      const parsed = payloadSchema.safeParse(job.data);
+      if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
+      await processJob(job, parsed.data as QueuePayload<Name>, token, signal).catch((error: unknown) => {
         throw toJobFailure(error);
-      }),
+      });
+    },
     {
       connection: settings.connection,
       prefix: settings.prefix,

@@ -1,40 +1,12 @@
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { z } from 'zod';
-import { traceparentSchema } from '../tracing/trace-context';
+import { Queue, type ConnectionOptions } from 'bullmq';
+import { addJob, BATCH_TURN_QUEUE, TURN_QUEUE, type TurnJobData } from './job-catalog';
 
-export const TURN_QUEUE = 'turns';
-/**
- * Batch items' turn starts, served by slots of their own on each worker (BATCH_TURNS_PER_WORKER),
- * so that a batch never fills the slots interactive turns start in.
- */
-export const BATCH_TURN_QUEUE = 'batch-turns';
+export { BATCH_TURN_QUEUE, TURN_QUEUE } from './job-catalog';
 
-/**
- * Job data is ids only: content lives in PostgreSQL, and BullMQ keeps job data in clear text.
- * `traceparent`: the trace the turn's job runs in (the span that admitted the turn).
- * `conversationId`: on a turn's start, whose row lock the admission holds until it commits
- * (a job may be taken before that; see turn-runner.ts).
- */
-export const turnJobSchema = z.object({ turnId: z.string().min(1), conversationId: z.string().min(1).optional(), traceparent: traceparentSchema.optional() });
-export type TurnJobData = z.infer<typeof turnJobSchema>;
-
-/**
- * The turn id is the job id, so a turn cannot be enqueued twice while its job exists.
- * Completed jobs are removed at once: a re-enqueue after that starts a job that finds the
- * turn finished in PostgreSQL and returns.
- */
+/** The turn id is the job id, so a turn cannot be enqueued twice while its job exists. */
 export const turnJobId = (turnId: string) => `turn-${turnId}`;
 /** Continues a turn whose last client-tool answer arrived (the flow's parent already ran). */
 export const resumeJobId = (turnId: string, step: number) => `turn-${turnId}-s${step}-resume`;
-
-export const TURN_JOB_OPTIONS: JobsOptions = {
-  // Retries of infrastructure failures (database or Redis errors); provider faults are
-  // retried by the runner itself, stalls by BullMQ's stall checker.
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 1000 },
-  removeOnComplete: true,
-  removeOnFail: { age: 7 * 24 * 3600 },
-};
 
 /** BullMQ's highest priority number; lower runs first. */
 const LOWEST_PRIORITY = 2_097_152;
@@ -76,11 +48,10 @@ export async function enqueueTurn(
   priority: number,
   delayMs = 0,
 ): Promise<void> {
-  const data: TurnJobData = { ...turnJobData(turn.id, turn.traceparent), ...(turn.conversationId ? { conversationId: turn.conversationId } : {}) };
-  await queue.add('run-turn', data, { ...TURN_JOB_OPTIONS, jobId: turnJobId(turn.id), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+  const data = { ...turnJobData(turn.id, turn.traceparent), ...(turn.conversationId ? { conversationId: turn.conversationId } : {}) };
+  await addJob(queue, 'run-turn', data, { jobId: turnJobId(turn.id), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
 }
 
 export async function enqueueResume(queue: Queue, turnId: string, step: number, traceparent?: string | null): Promise<void> {
-  const data = turnJobData(turnId, traceparent);
-  await queue.add('continue-turn', data, { ...TURN_JOB_OPTIONS, jobId: resumeJobId(turnId, step) });
+  await addJob(queue, 'continue-turn', turnJobData(turnId, traceparent), { jobId: resumeJobId(turnId, step) });
 }

@@ -1,15 +1,7 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { z } from 'zod';
+import { jobOptions, WEBHOOK_QUEUE, type JobPayload } from './job-catalog';
 
-export const WEBHOOK_QUEUE = 'webhooks';
-
-/**
- * Ids only: the delivery's body and state live in PostgreSQL (webhook_deliveries). `redeliveredAt`
- * (ms) names the run the job is for: the event's (null) or a redeliver's. Jobs added before it
- * existed are the event's run.
- */
-export const webhookJobSchema = z.object({ deliveryId: z.string(), redeliveredAt: z.number().nullable().default(null) });
-export type WebhookJobData = z.infer<typeof webhookJobSchema>;
+export { WEBHOOK_QUEUE } from './job-catalog';
 
 /** One run of a delivery: from its event, or from the redeliver at `redeliveredAt`. */
 export interface DeliveryRun {
@@ -24,15 +16,6 @@ export interface DeliveryRun {
  * redelivery would wait for the relay's sweep.
  */
 export const deliveryJobId = (run: DeliveryRun): string => (run.redeliveredAt ? `${run.id}.${run.redeliveredAt.getTime()}` : run.id);
-
-/**
- * The job's own attempts are Switchyard's (a store away longer than a job waits); the
- * receiver's retries are the delivery's, scheduled by the job itself (webhooks/webhook-worker.ts,
- * which moves it back to delayed until the attempt webhooks/webhook-delivery.ts decided).
- * Removed once done either way: PostgreSQL keeps the record, and the relay can add a job of the
- * same id again.
- */
-const JOB_OPTIONS = { attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: true } as const;
 
 export function createWebhookQueue(connection: ConnectionOptions, prefix: string): Queue {
   return new Queue(WEBHOOK_QUEUE, { connection, prefix });
@@ -49,8 +32,8 @@ export async function enqueueDeliveries(queue: Queue, runs: { run: DeliveryRun; 
   await queue.addBulk(
     runs.map(({ run, delayMs }) => ({
       name: 'deliver',
-      data: { deliveryId: run.id, redeliveredAt: run.redeliveredAt?.getTime() ?? null } satisfies WebhookJobData,
-      opts: { ...JOB_OPTIONS, jobId: deliveryJobId(run), ...(delayMs > 0 ? { delay: delayMs } : {}) },
+      data: { deliveryId: run.id, redeliveredAt: run.redeliveredAt?.getTime() ?? null } satisfies JobPayload<'deliver'>,
+      opts: jobOptions('deliver', { jobId: deliveryJobId(run), ...(delayMs > 0 ? { delay: delayMs } : {}) }),
     })),
   );
 }

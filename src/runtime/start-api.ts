@@ -18,7 +18,7 @@ import { connectRedis, type RedisClient } from '../redis/redis-connection';
 import type { Resources } from './resources';
 import { httpServerTimeouts, listen } from './server-helpers';
 import { createReadinessCheck } from './readiness';
-import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
+import { configuredProvider } from '../providers/configured-provider';
 import { OpenConnections } from '../auth/open-connections';
 import { clientAddressOf, FailedAuthGuard } from '../auth/failed-auth-guard';
 import type { AuthGuard } from '../api/require-user';
@@ -237,6 +237,8 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
 
 function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, streams: ApiStreams, toolEvents: QueueEventsOnDemand): ApiDeps {
   const { config, logger } = resources;
+  // The API streams no completion; it checks the provider only to report it (docs/API.md: /readyz).
+  const provider = configuredProvider(config)?.provider;
   const { turnService, batchRunner } = services;
   const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
   const startBatch = (batchId: string) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it'));
@@ -294,20 +296,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
       maxEndpointsPerUser: config.WEBHOOK_MAX_ENDPOINTS_PER_USER,
     },
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
-    // The API streams no completion; it checks the provider only to report it (docs/API.md: /readyz).
-    checkReady: createReadinessCheck({
-      redis: resources.redis,
-      db: resources.db,
-      ...(config.LLM_BASE_URL
-        ? {
-            provider: createOpenAiCompatibleProvider({
-              baseURL: config.LLM_BASE_URL,
-              ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
-              idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
-            }),
-          }
-        : {}),
-    }),
+    checkReady: createReadinessCheck({ redis: resources.redis, db: resources.db, ...(provider ? { provider } : {}) }),
     playgroundDir: config.PLAYGROUND_DIR,
     openAi: {
       files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },

@@ -1,8 +1,7 @@
 import http from 'node:http';
 import express from 'express';
 import { healthRouter } from '../api/health-router';
-import { LoopSlices } from '../providers/loop-slices';
-import { createOpenAiCompatibleProvider } from '../providers/openai-compatible-provider';
+import { configuredProvider } from '../providers/configured-provider';
 import type { ModelProvider } from '../providers/model-provider';
 import type { Config } from '../config/config';
 import type { TurnRunnerDeps } from '../turns/turn-runner';
@@ -39,15 +38,12 @@ export async function startWorker(
   options: { withHealthServer: boolean; providerUrl?: string },
 ): Promise<RunningWorker> {
   const { config, logger } = resources;
-  const baseURL = config.LLM_BASE_URL ?? options.providerUrl;
-  if (!baseURL) throw new Error('no model provider: set LLM_BASE_URL');
-  const provider = createOpenAiCompatibleProvider({
-    baseURL,
-    ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
-    idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
+  const configured = configuredProvider(config, {
+    ...(options.providerUrl ? { fallbackUrl: options.providerUrl } : {}),
     onRequest: (status) => resources.metrics.providerRequests.inc({ status }),
-    slices: new LoopSlices(config.STREAM_READ_SLICE_MS),
   });
+  if (!configured) throw new Error('no model provider: set LLM_BASE_URL');
+  const { provider, baseURL } = configured;
   // Listening comes first: a port in use stops the start before this process takes any job.
   const health = options.withHealthServer ? await startHealthServer(resources, provider) : undefined;
   const blocking = connectRedis(resources.redisTarget, 'queue');

@@ -1,3 +1,4 @@
+import { toolRetryAfter } from '../queue/tool-retry-policy';
 import type { ToolOutcome } from '../tools/tool';
 
 /** What a tool's call or invocation stores once it has its outcome. */
@@ -11,19 +12,15 @@ export type ToolAttemptDecision =
   | { kind: 'retry'; delayMs: number; error: { code: string; message: string } }
   | { kind: 'settle'; settlement: ToolSettlement };
 
-/** Before a tool's retry n (1, 2, …): 500 ms, doubling. */
-export const toolRetryDelayMs = (retry: number) => 500 * 2 ** (retry - 1);
-
 /**
- * A retryable failure runs again while the tool has retries left: `attempts` is the attempt
+ * A retryable failure runs again when the tool retry policy says so: `attempts` is the attempt
  * that just ran (1 for the first), counted on the call, and `retries` the tool's extra attempts.
  * Anything else is stored, a failure without its `retryable` hint (the model is not told it).
  */
 export function decideAfterAttempt(outcome: ToolOutcome, attempts: number, retries: number): ToolAttemptDecision {
   if (outcome.ok) return { kind: 'settle', settlement: { status: 'succeeded', result: outcome.result } };
   const { retryable, ...error } = outcome.error;
-  if (retryable && attempts <= retries) {
-    return { kind: 'retry', delayMs: toolRetryDelayMs(attempts), error: { code: error.code, message: error.message } };
-  }
+  const next = retryable ? toolRetryAfter(attempts, retries) : { kind: 'stop' as const };
+  if (next.kind === 'retry') return { kind: 'retry', delayMs: next.delayMs, error: { code: error.code, message: error.message } };
   return { kind: 'settle', settlement: { status: 'failed', error } };
 }

@@ -5,6 +5,7 @@ import { AppError } from '../errors/app-error';
 import { enqueueInvocation } from '../queue/tool-queue';
 import type { ToolInvocation, ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import type { ToolDescriptor } from '../tools/tool';
+import { invocationWaitMs } from './invocation-wait';
 
 export interface ToolInvocationDeps {
   invocations: ToolInvocationsRepository;
@@ -46,10 +47,8 @@ export async function invokeTool(
   }
   if (isSettled(invocation)) return invocation;
   const job = await enqueueInvocation(deps.toolQueue, id);
-  // Every attempt's timeout and the backoffs between them, and a margin for the queue.
-  const budgetMs = (input.tool.timeoutMs + 2000) * (input.tool.retries + 1) + 10_000;
   // A job that failed for good (a store away too long) or took longer: what the database says.
-  await deps.toolEvents.use((events) => job.waitUntilFinished(events, budgetMs)).catch(() => undefined);
+  await deps.toolEvents.use((events) => job.waitUntilFinished(events, invocationWaitMs(input.tool))).catch(() => undefined);
   const settled = await deps.invocations.get(id);
   return settled && isSettled(settled) ? settled : null;
 }

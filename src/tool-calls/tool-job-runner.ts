@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { SwitchyardError } from '../errors/switchyard-error';
 import { waitOutOutage } from '../errors/wait-out-outage';
 import type { Metrics } from '../metrics/metrics';
-import type { ToolJobData } from '../queue/tool-queue';
+import type { ToolJobData } from '../queue/job-catalog';
 import type { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import type { ToolCallContext, ToolOutcome, ToolRegistry } from '../tools/tool';
 import { answerClientToolCall, type ClientToolAnswerDeps } from './client-tool-answers';

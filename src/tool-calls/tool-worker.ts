@@ -1,9 +1,8 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Tracer } from '@opentelemetry/api';
-import { jobFailure } from '../queue/job-failure';
 import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
-import { TOOL_QUEUE, toolJobSchema, type ToolJobData } from '../queue/tool-queue';
+import { queuePayloads, TOOL_QUEUE, type ToolJobData } from '../queue/job-catalog';
 import { runToolJob, ToolJobAbortedError, type ToolJobDeps } from './tool-job-runner';
 import type { TurnCancellations } from '../queue/turn-cancellations';
 import { isBackendUnavailable } from '../errors/backend-unavailable';
@@ -23,27 +22,25 @@ const CANCELLED = 'turn cancelled';
 /** Runs tool jobs: each call of a step is its own job, so they run in parallel and retry alone. */
 export async function startToolWorker(options: ToolWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
   const worker = createJobWorker(TOOL_QUEUE, options, processToolJob);
-  async function processToolJob(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
-    const parsed = toolJobSchema.safeParse(job.data);
-    if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
+  async function processToolJob(job: Job, data: ToolJobData, token?: string, signal?: AbortSignal): Promise<void> {
     const abortSignal = signal ?? new AbortController().signal;
     // A turn's jobs stop with their turn; an invocation has no turn to cancel it.
-    const turnId = 'turnId' in parsed.data ? parsed.data.turnId : undefined;
+    const turnId = 'turnId' in data ? data.turnId : undefined;
     const release = turnId ? options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED)) : () => undefined;
     // An execution's span, under the step span that asked for the call; named once the call is read.
     // A client tool's timeout executes nothing and has none.
     const span =
-      parsed.data.kind === 'client-timeout'
+      data.kind === 'client-timeout'
         ? undefined
         : options.deps.tracer.startSpan(
             spanNames.executeTool(),
             { attributes: { [GEN_AI.operationName]: 'execute_tool', [SWITCHYARD.jobName]: job.name, ...(turnId ? { [SWITCHYARD.turnId]: turnId } : {}) } },
-            contextFrom(parsed.data.kind === 'run-tool' ? parsed.data.traceparent : undefined),
+            contextFrom(data.kind === 'run-tool' ? data.traceparent : undefined),
           );
-    const logger = options.logger.child(jobIdsOf(parsed.data));
+    const logger = options.logger.child(jobIdsOf(data));
     let outcome;
     try {
-      outcome = await runToolJob(options.deps, parsed.data, {
+      outcome = await runToolJob(options.deps, data, {
         signal: abortSignal,
         onWait: (error) => logger.warn({ jobId: job.id, err: error }, 'tool job waiting for PostgreSQL or Redis'),
         span,
@@ -71,7 +68,7 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
   }
 
   worker.on('failed', (job, error) => {
-    const parsed = toolJobSchema.safeParse(job?.data);
+    const parsed = queuePayloads[TOOL_QUEUE].safeParse(job?.data);
     options.logger.debug({ ...(parsed.success ? jobIdsOf(parsed.data) : {}), jobId: job?.id, err: error }, 'tool job attempt failed');
   });
   worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));

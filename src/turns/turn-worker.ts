@@ -1,8 +1,8 @@
 import { SpanKind } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
-import { jobFailure, readJobFailure } from '../queue/job-failure';
+import { readJobFailure } from '../queue/job-failure';
 import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
-import { BATCH_TURN_QUEUE, TURN_JOB_OPTIONS, TURN_QUEUE, turnJobSchema } from '../queue/turn-queue';
+import { BATCH_TURN_QUEUE, JOB_CATALOG, TURN_QUEUE, type TurnJobData } from '../queue/job-catalog';
 import type { TurnCancellations } from '../queue/turn-cancellations';
 import { endTurn } from './turn-ending';
 import { logTurnEnd, runTurn, type TurnRunnerDeps } from './turn-runner';
@@ -32,14 +32,12 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ clo
   return { close: (graceMs: number) => closeJobWorkers(workers, graceMs) };
 }
 
-function startQueueWorker(options: TurnWorkerOptions, queueName: string, concurrency: number): Worker {
+function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE, concurrency: number): Worker {
   const { deps } = options;
   const worker = createJobWorker(queueName, { ...options, concurrency }, processTurnJob);
 
-  async function processTurnJob(job: Job, token?: string, signal?: AbortSignal): Promise<void> {
-    const parsed = turnJobSchema.safeParse(job.data);
-    if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
-    const { turnId, conversationId, traceparent } = parsed.data;
+  async function processTurnJob(job: Job, data: TurnJobData, token?: string, signal?: AbortSignal): Promise<void> {
+    const { turnId, conversationId, traceparent } = data;
     const abortSignal = signal ?? new AbortController().signal;
     const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
     // One span per run of a job, in the trace of the span that admitted the turn.
@@ -76,7 +74,7 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: string, concurr
     if (!job) return;
     const failure = readJobFailure(error.message);
     // Failures of ours are coded; BullMQ fails a job itself (uncoded) when its stall limit is hit.
-    const final = failure === 'stalled' || error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? TURN_JOB_OPTIONS.attempts ?? 1);
+    const final = failure === 'stalled' || error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? JOB_CATALOG['run-turn'].attempts);
     const turnId = (job.data as { turnId?: string }).turnId;
     deps.logger.warn({ turnId, jobId: job.id, err: error, final }, 'turn job failed');
     if (!final || !turnId) return;

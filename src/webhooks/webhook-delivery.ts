@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Metrics, WEBHOOK_ATTEMPT_OUTCOMES } from '../metrics/metrics';
-import type { WebhookJobData } from '../queue/webhook-queue';
+import type { WebhookJobData } from '../queue/job-catalog';
 import { toStorableText } from '../storable/storable-text';
 import type { WebhookDelivery, WebhookEndpoint, WebhooksRepository } from '../store/webhooks-repository';
 import { decideRetry, type RetrySchedule } from './retry-schedule';

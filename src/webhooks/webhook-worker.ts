@@ -1,7 +1,6 @@
 import { DelayedError, type Job } from 'bullmq';
-import { jobFailure } from '../queue/job-failure';
 import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
-import { WEBHOOK_QUEUE, webhookJobSchema } from '../queue/webhook-queue';
+import { WEBHOOK_QUEUE } from '../queue/job-catalog';
 import { attemptDelivery, type WebhookDeliveryDeps } from './webhook-delivery';
 
 /**
@@ -13,10 +12,8 @@ import { attemptDelivery, type WebhookDeliveryDeps } from './webhook-delivery';
  * Closing it closes its kept-alive connections to receivers once the running attempts end.
  */
 export function startWebhookWorker(settings: JobWorkerSettings, deps: WebhookDeliveryDeps): { close(graceMs: number): Promise<void> } {
-  const worker = createJobWorker(WEBHOOK_QUEUE, settings, async (job: Job, token?: string) => {
-    const parsed = webhookJobSchema.safeParse(job.data);
-    if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
-    const next = await attemptDelivery(deps, parsed.data);
+  const worker = createJobWorker(WEBHOOK_QUEUE, settings, async (job: Job, run, token?: string) => {
+    const next = await attemptDelivery(deps, run);
     if (next.kind === 'done') return;
     await job.moveToDelayed(next.at.getTime(), token);
     throw new DelayedError();

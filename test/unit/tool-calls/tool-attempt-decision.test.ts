@@ -1,4 +1,4 @@
-import { decideAfterAttempt, toolRetryDelayMs } from '../../../src/tool-calls/tool-attempt-decision';
+import { decideAfterAttempt } from '../../../src/tool-calls/tool-attempt-decision';
 
 const failure = (retryable: boolean) => ({ ok: false as const, error: { code: 'http_error', message: '503 Service Unavailable', retryable, status: 503 } });
 
@@ -29,11 +29,5 @@ describe('decideAfterAttempt', () => {
 
   it('gives a tool without retries one attempt', () => {
     expect(decideAfterAttempt(failure(true), 1, 0)).toMatchObject({ kind: 'settle' });
-  });
-});
-
-describe('toolRetryDelayMs', () => {
-  it('doubles from 500 ms', () => {
-    expect([1, 2, 3, 4].map(toolRetryDelayMs)).toEqual([500, 1000, 2000, 4000]);
   });
 });
