@@ -1,5 +1,4 @@
-import type { PendingApproval } from './protocol/approval-answers.js';
-import type { SwitchyardEvent } from './protocol/event.js';
+import type { PendingApproval, SwitchyardEvent } from '@switchyard/protocol';
 
 export type ToolCallRequest = Extract<SwitchyardEvent, { type: 'tool-call-request' }>;
 

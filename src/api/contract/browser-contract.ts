@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { wsTicketSchema } from '../../../packages/client/src/protocol/ws-ticket-answer.js';
+import { wsTicketSchema } from '@switchyard/protocol';
 import { chatRequestSchema } from '../../ui-chat/chat-request';
 import { chatParamsSchema, sessionTokenSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';

@@ -2,8 +2,7 @@ import * as z from 'zod/mini';
 
 /**
  * How a turn names its tools, as the routes take it and a turn's answer shows it back
- * (`options.toolChoice`). zod/mini like the rest of the protocol; the server's request schemas
- * (zod's classic API) embed these as they are.
+ * (`options.toolChoice`). The server's request schemas (zod's classic API) embed these as they are.
  */
 
 /** A tool's name as the model and the routes name it. */
