@@ -7,7 +7,9 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # The lock file alone first, so that a change to the code reuses the installed layer.
 COPY package.json package-lock.json ./
-# The workspace's manifest too: the lock names packages/client (@switchyard/client, the client library).
+# The workspaces' manifests too: the lock names packages/protocol (@switchyard/protocol, the wire
+# protocol) and packages/client (@switchyard/client, the client library).
+COPY packages/protocol/package.json ./packages/protocol/
 COPY packages/client/package.json ./packages/client/
 # `npm ci` installs exactly the lock, which names every platform's optional build (msgpackr-extract's
 # included); where a registry lacks one of them and `npm ci` refuses, `npm install` with the same lock
@@ -19,9 +21,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workers ./workers
 COPY packages ./packages
-# tsc into dist/ (workers/*.ts → dist/workers/*.js; the event model and frames the server shares
-# with the client package → dist/packages/client/src), the Lua scripts beside their module, and the
-# playground bundle into dist/playground (PLAYGROUND_DIR's default, relative to /app).
+# tsc into dist/ (workers/*.ts → dist/workers/*.js; the workspace packages the server imports by
+# name → dist/packages/*/src, those names then written as relative paths by tsc-alias), the Lua
+# scripts beside their module, and the playground bundle into dist/playground (PLAYGROUND_DIR's
+# default, relative to /app).
 RUN npm run build
 # Development dependencies (TypeScript, jest, …) stay behind in this stage.
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund

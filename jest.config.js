@@ -8,8 +8,10 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
   },
   moduleNameMapper: {
-    // packages/client is ESM source: its relative imports name the .js that tsc emits beside
-    // each .ts; here, where the source itself runs, they mean the .ts.
+    // The workspace's packages by name, as their source (tsconfig.json's paths).
+    '^@switchyard/(protocol|client)$': '<rootDir>/packages/$1/src/index.ts',
+    // packages/ is ESM source: its relative imports name the .js that tsc emits beside each .ts;
+    // here, where the source itself runs, they mean the .ts.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testTimeout: 30000,

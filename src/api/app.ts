@@ -1,6 +1,7 @@
 import { approvalsRouter, type ApprovalsRouterDeps } from './approvals-router';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { wsTicketSchema } from '@switchyard/protocol';
 import type { Authenticator } from '../auth/authenticator';
 import type { SessionTokens } from '../auth/session-tokens';
 import type { WsTickets } from '../auth/ws-tickets';
@@ -30,7 +31,6 @@ import { batchesRouter, type BatchesRouterDeps } from './batches-router';
 import { webhooksRouter, type WebhooksRouterDeps } from './webhooks-router';
 import { servePlayground } from './playground-route';
 import { serveOpenApiDocument } from './openapi-route';
-import { wsTicketSchema } from '../../packages/client/src/protocol/ws-ticket-answer.js';
 import { sessionTokenGrantSchema } from './contract/browser-contract';
 import { sendJson } from './send-json';
 import { openAiRouter, type OpenAiRouterDeps } from './openai-router';

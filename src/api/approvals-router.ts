@@ -1,10 +1,9 @@
 import { Router } from 'express';
+import { approvalDecisionAnswerSchema, approvalDecisionSchema, pendingApprovalPageSchema } from '@switchyard/protocol';
 import { AppError } from '../errors/app-error';
 import type { ApprovalCursor, ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
 import { userIdOf } from './require-user';
-import { approvalDecisionAnswerSchema, pendingApprovalPageSchema } from '../../packages/client/src/protocol/approval-answers.js';
-import { approvalDecisionSchema } from '../../packages/client/src/protocol/approval-requests.js';
 import { listApprovalsSchema } from './request-schemas';
 import { sendJson } from './send-json';
 import { parseInput, parseRouteId } from './validate';

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { storedToUiMessages, type StoredToolCall } from '@switchyard/protocol';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -9,7 +10,6 @@ import type { DecisionInput, DecisionOutcome } from '../tool-calls/tool-approval
 import { clientToolResultEvent, toolResultEvent } from '../tool-calls/tool-messages';
 import type { TurnService } from '../turns/turn-service';
 import { chatRequestSchema, readChatRequest, type ApprovalAnswer, type TurnContent } from '../ui-chat/chat-request';
-import { storedToUiMessages, type StoredToolCall } from '../../packages/client/src/ui-messages/stored-to-ui-messages.js';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -7,11 +8,7 @@ import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
 import { forkConversation } from '../turns/fork-conversation';
 import type { TurnService } from '../turns/turn-service';
 import { userIdOf } from './require-user';
-import { conversationSchema, conversationWithMessagesSchema } from '../../packages/client/src/protocol/conversation-answers.js';
-import { turnAcceptedSchema } from '../../packages/client/src/protocol/turn-answers.js';
 import { conversationPageSchema } from './contract/conversations-contract';
-import { createConversationSchema, forkConversationSchema } from '../../packages/client/src/protocol/conversation-requests.js';
-import { createTurnSchema } from '../../packages/client/src/protocol/turn-requests.js';
 import { getConversationSchema, listConversationsSchema } from './request-schemas';
 import { sendJson } from './send-json';
 import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { z } from 'zod';
+import { clientToolAnswerAckSchema, clientToolAnswerSchema, turnDetailSchema, turnSchema } from '@switchyard/protocol';
 import { AppError, notFound } from '../errors/app-error';
 import { formatMessageId } from '../store/message-id';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -11,8 +12,6 @@ import type { TurnService } from '../turns/turn-service';
 import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
-import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from '../../packages/client/src/protocol/turn-answers.js';
-import { clientToolAnswerSchema } from '../../packages/client/src/protocol/turn-requests.js';
 import { sendJson } from './send-json';
 
 export interface TurnsRouterDeps {

@@ -3,8 +3,8 @@ import { AppError, notFound } from '../errors/app-error';
 import { describeFieldIssue, fieldIssues } from '../errors/zod-issues';
 
 /**
- * Parses input with a zod schema (classic, or zod/mini as the client's protocol writes the bodies
- * it sends); failures become 400 `invalid_request` naming each field.
+ * Parses input with a zod schema (classic, or zod/mini as @switchyard/protocol writes the bodies
+ * the clients send); failures become 400 `invalid_request` naming each field.
  */
 export function parseInput<S extends z.core.$ZodType>(schema: S, input: unknown): z.output<S> {
   const result = z.safeParse(schema, input);

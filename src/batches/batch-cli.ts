@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { SingleBar } from 'cli-progress';
-import { httpApi, SwitchyardApiError } from '../../packages/client/src/http-api';
+import { httpApi, SwitchyardApiError } from '@switchyard/client';
 import type { BatchProgressFrame } from './batch-progress';
 
 export interface BatchCliOptions {

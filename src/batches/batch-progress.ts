@@ -1,11 +1,11 @@
-import type { Batch, BatchCounts, BatchStatus } from '../store/batches-repository';
+import type { ServerFrame } from '../events/ws-frames';
+import type { Batch, BatchStatus } from '../store/batches-repository';
 
 /** The channel a batch's changes are announced on (a hint: followers read the batch). */
 export const batchChannel = (prefix: string, batchId: string) => `${prefix}:batch:{${batchId}}`;
 
-export type BatchProgressFrame =
-  | { type: 'batch-progress'; batchId: string; counts: BatchCounts; usage: Batch['usage'] }
-  | { type: 'batch-finish'; batchId: string; status: BatchStatus; counts: BatchCounts };
+/** What a batch's followers are sent: the websocket's frames (docs/API.md), also the SSE route's events. */
+export type BatchProgressFrame = Extract<ServerFrame, { type: 'batch-progress' | 'batch-finish' }>;
 
 export interface BatchProgressSource {
   get(batchId: string): Promise<Batch | null>;

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient } from '../../packages/client/src';
+import { SwitchyardClient } from '@switchyard/client';
 import { describeUnreachable } from './api-unreachable';
 
 /** Failed attempts at the first connection before `watch` gives up: past them, the URL is wrong or the API down. */

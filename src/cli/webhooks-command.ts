@@ -1,4 +1,4 @@
-import { httpApi, type HttpOptions } from '../../packages/client/src/http-api';
+import { httpApi, type HttpOptions } from '@switchyard/client';
 
 export interface WebhooksCommandOptions extends HttpOptions {
   stdout: NodeJS.WritableStream;

@@ -1,6 +1,6 @@
 /**
- * The event model lives in the client package, the one source the server and every client
- * check events with; the server's modules import it from here.
+ * The event model is the protocol's (@switchyard/protocol), the one source the server and every
+ * client check events with; the server's modules import it from here.
  */
-export * from '../../packages/client/src/protocol/event.js';
-export * from '../../packages/client/src/protocol/terminal-events.js';
+export { eventSchema, TERMINAL_EVENT_TYPES } from '@switchyard/protocol';
+export type { EventBody, EventPayload, EventType, SwitchyardEvent, Usage } from '@switchyard/protocol';

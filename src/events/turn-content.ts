@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { toolNameSchema } from '../../packages/client/src/protocol/tool-choice.js';
-import { turnContentSchema } from '../../packages/client/src/protocol/turn-content.js';
+import { toolNameSchema, turnContentSchema } from '@switchyard/protocol';
 
-// A turn's answer shows its toolChoice back, and the client posts content: the schemas live in the client's protocol.
-export { toolChoiceSchema, toolNameSchema } from '../../packages/client/src/protocol/tool-choice.js';
-export { turnContentSchema } from '../../packages/client/src/protocol/turn-content.js';
+// A turn's answer shows its toolChoice back, and the client posts content: the schemas are the protocol's.
+export { toolChoiceSchema, toolNameSchema, turnContentSchema } from '@switchyard/protocol';
 
 const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('user'), content: turnContentSchema }).strict(),

@@ -4,7 +4,8 @@ import * as z from 'zod/mini';
 z.config(z.locales.en());
 
 /**
- * The websocket frames live in the client package, the one source the gateway and every client
- * check frames with; the server's modules import them from here.
+ * The websocket frames are the protocol's (@switchyard/protocol), the one source the gateway and
+ * every client check frames with; the server's modules import them from here.
  */
-export * from '../../packages/client/src/protocol/ws-frames.js';
+export { clientFrameSchemaFor, clientFrameSchemas, serverFrameSchema } from '@switchyard/protocol';
+export type { ClientFrame, ClientFrameType, FrameErrorCode, ServerFrame, ToolApprovalFrame, ToolResultFrame } from '@switchyard/protocol';

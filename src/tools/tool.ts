@@ -4,10 +4,7 @@
  * (an outcome, never an exception).
  */
 
-export type ToolKind = 'builtin' | 'http' | 'mcp' | 'client';
-
-/** Every tool name, whatever its kind: what OpenAI-compatible providers accept as a function name. */
-export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+import type { ToolKind } from '@switchyard/protocol';
 
 export interface ToolDescriptor {
   name: string;

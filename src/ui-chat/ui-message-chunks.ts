@@ -1,5 +1,5 @@
+import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from '@switchyard/protocol';
 import type { SwitchyardEvent } from '../events/event';
-import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from '../../packages/client/src/ui-messages/ui-message-parts.js';
 
 export type { ToolProcessingData, ToolRunFacts, TurnMetadata };
 

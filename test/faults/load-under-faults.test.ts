@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardEvent } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardEvent } from '@switchyard/client';
 import { eventsOfTurn, visibleStepTexts } from '../support/client-view';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardEvent } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardEvent } from '@switchyard/client';
 import { readMetric, waitForMetric } from '../support/http';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 

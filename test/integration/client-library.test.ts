@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardClientOptions, type Subscription, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '../../packages/client/src';
+import { SwitchyardClient, type SwitchyardClientOptions, type Subscription, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '@switchyard/client';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 

@@ -1,4 +1,4 @@
-import { turnViewOf } from '../../packages/client/src/turn-view';
+import { turnViewOf } from '@switchyard/client';
 
 /**
  * What a client shows of a turn once it has applied `attempt-discarded` as API.md says (the

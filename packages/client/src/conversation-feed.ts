@@ -1,5 +1,4 @@
-import type { PendingApproval } from './protocol/approval-answers.js';
-import type { SwitchyardEvent } from './protocol/event.js';
+import { TERMINAL_EVENT_TYPES, type PendingApproval, type SwitchyardEvent } from '@switchyard/protocol';
 
 export type ToolCallRequest = Extract<SwitchyardEvent, { type: 'tool-call-request' }>;
 
@@ -47,7 +46,7 @@ export class ConversationFeed {
     if (event.type === 'tool-approval-request') this.addApprovals([event]);
     if (event.type === 'tool-approval-response' || event.type === 'tool-result') this.settleApproval(event.turnId, event.toolCallId);
     if (event.type === 'tool-result') this.unanswered.delete(callKey(event.turnId, event.toolCallId));
-    if (event.type === 'turn-finish' || event.type === 'turn-error' || event.type === 'turn-cancelled') {
+    if (TERMINAL_EVENT_TYPES.has(event.type)) {
       for (const [key, request] of this.unanswered) if (request.turnId === event.turnId) this.unanswered.delete(key);
       for (const request of [...this.undecided.values()]) if (request.turnId === event.turnId) this.settleApproval(request.turnId, request.toolCallId);
     }

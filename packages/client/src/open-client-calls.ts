@@ -1,17 +1,17 @@
+import { shapes, type ConversationMessage, type TurnDetail, type TurnToolCall } from '@switchyard/protocol';
 import type { ToolCallRequest } from './conversation-feed.js';
-import type { ConversationMessage } from './protocol/conversation-answers.js';
-import { array, nullable, object, string, unknown } from './protocol/shape-check.js';
-import type { TurnDetail, TurnToolCall } from './protocol/turn-answers.js';
 
 /** The part of `GET /v1/turns/:id` that says which client-tool calls wait for an answer. */
 export interface TurnToolCalls extends Pick<TurnDetail, 'id' | 'conversationId'> {
   toolCalls: Pick<TurnToolCall, 'toolCallId' | 'toolName' | 'kind' | 'status' | 'args'>[];
 }
 /** A turn read back after a reload is checked for the few fields the client acts on (the rest it only passes along). */
-export const isTurnToolCalls = object({
-  id: string,
-  conversationId: string,
-  toolCalls: array(object({ toolCallId: string, toolName: string, kind: nullable(string), status: string, args: unknown })),
+export const isTurnToolCalls = shapes.object({
+  id: shapes.string,
+  conversationId: shapes.string,
+  toolCalls: shapes.array(
+    shapes.object({ toolCallId: shapes.string, toolName: shapes.string, kind: shapes.nullable(shapes.string), status: shapes.string, args: shapes.unknown }),
+  ),
 }) as (value: unknown) => value is TurnToolCalls;
 
 const SETTLED = new Set(['succeeded', 'failed', 'cancelled']);

@@ -1,15 +1,24 @@
-import type { ApprovalDecision, PendingApprovalPage } from './protocol/approval-answers.js';
-import type { ApprovalDecisionRequest } from './protocol/approval-requests.js';
-import type { Conversation, ConversationWithMessages } from './protocol/conversation-answers.js';
-import type { CreateConversationRequest } from './protocol/conversation-requests.js';
-import type { SwitchyardEvent } from './protocol/event.js';
-import { TERMINAL_EVENT_TYPES } from './protocol/terminal-events.js';
-import { isServerFrame } from './protocol/server-frame-check.generated.js';
-import type { ClientToolAnswerAck, Turn, TurnAccepted, TurnDetail } from './protocol/turn-answers.js';
-import type { TurnContent } from './protocol/turn-content.js';
-import type { ClientToolAnswerRequest, TurnRequest } from './protocol/turn-requests.js';
-import type { ClientFrame, ReceivedServerFrame } from './protocol/ws-frames.js';
-import type { WsTicket } from './protocol/ws-ticket-answer.js';
+import {
+  isServerFrame,
+  TERMINAL_EVENT_TYPES,
+  type ApprovalDecision,
+  type ApprovalDecisionRequest,
+  type ClientFrame,
+  type ClientToolAnswerAck,
+  type ClientToolAnswerRequest,
+  type Conversation,
+  type ConversationWithMessages,
+  type CreateConversationRequest,
+  type PendingApprovalPage,
+  type ReceivedServerFrame,
+  type SwitchyardEvent,
+  type Turn,
+  type TurnAccepted,
+  type TurnContent,
+  type TurnDetail,
+  type TurnRequest,
+  type WsTicket,
+} from '@switchyard/protocol';
 import { AsyncQueue } from './async-queue.js';
 import { ConversationFeed, type ApprovalRequest, type ToolCallRequest } from './conversation-feed.js';
 import { httpApi, SwitchyardApiError, type HttpCall } from './http-api.js';

@@ -1,7 +1,6 @@
+import { isServerFrame, type SwitchyardEvent } from '@switchyard/protocol';
 import { createParser } from 'eventsource-parser';
 import { openStream, type HttpOptions } from './http-api.js';
-import type { SwitchyardEvent } from './protocol/event.js';
-import { isServerFrame } from './protocol/server-frame-check.generated.js';
 
 /**
  * The turn's events with a seq below `before`, from the server's replay log

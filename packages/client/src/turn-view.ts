@@ -1,4 +1,4 @@
-import type { SwitchyardEvent, Usage } from './protocol/event.js';
+import type { SwitchyardEvent, Usage } from '@switchyard/protocol';
 
 /** One tool call as a client shows it, from its first fragment to its result. */
 export interface ToolCallView {

@@ -1,10 +1,9 @@
-import { approvalDecisionAnswerSchema, pendingApprovalPageSchema } from '../../../packages/client/src/protocol/approval-answers.js';
-import { approvalDecisionSchema } from '../../../packages/client/src/protocol/approval-requests.js';
+import { approvalDecisionAnswerSchema, approvalDecisionSchema, pendingApprovalPageSchema } from '@switchyard/protocol';
 import { listApprovalsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
 import { idParams } from './shared-schemas';
 
-// The answers, and the bodies the client sends, are the client's protocol's, the one source the routes and the client are typed with.
+// The answers, and the bodies the client sends, are the protocol's (@switchyard/protocol), the one source the routes and the client are typed with.
 
 export const approvalPaths = documentPaths('Approvals', {
   '/v1/turns/{id}/approvals': {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { wsTicketSchema } from '../../../packages/client/src/protocol/ws-ticket-answer.js';
+import { TURN_STATUSES, wsTicketSchema } from '@switchyard/protocol';
 import { chatRequestSchema } from '../../ui-chat/chat-request';
 import { chatParamsSchema, sessionTokenSchema } from '../request-schemas';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
@@ -25,7 +25,7 @@ export const uiMessagesSchema = z
     z.object({
       id: z.string().meta({ description: "A user message's is `<turnId>:user`; an assistant message's is its turn's id." }),
       role: z.enum(['user', 'assistant']),
-      metadata: z.object({ turnStatus: z.enum(['queued', 'running', 'waiting_tools', 'waiting_approval', 'completed', 'failed', 'cancelled']) }).optional(),
+      metadata: z.object({ turnStatus: z.enum(TURN_STATUSES) }).optional(),
       parts: z.array(uiMessagePartSchema),
     }),
   )

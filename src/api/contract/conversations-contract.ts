@@ -1,13 +1,10 @@
 import { z } from 'zod';
-import { conversationSchema, conversationWithMessagesSchema } from '../../../packages/client/src/protocol/conversation-answers.js';
-import { turnAcceptedSchema } from '../../../packages/client/src/protocol/turn-answers.js';
-import { createConversationSchema, forkConversationSchema } from '../../../packages/client/src/protocol/conversation-requests.js';
-import { createTurnSchema } from '../../../packages/client/src/protocol/turn-requests.js';
+import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
 import { getConversationSchema, listConversationsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
 import { idParams, pageOf } from './shared-schemas';
 
-// The answers the client reads, and the bodies it sends, are its protocol's, the one source the routes and the client are typed with.
+// The answers the client reads, and the bodies it sends, are the protocol's (@switchyard/protocol), the one source the routes and the client are typed with.
 
 export const conversationPageSchema = pageOf(conversationSchema).check(z.meta({ id: 'ConversationPage' }));
 

@@ -1,3 +1,4 @@
+import { toolKindSchema } from '@switchyard/protocol';
 import { z } from 'zod';
 import { idempotencyKeyHeaderSchema, invokeToolSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
@@ -8,7 +9,7 @@ export const toolSchema = z
     name: z.string(),
     description: z.string(),
     inputSchema: z.record(z.string(), z.unknown()).meta({ description: "A JSON Schema for the tool's arguments." }),
-    kind: z.enum(['builtin', 'http', 'mcp', 'client']),
+    kind: toolKindSchema,
     needsApproval: z.boolean().meta({ description: 'A call of it runs only once a person approves it.' }),
   })
   .meta({ id: 'Tool' });

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { clientToolAnswerAckSchema, turnDetailSchema, turnSchema } from '../../../packages/client/src/protocol/turn-answers.js';
-import { clientToolAnswerSchema } from '../../../packages/client/src/protocol/turn-requests.js';
+import { clientToolAnswerAckSchema, clientToolAnswerSchema, turnDetailSchema, turnSchema } from '@switchyard/protocol';
 import { documentPaths, eventStreamResponse, jsonResponse } from './operation';
 import { idParams } from './shared-schemas';
 
-// The answers, and the bodies the client sends, are the client's protocol's, the one source the routes and the client are typed with.
+// The answers, and the bodies the client sends, are the protocol's (@switchyard/protocol), the one source the routes and the client are typed with.
 
 export const turnPaths = documentPaths('Turns', {
   '/v1/turns/{id}': {

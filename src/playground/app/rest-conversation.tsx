@@ -1,8 +1,8 @@
 import type { UIMessage } from 'ai';
 import { useEffect, useState } from 'react';
+import { storedToUiMessages, type StoredMessage } from '@switchyard/protocol';
 import { MessageList } from './message-list';
 import { callApi, SessionExpiredError } from './session-api';
-import { storedToUiMessages, type StoredMessage } from '../../../packages/client/src/ui-messages/stored-to-ui-messages.js';
 
 /**
  * A conversation made over the REST API, shown read-only: the page chats through `/api/chat`,

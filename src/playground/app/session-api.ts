@@ -1,3 +1,5 @@
+import type { Conversation } from '@switchyard/protocol';
+
 /** The few REST calls the playground makes besides `/api/chat`, with its session token. */
 
 export class SessionExpiredError extends Error {}
@@ -21,9 +23,5 @@ export async function callApi<T>(token: string, method: string, path: string): P
   return body as T;
 }
 
-export interface ConversationSummary {
-  id: string;
-  externalId: string | null;
-  title: string | null;
-  createdAt: string;
-}
+/** What the sidebar reads of a listed conversation. */
+export type ConversationSummary = Pick<Conversation, 'id' | 'externalId' | 'title' | 'createdAt'>;

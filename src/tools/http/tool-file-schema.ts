@@ -1,5 +1,5 @@
+import { TOOL_NAME_PATTERN } from '@switchyard/protocol';
 import { z } from 'zod';
-import { TOOL_NAME_PATTERN } from '../tool';
 import { fieldListSchema } from './fields-to-json-schema';
 import { toolUrlSchema } from '../tool-url-schema';
 

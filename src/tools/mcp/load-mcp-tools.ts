@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { TOOL_NAME_PATTERN } from '@switchyard/protocol';
 import type { Logger } from 'pino';
 import { compileInputSchema } from '../argument-checker';
 import type { ExecutableTool, ToolSource } from '../executable-tool';
-import { TOOL_NAME_PATTERN } from '../tool';
 import { errorMessage } from '../../errors/switchyard-error';
 import { ToolLoadError } from '../tool-errors';
 import { MCP_CONFIG_FILE, parseMcpConfig, type McpServerConfig } from './mcp-config';

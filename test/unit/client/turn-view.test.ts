@@ -1,4 +1,4 @@
-import { turnViewOf } from '../../../packages/client/src/turn-view';
+import { turnViewOf } from '@switchyard/client';
 import type { SwitchyardEvent } from '../../../src/events/event';
 
 let seq = 0;

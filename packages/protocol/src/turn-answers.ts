@@ -1,16 +1,17 @@
 import * as z from 'zod/mini';
 import { count, errorValue, timestamp, usage } from './answer-fields.js';
 import { toolChoiceSchema } from './tool-choice.js';
+import { toolKindsInWords } from './tool-kinds.js';
 
 /**
  * The turns routes' answers (docs/API.md, "Turns"): the server types what it sends with these
  * and documents them in GET /openapi.json; the client's methods return their types.
  */
 
-export const turnStatusSchema = z
-  .enum(['queued', 'running', 'waiting_tools', 'waiting_approval', 'completed', 'failed', 'cancelled'])
-  .check(z.meta({ id: 'TurnStatus' }));
-export type TurnStatus = z.infer<typeof turnStatusSchema>;
+/** A turn's status as every answer shows it (`waiting_approval`: waiting on a person's decision). */
+export const TURN_STATUSES = ['queued', 'running', 'waiting_tools', 'waiting_approval', 'completed', 'failed', 'cancelled'] as const;
+export type TurnStatus = (typeof TURN_STATUSES)[number];
+export const turnStatusSchema = z.enum(TURN_STATUSES).check(z.meta({ id: 'TurnStatus' }));
 
 /** `POST /v1/conversations/:id/turns` (a turn, a regenerate, an edit). */
 export const turnAcceptedSchema = z.object({ turnId: z.string(), status: turnStatusSchema }).check(z.meta({ id: 'TurnAccepted' }));
@@ -65,14 +66,18 @@ const turnFields = {
 export const turnSchema = z.object(turnFields).check(z.meta({ id: 'Turn' }));
 export type Turn = z.infer<typeof turnSchema>;
 
+/** A tool call's status as a turn's answer and its history show it. */
+export const TOOL_CALL_STATUSES = ['pending', 'running', 'awaiting_approval', 'succeeded', 'failed', 'cancelled'] as const;
+export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
+
 const turnToolCall = z.object({
   toolCallId: z.string(),
   step: z.int(),
   toolName: z.string(),
-  kind: z.nullable(z.string()).check(z.describe('`builtin`, `http`, `mcp` or `client`; null for a call of a tool that does not exist.')),
+  kind: z.nullable(z.string()).check(z.describe(`${toolKindsInWords}; null for a call of a tool that does not exist.`)),
   args: z.unknown().check(z.describe('The parsed arguments; null when they were not valid.')),
   argumentsText: z.string(),
-  status: z.enum(['pending', 'running', 'awaiting_approval', 'succeeded', 'failed', 'cancelled']),
+  status: z.enum(TOOL_CALL_STATUSES),
   attempts: count,
   result: z.optional(z.unknown()),
   error: z.optional(errorValue),

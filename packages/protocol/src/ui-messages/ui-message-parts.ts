@@ -1,3 +1,5 @@
+import type { TurnStatus } from '../turn-answers.js';
+
 // What Switchyard puts on the AI SDK's UI messages beyond the SDK's own fields: the same on the
 // live `/api/chat` stream and on a stored history (`GET /api/chat/:id/messages`).
 
@@ -6,7 +8,7 @@
  * the history was read), so that a UI can mark a cancelled or failed turn, also after a reload.
  */
 export interface TurnMetadata {
-  turnStatus: 'queued' | 'running' | 'waiting_tools' | 'waiting_approval' | 'completed' | 'failed' | 'cancelled';
+  turnStatus: TurnStatus;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Generated from serverFrameSchema (./ws-frames.ts) by scripts/write-frame-check.ts:
-// `npm run generate -w @switchyard/client`. Do not edit; a test fails when it is stale.
+// `npm run generate -w @switchyard/protocol`. Do not edit; a test fails when it is stale.
 import { anyOf, array, boolean, nullable, number, object, oneOf, optional, string, unknown } from './shape-check.js';
 import type { ReceivedServerFrame } from './ws-frames.js';
 

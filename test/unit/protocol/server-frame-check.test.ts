@@ -1,15 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
-import { serverFrameCheckModule } from '../../../packages/client/scripts/frame-check-source';
-import { isServerFrame } from '../../../packages/client/src/protocol/server-frame-check.generated';
-import { serverFrameSchema } from '../../../packages/client/src/protocol/ws-frames';
+import { isServerFrame, serverFrameSchema } from '@switchyard/protocol';
+import { serverFrameCheckModule } from '../../../packages/protocol/scripts/frame-check-source';
 
-const GENERATED = path.join(__dirname, '../../../packages/client/src/protocol/server-frame-check.generated.ts');
+const GENERATED = path.join(__dirname, '../../../packages/protocol/src/server-frame-check.generated.ts');
 const event = { conversationId: 'c', turnId: 't', seq: 3 };
 
 describe('the generated check of server frames', () => {
-  it('is what the schema generates now (run `npm run generate -w @switchyard/client` after changing the schemas)', () => {
+  it('is what the schema generates now (run `npm run generate -w @switchyard/protocol` after changing the schemas)', () => {
     expect(readFileSync(GENERATED, 'utf8')).toBe(serverFrameCheckModule(serverFrameSchema));
   });
 

@@ -16,7 +16,7 @@ interface Definition {
 const definitionOf = (schema: z.ZodMiniType) => (schema as unknown as { _zod: { def: Definition } })._zod.def;
 
 /**
- * The source of a check (in the terms of src/protocol/shape-check.ts) that accepts what `schema`
+ * The source of a check (in the terms of src/shape-check.ts) that accepts what `schema`
  * accepts, for the kinds of schema the protocol uses; any other kind throws, so that a schema
  * the generated check would get wrong is never turned into one.
  */
@@ -60,7 +60,7 @@ export function shapeCheckSource(schema: z.ZodMiniType, indent = ''): string {
   }
 }
 
-/** The module `src/protocol/server-frame-check.generated.ts`, from the server frame schema. */
+/** The module `src/server-frame-check.generated.ts`, from the server frame schema. */
 export function serverFrameCheckModule(serverFrameSchema: z.ZodMiniType): string {
   const body = shapeCheckSource(serverFrameSchema);
   const used = ['anyOf', 'array', 'boolean', 'nullable', 'number', 'object', 'oneOf', 'optional', 'string', 'unknown'].filter((name) =>
@@ -68,7 +68,7 @@ export function serverFrameCheckModule(serverFrameSchema: z.ZodMiniType): string
   );
   return [
     '// Generated from serverFrameSchema (./ws-frames.ts) by scripts/write-frame-check.ts:',
-    '// `npm run generate -w @switchyard/client`. Do not edit; a test fails when it is stale.',
+    '// `npm run generate -w @switchyard/protocol`. Do not edit; a test fails when it is stale.',
     `import { ${used.join(', ')} } from './shape-check.js';`,
     "import type { ReceivedServerFrame } from './ws-frames.js';",
     '',

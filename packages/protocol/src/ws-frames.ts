@@ -4,9 +4,9 @@ import { eventSchema, usageSchema } from './event.js';
 import { clientToolErrorFields, clientToolResultFields } from './turn-requests.js';
 
 /**
- * The websocket gateway's frames (docs/API.md, "Websocket gateway"), both ways. A leaf like
- * the event model: the gateway checks what clients send with these, and this client checks
- * what the gateway sends with them.
+ * The websocket gateway's frames (docs/API.md, "Websocket gateway"), both ways: the gateway checks
+ * what clients send with these, and the client package checks what the gateway sends with the
+ * check generated from them (server-frame-check.generated.ts).
  */
 const id = z.string().check(z.minLength(1), z.maxLength(200));
 

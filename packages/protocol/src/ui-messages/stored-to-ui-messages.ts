@@ -1,3 +1,4 @@
+import type { ToolCallStatus } from '../turn-answers.js';
 import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from './ui-message-parts.js';
 
 /** A message as `GET /v1/conversations/:id` lists it. */
@@ -35,7 +36,7 @@ export interface StoredToolCall extends ToolRunFacts {
   step: number;
   /** A client tool (the browser runs it); the others Switchyard runs (`providerExecuted`). */
   runsOnClient: boolean;
-  status: 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+  status: ToolCallStatus;
   /** Null when the call was refused before it ran (invalid arguments, a tool not offered). */
   args: unknown;
   /** The arguments as the model streamed them. */

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 
 /**
  * The one event model of API.md, shared by the worker, the websocket gateway, the SSE
- * route, the replay log and this client. `seq` is assigned by the event log when the event is
+ * route, the replay log and the clients. `seq` is assigned by the event log when the event is
  * appended; producers emit an {@link EventBody} without it. Written with zod/mini: the same
  * schemas as zod's classic API (and as convertible with `z.toJSONSchema`), but a browser
  * bundle takes only the checks it uses (a few KB instead of zod's 450).

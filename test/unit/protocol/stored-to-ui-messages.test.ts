@@ -1,5 +1,5 @@
 import { validateUIMessages, type UIMessage } from 'ai';
-import { storedToUiMessages, type StoredMessage, type StoredToolCall, type StoredTurn } from '../../../packages/client/src/ui-messages/stored-to-ui-messages.js';
+import { storedToUiMessages, type StoredMessage, type StoredToolCall, type StoredTurn } from '@switchyard/protocol';
 
 const turn = (id: string, status: StoredTurn['status'], input: unknown = `asked in ${id}`): StoredTurn => ({ id, status, input });
 const call = (overrides: Partial<StoredToolCall> & Pick<StoredToolCall, 'turnId' | 'toolCallId'>): StoredToolCall => ({
