@@ -7,6 +7,7 @@ import { createTurnEventStreamer, type ConversationEventSource, type TurnEventSt
 import { Authenticator } from '../auth/authenticator';
 import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
+import { replayPage } from '../subscriptions/replay-page';
 import { createGateway, type Gateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
 import { decideApproval, decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
@@ -201,11 +202,12 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
   const { config } = resources;
   const { connections } = auth;
   const eventSource: ConversationEventSource = {
-    read: (conversationId, afterSeq, count) => resources.eventLog.read(conversationId, afterSeq, count),
+    read: (conversationId, afterSeq, page) => resources.eventLog.read(conversationId, afterSeq, page),
     window: (conversationId) => resources.eventLog.window(conversationId),
+    // Websocket and SSE readers alike may hold WS_MAX_BUFFERED_BYTES: a page is sized to it.
     subscribe: (input) =>
       subscribeToConversation(
-        { eventLog: resources.eventLog, liveEvents, onReconnect: (listener) => liveEvents.onReconnect(listener) },
+        { eventLog: resources.eventLog, liveEvents, onReconnect: (listener) => liveEvents.onReconnect(listener), page: replayPage(config.WS_MAX_BUFFERED_BYTES) },
         input,
       ),
   };
