@@ -243,9 +243,11 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
   const { config, logger } = resources;
   const { turnService, batchRunner } = services;
   const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
+  const turnBodyBytes = new SubmissionSlots(config.MAX_TURN_BODY_BYTES_IN_FLIGHT);
   const startBatch = (batchId: string) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it'));
   const userTools = { tools: resources.tools, userAllowedTools: (userId: string) => resources.users.allowedTools(userId) };
   resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
+  resources.metrics.countTurnBodyBytesWith(() => turnBodyBytes.inUse);
   return {
     logger,
     metrics: resources.metrics,
@@ -289,6 +291,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
     maxBatchItems: config.MAX_BATCH_ITEMS,
     batchSubmissionSlots,
+    turnBodyBytes,
     batchSpoolDir: os.tmpdir(),
     webhooks: {
       webhooks: resources.webhooks,
@@ -316,6 +319,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     openAi: {
       files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
       maxBodyBytes: config.MAX_BODY_BYTES,
+      turnBodyBytes,
       responses: { responses: services.responses, streamer: streams.responseStream, events: streams.eventSource },
       batches: new OpenAiBatchesService({
         db: resources.db,
