@@ -28,6 +28,7 @@ import { ttftUnderLoad } from './cases/ttft-under-load';
 import { turnThroughput } from './cases/turn-throughput';
 import { webhookDelivery } from './cases/webhook-delivery';
 import { openAiRoutes } from './cases/openai-routes';
+import { heldMemory } from './cases/held-memory';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -72,6 +73,7 @@ const BENCHMARKS: Benchmark[] = [
   webhookDelivery,
   ttftUnderLoad,
   openAiRoutes,
+  heldMemory,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');

@@ -15,6 +15,7 @@ import { conversationsRouter } from './conversations-router';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { healthRouter, type HealthDeps } from './health-router';
 import { principalOf, requireUser, type AuthGuard } from './require-user';
+import { holdBodyBytes } from './body-bytes';
 import { readJsonBody } from './json-body';
 import { requireAdmin } from './require-admin';
 import { limitUserRate, type UserRateLimiter } from './user-rate-limit';
@@ -28,6 +29,7 @@ import { crossOrigin } from './cross-origin';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { chatRouter, type ChatRouterDeps } from './chat-router';
 import { batchesRouter, type BatchesRouterDeps } from './batches-router';
+import type { SubmissionSlots } from './submission-slots';
 import { webhooksRouter, type WebhooksRouterDeps } from './webhooks-router';
 import { servePlayground } from './playground-route';
 import { serveOpenApiDocument } from './openapi-route';
@@ -78,6 +80,11 @@ export interface ApiDeps {
   maxBatchJsonBytes: number;
   maxBatchItems: number;
   batchSubmissionSlots: BatchesRouterDeps['submissionSlots'];
+  /**
+   * MAX_TURN_BODY_BYTES_IN_FLIGHT: the bytes of the bodies of requests that stay open for their
+   * turn (`POST /api/chat` here, `POST /openai/v1/responses`) this process reads at once.
+   */
+  turnBodyBytes: SubmissionSlots;
   batchSpoolDir: string;
   /** Webhook endpoints: the repository, the delivery queue (redeliver), the secret box and the address policy. */
   webhooks: WebhooksRouterDeps;
@@ -134,7 +141,8 @@ export function createApiApp(deps: ApiDeps): Express {
   app.use('/v1/admin', requireAdmin(deps.adminToken, deps.authGuard), readJsonBody(deps.maxBodyBytes), adminRouter({ users: deps.users, tools: deps.tools }));
   app.use(['/v1', '/api'], requireUser(deps.authenticator, deps.authGuard), limitUserRate(deps.rateLimiter));
   app.use('/v1', readJsonBody(deps.maxBodyBytes));
-  app.use('/api/chat', readJsonBody(deps.maxChatBodyBytes));
+  // Only its POST has a body: the rest of /api/chat takes nothing from the budget.
+  app.use('/api/chat', holdBodyBytes(deps.turnBodyBytes, deps.maxChatBodyBytes), readJsonBody(deps.maxChatBodyBytes));
   app.post('/v1/ws-tickets', async (_req, res) => {
     sendJson(res, wsTicketSchema, await deps.tickets.issue(principalOf(res)), 201);
   });

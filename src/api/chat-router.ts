@@ -11,6 +11,7 @@ import { clientToolResultEvent, toolResultEvent } from '../tool-calls/tool-messa
 import type { TurnService } from '../turns/turn-service';
 import { chatRequestSchema, readChatRequest, type ApprovalAnswer, type TurnContent } from '../ui-chat/chat-request';
 import type { UiMessageStreamer } from './ui-message-stream';
+import { releaseBody } from './body-bytes';
 import { principalOf } from './require-user';
 import type { TurnsRouterDeps } from './turns-router';
 import { parseInput } from './validate';
@@ -43,6 +44,12 @@ export function chatRouter(deps: ChatRouterDeps): Router {
   router.post('/', async (req, res) => {
     const { userId, keyId } = principalOf(res);
     const request = parseInput(chatRequestSchema, req.body);
+    // What the body asks is stored by then: the stream, open for the turn, holds neither the
+    // body (a whole chat's history, up to MAX_CHAT_BODY_BYTES) nor its bytes.
+    const stream: UiMessageStreamer['stream'] = (input) => {
+      releaseBody(req);
+      return deps.uiStream.stream(input);
+    };
     const ask = readChatRequest(request);
     if (ask.kind === 'message') {
       const title = titleOf(ask.content);
@@ -56,7 +63,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
         onBusy: 'reject',
         options: {},
       });
-      return deps.uiStream.stream({ turn, keyId, after: created ? latestSeq : undefined, res });
+      return stream({ turn, keyId, after: created ? latestSeq : undefined, res });
     }
     if (ask.kind === 'regenerate' || ask.kind === 'edit') {
       const conversation = await deps.conversations.findByExternalId(userId, request.id);
@@ -72,7 +79,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
         onBusy: 'reject',
         options: {},
       });
-      return deps.uiStream.stream({ turn, keyId, after: created ? latestSeq : undefined, res });
+      return stream({ turn, keyId, after: created ? latestSeq : undefined, res });
     }
 
     // Answers go to a turn of a chat that exists: one this user never started is refused, making nothing.
@@ -101,7 +108,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     }
     const current = (await deps.turns.getForUser(userId, turn.id)) ?? turn;
     // The step the answers belong to, as the turn stood before them: it may have gone on since.
-    return deps.uiStream.stream({ turn: current, keyId, after: latestSeq, step: turn.step, res });
+    return stream({ turn: current, keyId, after: latestSeq, step: turn.step, res });
   });
 
   router.get('/:id/stream', async (req, res) => {

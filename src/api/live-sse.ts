@@ -1,5 +1,7 @@
 import type { Response } from 'express';
 import type { OpenConnections } from '../auth/open-connections';
+import type { EventPage } from '../event-log/event-log';
+import { replayPage } from '../subscriptions/replay-page';
 
 /**
  * What the live server-sent-event routes share: heartbeats while idle, and an end that comes
@@ -83,10 +85,13 @@ export class LiveSseStreams {
   private readonly heartbeatMs: number;
   /** A reader whose unsent backlog passes this is cut off; it resumes by its cursor. */
   readonly maxBufferedBytes: number;
+  /** How much of the event log one read brings in for a reader of these streams. */
+  readonly page: EventPage;
 
   constructor(private readonly options: LiveSseOptions) {
     this.heartbeatMs = options.heartbeatMs ?? 15_000;
     this.maxBufferedBytes = options.maxBufferedBytes ?? 4 * 1024 * 1024;
+    this.page = replayPage(this.maxBufferedBytes);
   }
 
   /** Ends `live` when its reader is more than `maxBufferedBytes` behind; true when it did. */

@@ -97,22 +97,24 @@ export function createResponseStreamer(
         });
       }
 
-      // What the log holds, a page at a time, waiting for a reader that does not keep up.
+      // What the log holds, a page at a time (about a quarter of the allowance in bytes, whatever
+      // its events weigh), waiting for a reader that does not keep up.
       let lastSeq = record.afterSeq;
       let seenTurn = false;
       for (;;) {
-        const page = await source.read(record.conversationId, lastSeq);
+        const page = await source.read(record.conversationId, lastSeq, streams.page);
         if (page.events.length === 0) break;
         for (const logged of page.events) {
           const event = eventOfTurn(logged.json, turn.id);
           if (!event) continue;
           seenTurn = true;
+          if (res.writableLength >= streams.maxBufferedBytes && !(await streams.drained(live, res))) return;
           const mapped = mapper.map(event);
           write(mapped.events);
           if (mapped.ended) return end();
         }
         lastSeq = page.events[page.events.length - 1]!.seq;
-        if (!(await streams.drained(live, res))) return;
+        if (!page.full) break;
       }
       if (live.isEnded) return;
       // Ended, and the log holds none of it (Redis lost it): the stored response is all there is.

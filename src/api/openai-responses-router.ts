@@ -1,6 +1,9 @@
 import { Router } from 'express';
 import type { ResponsesService } from '../openai-compat/responses-service';
+import type { ResponseRecord } from '../store/openai-responses-repository';
+import type { Turn } from '../store/turns-repository';
 import { createResponseSchema } from '../openai-compat/response-request';
+import { releaseBody } from './body-bytes';
 import { principalOf } from './require-user';
 import { sendJson } from './send-json';
 import { parseInput, parseRouteId } from './validate';
@@ -23,10 +26,11 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
 
   router.post('/', async (req, res) => {
     const { userId, keyId } = principalOf(res);
-    const request = parseInput(createResponseSchema, req.body);
-    const { record, turn } = await deps.responses.create(userId, request);
-    if (request.stream) return deps.streamer.stream({ record, turn, keyId, startingAfter: -1, res });
-    if (!request.background) {
+    const { record, turn, stream, background } = await createResponse(deps.responses, userId, req.body);
+    // Stored: the request may stay open for the whole turn, holding neither its body nor its bytes.
+    releaseBody(req);
+    if (stream) return deps.streamer.stream({ record, turn, keyId, startingAfter: -1, res });
+    if (!background) {
       // The client going away does not stop the response: it is retrieved later by its id.
       const gone = new AbortController();
       res.on('close', () => gone.abort());
@@ -49,4 +53,19 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
   });
 
   return router;
+}
+
+/**
+ * Makes the response a body asks for. Apart from the route, so that nothing of the body (as
+ * large as MAX_BODY_BYTES, and larger parsed) outlives this call: the turn is kept without its
+ * input, which a stream or a wait does not need.
+ */
+async function createResponse(
+  responses: ResponsesService,
+  userId: string,
+  body: unknown,
+): Promise<{ record: ResponseRecord; turn: Turn; stream: boolean; background: boolean }> {
+  const request = parseInput(createResponseSchema, body);
+  const { record, turn } = await responses.create(userId, request);
+  return { record, turn: { ...turn, input: null }, stream: request.stream === true, background: request.background === true };
 }

@@ -1,5 +1,7 @@
 import { Router } from 'express';
+import { holdBodyBytes } from './body-bytes';
 import { readJsonBody } from './json-body';
+import type { SubmissionSlots } from './submission-slots';
 import { openAiFilesRouter, type OpenAiFilesRouterDeps } from './openai-files-router';
 import { openAiResponsesRouter, type OpenAiResponsesRouterDeps } from './openai-responses-router';
 import { openAiBatchesRouter } from './openai-batches-router';
@@ -11,6 +13,8 @@ export interface OpenAiRouterDeps {
   batches: OpenAiBatchesService;
   /** MAX_BODY_BYTES: the JSON bodies of the other routes. */
   maxBodyBytes: number;
+  /** MAX_TURN_BODY_BYTES_IN_FLIGHT: `POST /responses` shares it with `POST /api/chat`. */
+  turnBodyBytes: SubmissionSlots;
 }
 
 /**
@@ -20,6 +24,8 @@ export interface OpenAiRouterDeps {
 export function openAiRouter(deps: OpenAiRouterDeps): Router {
   const router = Router();
   router.use('/files', openAiFilesRouter(deps.files));
+  // The Responses routes with a body are POSTs: a create, or a cancel's (which ends at once).
+  router.use('/responses', holdBodyBytes(deps.turnBodyBytes, deps.maxBodyBytes));
   router.use(readJsonBody(deps.maxBodyBytes));
   router.use('/responses', openAiResponsesRouter(deps.responses));
   router.use('/batches', openAiBatchesRouter({ batches: deps.batches }));

@@ -1,22 +1,26 @@
 /**
- * A bound on the requests of one kind a process handles at once (batch submissions: each
- * holds a line, a chunk and a file while its body is read). Taken before the body is read,
- * so that a refused request costs no memory.
+ * A bound on what requests of one kind a process handles at once: a number of them (batch
+ * submissions: each holds a line, a chunk and a file while its body is read), or the bytes of
+ * their bodies (JSON bodies, parsed whole). Taken before the body is read, so that a refused
+ * request costs no memory.
  */
 export class SubmissionSlots {
   private taken = 0;
 
   constructor(readonly limit: number) {}
 
-  /** A slot, and how to give it back (once; later calls do nothing); null when all are taken. */
-  tryTake(): (() => void) | null {
-    if (this.taken >= this.limit) return null;
-    this.taken++;
+  /**
+   * `units` slots (one request, or its bytes), and how to give them back (once; later calls do
+   * nothing); null when fewer are free.
+   */
+  tryTake(units = 1): (() => void) | null {
+    if (this.taken + units > this.limit) return null;
+    this.taken += units;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.taken--;
+      this.taken -= units;
     };
   }
 

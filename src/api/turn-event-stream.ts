@@ -2,15 +2,18 @@ import type { Request, Response } from 'express';
 import type { SubscribeOutcome } from '../subscriptions/conversation-subscription';
 import { checkCursor, type CursorCheck } from '../events/cursor';
 import { TERMINAL_EVENT_TYPES, type EventType } from '../events/event';
-import type { LoggedEvent } from '../event-log/event-log';
+import type { EventPage, LoggedEvent } from '../event-log/event-log';
 import { isTerminal, type Turn } from '../store/turns-repository';
 import { LiveSseStreams, type LiveSseOptions } from './live-sse';
 import { writesPerTick } from '../subscriptions/writes-per-tick';
 
 /** What the SSE route needs of the event log: a replay, and a replay-then-live subscription. */
 export interface ConversationEventSource {
-  /** Events with seq > `afterSeq`, oldest first; at most `count` (default: the log's page). */
-  read(conversationId: string, afterSeq: number, count?: number): Promise<{ events: LoggedEvent[] }>;
+  /**
+   * Events with seq > `afterSeq`, oldest first, within `page` (default: the log's page); `full`
+   * when the page stopped at a bound and more may follow.
+   */
+  read(conversationId: string, afterSeq: number, page?: EventPage): Promise<{ events: LoggedEvent[]; full: boolean }>;
   /** The oldest seq the log keeps (null: none) and the latest seq given out. */
   window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }>;
   subscribe(input: {
@@ -78,20 +81,20 @@ export function createTurnEventStreamer(
         const checked = checkCursor({ after, ...(await source.window(turn.conversationId)) });
         if (!checked.ok) return refuse(checked);
         const replay = streams.start(res, keyId, revoked);
-        for (let cursor = checked.after, count = MAX_REPLAY_PAGE; ; ) {
-          const { events } = await source.read(turn.conversationId, cursor, count);
-          if (events.length === 0) break;
-          let bytes = 0;
+        // A page at a time, each about a quarter of the allowance in bytes whatever its events
+        // weigh: the page and the reader's backlog are what this reader costs.
+        for (let cursor = checked.after; ; ) {
+          const { events, full } = await source.read(turn.conversationId, cursor, streams.page);
           for (const event of events) {
             // A reader that does not keep up is waited for rather than buffered for: on a
             // finished turn nothing is missed by waiting.
             if (res.writableLength >= streams.maxBufferedBytes && !(await streams.drained(replay, res))) return;
             if (replay.isEnded) return;
-            write(event.json, event.seq);
-            bytes += event.json.length;
+            // Its last event: what the log holds after it is of later turns.
+            if (write(event.json, event.seq)) return replay.end();
           }
+          if (!full || events.length === 0) break;
           cursor = events[events.length - 1]!.seq;
-          count = replayPageSize(bytes / events.length, streams.maxBufferedBytes);
         }
         replay.end();
         return;
@@ -117,17 +120,6 @@ export function createTurnEventStreamer(
       outcome.subscription.start();
     },
   };
-}
-
-/** Events per page of a replay: the log's own page, fewer when they are large. */
-const MAX_REPLAY_PAGE = 500;
-
-/**
- * How many events to read next so that a page holds about `maxBufferedBytes`: what a replay
- * keeps in memory for its reader besides what its socket buffers. Pure.
- */
-function replayPageSize(averageEventBytes: number, maxBufferedBytes: number): number {
-  return Math.max(1, Math.min(MAX_REPLAY_PAGE, Math.floor(maxBufferedBytes / Math.max(1, averageEventBytes))));
 }
 
 /** The seq a reader resumes after (header, or `?lastEventId=` where headers cannot be set). */

@@ -1,7 +1,9 @@
 import type { Response } from 'express';
 import { eventSchema, type SwitchyardEvent } from '../events/event';
 import { isTerminal, type Turn } from '../store/turns-repository';
-import { closingChunks, replayChunks, type UiChunk } from '../ui-chat/ui-message-chunks';
+import type { EventPage } from '../event-log/event-log';
+import { closingChunks, startReplay, type UiChunk } from '../ui-chat/ui-message-chunks';
+import { createReplayPlanner, type ReplayPlan } from '../ui-chat/replay-plan';
 import { LiveSseStreams, type LiveSseOptions } from './live-sse';
 import type { ConversationEventSource } from './turn-event-stream';
 
@@ -28,7 +30,8 @@ const UI_MESSAGE_STREAM_HEADERS = {
 /**
  * The AI SDK's UI message stream over the event log. What the log already holds is read first,
  * so a replay knows which step outputs were discarded later and whether a `turn-waiting` is
- * still the turn's last word; then it follows live after the last seq it read.
+ * still the turn's last word, then read again and sent; then it follows live after the last seq
+ * the first reading saw.
  */
 export function createUiMessageStreamer(
   source: ConversationEventSource,
@@ -43,17 +46,36 @@ export function createUiMessageStreamer(
       res.write(sse([{ type: 'start', messageId: turn.id }]));
 
       const live = streams.start(res, keyId, (reason) => sse([{ type: 'error', errorText: `unauthorized: ${reason}` }]) + DONE);
-      const { events, lastSeq } = await readTurnEvents(source, turn, after ?? 0);
-      const replay = replayChunks({ turnId: turn.id, isClientTool: options.isClientTool, events, step });
-      // Ended before this request, and its events are no longer kept: say how it ended.
-      const closing = replay.end || !isTerminal(turn.status) ? [] : closingChunks(turn);
+      // The log is read twice, a page at a time (about a quarter of the allowance in bytes,
+      // whatever its events weigh): once for what the replay must know of all of it, once to
+      // send it. Holding the turn's events from one pass would cost the whole turn per reader.
+      const { plan, lastSeq } = await planReplay(source, turn, after ?? 0, streams.page);
+      if (live.isEnded) return;
+      const replay = startReplay({ turnId: turn.id, isClientTool: options.isClientTool, plan, step });
       // A replay waits for its reader rather than buffering megabytes for it; one that stops
       // reading is cut off by the heartbeat, before the end, and resumes.
-      for (const piece of sliceChunks([...replay.chunks, ...closing], REPLAY_WRITE_BYTES)) {
-        if (!(await streams.drained(live, res))) return;
+      let piece = '';
+      const send = async (): Promise<boolean> => {
+        if (!(await streams.drained(live, res))) return false;
         res.write(piece);
+        piece = '';
+        return true;
+      };
+      let ended = false;
+      for await (const event of turnEvents(source, turn, { seq: after ?? 0 }, lastSeq, streams.page)) {
+        const mapped = replay.map(event);
+        piece += sse(mapped.chunks);
+        if (piece.length >= REPLAY_WRITE_BYTES && !(await send())) return;
+        if (mapped.end) {
+          ended = true;
+          break;
+        }
       }
-      if (replay.end || closing.length > 0) return live.end(DONE);
+      // Ended before this request, and its events are no longer kept: say how it ended.
+      const closing = ended || !isTerminal(turn.status) ? [] : closingChunks(turn);
+      piece += sse(closing);
+      if (piece && !(await send())) return;
+      if (ended || closing.length > 0) return live.end(DONE);
       if (live.isEnded) return;
       const { mapper } = replay;
 
@@ -83,34 +105,34 @@ const DONE = 'data: [DONE]\n\n';
 /** How much of a replay is written before its reader's backlog is looked at again. */
 const REPLAY_WRITE_BYTES = 64 * 1024;
 
-/** The chunks as server-sent data, in pieces of about `bytes` characters. */
-function* sliceChunks(chunks: UiChunk[], bytes: number): Generator<string> {
-  let piece = '';
-  for (const chunk of chunks) {
-    piece += sse([chunk]);
-    if (piece.length < bytes) continue;
-    yield piece;
-    piece = '';
-  }
-  if (piece) yield piece;
-}
-
 function sse(chunks: UiChunk[]): string {
   return chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('');
 }
 
-/** The turn's events the log holds after `after`, and the last seq read (of any turn). */
-async function readTurnEvents(source: ConversationEventSource, turn: Turn, after: number): Promise<{ events: SwitchyardEvent[]; lastSeq: number }> {
-  const events: SwitchyardEvent[] = [];
-  let lastSeq = after;
+/** What a replay of the turn after `after` must know (see ReplayPlan), and the last seq the log held then (of any turn). */
+async function planReplay(source: ConversationEventSource, turn: Turn, after: number, page: EventPage): Promise<{ plan: ReplayPlan; lastSeq: number }> {
+  const planner = createReplayPlanner();
+  const read = { seq: after };
+  for await (const event of turnEvents(source, turn, read, Number.MAX_SAFE_INTEGER, page)) planner.see(event);
+  return { plan: planner.plan(), lastSeq: read.seq };
+}
+
+/**
+ * The turn's events the log holds after `read.seq`, up to `upTo`, a page at a time; `read.seq`
+ * follows the last seq read, of any turn.
+ */
+async function* turnEvents(source: ConversationEventSource, turn: Turn, read: { seq: number }, upTo: number, page: EventPage): AsyncGenerator<SwitchyardEvent> {
+  // Cheap filter before parsing: a conversation's log may hold other turns' events.
+  const marker = `"turnId":${JSON.stringify(turn.id)}`;
   for (;;) {
-    const page = await source.read(turn.conversationId, lastSeq);
-    if (page.events.length === 0) break;
-    for (const logged of page.events) {
+    const { events, full } = await source.read(turn.conversationId, read.seq, page);
+    for (const logged of events) {
+      if (logged.seq > upTo) return;
+      read.seq = logged.seq;
+      if (!logged.json.includes(marker)) continue;
       const event = eventSchema.parse(JSON.parse(logged.json)) as SwitchyardEvent;
-      if (event.turnId === turn.id) events.push(event);
+      if (event.turnId === turn.id) yield event;
     }
-    lastSeq = page.events[page.events.length - 1]!.seq;
+    if (!full || events.length === 0) return;
   }
-  return { events, lastSeq };
 }

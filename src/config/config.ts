@@ -102,6 +102,13 @@ export const configSchema = z
     MAX_BATCH_JSON_BYTES: positiveInt.default(8 * 1024 * 1024),
     /** Batch submissions one API process reads at once; more answer 503 with Retry-After before their body is read. */
     MAX_BATCH_SUBMISSIONS_IN_FLIGHT: positiveInt.default(4),
+    /**
+     * Bytes of the bodies of `POST /openai/v1/responses` and `POST /api/chat` (requests that stay
+     * open for their turn) one API process reads and stores at once, each counted by its declared
+     * length (a chunked one by its route's limit) until what it asks is stored, not while it
+     * waits or streams. One that does not fit answers 503 with Retry-After before its body is read.
+     */
+    MAX_TURN_BODY_BYTES_IN_FLIGHT: positiveInt.default(32 * 1024 * 1024),
     /** The largest websocket frame a client may send; a larger one closes the connection with 1009 (API.md). */
     WS_MAX_FRAME_BYTES: positiveInt.default(64 * 1024),
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */

@@ -41,7 +41,18 @@ export interface LoggedEvent {
 }
 
 const APPEND_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'append-events-6.lua'), 'utf8');
-const READ_PAGE = 500;
+const READ_SCRIPT = fs.readFileSync(path.join(__dirname, 'lua', 'read-events-1.lua'), 'utf8');
+
+/** How much one read of the log returns at most. */
+export interface EventPage {
+  /** Events; default 500. */
+  maxEvents?: number;
+  /** Bytes of event JSON; default 1 MiB. An event larger than this comes alone. */
+  maxBytes?: number;
+}
+
+const PAGE_EVENTS = 500;
+const PAGE_BYTES = 1024 * 1024;
 /**
  * Batch ids a conversation remembers. A resent batch is one of the last few appended to its
  * conversation (only the producers writing to it at that moment can have one in flight).
@@ -58,6 +69,7 @@ type ScriptedRedis = RedisClient & {
     inflightKey: string,
     ...args: (string | number)[]
   ): Promise<number>;
+  readEvents(streamKey: string, start: string, maxEvents: number, maxBytes: number): Promise<[[string, string[]][], number]>;
 };
 
 /** Events emitted by a worker carry its attempt; a later attempt's events fence them off. */
@@ -111,6 +123,9 @@ export class EventLog {
     for (const connection of new Set([options.redis, this.failFastRedis as unknown as RedisClient])) {
       if (typeof (connection as unknown as { appendEvents?: unknown }).appendEvents !== 'function') {
         connection.defineCommand('appendEvents', { numberOfKeys: 6, lua: APPEND_SCRIPT });
+      }
+      if (typeof (connection as unknown as { readEvents?: unknown }).readEvents !== 'function') {
+        connection.defineCommand('readEvents', { numberOfKeys: 1, lua: READ_SCRIPT });
       }
     }
   }
@@ -213,21 +228,27 @@ export class EventLog {
     return seq;
   }
 
-  /** Events with seq > `afterSeq`, oldest first, at most `count`. */
-  async read(conversationId: string, afterSeq: number, count = READ_PAGE): Promise<{ events: LoggedEvent[] }> {
-    return this.readFrom(this.redis, conversationId, afterSeq, count);
+  /**
+   * Events with seq > `afterSeq`, oldest first, within `page` (by count and by bytes, so that a
+   * reader holds about `maxBytes` whatever the events weigh). `full`: the page stopped at one of
+   * its bounds, and more events may follow; false when it reached the end of the log.
+   */
+  async read(conversationId: string, afterSeq: number, page: EventPage = {}): Promise<{ events: LoggedEvent[]; full: boolean }> {
+    return this.readFrom(this.redis, conversationId, afterSeq, page);
   }
 
   /** {@link read} on the connection that fails at once while Redis is down. */
-  async readNow(conversationId: string, afterSeq: number, count = READ_PAGE): Promise<{ events: LoggedEvent[] }> {
-    return this.readFrom(this.failFastRedis, conversationId, afterSeq, count);
+  async readNow(conversationId: string, afterSeq: number, page: EventPage = {}): Promise<{ events: LoggedEvent[]; full: boolean }> {
+    return this.readFrom(this.failFastRedis, conversationId, afterSeq, page);
   }
 
-  private async readFrom(redis: RedisClient, conversationId: string, afterSeq: number, count: number): Promise<{ events: LoggedEvent[] }> {
-    const entries = (await redis.xrange(this.streamKey(conversationId), `${afterSeq + 1}-0`, '+', 'COUNT', count)) as [
-      string,
-      string[],
-    ][];
+  private async readFrom(redis: ScriptedRedis, conversationId: string, afterSeq: number, page: EventPage): Promise<{ events: LoggedEvent[]; full: boolean }> {
+    const [entries, full] = await redis.readEvents(
+      this.streamKey(conversationId),
+      `${afterSeq + 1}-0`,
+      page.maxEvents ?? PAGE_EVENTS,
+      page.maxBytes ?? PAGE_BYTES,
+    );
     // An entry's fields are ['e', json, 't', appendedAt] (the last two missing on older entries).
     return {
       events: entries.map(([id, fields]) => ({
@@ -235,6 +256,7 @@ export class EventLog {
         json: fields[1]!,
         appendedAt: fields[3] === undefined ? undefined : Number(fields[3]),
       })),
+      full: full === 1,
     };
   }
 

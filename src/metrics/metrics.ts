@@ -46,6 +46,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   let countWebsocketClients = () => 0;
   let countSubscriptions = () => ({ conversation: 0, batch: 0 });
   let countBatchSubmissions = () => 0;
+  let countTurnBodyBytes = () => 0;
   let countPendingApprovals: () => Promise<number> = async () => 0;
   const exported = new Set<Gauge<string>>();
   const exportOnce = (gauge: Gauge<string>) => {
@@ -249,6 +250,14 @@ export function createMetrics(options: { now?: () => number } = {}) {
     },
   });
   new Gauge({
+    name: 'switchyard_turn_body_bytes_in_flight',
+    help: 'Bytes of POST /openai/v1/responses and POST /api/chat bodies this API process is reading and storing now, by their declared length (at most MAX_TURN_BODY_BYTES_IN_FLIGHT)',
+    registers: [registry],
+    collect() {
+      this.set(countTurnBodyBytes());
+    },
+  });
+  new Gauge({
     name: 'switchyard_db_connections',
     help: "This process's database connections, by state (busy, idle, max: the pool's size)",
     labelNames: ['state'] as const,
@@ -380,6 +389,9 @@ export function createMetrics(options: { now?: () => number } = {}) {
     countBatchSubmissionsWith(counter: () => number) {
       countBatchSubmissions = counter;
       exportOnce(batchSubmissionsInFlight);
+    },
+    countTurnBodyBytesWith(counter: () => number) {
+      countTurnBodyBytes = counter;
     },
     countPendingApprovalsWith(counter: () => Promise<number>) {
       countPendingApprovals = counter;

@@ -7,6 +7,7 @@ import { createTurnEventStreamer, type ConversationEventSource, type TurnEventSt
 import { Authenticator } from '../auth/authenticator';
 import { WsTickets } from '../auth/ws-tickets';
 import { subscribeToConversation } from '../subscriptions/conversation-subscription';
+import { replayPage } from '../subscriptions/replay-page';
 import { createGateway, type Gateway } from '../gateway/gateway';
 import { LiveEvents } from '../event-log/live-events';
 import { decideApproval, decisionRefusal, type DecisionInput, type DecisionOutcome } from '../tool-calls/tool-approvals';
@@ -199,11 +200,12 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
   const { config } = resources;
   const { connections } = auth;
   const eventSource: ConversationEventSource = {
-    read: (conversationId, afterSeq, count) => resources.eventLog.read(conversationId, afterSeq, count),
+    read: (conversationId, afterSeq, page) => resources.eventLog.read(conversationId, afterSeq, page),
     window: (conversationId) => resources.eventLog.window(conversationId),
+    // Websocket and SSE readers alike may hold WS_MAX_BUFFERED_BYTES: a page is sized to it.
     subscribe: (input) =>
       subscribeToConversation(
-        { eventLog: resources.eventLog, liveEvents, onReconnect: (listener) => liveEvents.onReconnect(listener) },
+        { eventLog: resources.eventLog, liveEvents, onReconnect: (listener) => liveEvents.onReconnect(listener), page: replayPage(config.WS_MAX_BUFFERED_BYTES) },
         input,
       ),
   };
@@ -241,9 +243,11 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
   const provider = configuredProvider(config)?.provider;
   const { turnService, batchRunner } = services;
   const batchSubmissionSlots = new SubmissionSlots(config.MAX_BATCH_SUBMISSIONS_IN_FLIGHT);
+  const turnBodyBytes = new SubmissionSlots(config.MAX_TURN_BODY_BYTES_IN_FLIGHT);
   const startBatch = (batchId: string) => void batchRunner.pump(batchId).catch((error: unknown) => logger.warn({ err: error, batchId }, 'batch did not start; the repair pass will start it'));
   const userTools = { tools: resources.tools, userAllowedTools: (userId: string) => resources.users.allowedTools(userId) };
   resources.metrics.countBatchSubmissionsWith(() => batchSubmissionSlots.inUse);
+  resources.metrics.countTurnBodyBytesWith(() => turnBodyBytes.inUse);
   return {
     logger,
     metrics: resources.metrics,
@@ -287,6 +291,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
     maxBatchItems: config.MAX_BATCH_ITEMS,
     batchSubmissionSlots,
+    turnBodyBytes,
     batchSpoolDir: os.tmpdir(),
     webhooks: {
       webhooks: resources.webhooks,
@@ -301,6 +306,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     openAi: {
       files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
       maxBodyBytes: config.MAX_BODY_BYTES,
+      turnBodyBytes,
       responses: { responses: services.responses, streamer: streams.responseStream, events: streams.eventSource },
       batches: new OpenAiBatchesService({
         db: resources.db,

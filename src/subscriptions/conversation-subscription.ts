@@ -1,13 +1,18 @@
-import type { LoggedEvent } from '../event-log/event-log';
+import type { EventPage, LoggedEvent } from '../event-log/event-log';
 import type { LiveListener } from '../event-log/live-events';
 import { coerceError, SwitchyardError } from '../errors/switchyard-error';
 import { checkCursor, type CursorCheck } from '../events/cursor';
 
 export interface SubscriptionSources {
   eventLog: {
-    read(conversationId: string, afterSeq: number, count?: number): Promise<{ events: LoggedEvent[] }>;
+    read(conversationId: string, afterSeq: number, page?: EventPage): Promise<{ events: LoggedEvent[]; full: boolean }>;
     window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }>;
   };
+  /**
+   * How much one read of the log brings in: what a subscriber holds while it hands a page on,
+   * besides what its socket buffers (default: the log's own page).
+   */
+  page?: EventPage;
   liveEvents: { listen(conversationId: string, listener: LiveListener): Promise<() => void> };
   /** Called when pub/sub reconnected: whatever it lost must be read from the log. */
   onReconnect?(listener: () => void): () => void;
@@ -39,8 +44,6 @@ export class EventLogRestartedError extends SwitchyardError<'event_log_restarted
     super(message);
   }
 }
-
-const PAGE = 500;
 
 /**
  * Replay-then-live with no gap and no duplicate. The live listener is registered first; the
@@ -84,14 +87,14 @@ export async function subscribeToConversation(
       // A hint that arrives while a read is on its way may be for an event appended after the
       // read was served: only one announced before the read began must be in what it returns.
       const announcedBeforeRead = highestHint;
-      const { events } = await sources.eventLog.read(conversationId, next - 1, PAGE);
+      const { events, full } = await sources.eventLog.read(conversationId, next - 1, sources.page);
       if (disposed) return;
       for (const event of events) {
         if (event.seq < next) continue;
         if (event.seq > next) throw new Error(`the replay log lost events ${next}..${event.seq - 1} (trimmed while being read)`);
         deliver(event.json, event.seq, event.seq > latestAtSubscribe ? event.appendedAt : undefined);
       }
-      if (events.length === PAGE) continue;
+      if (full) continue;
       if (highestHint < next) return;
       if (events.length === 0 && announcedBeforeRead >= next) throw new Error(`event ${next} was announced but is not in the replay log`);
     }
@@ -108,7 +111,7 @@ export async function subscribeToConversation(
       const { latestSeq } = await sources.eventLog.window(conversationId);
       if (latestSeq >= seen) return;
     } else {
-      const [kept] = (await sources.eventLog.read(conversationId, seen - 1, 1)).events;
+      const [kept] = (await sources.eventLog.read(conversationId, seen - 1, { maxEvents: 1 })).events;
       if (kept?.seq === seen && kept.json === lastDelivered) return;
     }
     const window = await sources.eventLog.window(conversationId);

@@ -1,5 +1,6 @@
 import type { ToolProcessingData, ToolRunFacts, TurnMetadata } from '@switchyard/protocol';
 import type { SwitchyardEvent } from '../events/event';
+import type { ReplayPlan } from './replay-plan';
 
 export type { ToolProcessingData, ToolRunFacts, TurnMetadata };
 
@@ -204,43 +205,19 @@ export function uiFinishReason(finishReason: string): UiFinishReason {
 }
 
 /**
- * The chunks of what the log already holds of a turn, shown as the turn stands now: output of a
- * step that was later discarded is left out (live, a discard can only be announced), a
- * `turn-waiting` the turn went on from does not end the stream, and client calls answered in it
- * are not offered to `onToolCall` again. `end`: the turn ended, or waits on client tools now.
+ * The replay of what the log already holds of a turn, shown as the turn stands now (see
+ * ReplayPlan: a discarded step's output left out, a wait the turn went on from not ending it,
+ * answered client calls not offered to `onToolCall` again). `map` gives the chunks of the turn's
+ * events in seq order, none for one the plan leaves out, and `end` where the turn ended or waits
+ * on client tools now. Pure.
  */
-export function replayChunks(input: { turnId: string; isClientTool(toolName: string): boolean; events: SwitchyardEvent[]; step?: number }): {
-  chunks: UiChunk[];
-  end: boolean;
+export function startReplay(input: { turnId: string; isClientTool(toolName: string): boolean; plan: ReplayPlan; step?: number }): UiChunkMapper & {
   /** Maps what comes after the replay, live. */
   mapper: UiChunkMapper;
 } {
-  const events = withoutDiscardedOutput(input.events);
-  const answered = new Set(events.flatMap((event) => (event.type === 'tool-result' ? [event.toolCallId] : [])));
-  const approved = new Set(events.flatMap((event) => (event.type === 'tool-approval-response' && event.approved ? [event.toolCallId] : [])));
-  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered, approved, step: input.step });
-  const chunks: UiChunk[] = [];
-  for (const [index, event] of events.entries()) {
-    if (event.type === 'turn-waiting' && index < events.length - 1) continue;
-    const mapped = mapper.map(event);
-    chunks.push(...mapped.chunks);
-    if (mapped.end) return { chunks, end: true, mapper };
-  }
-  return { chunks, end: false, mapper };
-}
-
-/** Leaves out the output of steps discarded later (their worker died, their stream broke), and the discards. Pure. */
-export function withoutDiscardedOutput(events: SwitchyardEvent[]): SwitchyardEvent[] {
-  const kept: SwitchyardEvent[] = [];
-  for (const event of events) {
-    if (event.type !== 'attempt-discarded') {
-      kept.push(event);
-      continue;
-    }
-    const stepStart = kept.findLastIndex((each) => each.type === 'step-start' && each.step === event.step);
-    if (stepStart !== -1) kept.length = stepStart;
-  }
-  return kept;
+  const { plan } = input;
+  const mapper = createUiChunkMapper({ turnId: input.turnId, isClientTool: input.isClientTool, answered: plan.answered, approved: plan.approved, step: input.step });
+  return { map: (event) => (plan.shows(event) ? mapper.map(event) : { chunks: [], end: false }), mapper };
 }
 
 function describe(error: { code: string; message: string }): string {

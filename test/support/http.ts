@@ -39,13 +39,16 @@ export interface OpenUpload {
   write(text: string | Buffer): void;
   /** Ends the body. */
   end(text?: string): void;
+  /** Goes away mid-body, as a client that gives up does (`response` then rejects). */
+  abandon(): void;
   /** The answer, as soon as the server sends it (also before the body ended). */
   response: Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>;
 }
 
 /**
- * A POST whose body is sent piece by piece (chunked) while the test holds it open: a slow
- * upload. The response resolves whenever the server answers, body ended or not.
+ * A POST whose body is sent piece by piece (chunked, unless `headers` give its Content-Length)
+ * while the test holds it open: a slow upload. The response resolves whenever the server
+ * answers, body ended or not.
  */
 export function openUpload(baseUrl: string, path: string, headers: Record<string, string>): OpenUpload {
   const request = http.request(`${baseUrl}${path}`, { method: 'POST', headers });
@@ -70,6 +73,7 @@ export function openUpload(baseUrl: string, path: string, headers: Record<string
   return {
     write: (text) => void request.write(text),
     end: (text) => void request.end(text),
+    abandon: () => void request.destroy(),
     response,
   };
 }

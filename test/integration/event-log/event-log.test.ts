@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/subscriptions/conversation-subscription';
 import type { EventBody } from '../../../src/events/event';
-import { AttemptFencedError, EventLog, inflightStateKey, TurnEndAnnouncedError } from '../../../src/event-log/event-log';
+import { AttemptFencedError, EventLog, inflightStateKey, TurnEndAnnouncedError, type EventPage } from '../../../src/event-log/event-log';
 import { LiveEvents } from '../../../src/event-log/live-events';
 import { DeltaPacing } from '../../../src/event-log/delta-pacing';
 import { TurnEvents } from '../../../src/event-log/turn-events';
@@ -162,6 +162,54 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     ]);
   });
 
+  it('reads a page by bytes as well as by count, whatever its events weigh, and says whether more may follow', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    const large = (i: number) => delta(id, `${i}`.padEnd(300 * 1024, 'x'));
+    await log.appendBatch(id, [large(1), large(2), large(3), large(4), delta(id, 'small 5'), delta(id, 'small 6')]);
+    const seqs = (page: { events: { seq: number }[] }) => page.events.map((event) => event.seq);
+    const bytes = (page: { events: { json: string }[] }) => page.events.reduce((sum, event) => sum + Buffer.byteLength(event.json), 0);
+
+    const first = await log.read(id, 0, { maxBytes: 1024 * 1024 });
+    expect([seqs(first), first.full]).toEqual([[1, 2, 3], true]);
+    expect(bytes(first)).toBeLessThanOrEqual(1024 * 1024);
+    // An event larger than the budget comes alone, so that a reader always gets on.
+    expect(seqs(await log.read(id, 0, { maxBytes: 1000 }))).toEqual([1]);
+    expect(seqs(await log.read(id, 3, { maxBytes: 1000 }))).toEqual([4]);
+    expect(seqs(await log.read(id, 4, { maxBytes: 1000 }))).toEqual([5, 6]);
+    expect(await log.read(id, 0, { maxEvents: 2 })).toMatchObject({ events: [{ seq: 1 }, { seq: 2 }], full: true });
+    // The end of the log: not full, whether the bounds were reached or not.
+    expect(await log.read(id, 3, { maxBytes: 10 * 1024 * 1024 })).toMatchObject({ events: [{ seq: 4 }, { seq: 5 }, { seq: 6 }], full: false });
+    expect(await log.read(id, 6)).toEqual({ events: [], full: false });
+    expect(JSON.parse((await log.read(id, 3, { maxEvents: 1 })).events[0]!.json)).toEqual({ seq: 4, ...large(4) });
+  });
+
+  it('hands a replay on a page of about its budget at a time, every event once and in order', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    await log.appendBatch(id, Array.from({ length: 20 }, (_, i) => delta(id, `${i}`.padEnd(200 * 1024, 'x'))));
+    const pageBytes: number[] = [];
+    const measured = {
+      window: (conversationId: string) => log.window(conversationId),
+      read: async (conversationId: string, afterSeq: number, page?: EventPage) => {
+        const served = await log.read(conversationId, afterSeq, page);
+        pageBytes.push(served.events.reduce((sum, event) => sum + Buffer.byteLength(event.json), 0));
+        return served;
+      },
+    };
+    const seen: number[] = [];
+    const outcome = await subscribeToConversation(
+      { eventLog: measured, liveEvents: live, page: { maxBytes: 512 * 1024 } },
+      { conversationId: id, after: 0, deliver: (_json, seq) => seen.push(seq), onError: (error) => { throw error; } },
+    );
+    if (!outcome.ok) throw new Error(outcome.message);
+    outcome.subscription.start();
+    await waitUntil(() => seen.length >= 20);
+    outcome.subscription.dispose();
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    // Two events to a page, where the log's own page would have been all 4 MB of them.
+    expect(Math.max(...pageBytes)).toBeLessThanOrEqual(512 * 1024);
+    expect(pageBytes.filter((bytes) => bytes > 0)).toHaveLength(10);
+  });
+
   it('restarts a lost counter from the floor PostgreSQL keeps, not from 1', async () => {
     const id = `c-${uniqueSuffix()}`;
     floors.set(id, 41);
@@ -176,8 +224,8 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     // The first read is served before the append; its answer arrives after the append's hint.
     const racingLog = {
       window: (conversationId: string) => log.window(conversationId),
-      read: async (conversationId: string, afterSeq: number, count?: number) => {
-        const served = await log.read(conversationId, afterSeq, count);
+      read: async (conversationId: string, afterSeq: number, page?: EventPage) => {
+        const served = await log.read(conversationId, afterSeq, page);
         if (!raced) {
           raced = true;
           await log.append(delta(id, 'late'));

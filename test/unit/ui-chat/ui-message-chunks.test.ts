@@ -1,9 +1,24 @@
 import type { SwitchyardEvent } from '../../../src/events/event';
-import { createUiChunkMapper, replayChunks, uiFinishReason, withoutDiscardedOutput } from '../../../src/ui-chat/ui-message-chunks';
+import { createReplayPlanner } from '../../../src/ui-chat/replay-plan';
+import { createUiChunkMapper, startReplay, uiFinishReason, type UiChunk } from '../../../src/ui-chat/ui-message-chunks';
 
 const envelope = { conversationId: 'c', turnId: 'turn_1' };
 let seq = 0;
 const event = (body: Record<string, unknown>) => ({ ...envelope, seq: ++seq, ...body }) as SwitchyardEvent;
+
+/** A replay as the stream makes it: one pass over the events to plan it, then each mapped, up to its end. */
+function replayChunks(input: { isClientTool(toolName: string): boolean; events: SwitchyardEvent[] }): { chunks: UiChunk[]; end: boolean } {
+  const planner = createReplayPlanner();
+  input.events.forEach((each) => planner.see(each));
+  const replay = startReplay({ turnId: 'turn_1', isClientTool: input.isClientTool, plan: planner.plan() });
+  const chunks: UiChunk[] = [];
+  for (const each of input.events) {
+    const mapped = replay.map(each);
+    chunks.push(...mapped.chunks);
+    if (mapped.end) return { chunks, end: true };
+  }
+  return { chunks, end: false };
+}
 
 describe('UI message chunks', () => {
   it('marks server tools providerExecuted and leaves client tools for onToolCall; ends at turn-waiting with tool-calls', () => {
@@ -85,7 +100,9 @@ describe('UI message chunks', () => {
       event({ type: 'step-start', step: 2 }),
       event({ type: 'text-delta', delta: 'again' }),
     ];
-    expect(withoutDiscardedOutput(events).map((each) => (each.type === 'text-delta' ? each.delta : each.type))).toEqual([
+    const planner = createReplayPlanner();
+    events.forEach((each) => planner.see(each));
+    expect(events.filter(planner.plan().shows).map((each) => (each.type === 'text-delta' ? each.delta : each.type))).toEqual([
       'step-start',
       'kept',
       'step-finish',
@@ -106,11 +123,11 @@ describe('UI message chunks', () => {
       event({ type: 'step-start', step: 2 }),
       event({ type: 'text-delta', delta: 'ok' }),
     ];
-    const replay = replayChunks({ turnId: 'turn_1', isClientTool: (name) => name === 'ask', events });
+    const replay = replayChunks({ isClientTool: (name) => name === 'ask', events });
     expect(replay.end).toBe(false);
     expect(replay.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-output-available', 'start-step', 'text-start', 'text-delta']);
     // Waiting now: the replay ends there, and the call is offered.
-    const waiting = replayChunks({ turnId: 'turn_1', isClientTool: (name) => name === 'ask', events: events.slice(0, 5) });
+    const waiting = replayChunks({ isClientTool: (name) => name === 'ask', events: events.slice(0, 5) });
     expect(waiting.end).toBe(true);
     expect(waiting.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'finish']);
   });
@@ -140,7 +157,7 @@ describe('UI message chunks', () => {
       event({ type: 'tool-approval-response', toolCallId: 'a', approved: true }),
       event({ type: 'tool-result', toolCallId: 'a', result: 1, attempts: 1, durationMs: 3 }),
     ];
-    const replay = replayChunks({ turnId: 'turn_1', isClientTool: () => false, events });
+    const replay = replayChunks({ isClientTool: () => false, events });
     expect(replay.end).toBe(false);
     expect(replay.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'tool-output-available']);
   });
