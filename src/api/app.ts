@@ -33,8 +33,8 @@ import { serveOpenApiDocument } from './openapi-route';
 import { wsTicketSchema } from '../../packages/client/src/protocol/ws-ticket-answer.js';
 import { sessionTokenGrantSchema } from './contract/browser-contract';
 import { sendJson } from './send-json';
-import { openAiRouter, type OpenAiRouterDeps } from './openai-router';
-import { openAiErrorHandler, openAiNotFound } from './openai-error-handler';
+import { openAiRouter, type OpenAiRouterDeps } from '../openai/routes/openai-router';
+import { openAiErrorHandler, openAiNotFound } from '../openai/routes/openai-error-handler';
 
 export interface ApiDeps {
   logger: Logger;

@@ -31,9 +31,9 @@ import { startRevocationWatch } from '../auth/revocation-watch';
 import { QueueEventsOnDemand, queueEventsReader } from '../queue/queue-events-on-demand';
 import { SessionTokens } from '../auth/session-tokens';
 import { VerifiedKeyCache } from '../auth/verified-key-cache';
-import { ResponsesService } from '../openai-compat/responses-service';
-import { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
-import { createResponseStreamer, type ResponseStreamer } from '../api/openai-response-stream';
+import { ResponsesService } from '../openai/responses-service';
+import { OpenAiBatchesService } from '../openai/openai-batches-service';
+import { createResponseStreamer, type ResponseStreamer } from '../openai/routes/openai-response-stream';
 import { usableToolsByName } from '../api/usable-tools';
 
 export interface RunningApi {

@@ -12,10 +12,10 @@ import { healthPaths } from './health-contract';
 import { toolPaths } from './tools-contract';
 import { turnPaths } from './turns-contract';
 import { webhookPaths } from './webhooks-contract';
-import { openAiFilePaths } from './openai-files-contract';
-import { openAiResponsePaths } from './openai-responses-contract';
-import { openAiBatchPaths } from './openai-batches-contract';
-import { openAiErrorSchema } from './openai-operation';
+import { openAiFilePaths } from '../../openai/routes/openai-files-contract';
+import { openAiResponsePaths } from '../../openai/routes/openai-responses-contract';
+import { openAiBatchPaths } from '../../openai/routes/openai-batches-contract';
+import { openAiErrorSchema } from '../../openai/routes/openai-operation';
 
 const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
 

@@ -1,9 +1,9 @@
 import { Router } from 'express';
-import { readJsonBody } from './json-body';
+import { readJsonBody } from '../../api/json-body';
 import { openAiFilesRouter, type OpenAiFilesRouterDeps } from './openai-files-router';
 import { openAiResponsesRouter, type OpenAiResponsesRouterDeps } from './openai-responses-router';
 import { openAiBatchesRouter } from './openai-batches-router';
-import type { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
+import type { OpenAiBatchesService } from '../openai-batches-service';
 
 export interface OpenAiRouterDeps {
   files: OpenAiFilesRouterDeps;

@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import type { ResponsesService } from '../openai-compat/responses-service';
-import { createResponseSchema } from '../openai-compat/response-request';
-import { principalOf } from './require-user';
-import { sendJson } from './send-json';
-import { parseInput, parseRouteId } from './validate';
-import { openAiResponseSchema, retrieveResponseQuerySchema } from './contract/openai-responses-contract';
-import type { ConversationEventSource } from './turn-event-stream';
+import type { ResponsesService } from '../responses-service';
+import { createResponseSchema } from '../response-request';
+import { principalOf } from '../../api/require-user';
+import { sendJson } from '../../api/send-json';
+import { parseInput, parseRouteId } from '../../api/validate';
+import { openAiResponseSchema, retrieveResponseQuerySchema } from './openai-responses-contract';
+import type { ConversationEventSource } from '../../api/turn-event-stream';
 import { waitForTurnEnd, type ResponseStreamer } from './openai-response-stream';
 
 export interface OpenAiResponsesRouterDeps {
