@@ -1,7 +1,8 @@
 import http from 'node:http';
 import os from 'node:os';
 import type { Express } from 'express';
-import { createApiApp, type ApiDeps } from '../api/app';
+import { createApiApp } from '../api/app';
+import type { ApiDeps } from '../api/api-deps';
 import { createUserRateLimiter, type UserRateLimiter } from '../api/user-rate-limit';
 import { createTurnEventStreamer, type ConversationEventSource, type TurnEventStreamer } from '../api/turn-event-stream';
 import { Authenticator } from '../auth/authenticator';
