@@ -4,14 +4,16 @@
  * other in a circle. `npm run lint:imports` checks it, and CI runs it.
  *
  * A feature room (openai/) keeps a feature in one folder at three heights: its routes
- * (`<feature>/routes/`: route families, routers, answer schemas), its core (`<feature>/`:
- * requests, services, mappings) and its repositories (`<feature>/store/`). Each sits in the
- * layer of what it uses and of what uses it; a folder's rule leaves out its subfolders listed here.
+ * (`<feature>/routes/`: its route family, routers, answer schemas), above api/, whose middleware
+ * and answer helpers they use, and mounted by runtime/ alone; its core (`<feature>/`: requests,
+ * services, mappings) in the layer of what it runs on and of what uses it; its repositories
+ * (`<feature>/store/`) beside store/. A folder's rule leaves out its subfolders listed here.
  */
 const LAYERS = [
   ['workers'],
   ['runtime'],
-  ['api', 'gateway', 'cli', 'playground', 'openai/routes'],
+  ['openai/routes'],
+  ['api', 'gateway', 'cli', 'playground'],
   ['ui-chat', 'batches', 'openai'],
   ['turns'],
   ['tool-calls'],
@@ -81,3 +83,9 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
   },
 };
+
+// Run as a script (the end of `npm run lint:imports`): the rooms just checked, top to bottom.
+if (require.main === module) {
+  console.log('rooms, top to bottom (each imports its own layer or below):');
+  for (const rooms of LAYERS) console.log(`  ${rooms.map((room) => `${room}/`).join(' ')}`);
+}

@@ -1,21 +1,33 @@
-import type { ApiDeps } from './api-deps';
+import type { EventLog } from '../event-log/event-log';
+import type { ConversationsRepository } from '../store/conversations-repository';
+import type { MessagesRepository } from '../store/messages-repository';
+import type { TurnService } from '../turns/turn-service';
 import { conversationPaths } from './contract/conversations-contract';
 import { conversationsRouter } from './conversations-router';
 import type { RouteFamily } from './route-family';
+import { usableToolsOf, type UserToolsNeeds } from './usable-tools';
+
+interface ConversationsRoutesNeeds extends UserToolsNeeds {
+  conversations: ConversationsRepository;
+  messages: MessagesRepository;
+  turnService: TurnService;
+  /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
+  eventLog: Pick<EventLog, 'latestSeq'>;
+}
 
 /** `/v1/conversations` (docs/API.md, "HTTP API"): conversations, their turns, edits, regenerations and forks. */
-export const conversationsRoutes: RouteFamily<ApiDeps> = {
+export const conversationsRoutes: RouteFamily<ConversationsRoutesNeeds> = {
   stage: 'user',
   openApi: { tag: { name: 'Conversations' }, paths: conversationPaths },
-  mount: (app, deps) => {
+  mount: (app, needs) => {
     app.use(
       '/v1/conversations',
       conversationsRouter({
-        conversations: deps.conversations,
-        messages: deps.messages,
-        turnService: deps.turnService,
-        usableTools: { tools: deps.tools, userAllowedTools: deps.userAllowedTools },
-        latestSeq: deps.latestSeq,
+        conversations: needs.conversations,
+        messages: needs.messages,
+        turnService: needs.turnService,
+        usableTools: usableToolsOf(needs),
+        latestSeq: (conversationId) => needs.eventLog.latestSeq(conversationId),
       }),
     );
   },

@@ -1,22 +1,24 @@
-import type { ApiDeps } from './api-deps';
+import type { Config } from '../config/config';
+import type { Metrics } from '../metrics/metrics';
 import { healthPaths } from './contract/health-contract';
-import { healthRouter } from './health-router';
+import { healthRouter, type HealthDeps } from './health-router';
 import { serveOpenApiDocument } from './openapi-route';
 import { servePlayground } from './playground-route';
-import type { RouteFamily, RouteFamilyDocument } from './route-family';
+import type { AppAddedNeeds, RouteFamily } from './route-family';
 
-export interface OperationsNeeds {
-  /** The parts of GET /openapi.json of every family the app mounts (the app hands them over). */
-  routeDocuments: readonly RouteFamilyDocument[];
+interface OperationsRoutesNeeds extends AppAddedNeeds, Pick<HealthDeps, 'checkReady'> {
+  /** PLAYGROUND_DIR: the playground bundle served at `/`. */
+  config: Pick<Config, 'PLAYGROUND_DIR'>;
+  metrics: Pick<Metrics, 'registry'>;
 }
 
 /** What needs no credentials: `/healthz`, `/readyz`, `/metrics`, the playground at `/`, and GET /openapi.json. */
-export const operationsRoutes: RouteFamily<ApiDeps & OperationsNeeds> = {
+export const operationsRoutes: RouteFamily<OperationsRoutesNeeds> = {
   stage: 'public',
   openApi: { tag: { name: 'Operations' }, paths: healthPaths },
-  mount: (app, deps) => {
-    app.use(healthRouter({ checkReady: deps.checkReady, registry: deps.metrics.registry }));
-    app.use(servePlayground(deps.playgroundDir));
-    app.get('/openapi.json', serveOpenApiDocument(deps.routeDocuments));
+  mount: (app, needs) => {
+    app.use(healthRouter({ checkReady: needs.checkReady, registry: needs.metrics.registry }));
+    app.use(servePlayground(needs.config.PLAYGROUND_DIR));
+    app.get('/openapi.json', serveOpenApiDocument(needs.routeDocuments));
   },
 };

@@ -25,15 +25,29 @@ export interface RouteFamilyDocument {
 
 /**
  * A family of routes (`/v1/turns`, the OpenAI dialect under `/openai/v1`, …) as the app mounts
- * it: the stage it belongs to, what it documents, and how it mounts its routes given `Needs`,
- * what it reads of the resources the app is handed.
+ * it: the stage it belongs to, what it documents, and how it mounts its routes. `Needs` is what
+ * it reads of the one resources object the app hands every family (runtime/api-resources.ts):
+ * a family declares the fields it uses and is typed as seeing only those, so a new route is
+ * written in its family alone.
  */
 export interface RouteFamily<Needs> {
   stage: RouteStage;
   openApi: RouteFamilyDocument;
   /**
-   * Mounts the family's routes on the app at their paths. A property rather than a method, so
-   * that TypeScript checks the resources handed to the app hold what each family needs.
+   * Mounts the family's routes on the app at their paths; what it returns is ended when the
+   * server drains. A property rather than a method, so that TypeScript checks the resources
+   * handed to the app hold what each family needs.
    */
-  mount: (app: IRouter, needs: Needs) => void;
+  mount: (app: IRouter, needs: Needs) => MountedRoutes | void;
+}
+
+/** What a mounted family keeps open. */
+export interface MountedRoutes {
+  /** Ends its live streams (SSE), each after the last event it sent; readers resume elsewhere by their cursor. */
+  endStreams(): void;
+}
+
+/** What the app adds to the resources it hands the families: every family's part of GET /openapi.json. */
+export interface AppAddedNeeds {
+  routeDocuments: readonly RouteFamilyDocument[];
 }
