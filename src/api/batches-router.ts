@@ -5,7 +5,7 @@ import type { BatchRunner } from '../batches/batch-runner';
 import { submitBatch, type BatchSubmissionDeps } from '../batches/batch-submission';
 import { AppError, notFound } from '../errors/app-error';
 import type { Batch, BatchesRepository, BatchItemRecord } from '../store/batches-repository';
-import type { OpenAiBatchesRepository } from '../store/openai-batches-repository';
+import type { OpenAiBatchesRepository } from '../openai/store/openai-batches-repository';
 import { principalOf, userIdOf } from './require-user';
 import type { BatchProgressFrame } from '../batches/batch-progress';
 import type { LiveSseStreams } from './live-sse';

@@ -1,10 +1,21 @@
 import { AppError } from '../errors/app-error';
+import type { UsersRepository } from '../store/users-repository';
 import type { ToolDescriptor, ToolRegistry } from '../tools/tool';
 
 export interface UsableToolsDeps {
   tools: Pick<ToolRegistry, 'list'>;
   /** null: the user may use every tool; otherwise only these (set by an admin). */
   userAllowedTools(userId: string): Promise<string[] | null>;
+}
+
+/** What a route family reads to know a user's tools: the catalogue, and the users' limits. */
+export interface UserToolsNeeds {
+  tools: Pick<ToolRegistry, 'list'>;
+  users: Pick<UsersRepository, 'allowedTools'>;
+}
+
+export function usableToolsOf(needs: UserToolsNeeds): UsableToolsDeps {
+  return { tools: needs.tools, userAllowedTools: (userId) => needs.users.allowedTools(userId) };
 }
 
 /** The tools a user may see, invoke and have offered to the model. */

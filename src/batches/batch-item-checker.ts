@@ -3,8 +3,8 @@ import { AppError } from '../errors/app-error';
 import { fieldIssues } from '../errors/zod-issues';
 import { findUnstorableValue } from '../storable/storable-json';
 import { itemSchema, type BatchDefaults, type BatchItem, type BatchItemSpec, type BatchOptions } from '../store/batch-item';
-import { isOpenAiBatchLine, openAiLineToItem } from '../openai-compat/batch-line';
-import type { UsableTools } from '../openai-compat/function-tools';
+import { isOpenAiBatchLine, openAiLineToItem } from '../openai/batch-line';
+import type { UsableTools } from '../openai/function-tools';
 
 /** Line problems listed in one refusal; the count of the rest is said. */
 const MAX_LISTED_PROBLEMS = 100;

@@ -7,7 +7,7 @@ import type { BatchDefaults, BatchItem, BatchOptions } from '../store/batch-item
 import { readJsonBatch, readJsonlOptions } from './batch-request';
 import { BatchSpool } from './batch-spool';
 import { readJsonlLines } from './jsonl-lines';
-import type { UsableTools } from '../openai-compat/function-tools';
+import type { UsableTools } from '../openai/function-tools';
 
 export interface BatchSubmissionDeps {
   batches: Pick<BatchesRepository, 'create'>;

@@ -20,9 +20,6 @@ import { ToolCallsRepository } from '../store/tool-calls-repository';
 import { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { BatchesRepository } from '../store/batches-repository';
-import { OpenAiFilesRepository } from '../store/openai-files-repository';
-import { OpenAiResponsesRepository } from '../store/openai-responses-repository';
-import { OpenAiBatchesRepository } from '../store/openai-batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
@@ -62,9 +59,6 @@ export interface Resources {
   toolApprovals: ToolApprovalsRepository;
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
-  openAiFiles: OpenAiFilesRepository;
-  openAiResponses: OpenAiResponsesRepository;
-  openAiBatches: OpenAiBatchesRepository;
   tools: ToolRegistry;
   eventLog: EventLog;
   turnQueue: Queue;
@@ -127,9 +121,6 @@ export async function createResources(
       toolApprovals: new ToolApprovalsRepository(db),
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),
-      openAiFiles: new OpenAiFilesRepository(db),
-      openAiResponses: new OpenAiResponsesRepository(db),
-      openAiBatches: new OpenAiBatchesRepository(db),
       tools,
       eventLog,
       turnQueue,

@@ -2,29 +2,21 @@ import { z } from 'zod';
 import { createDocument, type CreateDocumentOptions, type oas31 } from 'zod-openapi';
 import { eventSchema } from '../../events/event';
 import { clientFrameSchemas, serverFrameSchema } from '../../events/ws-frames';
-import { adminPaths } from './admin-contract';
-import { approvalPaths } from './approvals-contract';
-import { batchPaths } from './batches-contract';
-import { browserPaths } from './browser-contract';
-import { conversationPaths } from './conversations-contract';
+import type { RouteFamilyDocument } from '../route-family';
 import { errorResponseSchema } from './error-contract';
-import { healthPaths } from './health-contract';
-import { toolPaths } from './tools-contract';
-import { turnPaths } from './turns-contract';
-import { webhookPaths } from './webhooks-contract';
-import { openAiFilePaths } from './openai-files-contract';
-import { openAiResponsePaths } from './openai-responses-contract';
-import { openAiBatchPaths } from './openai-batches-contract';
-import { openAiErrorSchema } from './openai-operation';
 
 const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
 
 /**
  * The contract as data (docs/API.md): every HTTP route with its request and response schemas and
  * the errors it can answer, built from the zod schemas the routes validate and type their answers
- * with; the events and websocket frames as JSON Schema in `components.schemas`.
+ * with; the events and websocket frames as JSON Schema in `components.schemas`. `families`: each
+ * route family's part, in the order the document lists them (a section shared by two families
+ * is listed once, where the first one is).
  */
-export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
+export function buildOpenApiDocument(version: string, families: readonly RouteFamilyDocument[]): oas31.OpenAPIObject {
+  const tags = new Map<string, oas31.TagObject>();
+  for (const { tag } of families) if (!tags.has(tag.name)) tags.set(tag.name, tag);
   return createDocument({
     openapi: '3.1.0',
     info: {
@@ -32,19 +24,8 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       version,
       description: 'A durable service for LLM conversations with tool calling. Errors are `{"error": {"code", "message", "details"?}}`.',
     },
-    tags: [
-      { name: 'Conversations' },
-      { name: 'Turns' },
-      { name: 'Tools' },
-      { name: 'Approvals', description: 'A person approves a tool call before it runs.' },
-      { name: 'Batches' },
-      { name: 'Webhooks', description: 'Signed the Standard Webhooks way; delivered at least once.' },
-      { name: 'Browsers', description: 'Session tokens, websocket tickets, the websocket, and the AI SDK chat transport.' },
-      { name: 'OpenAI-compatible', description: 'OpenAI\'s SDKs work against `/openai/v1` by changing `baseURL`; errors are OpenAI\'s `{"error": {message, type, param, code}}`.' },
-      { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
-      { name: 'Operations' },
-    ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths, ...adminPaths, ...healthPaths },
+    tags: [...tags.values()],
+    paths: Object.assign({}, ...families.map((family) => family.paths)),
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
@@ -57,7 +38,7 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
         ServerFrame: serverFrameSchema,
         ClientFrame: clientFrameSchema,
         ErrorResponse: errorResponseSchema,
-        OpenAiError: openAiErrorSchema,
+        ...Object.assign({}, ...families.map((family) => family.schemas ?? {})),
       },
     },
   }, { override: keepAnswersOpen });

@@ -2,12 +2,12 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type OpenAI from 'openai';
-import { createResponseStreamer } from '../../../src/api/openai-response-stream';
+import { createResponseStreamer } from '../../../src/openai/routes/openai-response-stream';
 import { createTurnEventStreamer, type ConversationEventSource } from '../../../src/api/turn-event-stream';
 import { createUiMessageStreamer } from '../../../src/api/ui-message-stream';
 import { OpenConnections } from '../../../src/auth/open-connections';
-import type { ResponseObject } from '../../../src/openai-compat/response-object';
-import type { ResponseRecord } from '../../../src/store/openai-responses-repository';
+import type { ResponseObject } from '../../../src/openai/response-object';
+import { OpenAiResponsesRepository, type ResponseRecord } from '../../../src/openai/store/openai-responses-repository';
 import type { Turn } from '../../../src/store/turns-repository';
 import { openAiClient } from '../../support/openai-sdk';
 import { RedisMonitor } from '../../support/redis-monitor';
@@ -56,7 +56,7 @@ describe('replaying a turn of large events to a reader that stops reading', () =
     const tools = [{ type: 'function', name: 'calculator' }] as unknown as OpenAI.Responses.Tool[];
     stored = await openAiClient(stack.url, user.apiKey).responses.create({ input, tools }, { timeout: 120_000 });
     expect([stored.status, stored.error]).toEqual(['completed', null]);
-    record = (await stack.resources.openAiResponses.get(user.id, stored.id))!;
+    record = (await new OpenAiResponsesRepository(stack.resources.db).get(user.id, stored.id))!;
     turn = (await stack.resources.turns.get(record.turnId))!;
 
     const { eventLog } = stack.resources;

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { OpenAiResponsesRepository } from '../../../src/openai/store/openai-responses-repository';
 import { openAiClient } from '../../support/openai-sdk';
 import { scripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
@@ -34,7 +35,7 @@ describe('OpenAI-compatible responses: resuming a stream the event log no longer
   async function finishedResponse(): Promise<{ id: string; all: StreamEvent[]; logKey: string }> {
     const background = await client.responses.create({ input: scripted({ tokens: 30, tokenDelayMs: 2 }), background: true });
     const all = await collect(await client.responses.retrieve(background.id, { stream: true }));
-    const record = await stack.resources.openAiResponses.get(userId, background.id);
+    const record = await new OpenAiResponsesRepository(stack.resources.db).get(userId, background.id);
     return { id: background.id, all, logKey: `${stack.config.REDIS_PREFIX}:conv:{${record!.conversationId}}:events` };
   }
 
@@ -84,7 +85,7 @@ describe('OpenAI-compatible responses: resuming a stream the event log no longer
     for await (const event of await client.responses.retrieve(background.id, { stream: true })) {
       if (event.type === 'response.output_text.delta') break;
     }
-    const record = await stack.resources.openAiResponses.get(userId, background.id);
+    const record = await new OpenAiResponsesRepository(stack.resources.db).get(userId, background.id);
     const logKey = `${stack.config.REDIS_PREFIX}:conv:{${record!.conversationId}}:events`;
     const [first] = (await stack.resources.redis.xrange(logKey, '-', '+', 'COUNT', 1)) as [string, string[]][];
     await stack.resources.redis.xtrim(logKey, 'MINID', Number.parseInt(first![0], 10) + 3);

@@ -1,8 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { AppError, AppErrorCode } from '../errors/app-error';
-import { ERROR_STATUS } from './contract/error-contract';
-import { prepareErrorAnswer } from './error-handler';
+import type { AppError, AppErrorCode } from '../../errors/app-error';
+import { ERROR_STATUS } from '../../api/contract/error-contract';
+import { prepareErrorAnswer } from '../../api/error-handler';
 
 /** OpenAI's error `type` for each status its SDK maps to an error class. */
 const OPENAI_TYPE: Record<number, string> = {

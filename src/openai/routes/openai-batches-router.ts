@@ -1,11 +1,11 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { createOpenAiBatchSchema, type OpenAiBatchesService, type OpenAiBatchState } from '../openai-compat/openai-batches-service';
-import { userIdOf } from './require-user';
-import { sendJson } from './send-json';
-import { parseInput, parseRouteId } from './validate';
-import { openAiBatchListQuerySchema, openAiBatchListSchema, openAiBatchSchema } from './contract/openai-batches-contract';
-import { openAiPage, toUnixSeconds } from './contract/openai-operation';
+import { createOpenAiBatchSchema, type OpenAiBatchesService, type OpenAiBatchState } from '../openai-batches-service';
+import { userIdOf } from '../../api/require-user';
+import { sendJson } from '../../api/send-json';
+import { parseInput, parseRouteId } from '../../api/validate';
+import { openAiBatchListQuerySchema, openAiBatchListSchema, openAiBatchSchema } from './openai-batches-contract';
+import { openAiPage, toUnixSeconds } from './openai-operation';
 
 /** How long OpenAI gives a batch: shown as `expires_at`; Switchyard batches run to their end. */
 const COMPLETION_WINDOW_SECONDS = 24 * 3600;

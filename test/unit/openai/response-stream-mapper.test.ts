@@ -1,6 +1,6 @@
 import type { SwitchyardEvent } from '../../../src/events/event';
-import { createResponseStreamMapper, type ResponseStreamEvent } from '../../../src/openai-compat/response-stream-mapper';
-import type { ResponseObject } from '../../../src/openai-compat/response-object';
+import { createResponseStreamMapper, type ResponseStreamEvent } from '../../../src/openai/response-stream-mapper';
+import type { ResponseObject } from '../../../src/openai/response-object';
 
 const TURN = 'turn_1';
 let seq = 0;

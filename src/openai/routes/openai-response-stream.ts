@@ -1,14 +1,14 @@
 import type { Response } from 'express';
-import { checkCursor } from '../events/cursor';
-import { eventSchema, TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../events/event';
+import { checkCursor } from '../../events/cursor';
+import { eventSchema, TERMINAL_EVENT_TYPES, type SwitchyardEvent } from '../../events/event';
 import type { ResponseRecord } from '../store/openai-responses-repository';
-import { isTerminal, type Turn } from '../store/turns-repository';
-import { responseShell, type ResponseObject } from '../openai-compat/response-object';
-import { createResponseStreamMapper, type ResponseStreamEvent } from '../openai-compat/response-stream-mapper';
-import { responseStreamError } from '../openai-compat/response-stream-error';
-import { writesPerTick } from '../subscriptions/writes-per-tick';
-import { LiveSseStreams, type LiveSseOptions } from './live-sse';
-import type { ConversationEventSource } from './turn-event-stream';
+import { isTerminal, type Turn } from '../../store/turns-repository';
+import { responseShell, type ResponseObject } from '../response-object';
+import { createResponseStreamMapper, type ResponseStreamEvent } from '../response-stream-mapper';
+import { responseStreamError } from '../response-stream-error';
+import { writesPerTick } from '../../subscriptions/writes-per-tick';
+import { LiveSseStreams, type LiveSseOptions } from '../../api/live-sse';
+import type { ConversationEventSource } from '../../api/turn-event-stream';
 
 export interface ResponseStreamer {
   /**
@@ -26,7 +26,7 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 /**
  * The Responses API's stream over the conversation's event log (docs/API.md, "OpenAI-compatible
  * routes"): the turn's events, read from after the response's `afterSeq` and then followed live,
- * each mapped to its stream events (openai-compat/response-stream-mapper.ts), which number
+ * each mapped to its stream events (openai/response-stream-mapper.ts), which number
  * themselves; the stream ends with the response as stored, read when the turn's end is
  * announced (its end is committed before), or, for a reader whose `starting_after` is at or past
  * that end, with an `error` event saying so. A turn whose events the log no longer keeps whole

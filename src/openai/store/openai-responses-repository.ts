@@ -1,4 +1,4 @@
-import type { Queryable } from './db';
+import type { Queryable } from '../../store/db';
 
 /** What a response's request asked, echoed in the response object. */
 export interface ResponseRequestEcho {

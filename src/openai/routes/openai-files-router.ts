@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { z } from 'zod';
-import { AppError, notFound } from '../errors/app-error';
+import { AppError, notFound } from '../../errors/app-error';
 import type { OpenAiFile, OpenAiFilesRepository } from '../store/openai-files-repository';
-import { receiveMultipartFile } from './multipart-file';
-import { userIdOf } from './require-user';
-import { sendJson } from './send-json';
-import { parseInput, parseRouteId } from './validate';
-import { openAiFileDeletedSchema, openAiFileListSchema, openAiFileSchema, openAiListQuerySchema } from './contract/openai-files-contract';
-import { openAiPage, toUnixSeconds } from './contract/openai-operation';
+import { receiveMultipartFile } from '../../api/multipart-file';
+import { userIdOf } from '../../api/require-user';
+import { sendJson } from '../../api/send-json';
+import { parseInput, parseRouteId } from '../../api/validate';
+import { openAiFileDeletedSchema, openAiFileListSchema, openAiFileSchema, openAiListQuerySchema } from './openai-files-contract';
+import { openAiPage, toUnixSeconds } from './openai-operation';
 
 export interface OpenAiFilesRouterDeps {
   files: Pick<OpenAiFilesRepository, 'create' | 'get' | 'list' | 'delete' | 'content'>;

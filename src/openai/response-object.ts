@@ -1,4 +1,4 @@
-import type { ResponseRecord } from '../store/openai-responses-repository';
+import type { ResponseRecord } from './store/openai-responses-repository';
 import type { StoredMessage } from '../store/messages-repository';
 import type { Turn } from '../store/turns-repository';
 import { itemIds, outputText, type OutputItem } from './response-items';

@@ -1,4 +1,4 @@
-import type { Queryable } from './db';
+import type { Queryable } from '../../store/db';
 
 /** What an OpenAI batch adds to the Switchyard batch it runs as (migrations/0017_openai_compat.sql). */
 export interface OpenAiBatchRecord {

@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import { holdBodyBytes } from './body-bytes';
-import { readJsonBody } from './json-body';
-import type { SubmissionSlots } from './submission-slots';
+import { holdBodyBytes } from '../../api/body-bytes';
+import { readJsonBody } from '../../api/json-body';
+import type { SubmissionSlots } from '../../api/submission-slots';
 import { openAiFilesRouter, type OpenAiFilesRouterDeps } from './openai-files-router';
 import { openAiResponsesRouter, type OpenAiResponsesRouterDeps } from './openai-responses-router';
 import { openAiBatchesRouter } from './openai-batches-router';
-import type { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
+import type { OpenAiBatchesService } from '../openai-batches-service';
 
 export interface OpenAiRouterDeps {
   files: OpenAiFilesRouterDeps;

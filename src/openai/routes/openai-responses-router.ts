@@ -1,14 +1,14 @@
 import { Router } from 'express';
-import type { ResponsesService } from '../openai-compat/responses-service';
+import type { ResponsesService } from '../responses-service';
 import type { ResponseRecord } from '../store/openai-responses-repository';
-import type { Turn } from '../store/turns-repository';
-import { createResponseSchema } from '../openai-compat/response-request';
-import { releaseBody } from './body-bytes';
-import { principalOf } from './require-user';
-import { sendJson } from './send-json';
-import { parseInput, parseRouteId } from './validate';
-import { openAiResponseSchema, retrieveResponseQuerySchema } from './contract/openai-responses-contract';
-import type { ConversationEventSource } from './turn-event-stream';
+import type { Turn } from '../../store/turns-repository';
+import { createResponseSchema } from '../response-request';
+import { releaseBody } from '../../api/body-bytes';
+import { principalOf } from '../../api/require-user';
+import { sendJson } from '../../api/send-json';
+import { parseInput, parseRouteId } from '../../api/validate';
+import { openAiResponseSchema, retrieveResponseQuerySchema } from './openai-responses-contract';
+import type { ConversationEventSource } from '../../api/turn-event-stream';
 import { waitForTurnEnd, type ResponseStreamer } from './openai-response-stream';
 
 export interface OpenAiResponsesRouterDeps {

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from './db';
+import type { Db, Queryable } from '../../store/db';
 
 /** A file of the OpenAI-compatible routes, without its bytes. */
 export interface OpenAiFile {

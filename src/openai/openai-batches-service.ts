@@ -5,8 +5,8 @@ import { submitBatch, type BatchSubmissionDeps } from '../batches/batch-submissi
 import type { BatchRunner } from '../batches/batch-runner';
 import type { Db, Queryable } from '../store/db';
 import type { Batch, BatchesRepository } from '../store/batches-repository';
-import type { OpenAiBatchesRepository, OpenAiBatchRecord } from '../store/openai-batches-repository';
-import type { OpenAiFilesRepository } from '../store/openai-files-repository';
+import type { OpenAiBatchesRepository, OpenAiBatchRecord } from './store/openai-batches-repository';
+import type { OpenAiFilesRepository } from './store/openai-files-repository';
 import { jsonlChunks, outputLine, type OutputContext } from './batch-output-lines';
 
 /** `POST /openai/v1/batches`. */

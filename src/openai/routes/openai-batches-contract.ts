@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { createOpenAiBatchSchema } from '../../openai-compat/openai-batches-service';
-import { jsonResponse } from './operation';
+import { createOpenAiBatchSchema } from '../openai-batches-service';
+import { jsonResponse } from '../../api/contract/operation';
 import { documentOpenAiPaths, openAiListOf, unixSeconds } from './openai-operation';
 
 const at = unixSeconds.nullable();

@@ -1,4 +1,4 @@
-import { splitFunctionTools, type UsableTools } from '../../../src/openai-compat/function-tools';
+import { splitFunctionTools, type UsableTools } from '../../../src/openai/function-tools';
 
 const usable: UsableTools = new Map([
   ['calculator', { kind: 'builtin' }],

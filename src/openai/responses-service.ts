@@ -3,7 +3,7 @@ import { AppError, notFound } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
-import type { OpenAiResponsesRepository, ResponseRecord } from '../store/openai-responses-repository';
+import type { OpenAiResponsesRepository, ResponseRecord } from './store/openai-responses-repository';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { ChatMessage } from '../providers/model-provider';
 import { findToolExchangeFault } from '../providers/tool-exchange-fault';

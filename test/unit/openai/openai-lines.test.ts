@@ -1,6 +1,6 @@
-import { openAiLineToItem } from '../../../src/openai-compat/batch-line';
-import { outputLine } from '../../../src/openai-compat/batch-output-lines';
-import { planResponseTurn, createResponseSchema } from '../../../src/openai-compat/response-request';
+import { openAiLineToItem } from '../../../src/openai/batch-line';
+import { outputLine } from '../../../src/openai/batch-output-lines';
+import { planResponseTurn, createResponseSchema } from '../../../src/openai/response-request';
 import type { BatchItemRecord } from '../../../src/store/batches-repository';
 
 const usable = new Map([['calculator', { kind: 'builtin' as const }]]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonResponse } from './operation';
+import { jsonResponse } from '../../api/contract/operation';
 import { documentOpenAiPaths, openAiListOf, unixSeconds } from './openai-operation';
 
 export const openAiFileSchema = z

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { createResponseSchema } from '../../openai-compat/response-request';
-import { jsonResponse } from './operation';
+import { createResponseSchema } from '../response-request';
+import { jsonResponse } from '../../api/contract/operation';
 import { documentOpenAiPaths, unixSeconds } from './openai-operation';
 
 const itemStatus = z.enum(['in_progress', 'completed', 'incomplete']);
