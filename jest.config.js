@@ -4,8 +4,16 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    // Type checking is `npm run typecheck`'s job; transpiling alone keeps the suite fast.
-    '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+    // Type checking is `npm run typecheck`'s job; swc only strips the types (several times faster
+    // than ts-jest), with the tsconfig's output: CommonJS, ES2022, class fields defined as tsc does.
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2022', transform: { useDefineForClassFields: true } },
+        module: { type: 'commonjs' },
+        sourceMaps: 'inline',
+      },
+    ],
   },
   moduleNameMapper: {
     // packages/client is ESM source: its relative imports name the .js that tsc emits beside
