@@ -20,6 +20,8 @@ module.exports = {
     // each .ts; here, where the source itself runs, they mean the .ts.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
+  // Compiles the server once for the child processes the tests start.
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 30000,
   // Two files at once, also on two cores (jest's default there is one): the suite waits on its
   // processes, Redis and PostgreSQL more than it computes, and every file has its own Redis

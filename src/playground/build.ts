@@ -2,9 +2,11 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { loadConfig } from '../config/config';
+import { projectRoot } from '../config/project-root';
 import { errorMessage } from '../errors/switchyard-error';
 
-const APP_DIR = path.join(__dirname, 'app');
+/** The playground's sources, which the compiled server (dist/src/playground) does not carry. */
+const APP_DIR = path.join(projectRoot(__dirname), 'src', 'playground', 'app');
 
 /**
  * Bundles the playground (React + the AI SDK's `useChat`) into `outDir`, which the API serves
