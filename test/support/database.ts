@@ -6,11 +6,28 @@ import { migrate } from '../../src/store/migrate';
 import { openDb } from '../../src/store/open-db';
 import { uniqueSuffix } from './ids';
 import { dropSchema, TEST_POSTGRES_URL } from './services';
+import { copyTemplateDatabase } from './template-database';
 
-/** A migrated database of its own: a fresh schema on the PostgreSQL server, or a fresh PGlite folder. */
-export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<{ db: Db; schema: string; drop(): Promise<void> }> {
-  const schema = `t_${uniqueSuffix()}`;
+/**
+ * A migrated database of its own: `postgres`, a copy of the run's template on the PostgreSQL
+ * server; `postgres-schema`, a freshly migrated schema in the server's shared database (for tests
+ * of schemas side by side on one database); `pglite`, a fresh PGlite folder.
+ */
+export async function createTestDatabase(kind: 'postgres' | 'postgres-schema' | 'pglite'): Promise<{ db: Db; schema: string; drop(): Promise<void> }> {
   if (kind === 'postgres') {
+    const copy = await copyTemplateDatabase();
+    const db = await openDb({ databaseUrl: copy.url, schema: copy.schema, dataDir: os.tmpdir() });
+    return {
+      db,
+      schema: copy.schema,
+      async drop() {
+        await db.close();
+        await copy.drop();
+      },
+    };
+  }
+  const schema = `t_${uniqueSuffix()}`;
+  if (kind === 'postgres-schema') {
     const db = await openDb({ databaseUrl: TEST_POSTGRES_URL, schema, dataDir: os.tmpdir() });
     await migrate(db);
     return {
