@@ -1,6 +1,6 @@
-import { createTemplateDatabase } from './template-database';
+import { createTemplateDatabases } from './template-database';
 
-/** Once per run, before any test file that needs PostgreSQL: the migrated template database. */
+/** Once per run, before any test file that needs PostgreSQL: the migrated template databases (PostgreSQL and PGlite). */
 export default async function globalSetup(): Promise<void> {
-  await createTemplateDatabase();
+  await createTemplateDatabases();
 }

@@ -6,7 +6,7 @@ import { startWorker, type RunningWorker } from '../../src/runtime/start-worker'
 import { startScriptedModel, type ScriptedModel } from '../../src/scripted-model/scripted-model-server';
 import { uniqueSuffix } from './ids';
 import { dropRedisPrefix, dropSchema, TEST_POSTGRES_URL, TEST_REDIS_URL } from './services';
-import { copyTemplateDatabase, type TestDatabaseCopy } from './template-database';
+import { copyPgliteTemplate, copyTemplateDatabase, type TestDataDirCopy, type TestDatabaseCopy } from './template-database';
 
 export interface TestStack {
   config: Config;
@@ -45,18 +45,21 @@ export interface TestStackOptions {
  * and real PostgreSQL or PGlite, talking to the scripted model over HTTP. On PostgreSQL the
  * stack has a database of its own, a copy of the run's migrated template; a test that gives its
  * own DATABASE_URL or DATABASE_LISTEN_URL (a proxy in front of the server) gets a fresh schema
- * on that server's database instead, migrated as the stack starts.
+ * on that server's database instead, migrated as the stack starts. On PGlite it has a DATA_DIR
+ * of its own (unless the test gives one) holding a copy of the migrated PGlite.
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const suffix = uniqueSuffix();
   const ownDatabase = options.database !== 'pglite' && !options.env?.DATABASE_URL && !options.env?.DATABASE_LISTEN_URL;
   const copy: TestDatabaseCopy | undefined = ownDatabase ? await copyTemplateDatabase() : undefined;
+  const dataDirCopy: TestDataDirCopy | undefined = options.database === 'pglite' && !options.env?.DATA_DIR ? await copyPgliteTemplate() : undefined;
   const scripted = options.scripted ?? (await startScriptedModel());
   const env: Record<string, string> = {
     PORT: '0',
     ...(options.redisClusterNodes ? { REDIS_CLUSTER_NODES: options.redisClusterNodes } : { REDIS_URL: TEST_REDIS_URL }),
     REDIS_PREFIX: `test-${suffix}`,
-    DATABASE_SCHEMA: copy?.schema ?? `t_${suffix}`,
+    DATABASE_SCHEMA: copy?.schema ?? dataDirCopy?.schema ?? `t_${suffix}`,
+    ...(dataDirCopy ? { DATA_DIR: dataDirCopy.dataDir } : {}),
     LLM_BASE_URL: scripted.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     LOCK_DURATION_MS: '4000',
@@ -104,6 +107,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       if (!options.redisClusterNodes) await dropRedisPrefix(config.REDIS_PREFIX);
       if (copy) await copy.drop();
       else if (config.DATABASE_URL) await dropSchema(config.DATABASE_SCHEMA);
+      await dataDirCopy?.drop();
     },
   };
 }

@@ -1,4 +1,6 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
 import { migrate } from '../../src/store/migrate';
 import { openDb } from '../../src/store/open-db';
@@ -12,6 +14,8 @@ import { TEST_POSTGRES_URL } from './services';
  * variable, which the test workers inherit.
  */
 const TEMPLATE_VARIABLE = 'SWITCHYARD_TEST_TEMPLATE_DATABASE';
+/** The same for PGlite: a DATA_DIR whose embedded database is migrated, copied as files. */
+const PGLITE_TEMPLATE_VARIABLE = 'SWITCHYARD_TEST_TEMPLATE_DATA_DIR';
 /** The schema the template's tables are in, and so every copy's. */
 const TEMPLATE_SCHEMA = 'switchyard';
 /** `switchyard_template_<pid>_<random>`: the pid tells whether the run that made it still runs. */
@@ -48,9 +52,13 @@ function isRunning(pid: number): boolean {
  * connections, which a copy needs. Templates of runs that are gone (killed before their
  * teardown) are dropped first.
  */
-export async function createTemplateDatabase(): Promise<void> {
-  // Two projects of one run share it.
+export async function createTemplateDatabases(): Promise<void> {
+  // Two projects of one run share them.
   if (process.env[TEMPLATE_VARIABLE]) return;
+  await Promise.all([createPostgresTemplate(), createPgliteTemplate()]);
+}
+
+async function createPostgresTemplate(): Promise<void> {
   const name = `switchyard_template_${process.pid}_${uniqueSuffix()}`;
   await withAdmin(async (admin) => {
     const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'switchyard\\_template\\_%'`);
@@ -70,12 +78,32 @@ export async function createTemplateDatabase(): Promise<void> {
   process.env[TEMPLATE_VARIABLE] = name;
 }
 
-/** Drops this run's template (for the global teardown). */
-export async function dropTemplateDatabase(): Promise<void> {
+/** PGlite's first open of a folder (initdb) takes seconds; opening a copy of a closed one does not. */
+async function createPgliteTemplate(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-pglite-template-'));
+  const db = await openDb({ databaseUrl: undefined, schema: TEMPLATE_SCHEMA, dataDir });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+  process.env[PGLITE_TEMPLATE_VARIABLE] = dataDir;
+}
+
+/** Drops this run's templates (for the global teardown). */
+export async function dropTemplateDatabases(): Promise<void> {
   const name = process.env[TEMPLATE_VARIABLE];
-  if (!name) return;
+  const dataDir = process.env[PGLITE_TEMPLATE_VARIABLE];
   delete process.env[TEMPLATE_VARIABLE];
-  await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  delete process.env[PGLITE_TEMPLATE_VARIABLE];
+  if (name) await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
+
+function templateName(variable: string): string {
+  const template = process.env[variable];
+  if (!template) throw new Error(`${variable} is not set: jest's global set-up (test/support/global-setup.ts) makes the template databases`);
+  return template;
 }
 
 export interface TestDatabaseCopy {
@@ -91,8 +119,7 @@ export interface TestDatabaseCopy {
  * made anew, as a fresh migration would, so that no two copies are one deployment.
  */
 export async function copyTemplateDatabase(): Promise<TestDatabaseCopy> {
-  const template = process.env[TEMPLATE_VARIABLE];
-  if (!template) throw new Error(`${TEMPLATE_VARIABLE} is not set: jest's global set-up (test/support/global-setup.ts) makes the template database`);
+  const template = templateName(TEMPLATE_VARIABLE);
   const name = `t_${uniqueSuffix()}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
   const url = databaseUrl(name);
@@ -108,4 +135,24 @@ export async function copyTemplateDatabase(): Promise<TestDatabaseCopy> {
     schema: TEMPLATE_SCHEMA,
     drop: () => withAdmin(async (admin) => void (await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
   };
+}
+
+export interface TestDataDirCopy {
+  /** A DATA_DIR of the test's own, its embedded database migrated and closed. */
+  dataDir: string;
+  schema: string;
+  drop(): Promise<void>;
+}
+
+/** A DATA_DIR of the test's own whose PGlite is a copy of the run's template, with a deployment id of its own. */
+export async function copyPgliteTemplate(): Promise<TestDataDirCopy> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-pglite-'));
+  await cp(templateName(PGLITE_TEMPLATE_VARIABLE), dataDir, { recursive: true });
+  const db = await openDb({ databaseUrl: undefined, schema: TEMPLATE_SCHEMA, dataDir });
+  try {
+    await db.query('UPDATE deployment SET id = gen_random_uuid()::text');
+  } finally {
+    await db.close();
+  }
+  return { dataDir, schema: TEMPLATE_SCHEMA, drop: () => rm(dataDir, { recursive: true, force: true }) };
 }
