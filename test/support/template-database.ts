@@ -55,7 +55,10 @@ function isRunning(pid: number): boolean {
 export async function createTemplateDatabases(): Promise<void> {
   // Two projects of one run share them.
   if (process.env[TEMPLATE_VARIABLE]) return;
-  await Promise.all([createPostgresTemplate(), createPgliteTemplate()]);
+  // One after the other: PGlite's initdb holds the event loop for seconds, long enough for a
+  // PostgreSQL connection opened beside it to time out.
+  await createPostgresTemplate();
+  await createPgliteTemplate();
 }
 
 async function createPostgresTemplate(): Promise<void> {
