@@ -17,16 +17,19 @@ COPY packages/client/package.json ./packages/client/
 # binary comes from its platform package, msgpackr-extract has a pure-JavaScript path), and this slim
 # image has no compiler for the one that would build from source (jest's file watcher, a dev tool).
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY workers ./workers
 COPY packages ./packages
-# tsc into dist/ (workers/*.ts → dist/workers/*.js; the workspace packages the server imports by
-# name → dist/packages/*/src, those names then written as relative paths by tsc-alias), the Lua
-# scripts beside their module, and the playground bundle into dist/playground (PLAYGROUND_DIR's
-# default, relative to /app).
+# scripts/compile-server.js into dist/ (workers/*.ts → dist/workers/*.js; the event model and
+# frames the server shares with its clients → dist/packages/protocol/src, the client package the
+# CLI uses → dist/packages/client/src, their names written as relative paths), the Lua scripts
+# beside their module, and the playground bundle into dist/playground (PLAYGROUND_DIR's default,
+# relative to /app): the build `npm run api` runs and the tests' processes run.
 RUN npm run build
-# Development dependencies (TypeScript, jest, …) stay behind in this stage.
+# Development dependencies (TypeScript, esbuild, React and the AI SDK of the playground, jest, …)
+# stay behind in this stage.
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- runtime ----------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import cors from 'cors';
 import type { RequestHandler } from 'express';
-import packageJson from '../../package.json';
+import { projectRoot } from '../config/project-root';
 import { buildOpenApiDocument } from './contract/openapi-document';
 import type { RouteFamilyDocument } from './route-family';
 
@@ -14,8 +16,13 @@ export function serveOpenApiDocument(families: readonly RouteFamilyDocument[]): 
   return [
     cors(),
     (_req, res) => {
-      document ??= JSON.stringify(buildOpenApiDocument(packageJson.version, families));
+      document ??= JSON.stringify(buildOpenApiDocument(projectVersion(), families));
       res.type('json').send(document);
     },
   ];
+}
+
+/** package.json's version, read from the project's root (the compiled server in dist/ has no copy of it). */
+function projectVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(projectRoot(__dirname), 'package.json'), 'utf8')) as { version: string }).version;
 }

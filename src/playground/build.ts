@@ -1,10 +1,11 @@
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { build } from 'esbuild';
 import { loadConfig } from '../config/config';
+import { projectRoot } from '../config/project-root';
 import { errorMessage } from '../errors/switchyard-error';
 
-const APP_DIR = path.join(__dirname, 'app');
+/** The playground's sources, which the compiled server (dist/src/playground) does not carry. */
+const APP_DIR = path.join(projectRoot(__dirname), 'src', 'playground', 'app');
 
 /**
  * Bundles the playground (React + the AI SDK's `useChat`) into `outDir`, which the API serves
@@ -21,6 +22,9 @@ export async function buildPlayground(outDir: string): Promise<void> {
  * `nodePaths`: where packages are looked up besides the `node_modules` above the entry.
  */
 export async function bundleReactPage(entry: string, outfile: string, nodePaths: string[] = []): Promise<void> {
+  // esbuild is a development dependency: loaded here, so that a production install without it
+  // still starts (npm start then serves / saying the playground is not built).
+  const { build } = await import('esbuild');
   await build({
     entryPoints: [entry],
     outfile,

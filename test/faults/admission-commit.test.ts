@@ -17,7 +17,7 @@ describe('a turn whose admission is slow to commit, or fails to', () => {
 
   beforeAll(async () => {
     harness = await startToolTurnHarness();
-    gate = await connectDirect(harness.stack.config.DATABASE_SCHEMA);
+    gate = await connectDirect(harness.stack.config.DATABASE_SCHEMA, harness.stack.config.DATABASE_URL);
     await gate.query(`
       CREATE FUNCTION commit_gate() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

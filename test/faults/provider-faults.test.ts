@@ -1,3 +1,4 @@
+import { poll } from '../support/poll';
 import { randomBytes } from 'node:crypto';
 import { QueueEvents } from 'bullmq';
 import { TURN_QUEUE, turnJobId } from '../../src/queue/turn-queue';
@@ -142,16 +143,13 @@ describe('provider faults', () => {
 
   /** Waits until a PostgreSQL backend waits on a lock that `pid` holds (nothing announces that). */
   async function waitUntilBlockedBy(pid: number, timeoutMs = 5_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    await poll(`nothing waited on backend ${pid} within ${timeoutMs} ms`, async () => {
       const { rows } = await stack.resources.db.query<{ count: string | number }>(
         'SELECT count(*) AS count FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
         [pid],
       );
-      if (Number(rows[0]!.count) > 0) return;
-      if (Date.now() > deadline) throw new Error(`nothing waited on backend ${pid} within ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+      return Number(rows[0]!.count) > 0;
+    }, timeoutMs, 10);
   }
 
   async function expectInvariants(expected: Record<string, string>): Promise<void> {

@@ -1,3 +1,4 @@
+import { poll } from '../support/poll';
 import { apiClient } from '../support/http';
 import { checkInvariants } from '../support/invariants';
 import { spawnService, type ServiceProcess } from '../support/processes';
@@ -152,11 +153,7 @@ describe('websocket abuse', () => {
     // The dropped peer's subscription was released: only the healthy client's listens now.
     healthy.send({ type: 'unsubscribe', conversationId });
     await healthy.waitFor((frame) => frame.type === 'unsubscribed');
-    const deadline = Date.now() + 2000;
-    while ((await subscribers()) !== 0) {
-      if (Date.now() > deadline) throw new Error('the channel kept a subscriber');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await poll('the channel kept a subscriber', async () => (await subscribers()) === 0, 2000, 20);
     await checkInvariants(stack.resources.db, { turnIds: [turnId], toolExecutions: [] }).then((statuses) => expect(statuses[turnId]).toBe('completed'));
   });
 

@@ -1,3 +1,4 @@
+import { poll } from '../support/poll';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dashboardTargets, type DashboardTarget } from '../support/dashboard-targets';
@@ -211,11 +212,6 @@ function describeTarget(target: DashboardTarget): string {
 
 /** Polls `check` (null: satisfied; else why not) until it is satisfied, failing with its last answer after SETTLE_MS. */
 async function eventually(what: string, check: () => Promise<string | null>): Promise<void> {
-  const deadline = Date.now() + SETTLE_MS;
-  for (;;) {
-    const problem = await check();
-    if (problem === null) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${SETTLE_MS / 1000} s:\n${problem}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  let problem: string | null = null;
+  await poll(() => `${what}: not within ${SETTLE_MS / 1000} s:\n${problem}`, async () => (problem = await check()) === null, SETTLE_MS, 250);
 }

@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { servedRoutes } from '../support/express-routes';
 import { apiClient } from '../support/http';
+import { poll } from '../support/poll';
 import { rawHandshake } from '../support/raw-websocket';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
@@ -92,11 +93,7 @@ describe('websocket handshakes and bad input', () => {
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(1000);
       // Expiry emits nothing to wait for: poll Redis, bounded by twice the TTL.
-      const deadline = Date.now() + 2000;
-      while ((await stack.resources.redis.exists(key)) === 1) {
-        if (Date.now() > deadline) throw new Error('the ticket did not expire');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await poll('the ticket did not expire', async () => (await stack.resources.redis.exists(key)) === 0, 2000);
       await expectRefused(rawHandshake(stack.url, { path: `/v1/ws?ticket=${issued.body.ticket}` }), 401, 'unauthorized');
     });
 
@@ -394,11 +391,7 @@ describe('websocket handshakes within the per-user rate and the per-key connecti
       closing.close();
       await closing.whenClosed();
       // The close happens in the gateway after the client saw it: wait for its count to drop.
-      const deadline = Date.now() + 5000;
-      while ((await openWebsockets()) !== CAP) {
-        if (Date.now() > deadline) throw new Error('the gateway kept the closed websocket');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await poll('the gateway kept the closed websocket', async () => (await openWebsockets()) === CAP, 5000);
       clients.push(await TestWsClient.connect(stack.url, { apiKey: user.apiKey }));
       expect(await refusal(rawHandshake(stack.url, bearer(user.apiKey)))).toEqual(expectedRefusal);
     });

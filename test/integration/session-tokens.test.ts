@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { sessionTokenMayFollow, sessionTokenMayUse } from '../../src/api/session-scope';
 import { announceRevocation } from '../../src/auth/revocation-watch';
 import { apiClient } from '../support/http';
+import { poll } from '../support/poll';
 import { rawHandshake } from '../support/raw-websocket';
 import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
@@ -146,8 +147,9 @@ describe('an expired session token', () => {
     const lifetime = Date.parse(minted.expiresAt) - Date.now();
     expect(lifetime).toBeLessThanOrEqual(1_000);
     const chat = () => session.post('/api/chat', { id: 'short', messages: [{ id: 'm', role: 'user', parts: [{ type: 'text', text: scripted({ text: 'hi' }) }] }] });
-    // Its expiry is the moment itself: wait until it has passed.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(minted.expiresAt) - Date.now()) + 100));
+    // Expiry emits nothing to wait for: poll Redis until its key is gone, bounded by twice the TTL.
+    const key = `${stack.config.REDIS_PREFIX}:session:${createHash('sha256').update(minted.token).digest('hex')}`;
+    await poll('the session token did not expire', async () => (await stack.resources.redis.exists(key)) === 0, 2000);
     for (const refused of [await session.get('/v1/conversations'), await session.post('/v1/ws-tickets'), await chat()]) {
       expect([refused.status, refused.body.error.code]).toEqual([401, 'unauthorized']);
     }
@@ -167,11 +169,7 @@ describe('an expired session token', () => {
     };
     // Expiry emits nothing to wait for: poll Redis until its key is gone, bounded by twice the TTL.
     const key = `${stack.config.REDIS_PREFIX}:session:${createHash('sha256').update(expiring).digest('hex')}`;
-    const deadline = Date.now() + 2000;
-    while ((await stack.resources.redis.exists(key)) === 1) {
-      if (Date.now() > deadline) throw new Error('the session token did not expire');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await poll('the session token did not expire', async () => (await stack.resources.redis.exists(key)) === 0, 2000);
     expect(await refusedUpgrade(expiring)).toEqual([401, 'unauthorized', undefined]);
     // Right prefix and shape, never minted; then malformed ones.
     const forged = `sst_${randomBytes(32).toString('base64url')}`;

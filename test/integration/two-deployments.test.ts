@@ -5,7 +5,7 @@ import { apiClient } from '../support/http';
 import { uniqueSuffix } from '../support/ids';
 import { runToExit, spawnAllInOne, spawnService, type AllInOneProcess, type ServiceProcess } from '../support/processes';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
-import { dropRedisPrefix, dropSchema, TEST_REDIS_URL } from '../support/services';
+import { dropRedisPrefix, TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
 import { TestWsClient } from '../support/ws-client';
 
@@ -17,6 +17,7 @@ import { TestWsClient } from '../support/ws-client';
 describe('two deployments on one Redis', () => {
   describe('with one REDIS_PREFIX', () => {
     let stack: TestStack;
+    /** Another deployment's schema in the stack's own database, dropped with it. */
     const otherSchema = `t_${uniqueSuffix()}`;
     const services: ServiceProcess[] = [];
     let dataDir: string;
@@ -28,7 +29,6 @@ describe('two deployments on one Redis', () => {
     afterAll(async () => {
       await Promise.all(services.map((service) => service.kill()));
       await stack.close();
-      await dropSchema(otherSchema);
       await rm(dataDir, { recursive: true, force: true });
     });
 
@@ -53,7 +53,7 @@ describe('two deployments on one Redis', () => {
         const started = await service.waitForLog((line) => /started$/.test(line.msg));
         expect(started).toMatchObject({
           redis: `redis://127.0.0.1:6379 (REDIS_PREFIX ${stack.config.REDIS_PREFIX})`,
-          database: `PostgreSQL at postgresql://postgres@127.0.0.1:5432/postgres (schema ${stack.config.DATABASE_SCHEMA})`,
+          database: `PostgreSQL at ${stack.config.DATABASE_URL} (schema ${stack.config.DATABASE_SCHEMA})`,
         });
       }
     }, 30_000);
@@ -114,6 +114,7 @@ describe('two deployments on one Redis', () => {
   describe('on a Redis that comes back empty', () => {
     let redis: PrivateRedis;
     let stack: TestStack;
+    /** Another deployment's schema in the stack's own database, dropped with it. */
     const otherSchema = `t_${uniqueSuffix()}`;
 
     beforeAll(async () => {
@@ -123,7 +124,6 @@ describe('two deployments on one Redis', () => {
     afterAll(async () => {
       await stack.close();
       await redis.close();
-      await dropSchema(otherSchema);
     });
 
     it('the running processes claim the prefix again as they reconnect, and another database is still refused', async () => {

@@ -1,3 +1,4 @@
+import { poll } from './poll';
 import http from 'node:http';
 /** A small JSON client for tests: real HTTP, status and body returned, never thrown. */
 export interface ApiResponse<T = any> {
@@ -85,7 +86,8 @@ export async function readMetric(baseUrl: string, name: string): Promise<number 
   return line === undefined ? null : Number(line.slice(name.length + 1));
 }
 
-/** Waits until the metric reads `value` (asked again each 20 ms; the test's timeout bounds it). */
-export async function waitForMetric(baseUrl: string, name: string, value: number): Promise<void> {
-  while ((await readMetric(baseUrl, name)) !== value) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Waits until the metric reads `value` (asked again each 20 ms, for up to `timeoutMs`). */
+export async function waitForMetric(baseUrl: string, name: string, value: number, timeoutMs = 10_000): Promise<void> {
+  let last: number | null = null;
+  await poll(() => `${name} stayed ${last}, not ${value}`, async () => (last = await readMetric(baseUrl, name)) === value, timeoutMs, 20);
 }

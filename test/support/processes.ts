@@ -5,16 +5,21 @@ import readline from 'node:readline';
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * `node --import tsx <entry>`, not the tsx CLI: the CLI runs the program in a child process of
- * its own, so a SIGKILL sent to it would leave the real worker running.
+ * Runs one of the project's entry points (`workers/*.ts`) as a child process, output piped: the
+ * compiled `dist/workers/*.js` that the suite's global set-up built once for the run (the build
+ * `npm run api` and the image run), with plain node.
  */
-/** Runs one of the project's entry points (workers/*.ts) as a child process, output piped. */
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []) {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
+  return spawn(process.execPath, [compiledEntry(entry), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** `workers/api.ts` → `<root>/dist/workers/api.js`. */
+function compiledEntry(entry: string): string {
+  return path.join(ROOT, 'dist', entry.replace(/\.ts$/, '.js'));
 }
 
 export interface ServiceProcess {

@@ -1,13 +1,19 @@
 import type { Client } from 'pg';
+import type { Config } from '../../src/config/config';
 import { connectDirect } from './services';
 
 /**
- * Runs `fn` while PostgreSQL refuses every row `userId` inserts into `table` of `schema` (a
- * trigger that raises, as a constraint or a full disk would): what the write was to be part of
- * must be rolled back with it. `fn` gets a connection to the schema to look with.
+ * Runs `fn` while PostgreSQL refuses every row `userId` inserts into `table` of a stack's
+ * database (a trigger that raises, as a constraint or a full disk would): what the write was to
+ * be part of must be rolled back with it. `fn` gets a connection to the schema to look with.
  */
-export async function withInsertsRefused(schema: string, table: string, userId: string, fn: (db: Client) => Promise<void>): Promise<void> {
-  const db = await connectDirect(schema);
+export async function withInsertsRefused(
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_SCHEMA'>,
+  table: string,
+  userId: string,
+  fn: (db: Client) => Promise<void>,
+): Promise<void> {
+  const db = await connectDirect(config.DATABASE_SCHEMA, config.DATABASE_URL);
   const name = `refuse_${table}`;
   try {
     await db.query(`

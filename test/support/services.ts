@@ -29,9 +29,13 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-/** A connection of its own to the real server, in `schema`: what PostgreSQL holds while a stack cannot reach it. */
-export async function connectDirect(schema: string): Promise<Client> {
-  const client = new Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${schema}` });
+/**
+ * A connection of its own to the real server, in `schema` of `databaseUrl` (a stack's own
+ * database, or the shared one a stack behind a proxy uses): what PostgreSQL holds while a stack
+ * cannot reach it.
+ */
+export async function connectDirect(schema: string, databaseUrl: string = TEST_POSTGRES_URL): Promise<Client> {
+  const client = new Client({ connectionString: databaseUrl, options: `-c search_path=${schema}` });
   await client.connect();
   return client;
 }

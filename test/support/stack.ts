@@ -6,7 +6,7 @@ import { startWorker, type RunningWorker } from '../../src/runtime/start-worker'
 import { startScriptedModel, type ScriptedModel } from '../../src/scripted-model/scripted-model-server';
 import { uniqueSuffix } from './ids';
 import { dropRedisPrefix, dropSchema, TEST_POSTGRES_URL, TEST_REDIS_URL } from './services';
-
+import { copyPgliteTemplate, copyTemplateDatabase, type TestDataDirCopy, type TestDatabaseCopy } from './template-database';
 
 export interface TestStack {
   config: Config;
@@ -42,23 +42,31 @@ export interface TestStackOptions {
 
 /**
  * A whole Switchyard in this process: API + gateway + workers on real Redis (own key prefix)
- * and real PostgreSQL (own schema) or PGlite, talking to the scripted model over HTTP.
+ * and real PostgreSQL or PGlite, talking to the scripted model over HTTP. On PostgreSQL the
+ * stack has a database of its own, a copy of the run's migrated template; a test that gives its
+ * own DATABASE_URL or DATABASE_LISTEN_URL (a proxy in front of the server) gets a fresh schema
+ * on that server's database instead, migrated as the stack starts. On PGlite it has a DATA_DIR
+ * of its own (unless the test gives one) holding a copy of the migrated PGlite.
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const suffix = uniqueSuffix();
+  const ownDatabase = options.database !== 'pglite' && !options.env?.DATABASE_URL && !options.env?.DATABASE_LISTEN_URL;
+  const copy: TestDatabaseCopy | undefined = ownDatabase ? await copyTemplateDatabase() : undefined;
+  const dataDirCopy: TestDataDirCopy | undefined = options.database === 'pglite' && !options.env?.DATA_DIR ? await copyPgliteTemplate() : undefined;
   const scripted = options.scripted ?? (await startScriptedModel());
   const env: Record<string, string> = {
     PORT: '0',
     ...(options.redisClusterNodes ? { REDIS_CLUSTER_NODES: options.redisClusterNodes } : { REDIS_URL: TEST_REDIS_URL }),
     REDIS_PREFIX: `test-${suffix}`,
-    DATABASE_SCHEMA: `t_${suffix}`,
+    DATABASE_SCHEMA: copy?.schema ?? dataDirCopy?.schema ?? `t_${suffix}`,
+    ...(dataDirCopy ? { DATA_DIR: dataDirCopy.dataDir } : {}),
     LLM_BASE_URL: scripted.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     LOCK_DURATION_MS: '4000',
     // Every test client is 127.0.0.1: one address sending many a bad key on purpose.
     AUTH_FAILURES_PER_MINUTE: '100000',
     STALLED_INTERVAL_MS: '1000',
-    ...(options.database === 'pglite' ? {} : { DATABASE_URL: TEST_POSTGRES_URL }),
+    ...(options.database === 'pglite' ? {} : { DATABASE_URL: copy?.url ?? TEST_POSTGRES_URL }),
     ...options.env,
   };
   const config = loadConfig({}, env);
@@ -97,7 +105,9 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       await resources.close();
       if (!options.scripted) await scripted.close();
       if (!options.redisClusterNodes) await dropRedisPrefix(config.REDIS_PREFIX);
-      if (config.DATABASE_URL) await dropSchema(config.DATABASE_SCHEMA);
+      if (copy) await copy.drop();
+      else if (config.DATABASE_URL) await dropSchema(config.DATABASE_SCHEMA);
+      await dataDirCopy?.drop();
     },
   };
 }

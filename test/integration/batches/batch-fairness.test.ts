@@ -1,5 +1,6 @@
 import { followBatchEvents } from '../../support/batch-events';
 import { apiClient } from '../../support/http';
+import { poll } from '../../support/poll';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { scripted } from '../../support/tool-turns';
 
@@ -72,18 +73,22 @@ describe('batch turns beside interactive ones', () => {
           [batch.body.id],
         )
       ).rows;
-    let rows = await batchTurns();
-    while (!rows.some((row) => row.status === 'running')) rows = await batchTurns();
+    await poll('no batch turn started', async () => (await batchTurns()).some((row) => row.status === 'running'), 30_000);
 
     const conversation = (await api.post('/v1/conversations', {})).body.id;
     const interactive = await api.post(`/v1/conversations/${conversation}/turns`, { content: scripted({ text: 'now' }) });
-    let mostRunning = 0;
     const events = await followBatchEvents(stack.url, apiKey, batch.body.id);
     const finished = events.finished(60_000).finally(() => events.close());
-    let done = false;
-    void finished.finally(() => (done = true));
-    while (!done) mostRunning = Math.max(mostRunning, (await batchTurns()).filter((row) => row.status === 'running').length);
     expect((await finished).counts.succeeded).toBe(4);
+    // The most batch turns running at one moment, from when each started and ended (a turn's
+    // end before another's start at the same millisecond): every moment counts, not only those
+    // a loop happened to sample.
+    const periods = (await batchTurns()).map((row) => [row.started_at!.getTime(), row.finished_at!.getTime()] as const);
+    expect(periods).toHaveLength(4);
+    const changes = periods.flatMap(([start, end]) => [[start, 1], [end, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let running = 0;
+    let mostRunning = 0;
+    for (const [, change] of changes) mostRunning = Math.max(mostRunning, (running += change));
     expect(mostRunning).toBe(1);
 
     const [mine] = (await stack.resources.db.query<{ started_at: Date }>('SELECT started_at FROM turns WHERE id = $1', [interactive.body.turnId])).rows;

@@ -1,4 +1,5 @@
 import { apiClient } from '../../support/http';
+import { poll } from '../../support/poll';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { scripted } from '../../support/tool-turns';
 import { followBatchEvents } from '../../support/batch-events';
@@ -142,8 +143,7 @@ describe('running a batch', () => {
     await batchWhen(batch.body.id, (frame) => frame.counts.running === 256);
     // Every batch slot of both workers taken: the rest of the batch waits in the queue.
     const lanes = 2 * batchSlotsPerWorker;
-    let started = await startedCount();
-    while (started < lanes) started = await startedCount();
+    await poll(`fewer than ${lanes} batch turns started`, async () => (await startedCount()) >= lanes, 20_000);
     const interactive = await api.post(`/v1/conversations/${conversation}/turns`, { content: scripted({ text: 'me first' }) });
     const socket = await TestWsClient.connect(stack.url, { apiKey });
     try {
@@ -156,10 +156,11 @@ describe('running a batch', () => {
     expect(await startedCount()).toBe(lanes);
     await api.post(`/v1/batches/${batch.body.id}/cancel`);
     expect((await finished(batch.body.id)).status).toBe('cancelled');
-  });
+  }, 120_000); // 500 items, 256 of them running at once: past 30 s on a loaded machine
 
   it('cancels: items not started never start, running ones are cancelled, ended ones keep their results', async () => {
-    const items = Array.from({ length: 40 }, (_, i) => ({ customId: `c${i}`, messages: [scripted({ tokens: 100, tokenDelayMs: 5 })] }));
+    // Two quick items, then ones that stream for 10 s: those running at the cancel are still running when it lands.
+    const items = Array.from({ length: 40 }, (_, i) => ({ customId: `c${i}`, messages: [i < 2 ? scripted({ text: `quick ${i}` }) : scripted({ tokens: 2000, tokenDelayMs: 5 })] }));
     const batch = (await api.post('/v1/batches', { items, concurrency: 4 })).body;
     await batchWhen(batch.id, (frame) => frame.counts.succeeded >= 2 && frame.counts.running > 0);
     const cancelling = await api.post(`/v1/batches/${batch.id}/cancel`);
@@ -175,6 +176,7 @@ describe('running a batch', () => {
     expect(lines).toHaveLength(40);
     for (const line of lines.filter((each) => each.status === 'cancelled')) expect(line.error.code).toBe('cancelled');
     const started = lines.filter((line) => line.status === 'cancelled' && line.conversationId);
+    expect(started.length).toBeGreaterThan(0);
     for (const line of started) {
       const turns = await stack.resources.turns.listForConversation(line.conversationId);
       expect(turns.map((turn) => turn.status)).toEqual(['cancelled']);

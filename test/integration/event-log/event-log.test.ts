@@ -1,3 +1,4 @@
+import { poll } from '../../support/poll';
 import { Redis } from 'ioredis';
 import { EventLogRestartedError, subscribeToConversation, type SubscribeOutcome } from '../../../src/subscriptions/conversation-subscription';
 import type { EventBody } from '../../../src/events/event';
@@ -410,10 +411,6 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
   });
 });
 
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  return poll('condition not met in time', condition, timeoutMs, 5);
 }

@@ -164,7 +164,7 @@ describe('OpenAI-compatible batches', () => {
     const owner = await stack.createUser('openai-batches-atomic');
     const ownClient = openAiClient(stack.url, owner.apiKey);
     const input = await ownClient.files.create({ file: await toFile(Buffer.from(`${batchLine('one', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] })}\n`), 'batch.jsonl'), purpose: 'batch' });
-    await withInsertsRefused(stack.config.DATABASE_SCHEMA, 'openai_batches', owner.id, async (db) => {
+    await withInsertsRefused(stack.config, 'openai_batches', owner.id, async (db) => {
       await expect(ownClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
       const { rows } = await db.query('SELECT count(*)::int AS batches FROM batches WHERE user_id = $1', [owner.id]);
       expect(rows[0]).toEqual({ batches: 0 });

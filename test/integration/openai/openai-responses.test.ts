@@ -56,7 +56,7 @@ describe('OpenAI-compatible responses', () => {
   it('records a response and its turn together: a response that cannot be recorded leaves no turn to run', async () => {
     const owner = await stack.createUser('responses-atomic');
     const ownClient = openAiClient(stack.url, owner.apiKey);
-    await withInsertsRefused(stack.config.DATABASE_SCHEMA, 'openai_responses', owner.id, async (db) => {
+    await withInsertsRefused(stack.config, 'openai_responses', owner.id, async (db) => {
       await expect(ownClient.responses.create({ model: 'scripted', input: scripted({ text: 'Never.' }), background: true })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
       const { rows } = await db.query('SELECT count(*)::int AS turns FROM turns WHERE user_id = $1', [owner.id]);
       expect(rows[0]).toEqual({ turns: 0 });

@@ -1,3 +1,4 @@
+import { poll } from '../../support/poll';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,7 @@ import type { Db } from '../../../src/store/db';
 import { openDb } from '../../../src/store/open-db';
 import { uniqueSuffix } from '../../support/ids';
 import { dropSchema, TEST_POSTGRES_URL } from '../../support/services';
+import { copyPgliteTemplate } from '../../support/template-database';
 
 /** What the metrics read of a database: its connections and the callers waiting, and each query's time. */
 describe.each(['postgres', 'pglite'] as const)('the connection figures of %s', (kind) => {
@@ -14,7 +16,8 @@ describe.each(['postgres', 'pglite'] as const)('the connection figures of %s', (
   let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-db-figures-'));
+    // On PGlite a copy of the run's migrated folder: a new one would spend seconds in initdb.
+    dataDir = kind === 'pglite' ? (await copyPgliteTemplate()).dataDir : await mkdtemp(path.join(os.tmpdir(), 'switchyard-db-figures-'));
     db = await openDb({
       databaseUrl: kind === 'postgres' ? TEST_POSTGRES_URL : undefined,
       schema,
@@ -57,10 +60,6 @@ describe.each(['postgres', 'pglite'] as const)('the connection figures of %s', (
   });
 });
 
-async function waitUntil(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+function waitUntil(condition: () => boolean): Promise<void> {
+  return poll('condition not met within 5 s', condition, 5000, 5);
 }

@@ -1,3 +1,4 @@
+import { poll } from '../../support/poll';
 import { ConversationsRepository } from '../../../src/store/conversations-repository';
 import type { Db } from '../../../src/store/db';
 import { MessagesRepository } from '../../../src/store/messages-repository';
@@ -427,14 +428,14 @@ describe('the end of a turn beside an admission, on PostgreSQL', () => {
       // Until the end waits for this transaction's lock (read from another connection: a
       // transaction sees one snapshot of pg_stat_activity).
       const holder = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-      for (;;) {
+      await poll('the end did not wait for the admission lock', async () => {
         const { rows } = await db.query<{ waiting: number }>(
           `SELECT count(*)::int AS waiting FROM pg_stat_activity
            WHERE $1::int = ANY(pg_blocking_pids(pid)) AND query LIKE 'SELECT complete_turn_with_final_step%'`,
           [holder],
         );
-        if (rows[0]!.waiting > 0) break;
-      }
+        return rows[0]!.waiting > 0;
+      });
       return turns.insert({ conversationId: conversation.id, userId, input: 'next', options: {}, requestHash: 'h' }, tx);
     });
     expect((await ending)?.next?.id).toBe(admitted.id);

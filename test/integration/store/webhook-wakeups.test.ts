@@ -19,8 +19,8 @@ const record = (db: Db, userId: string) => db.query(`SELECT record_webhook_event
 
 describe('wakeups of the webhook relays (PostgreSQL)', () => {
   it('notify the schema that recorded a delivery, only it, only when one was recorded and none waited before it', async () => {
-    const ours = await createTestDatabase('postgres');
-    const theirs = await createTestDatabase('postgres');
+    const ours = await createTestDatabase('postgres-schema');
+    const theirs = await createTestDatabase('postgres-schema');
     const listener = new Client({ connectionString: TEST_POSTGRES_URL });
     try {
       const [ourUsers, theirUsers] = await Promise.all([users(ours.db), users(theirs.db)]);

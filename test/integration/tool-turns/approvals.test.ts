@@ -112,6 +112,8 @@ describe('tool approvals', () => {
     expect(events.at(-1).type).toBe('turn-finish');
     expect(eventsOfType(events, 'tool-approval-response')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, approved: true })]);
     const types = events.map((event) => event.type);
+    // All four are there, so that an order of indexes is not one of a missing event (-1).
+    expect(types).toEqual(expect.arrayContaining(['tool_processing_start', 'tool-approval-request', 'tool-approval-response', 'tool-result']));
     expect(types.indexOf('tool_processing_start')).toBeLessThan(types.indexOf('tool-approval-request'));
     expect(types.indexOf('tool-approval-response')).toBeLessThan(types.indexOf('tool-result'));
     expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: { done: true, sent: { to: 'alice', amount: 5 } } })]);

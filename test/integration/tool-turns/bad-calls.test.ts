@@ -1,3 +1,4 @@
+import { poll } from '../../support/poll';
 import { startToolHttpServer, type ToolHttpServer } from '../../support/tool-servers';
 import { argumentTextsByCall, eventsOfType, startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 
@@ -101,10 +102,13 @@ describe('tool-call arguments', () => {
     }));
     // The buffers are written to Redis without holding up the stream: wait until they land.
     let turn = await harness.api.get(`/v1/turns/${turnId}`);
-    while (JSON.stringify(turn.body.partialToolCalls) !== JSON.stringify(expected)) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      turn = await harness.api.get(`/v1/turns/${turnId}`);
-    }
+    await poll(
+      () => `the partial tool calls stayed ${JSON.stringify(turn.body.partialToolCalls)}`,
+      async () => {
+        turn = await harness.api.get(`/v1/turns/${turnId}`);
+        return JSON.stringify(turn.body.partialToolCalls) === JSON.stringify(expected);
+      },
+    );
     expect(turn.body).toMatchObject({ status: 'running', step: 0, toolCalls: [], partialToolCalls: expected });
 
     expect((await harness.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { webhookWakeupChannel } from '../../../src/store/webhook-wakeup-channel';
 import { apiClient } from '../../support/http';
+import { poll } from '../../support/poll';
 import { uniqueSuffix } from '../../support/ids';
 import { scripted } from '../../support/scripted';
 import { TEST_POSTGRES_URL } from '../../support/services';
@@ -33,13 +34,16 @@ describe('the webhook relay woken by the commit that records a delivery (Postgre
   /** The backend of the relay's listening connection (its last statement was the LISTEN), once there is one other than `not`. */
   async function listeningBackend(not?: number): Promise<{ pid: number; applicationName: string }> {
     const listen = `LISTEN "${webhookWakeupChannel(stack.config.DATABASE_SCHEMA)}"`;
-    for (;;) {
+    let backend: { pid: number; applicationName: string } | undefined;
+    await poll(`no backend ${not === undefined ? '' : `other than ${not} `}listened within ${PROMPTLY_MS} ms`, async () => {
       const { rows } = await admin.query<{ pid: number; applicationName: string }>(
         'SELECT pid, application_name AS "applicationName" FROM pg_stat_activity WHERE query = $1 AND pid <> $2',
         [listen, not ?? 0],
       );
-      if (rows[0]) return rows[0];
-    }
+      backend = rows[0];
+      return backend !== undefined;
+    }, PROMPTLY_MS);
+    return backend!;
   }
 
   /** The relay's listening connection as /metrics shows it, once `wanted` holds (failing with the last figures after PROMPTLY_MS). */
@@ -49,14 +53,12 @@ describe('the webhook relay woken by the commit that records a delivery (Postgre
       const page = await registry.getSingleMetricAsString(name);
       return Number(new RegExp(`^${name}\\{listener="webhook_relay"\\} (\\S+)$`, 'm').exec(page)?.[1]);
     };
-    const deadline = performance.now() + PROMPTLY_MS;
-    for (;;) {
-      const figures = { connected: await sample('switchyard_db_listener_connected'), losses: await sample('switchyard_db_listener_losses_total') };
-      if (wanted(figures)) return figures;
-      if (performance.now() > deadline) throw new Error(`the listener's figures stayed ${JSON.stringify(figures)}`);
-      // The figures change on the connection's events: let them come.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    let figures = { connected: Number.NaN, losses: Number.NaN };
+    await poll(() => `the listener's figures stayed ${JSON.stringify(figures)}`, async () => {
+      figures = { connected: await sample('switchyard_db_listener_connected'), losses: await sample('switchyard_db_listener_losses_total') };
+      return wanted(figures);
+    }, PROMPTLY_MS);
+    return figures;
   }
 
   beforeAll(async () => {
