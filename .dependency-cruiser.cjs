@@ -10,7 +10,7 @@ const LAYERS = [
   ['ui-chat', 'batches', 'openai-compat'],
   ['turns'],
   ['tool-calls'],
-  ['tools', 'subscriptions', 'auth', 'webhooks'],
+  ['tools', 'subscriptions', 'auth', 'webhooks', 'models'],
   ['event-log', 'store', 'queue'],
   ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],

@@ -37,6 +37,7 @@ import { sessionTokenGrantSchema } from './contract/browser-contract';
 import { sendJson } from './send-json';
 import { openAiRouter, type OpenAiRouterDeps } from './openai-router';
 import { openAiErrorHandler, openAiNotFound } from './openai-error-handler';
+import { modelsRouter, type ModelsRouterDeps } from './models-router';
 
 export interface ApiDeps {
   logger: Logger;
@@ -94,6 +95,7 @@ export interface ApiDeps {
   openAi: OpenAiRouterDeps;
   /** PLAYGROUND_DIR: the playground bundle served at `/`. */
   playgroundDir: string;
+  models: ModelsRouterDeps;
 }
 
 /** The HTTP API as an express app; the caller owns the server (and the websocket gateway on it). */
@@ -189,6 +191,7 @@ export function createApiApp(deps: ApiDeps): Express {
   );
   app.use('/v1', approvalsRouter({ toolApprovals: deps.toolApprovals, decideApproval: deps.decideApproval }));
   app.use('/v1/webhooks', webhooksRouter(deps.webhooks));
+  app.use('/v1/models', modelsRouter(deps.models));
   app.use('/v1/tools', toolsRouter({ tools: deps.tools, userAllowedTools: deps.userAllowedTools, ...deps.toolInvocations }));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

@@ -2,7 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { FlowProducer, type Queue } from 'bullmq';
-import { toolHeaderEnvironment, type Config } from '../config/config';
+import { modelsFileEnvironment, toolHeaderEnvironment, type Config } from '../config/config';
+import { loadModelCatalogue } from '../models/load-model-catalogue';
+import type { ModelCatalogue } from '../models/model-catalogue';
+import { TargetCooldowns } from '../models/target-cooldowns';
 import { createMetrics, type Metrics } from '../metrics/metrics';
 import { createToolQueue } from '../queue/tool-queue';
 import { createWebhookQueue } from '../queue/webhook-queue';
@@ -66,6 +69,10 @@ export interface Resources {
   openAiResponses: OpenAiResponsesRepository;
   openAiBatches: OpenAiBatchesRepository;
   tools: ToolRegistry;
+  /** The providers and models (MODELS_FILE, or LLM_*), checked at start. */
+  models: ModelCatalogue;
+  /** Which of the models' targets cool down, shared by every process through Redis. */
+  targetCooldowns: TargetCooldowns;
   eventLog: EventLog;
   turnQueue: Queue;
   /** Batch items' turn starts (their continuations go to `turnQueue`). */
@@ -94,6 +101,8 @@ export async function createResources(
   logger: Logger,
   options: { runsTools: boolean; serviceName?: string } = { runsTools: true },
 ): Promise<Resources> {
+  // Checked before anything is opened: a bad file stops the start with its one line.
+  const models = loadModelCatalogue(config, modelsFileEnvironment());
   const closers: Closers = [];
   const metrics = createMetrics();
   try {
@@ -131,6 +140,8 @@ export async function createResources(
       openAiResponses: new OpenAiResponsesRepository(db),
       openAiBatches: new OpenAiBatchesRepository(db),
       tools,
+      models,
+      targetCooldowns: new TargetCooldowns(redis, config.REDIS_PREFIX, { baseMs: config.PROVIDER_COOLDOWN_BASE_MS, maxMs: config.PROVIDER_COOLDOWN_MAX_MS }),
       eventLog,
       turnQueue,
       batchTurnQueue,

@@ -36,6 +36,7 @@ import { ResponsesService } from '../openai-compat/responses-service';
 import { OpenAiBatchesService } from '../openai-compat/openai-batches-service';
 import { createResponseStreamer, type ResponseStreamer } from '../api/openai-response-stream';
 import { usableToolsByName } from '../api/usable-tools';
+import { listModels } from '../models/model-listing';
 
 export interface RunningApi {
   port: number;
@@ -303,6 +304,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
     checkReady: createReadinessCheck({ redis: resources.redis, db: resources.db, ...(provider ? { provider } : {}) }),
     playgroundDir: config.PLAYGROUND_DIR,
+    models: { listModels: () => listModels(resources.models, resources.targetCooldowns) },
     openAi: {
       files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
       maxBodyBytes: config.MAX_BODY_BYTES,

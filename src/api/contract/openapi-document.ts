@@ -10,6 +10,7 @@ import { conversationPaths } from './conversations-contract';
 import { errorResponseSchema } from './error-contract';
 import { healthPaths } from './health-contract';
 import { toolPaths } from './tools-contract';
+import { modelPaths } from './models-contract';
 import { turnPaths } from './turns-contract';
 import { webhookPaths } from './webhooks-contract';
 import { openAiFilePaths } from './openai-files-contract';
@@ -36,6 +37,7 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Conversations' },
       { name: 'Turns' },
       { name: 'Tools' },
+      { name: 'Models', description: 'Providers, models and their fallbacks (MODELS_FILE).' },
       { name: 'Approvals', description: 'A person approves a tool call before it runs.' },
       { name: 'Batches' },
       { name: 'Webhooks', description: 'Signed the Standard Webhooks way; delivered at least once.' },
@@ -44,7 +46,7 @@ export function buildOpenApiDocument(version: string): oas31.OpenAPIObject {
       { name: 'Admin', description: 'Answers 404 while ADMIN_TOKEN is unset.' },
       { name: 'Operations' },
     ],
-    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths, ...adminPaths, ...healthPaths },
+    paths: { ...conversationPaths, ...turnPaths, ...toolPaths, ...modelPaths, ...approvalPaths, ...batchPaths, ...webhookPaths, ...browserPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths, ...adminPaths, ...healthPaths },
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
