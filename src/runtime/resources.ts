@@ -27,6 +27,7 @@ import { OpenAiFilesRepository } from '../store/openai-files-repository';
 import { OpenAiResponsesRepository } from '../store/openai-responses-repository';
 import { OpenAiBatchesRepository } from '../store/openai-batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
+import { ProviderCallsRepository } from '../store/provider-calls-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
@@ -62,6 +63,8 @@ export interface Resources {
   messages: MessagesRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
+  /** Every request a turn sent a provider. */
+  providerCalls: ProviderCallsRepository;
   toolApprovals: ToolApprovalsRepository;
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
@@ -133,6 +136,7 @@ export async function createResources(
       messages: new MessagesRepository(db),
       turns,
       toolCalls: new ToolCallsRepository(db),
+      providerCalls: new ProviderCallsRepository(db),
       toolApprovals: new ToolApprovalsRepository(db),
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),
