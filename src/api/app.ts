@@ -96,6 +96,7 @@ export interface ApiDeps {
   /** PLAYGROUND_DIR: the playground bundle served at `/`. */
   playgroundDir: string;
   models: ModelsRouterDeps;
+  providerCalls: TurnsRouterDeps['providerCalls'];
 }
 
 /** The HTTP API as an express app; the caller owns the server (and the websocket gateway on it). */
@@ -172,6 +173,7 @@ export function createApiApp(deps: ApiDeps): Express {
       eventStream: deps.eventStream,
       answerClientTool: deps.answerClientTool,
       inflight: deps.inflight,
+      providerCalls: deps.providerCalls,
     }),
   );
   app.use(

@@ -182,7 +182,7 @@ function createServices(resources: Resources): ApiServices {
       turnService: turnServices.turnService,
       usableTools: (userId) => usableToolsByName({ tools: resources.tools, userAllowedTools: (id) => resources.users.allowedTools(id) }, userId),
       latestSeq: (conversationId) => resources.eventLog.latestSeq(conversationId),
-      defaultModel: config.LLM_MODEL,
+      defaultModel: resources.models.defaultModel,
     }),
   };
 }
@@ -232,7 +232,7 @@ function createStreams(resources: Resources, auth: ApiAuth, subscriber: RedisCli
     responseStream: createResponseStreamer(eventSource, {
       ...sseOptions,
       onSlowReader,
-      defaultModel: config.LLM_MODEL,
+      defaultModel: resources.models.defaultModel,
       storedResponse: (record) => services.responses.object(record),
     }),
   };
@@ -305,6 +305,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
     checkReady: createReadinessCheck({ redis: resources.redis, db: resources.db, ...(provider ? { provider } : {}) }),
     playgroundDir: config.PLAYGROUND_DIR,
     models: { listModels: () => listModels(resources.models, resources.targetCooldowns) },
+    providerCalls: resources.providerCalls,
     openAi: {
       files: { files: resources.openAiFiles, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: os.tmpdir() },
       maxBodyBytes: config.MAX_BODY_BYTES,
@@ -326,7 +327,7 @@ function apiDeps(resources: Resources, auth: ApiAuth, services: ApiServices, str
         },
         runner: batchRunner,
         startBatch,
-        defaultModel: config.LLM_MODEL,
+        defaultModel: resources.models.defaultModel,
       }),
     },
   };

@@ -71,7 +71,7 @@ export async function startWorker(
     ...queueSettings,
     batchConcurrency: config.BATCH_TURNS_PER_WORKER,
     cancellations,
-    deps: { ...shared, models: resources.models, providers, cooldowns: resources.targetCooldowns, providerCalls: resources.providerCalls, logger, ...turnRunnerSettings(config) },
+    deps: { ...shared, models: resources.models, providers, cooldowns: resources.targetCooldowns, providerCalls: resources.providerCalls, logger, ...turnRunnerSettings(config, resources.models.defaultModel) },
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
   const reconciler = startReconciler(
@@ -162,9 +162,9 @@ function sharedDeps(resources: Resources) {
 }
 
 /** A turn's defaults and limits, and the provider retry policy, from the config. */
-function turnRunnerSettings(config: Config): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits'> {
+function turnRunnerSettings(config: Config, defaultModel: string): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits'> {
   return {
-    defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
+    defaults: { model: defaultModel, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
     retryPolicy: {
       maxRetries: config.PROVIDER_MAX_RETRIES,
       baseDelayMs: config.PROVIDER_RETRY_BASE_MS,
