@@ -17,7 +17,7 @@ const LAYERS = [
   ['ui-chat', 'batches', 'openai'],
   ['turns'],
   ['tool-calls'],
-  ['tools', 'subscriptions', 'auth', 'webhooks'],
+  ['tools', 'subscriptions', 'auth', 'webhooks', 'models'],
   ['event-log', 'store', 'queue', 'openai/store'],
   ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],

@@ -29,6 +29,7 @@ import { turnThroughput } from './cases/turn-throughput';
 import { webhookDelivery } from './cases/webhook-delivery';
 import { openAiRoutes } from './cases/openai-routes';
 import { heldMemory } from './cases/held-memory';
+import { modelFallback } from './cases/model-fallback';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -74,6 +75,7 @@ const BENCHMARKS: Benchmark[] = [
   ttftUnderLoad,
   openAiRoutes,
   heldMemory,
+  modelFallback,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');

@@ -31,6 +31,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const body = parseInput(createConversationSchema, req.body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
+    if (body.model !== undefined) deps.turnService.assertModel(body.model);
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;

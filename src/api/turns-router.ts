@@ -6,6 +6,7 @@ import { formatMessageId } from '../store/message-id';
 import type { MessagesRepository } from '../store/messages-repository';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
+import type { ProviderCallsRepository } from '../store/provider-calls-repository';
 import type { InflightSnapshot } from '../event-log/inflight-state';
 import { isTerminal, shownStatus, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
@@ -23,6 +24,7 @@ export interface TurnsRouterDeps {
   answerClientTool(input: { userId: string; turnId: string; toolCallId: string; answer: ClientAnswer }): Promise<AnswerOutcome>;
   /** The running step's partial tool calls; null when unknown (none, or Redis is unreachable). */
   inflight(turn: { id: string; conversationId: string }): Promise<InflightSnapshot | null>;
+  providerCalls: Pick<ProviderCallsRepository, 'listForTurn'>;
 }
 
 export function turnsRouter(deps: TurnsRouterDeps): Router {
@@ -33,10 +35,11 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
     if (!turn) throw notFound('turn');
     // A finished turn has no calls in flight: its view comes from PostgreSQL alone. Only a
     // cancel (or an interrupt) leaves an incomplete message.
-    const [toolCalls, inflight, incomplete] = await Promise.all([
+    const [toolCalls, inflight, incomplete, providerCalls] = await Promise.all([
       deps.toolCalls.listForTurn(turn.id),
       isTerminal(turn.status) ? null : deps.inflight(turn),
       turn.status === 'cancelled' ? deps.messages.findIncomplete(turn.id) : null,
+      deps.providerCalls.listForTurn(turn.id),
     ]);
     sendJson(res, turnDetailSchema, {
       ...turnView(turn),
@@ -53,6 +56,7 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
         ...(call.error ? { error: call.error } : {}),
         durationMs: durationMs(call),
       })),
+      providerCalls: providerCalls.map(({ turnId: _turnId, ...call }) => call),
       partialToolCalls: inflight && inflight.step === turn.step + 1 ? inflight.toolCalls : [],
       incompleteMessage: incomplete && {
         id: incomplete.id,

@@ -8,7 +8,7 @@ import type { RouteFamily } from './route-family';
 import { createTurnEventStreamer, type ConversationEventSource } from './turn-event-stream';
 import { turnsRouter, type TurnsRouterDeps } from './turns-router';
 
-interface TurnsRoutesNeeds extends Pick<TurnsRouterDeps, 'turns' | 'toolCalls' | 'messages' | 'turnService' | 'answerClientTool'> {
+interface TurnsRoutesNeeds extends Pick<TurnsRouterDeps, 'turns' | 'toolCalls' | 'messages' | 'turnService' | 'answerClientTool' | 'providerCalls'> {
   config: Pick<Config, 'REDIS_PREFIX'>;
   /** Where the running step's partial tool calls are read. */
   redis: RedisClient;
@@ -31,6 +31,7 @@ export const turnsRoutes: RouteFamily<TurnsRoutesNeeds> = {
         turnService: needs.turnService,
         eventStream,
         answerClientTool: needs.answerClientTool,
+        providerCalls: needs.providerCalls,
         // The buffers are a convenience: while Redis is down the turn is still shown, without them.
         inflight: (turn) =>
           InflightState.read(needs.redis, needs.config.REDIS_PREFIX, turn).catch((error: unknown) => {

@@ -54,6 +54,28 @@ export const configSchema = z
     LLM_BASE_URL: optionalUrl,
     LLM_API_KEY: z.string().optional(),
     LLM_MODEL: z.string().min(1).default('scripted'),
+    /** The LLM_* provider's context window, in tokens (GET /v1/models; a larger target takes a step that overflows a smaller one). */
+    LLM_CONTEXT_WINDOW: z.preprocess((v) => (v === '' ? undefined : v), positiveInt.optional()),
+    /** The LLM_* provider's price, `input,cachedInput,output` in USD per million tokens. */
+    LLM_PRICE: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z
+        .string()
+        .regex(/^\s*\d+(\.\d+)?\s*,\s*\d+(\.\d+)?\s*,\s*\d+(\.\d+)?\s*$/, 'input,cachedInput,output (USD per million tokens, e.g. 0.15,0.075,0.6)')
+        .transform((value) => {
+          const [input, cachedInput, output] = value.split(',').map((each) => Number(each.trim())) as [number, number, number];
+          return { input, cachedInput, output };
+        })
+        .optional(),
+    ),
+    /**
+     * A JSON file of providers, models, fallbacks and prices (docs/API.md, "Models and
+     * providers"). Unset: `./models.json` when it exists, else the LLM_* provider alone.
+     */
+    MODELS_FILE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+    /** The first cooldown of a target that failed; doubled while it keeps failing, up to PROVIDER_COOLDOWN_MAX_MS. A `Retry-After` wins. */
+    PROVIDER_COOLDOWN_BASE_MS: positiveInt.default(1000),
+    PROVIDER_COOLDOWN_MAX_MS: positiveInt.default(60_000),
     TOOLS_DIR: z.string().default('./tools'),
     /** Tool names (a comma list) whose calls wait for a person's approval: how builtins are gated, and any other tool besides its own declaration. */
     APPROVAL_REQUIRED_TOOLS: z
@@ -324,6 +346,11 @@ function pickDefined(env: NodeJS.ProcessEnv): Record<string, string> {
     if (value !== undefined) picked[key] = value;
   }
   return picked;
+}
+
+/** The environment that `${VAR}` references of a models file (keys, headers) may read. */
+export function modelsFileEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
+  return { ...env };
 }
 
 /**

@@ -9,7 +9,8 @@ export type StartupErrorCode =
   | 'migration_changed'
   | 'redis_unavailable'
   | 'redis_prefix_taken'
-  | 'tool_config';
+  | 'tool_config'
+  | 'models_file';
 
 /**
  * A reason not to start that the operator can fix (a setting, a locked folder, a server that

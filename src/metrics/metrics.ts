@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { PROVIDER_ERROR_KINDS, PROVIDER_REQUEST_STATUSES } from '../providers/provider-error';
+import { isRetryableKind, PROVIDER_ERROR_KINDS, PROVIDER_REQUEST_STATUSES } from '../providers/provider-error';
 import { heapAfterLastMajorGc } from './heap-after-gc';
 import { WEBHOOK_EVENT_TYPES } from '../events/webhook-event-types';
 
@@ -124,6 +124,39 @@ export function createMetrics(options: { now?: () => number } = {}) {
     help: 'Provider failures retried (the turn waits, then tries again), by kind',
     labelNames: ['kind'] as const,
     registers: [registry],
+  });
+  const modelRequests = new Counter({
+    name: 'switchyard_model_requests_total',
+    help: "Requests steps sent to their model's targets, by provider, model at the provider and outcome (ok, failed before output, discarded after it)",
+    labelNames: ['provider', 'model', 'outcome'] as const,
+    registers: [registry],
+  });
+  const providerFallbacks = new Counter({
+    name: 'switchyard_provider_fallbacks_total',
+    help: "Steps that went on to their model's next target, by what the target they left did",
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const providerFirstToken = new Histogram({
+    name: 'switchyard_provider_first_token_seconds',
+    help: "From a request being sent to a provider to its first token, by provider (a step's time to first token counts its fallbacks too)",
+    labelNames: ['provider'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  let readCoolingTargets: () => Promise<{ provider: string; model: string; cooling: boolean }[]> = async () => [];
+  const targetsCoolingDown = new Gauge({
+    name: 'switchyard_model_targets_cooling_down',
+    help: "Whether each target of the models cools down (1) or not (0), as every process shares it in Redis (read at scrape time: take the max across processes)",
+    labelNames: ['provider', 'model'] as const,
+    registers: [],
+    async collect() {
+      try {
+        for (const target of await readCoolingTargets()) this.set({ provider: target.provider, model: target.model }, target.cooling ? 1 : 0);
+      } catch {
+        this.reset();
+      }
+    },
   });
   const toolCalls = new Counter({
     name: 'switchyard_tool_calls_total',
@@ -326,7 +359,8 @@ export function createMetrics(options: { now?: () => number } = {}) {
   for (const status of PROVIDER_REQUEST_STATUSES) providerRequests.inc({ status }, 0);
   for (const kind of PROVIDER_ERROR_KINDS) {
     providerErrors.inc({ kind }, 0);
-    if (kind !== 'rejected' && kind !== 'aborted') providerRetries.inc({ kind }, 0);
+    if (isRetryableKind(kind)) providerRetries.inc({ kind }, 0);
+    if (isRetryableKind(kind) || kind === 'context_length_exceeded') providerFallbacks.inc({ reason: kind }, 0);
   }
   for (const transport of TRANSPORTS) slowConsumerDisconnects.inc({ transport }, 0);
   for (const status of BATCH_ITEM_ENDS) batchItemsEnded.inc({ status }, 0);
@@ -347,6 +381,9 @@ export function createMetrics(options: { now?: () => number } = {}) {
     providerRequests,
     providerErrors,
     providerRetries,
+    modelRequests,
+    providerFallbacks,
+    providerFirstToken,
     toolCalls,
     toolAttempts,
     toolDuration,
@@ -392,6 +429,11 @@ export function createMetrics(options: { now?: () => number } = {}) {
     },
     countTurnBodyBytesWith(counter: () => number) {
       countTurnBodyBytes = counter;
+    },
+    /** The models' targets, each with whether it cools down now (GET /v1/models's states). */
+    readCoolingTargetsWith(reader: () => Promise<{ provider: string; model: string; cooling: boolean }[]>) {
+      readCoolingTargets = reader;
+      exportOnce(targetsCoolingDown);
     },
     countPendingApprovalsWith(counter: () => Promise<number>) {
       countPendingApprovals = counter;

@@ -214,6 +214,8 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         case 'tool-approval-response':
         case 'turn-waiting':
         case 'provider-retry':
+        // The Responses stream has no event for a change of provider: its discard is what a reader sees.
+        case 'provider-fallback':
           return go([]);
       }
     },

@@ -3,7 +3,7 @@ import { connectionFailureReason } from '../errors/connection-failure';
 import { errorMessage } from '../errors/switchyard-error';
 import type { Usage } from '../events/event';
 import type { CompletionRequest, ModelProvider, ProviderChunk } from './model-provider';
-import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, type ProviderRequestStatus } from './provider-error';
+import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, saysContextLengthExceeded, type ProviderRequestStatus } from './provider-error';
 import { readProviderChunk } from './read-provider-chunk';
 import { serverSentData } from './server-sent-data';
 import { takeNodeBody, undiciRequestFetch } from './undici-request-fetch';
@@ -18,12 +18,14 @@ export interface OpenAiCompatibleOptions {
   onRequest?: (status: ProviderRequestStatus) => void;
   /** Shared by the process's streams: once a stream has output, its reads give way to other work in turn. */
   slices?: LoopSlices;
+  /** Sent with every request (a models file's `headers`). */
+  headers?: Record<string, string>;
 }
 
 /** The only place that talks to the `openai` SDK. */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
   // Retries are ours: the SDK would retry only before the first byte, and silently.
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'none', maxRetries: 0, fetch: undiciRequestFetch });
+  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'none', maxRetries: 0, fetch: undiciRequestFetch, ...(options.headers ? { defaultHeaders: options.headers } : {}) });
 
   return {
     async checkReachable(timeoutMs: number): Promise<void> {
@@ -153,7 +155,8 @@ export function toProviderError(
   if (error instanceof APIConnectionError) return new ProviderError('connection', `connection to the provider failed: ${error.message}`);
   if (error instanceof APIError && typeof error.status === 'number') {
     const retryAfter = parseRetryAfter(error.headers?.get?.('retry-after'));
-    return new ProviderError(kindForStatus(error.status), `provider answered ${error.status}: ${error.message}`, error.status, retryAfter);
+    const kind = saysContextLengthExceeded(error.status, error.code, error.message) ? 'context_length_exceeded' : kindForStatus(error.status);
+    return new ProviderError(kind, `provider answered ${error.status}: ${error.message}`, error.status, retryAfter);
   }
   if (error instanceof APIError) {
     // Status-less APIError: the SDK saw an `error` event inside a 200 stream.

@@ -3,10 +3,11 @@ import { SwitchyardError } from '../errors/switchyard-error';
 /**
  * Why a completion failed, decided once here so the turn engine only asks `retryable`.
  * - rate_limited / server / connection / idle_timeout / truncated / stream_error: worth another attempt;
- * - rejected: the provider will not accept this request (400, 401, 403, 404, 422, context length);
+ * - rejected: the provider will not accept this request (400, 401, 403, 404, 422);
+ * - context_length_exceeded: the request does not fit the model's window (a target with a larger one may take it);
  * - aborted: we aborted it ourselves (cancel, shutdown, lost lock).
  */
-export const PROVIDER_ERROR_KINDS = ['rate_limited', 'server', 'connection', 'idle_timeout', 'truncated', 'stream_error', 'rejected', 'aborted'] as const;
+export const PROVIDER_ERROR_KINDS = ['rate_limited', 'server', 'connection', 'idle_timeout', 'truncated', 'stream_error', 'rejected', 'context_length_exceeded', 'aborted'] as const;
 export type ProviderErrorKind = (typeof PROVIDER_ERROR_KINDS)[number];
 
 export class ProviderError extends SwitchyardError<'provider_failed'> {
@@ -25,8 +26,21 @@ export class ProviderError extends SwitchyardError<'provider_failed'> {
   }
 
   get retryable(): boolean {
-    return this.kind !== 'rejected' && this.kind !== 'aborted';
+    return isRetryableKind(this.kind);
   }
+}
+
+export function isRetryableKind(kind: ProviderErrorKind): boolean {
+  return kind !== 'rejected' && kind !== 'context_length_exceeded' && kind !== 'aborted';
+}
+
+/**
+ * Whether a refusal says the request is longer than the model's window: OpenAI and Groq say so
+ * with the code `context_length_exceeded`; vLLM, llama.cpp and others only in the message.
+ */
+export function saysContextLengthExceeded(status: number, code: unknown, message: string): boolean {
+  if (status !== 400 && status !== 413 && status !== 422) return false;
+  return code === 'context_length_exceeded' || /context[ _-]?length|context window|maximum context/i.test(message);
 }
 
 const RETRYABLE_STATUSES = new Set([408, 409, 425, 429]);

@@ -1,6 +1,7 @@
 import { adminRoutes } from '../api/admin-routes';
 import { approvalsRoutes } from '../api/approvals-routes';
 import { batchesRoutes } from '../api/batches-routes';
+import { modelsRoutes } from '../api/models-routes';
 import { browserRoutes } from '../api/browser-routes';
 import { conversationsRoutes } from '../api/conversations-routes';
 import { operationsRoutes } from '../api/operations-routes';
@@ -20,6 +21,7 @@ export const apiRouteFamilies: readonly RouteFamily<ApiResources & AppAddedNeeds
   conversationsRoutes,
   turnsRoutes,
   toolsRoutes,
+  modelsRoutes,
   approvalsRoutes,
   batchesRoutes,
   webhooksRoutes,

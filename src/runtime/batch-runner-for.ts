@@ -11,11 +11,11 @@ import type { Resources } from './resources';
  */
 export function turnServiceWithBatches(
   resources: Resources,
-  deps: Omit<TurnServiceDeps, 'onTurnEnded'>,
+  deps: Omit<TurnServiceDeps, 'onTurnEnded' | 'models'>,
 ): { turnService: TurnService; batchRunner: BatchRunner; onTurnEnded(turn: Turn): Promise<void> } {
   const onTurnEnded = (turn: Turn): Promise<void> =>
     batchRunner.turnEnded(turn).catch((error: unknown) => resources.logger.warn({ err: error, turnId: turn.id }, 'batch item did not move on; the repair pass will'));
-  const turnService: TurnService = new TurnService({ ...deps, onTurnEnded });
+  const turnService: TurnService = new TurnService({ ...deps, models: resources.models, onTurnEnded });
   const batchRunner: BatchRunner = new BatchRunner({
     db: resources.db,
     batches: resources.batches,

@@ -2,7 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { FlowProducer, type Queue } from 'bullmq';
-import { toolHeaderEnvironment, type Config } from '../config/config';
+import { modelsFileEnvironment, toolHeaderEnvironment, type Config } from '../config/config';
+import { loadModelCatalogue } from '../models/load-model-catalogue';
+import type { ModelCatalogue } from '../models/model-catalogue';
+import { TargetCooldowns } from '../models/target-cooldowns';
 import { createMetrics, type Metrics } from '../metrics/metrics';
 import { createToolQueue } from '../queue/tool-queue';
 import { createWebhookQueue } from '../queue/webhook-queue';
@@ -21,6 +24,7 @@ import { ToolApprovalsRepository } from '../store/tool-approvals-repository';
 import { ToolInvocationsRepository } from '../store/tool-invocations-repository';
 import { BatchesRepository } from '../store/batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
+import { ProviderCallsRepository } from '../store/provider-calls-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
@@ -56,10 +60,16 @@ export interface Resources {
   messages: MessagesRepository;
   turns: TurnsRepository;
   toolCalls: ToolCallsRepository;
+  /** Every request a turn sent a provider. */
+  providerCalls: ProviderCallsRepository;
   toolApprovals: ToolApprovalsRepository;
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
   tools: ToolRegistry;
+  /** The providers and models (MODELS_FILE, or LLM_*), checked at start. */
+  models: ModelCatalogue;
+  /** Which of the models' targets cool down, shared by every process through Redis. */
+  targetCooldowns: TargetCooldowns;
   eventLog: EventLog;
   turnQueue: Queue;
   /** Batch items' turn starts (their continuations go to `turnQueue`). */
@@ -88,6 +98,8 @@ export async function createResources(
   logger: Logger,
   options: { runsTools: boolean; serviceName?: string } = { runsTools: true },
 ): Promise<Resources> {
+  // Checked before anything is opened: a bad file stops the start with its one line.
+  const models = loadModelCatalogue(config, modelsFileEnvironment());
   const closers: Closers = [];
   const metrics = createMetrics();
   try {
@@ -118,10 +130,13 @@ export async function createResources(
       messages: new MessagesRepository(db),
       turns,
       toolCalls: new ToolCallsRepository(db),
+      providerCalls: new ProviderCallsRepository(db),
       toolApprovals: new ToolApprovalsRepository(db),
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),
       tools,
+      models,
+      targetCooldowns: new TargetCooldowns(redis, config.REDIS_PREFIX, { baseMs: config.PROVIDER_COOLDOWN_BASE_MS, maxMs: config.PROVIDER_COOLDOWN_MAX_MS }),
       eventLog,
       turnQueue,
       batchTurnQueue,

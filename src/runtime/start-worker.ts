@@ -1,8 +1,10 @@
 import http from 'node:http';
 import express from 'express';
 import { healthRouter } from '../api/health-router';
-import { configuredProvider } from '../providers/configured-provider';
 import type { ModelProvider } from '../providers/model-provider';
+import { LoopSlices } from '../providers/loop-slices';
+import { connectModelProviders } from '../models/model-providers';
+import { coolingTargets } from '../models/model-listing';
 import type { Config } from '../config/config';
 import type { TurnRunnerDeps } from '../turns/turn-runner';
 import { startToolWorker } from '../tool-calls/tool-worker';
@@ -38,14 +40,18 @@ export async function startWorker(
   options: { withHealthServer: boolean; providerUrl?: string },
 ): Promise<RunningWorker> {
   const { config, logger } = resources;
-  const configured = configuredProvider(config, {
+  const providers = connectModelProviders(resources.models, {
+    idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
+    slices: new LoopSlices(config.STREAM_READ_SLICE_MS),
     ...(options.providerUrl ? { fallbackUrl: options.providerUrl } : {}),
-    onRequest: (status) => resources.metrics.providerRequests.inc({ status }),
+    onRequest: (_provider, status) => resources.metrics.providerRequests.inc({ status }),
   });
-  if (!configured) throw new Error('no model provider: set LLM_BASE_URL');
-  const { provider, baseURL } = configured;
+  // Readiness reports the provider of the default model's first target.
+  const readinessProvider = providers.get(firstProviderOf(resources))?.provider;
+  if (!readinessProvider) throw new Error('no model provider: set LLM_BASE_URL');
+  resources.metrics.readCoolingTargetsWith(() => coolingTargets(resources.models, resources.targetCooldowns));
   // Listening comes first: a port in use stops the start before this process takes any job.
-  const health = options.withHealthServer ? await startHealthServer(resources, provider) : undefined;
+  const health = options.withHealthServer ? await startHealthServer(resources, readinessProvider) : undefined;
   const blocking = connectRedis(resources.redisTarget, 'queue');
   const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   for (const connection of [blocking, subscriber]) connection.on('error', (error) => logger.debug({ err: error }, 'worker redis error'));
@@ -65,7 +71,7 @@ export async function startWorker(
     ...queueSettings,
     batchConcurrency: config.BATCH_TURNS_PER_WORKER,
     cancellations,
-    deps: { ...shared, provider, providerUrl: baseURL, logger, ...turnRunnerSettings(config) },
+    deps: { ...shared, models: resources.models, providers, cooldowns: resources.targetCooldowns, providerCalls: resources.providerCalls, logger, ...turnRunnerSettings(config, resources.models.defaultModel) },
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
   const reconciler = startReconciler(
@@ -113,6 +119,11 @@ export async function startWorker(
   };
 }
 
+function firstProviderOf(resources: Resources): string {
+  const lookup = resources.models.lookup(resources.models.defaultModel);
+  return lookup.ok ? lookup.route.targets[0]!.provider : '';
+}
+
 /** /healthz and /metrics on PORT. */
 async function startHealthServer(resources: Resources, provider: ModelProvider): Promise<{ server: http.Server; port: number }> {
   const app = express();
@@ -151,9 +162,9 @@ function sharedDeps(resources: Resources) {
 }
 
 /** A turn's defaults and limits, and the provider retry policy, from the config. */
-function turnRunnerSettings(config: Config): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits'> {
+function turnRunnerSettings(config: Config, defaultModel: string): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits'> {
   return {
-    defaults: { model: config.LLM_MODEL, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
+    defaults: { model: defaultModel, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
     retryPolicy: {
       maxRetries: config.PROVIDER_MAX_RETRIES,
       baseDelayMs: config.PROVIDER_RETRY_BASE_MS,

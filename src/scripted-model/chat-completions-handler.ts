@@ -7,9 +7,11 @@ import { sendCompletion, streamCompletion } from './deliver-completion';
 import { SCENARIO_HEADER } from './find-scenario';
 import { sendError } from './http-responses';
 import { estimatePromptTokens } from './message-text';
-import { invalidRequest } from './openai-error';
+import { errorTypeForStatus, invalidRequest } from './openai-error';
 import { planReply } from './plan-reply';
+import type { Step } from './scenario-schema';
 import type { RequestLog } from './request-log';
+import type { FaultControl } from './fault-control';
 import { validateChatRequest } from './validate-chat-request';
 
 export interface ChatCompletionsContext {
@@ -17,6 +19,8 @@ export interface ChatCompletionsContext {
   arrivals: ArrivalCounter;
   /** Pause per token of answers made without a scenario. */
   defaultTokenDelayMs: number;
+  /** A fault set on demand, applied whatever the scenario says (fault-control.ts). */
+  faults: FaultControl;
 }
 
 /** `POST /v1/chat/completions`: parse, record, validate, pick the step, then answer it. */
@@ -36,6 +40,20 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
   const validation = validateChatRequest(body);
   if (!validation.ok) return sendError(res, validation.error);
   const { request } = validation;
+  const fault = context.faults.take();
+  if (fault?.refuse) {
+    const { status, message, type, code, retryAfterSeconds } = fault.refuse;
+    return sendError(res, {
+      status,
+      message: message ?? `The scripted model answers ${status}: a fault is set on it.`,
+      type: type ?? errorTypeForStatus(status),
+      param: null,
+      code: code ?? null,
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+    });
+  }
+  // Nothing is sent until the client gives up (or the server closes).
+  if (fault?.hang) return new Promise<void>((resolve) => closed.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   const header = req.headers[SCENARIO_HEADER];
   const choice = chooseStep({
@@ -45,7 +63,8 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
     defaultTokenDelayMs: context.defaultTokenDelayMs,
   });
   if (!choice.ok) return sendError(res, choice.error);
-  const reply = planReply(choice.step, request);
+  const step = fault ? { ...withoutEnding(choice.step), ...(fault.cutAfterTokens !== undefined ? { cutAfterTokens: fault.cutAfterTokens } : { stallAfterTokens: fault.stallAfterTokens }) } : choice.step;
+  const reply = planReply(step, request);
   if (reply.kind === 'error') return sendError(res, reply.error);
 
   const delivery = {
@@ -60,4 +79,10 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
     signal: closed.signal,
   };
   await (request.stream ? streamCompletion(res, delivery) : sendCompletion(res, delivery));
+}
+
+/** The step without the ending its scenario gave it, for a fault to give it another. */
+function withoutEnding(step: Step): Step {
+  const { cutAfterTokens: _cut, stallAfterTokens: _stall, errorEventAfterTokens: _error, ...rest } = step;
+  return rest;
 }

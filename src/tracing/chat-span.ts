@@ -11,7 +11,7 @@ import { contextOf } from './trace-context';
 export function startChatSpan(
   tracer: Tracer,
   parent: Span,
-  request: { model: string; conversationId: string; turnId: string; step: number; providerUrl?: string },
+  request: Parameters<typeof chatRequestAttributes>[0],
 ): Span {
   return tracer.startSpan(spanNames.chat(request.model), { kind: SpanKind.CLIENT, attributes: chatRequestAttributes(request) }, contextOf(parent));
 }

@@ -37,6 +37,12 @@ export const SWITCHYARD = {
   toolOutcome: 'switchyard.tool.outcome',
   /** `approved`, `denied` or `timeout`. */
   approvalOutcome: 'switchyard.tool.approval.outcome',
+  /** The models file's provider a chat request went to (`default` for LLM_*). */
+  provider: 'switchyard.provider',
+  /** The Switchyard model the turn asked for; `gen_ai.request.model` is the name at the provider. */
+  model: 'switchyard.model',
+  /** The request is the one probe of a target whose cooldown ended. */
+  probe: 'switchyard.provider.probe',
 } as const;
 
 /**
@@ -55,8 +61,20 @@ export const spanNames = {
 };
 
 /** What a chat span knows when the request goes out. */
-export function chatRequestAttributes(input: { model: string; conversationId: string; turnId: string; step: number; providerUrl?: string }): Attributes {
+export function chatRequestAttributes(input: {
+  model: string;
+  conversationId: string;
+  turnId: string;
+  step: number;
+  providerUrl?: string;
+  provider?: string;
+  routedModel?: string;
+  probe?: boolean;
+}): Attributes {
   return {
+    ...(input.provider ? { [SWITCHYARD.provider]: input.provider } : {}),
+    ...(input.routedModel ? { [SWITCHYARD.model]: input.routedModel } : {}),
+    ...(input.probe ? { [SWITCHYARD.probe]: true } : {}),
     [GEN_AI.operationName]: 'chat',
     [GEN_AI.providerName]: PROVIDER_NAME,
     [GEN_AI.requestModel]: input.model,

@@ -4,7 +4,10 @@ import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
 import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
-import type { ModelProvider, ToolDefinition } from '../providers/model-provider';
+import type { ToolDefinition } from '../providers/model-provider';
+import type { ModelCatalogue, ModelLookup } from '../models/model-catalogue';
+import type { ProviderCall } from '../store/provider-calls-repository';
+import { streamRoutedStep, type RoutedStep, type RoutingDeps } from './routed-step';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import { AttemptFencedError } from '../event-log/event-log';
 import type { Queryable } from '../store/db';
@@ -19,19 +22,19 @@ import { InflightState } from '../event-log/inflight-state';
 import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
-import { streamStep, type StepOutput, type StepStreamResult, type StreamedPieces } from './stream-step';
+import type { StepOutput } from './stream-step';
 import { goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from '../tool-calls/tool-phase';
 import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from '../event-log/turn-events';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ToolRegistry } from '../tools/tool';
-import { endChatSpan, startChatSpan } from '../tracing/chat-span';
 import { GEN_AI, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
 
-export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
+export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<RoutingDeps, 'metrics' | 'tracer'> {
   eventLog: TurnEndingDeps['eventLog'];
   conversations: ConversationsRepository;
-  provider: ModelProvider;
+  /** What a turn's `model` names: its targets in order. */
+  models: Pick<ModelCatalogue, 'lookup'>;
   /** For in-flight step state (tool-call buffers, the output mark). */
   redis: RedisClient;
   redisPrefix: string;
@@ -47,13 +50,14 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps {
     | 'modelTokens'
     | 'providerErrors'
     | 'providerRetries'
+    | 'providerFirstToken'
+    | 'modelRequests'
+    | 'providerFallbacks'
   >;
   defaults: { model: string; maxSteps: number; maxHistoryMessages?: number };
   retryPolicy: RetryPolicy;
   limits: { maxToolCallsPerStep: number };
   tracer: Tracer;
-  /** The provider's base URL: its host and port go on chat spans (`server.address`, `server.port`). */
-  providerUrl?: string;
   now?: () => Date;
 }
 
@@ -134,6 +138,8 @@ interface AttemptRun {
   /** The attempt's opening events: they go out with the first event after them, in one append. */
   opening: EventPayload[];
   model: string;
+  /** The model's targets; a model the catalogue does not know (the models file changed) fails the turn at its step. */
+  route: ModelLookup;
   maxSteps: number;
   offered: Set<string>;
   /** Tools whose calls wait for a person's approval in this turn (declared so, or asked by the turn or its conversation). */
@@ -150,11 +156,11 @@ interface AttemptRun {
   now: () => Date;
 }
 
-/** A step's streamed completion, with what its commit needs. */
+/** A step's streamed completion, with what its commit needs: the request that answered, its row to record with the step. */
 interface StreamedStep {
-  result: StepStreamResult;
   startedAt: Date;
   chatSpan: Span;
+  call: ProviderCall;
 }
 
 /** A step's end that is not the run's: the turn goes on with its next step. */
@@ -182,9 +188,9 @@ async function runAttempt(
     if (resumed !== NEXT_STEP) return resumed;
   }
   for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
-    const streamed = await streamOneStep(run, step);
-    if (!streamed.result.ok) return onProviderFailure(run, step, streamed.result);
-    const ended = await completeStep(run, step, streamed.result.output, streamed);
+    const routed = await streamOneStep(run, step);
+    if (routed.kind !== 'ok') return onProviderFailure(run, step, routed);
+    const ended = await completeStep(run, step, routed.result.output, routed);
     if (ended !== NEXT_STEP) return ended;
   }
   return finish(run, 'max_steps');
@@ -204,6 +210,7 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     const marker = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
     opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
+  const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
   const offered = new Set(
     offeredToolNames({
       turnTools: turn.options.tools,
@@ -224,7 +231,8 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     fenced: fenced.signal,
     signal: AbortSignal.any([jobSignal, fenced.signal]),
     opening,
-    model: turn.options.model ?? conversation.model ?? deps.defaults.model,
+    model,
+    route: deps.models.lookup(model),
     maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
     offered,
     approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
@@ -280,65 +288,66 @@ async function resumeLastStep(run: AttemptRun): Promise<StepEnd> {
   return NEXT_STEP;
 }
 
-/** One completion, relayed as events under its chat span; the in-flight marker tracks its output. */
-async function streamOneStep(run: AttemptRun, step: number): Promise<StreamedStep> {
-  const { deps, turn, attempt, events, inflight, toolDefinitions } = run;
-  const startedAt = run.now();
+/** One completion, routed to the model's targets and relayed as events; the in-flight marker tracks its output. */
+async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep> {
+  const { deps, turn, attempt, events, toolDefinitions } = run;
   events.emit(...run.opening.splice(0), { type: 'step-start', step });
+  if (!run.route.ok) return { kind: 'failed', code: 'provider_error', message: run.route.message, outputSent: false };
   const history = await run.readHistory();
-  let firstOutput = true;
-  const chatSpan = startChatSpan(deps.tracer, run.job.span, { model: run.model, conversationId: turn.conversationId, turnId: turn.id, step, providerUrl: deps.providerUrl });
-  const result = await streamStep({
-    provider: deps.provider,
+  return streamRoutedStep(deps, {
+    turn,
+    attempt,
+    step,
+    route: run.route.route,
     request: {
-      model: run.model,
       messages: buildMessages(turn.options.instructions ?? run.begun.conversation.system, history),
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
       ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
     },
     events,
+    inflight: run.inflight,
     signal: run.signal,
+    span: run.job.span,
+    log: run.log,
     generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
     takenToolCallIds: run.takenToolCallIds,
-    onOutput: (readToolCalls) => {
-      if (firstOutput) deps.metrics.timeToFirstToken.observe((Date.now() - startedAt.getTime()) / 1000);
-      if (firstOutput || readToolCalls) inflight.update(() => ({ attempt, step, toolCalls: readToolCalls?.() ?? [] }));
-      firstOutput = false;
-    },
+    now: run.now,
   });
-  inflight.streamEnded();
-  countStreamed(deps.metrics, result.streamed);
-  endChatSpan(chatSpan, result);
-  return { result, startedAt, chatSpan };
 }
 
 /**
- * A step the provider broke off: the run stops if it was aborted; otherwise the retry policy
- * decides whether the turn fails, waits out the failure (the job goes back to the queue,
- * delayed) or is given up.
+ * A step no target completed: the run stops if it was aborted; a refusal (or a request too long
+ * for every target) fails the turn; when every target cools down the retry policy decides
+ * whether the turn fails or waits for the soonest to come back (the job goes back to the queue,
+ * delayed), counted as a provider retry.
  */
-async function onProviderFailure(run: AttemptRun, step: number, result: Extract<StepStreamResult, { ok: false }>): Promise<TurnRunOutcome> {
+async function onProviderFailure(run: AttemptRun, step: number, routed: Exclude<RoutedStep, { kind: 'ok' }>): Promise<TurnRunOutcome> {
   const { deps, turn, attempt, events, log } = run;
-  if (run.signal.aborted) return done(events, run.fenced.aborted ? FENCED : ABORTED);
-  deps.metrics.providerErrors.inc({ kind: result.error.kind });
-  const decision = decideProviderRetry(result.error, turn.providerRetries, deps.retryPolicy);
+  if (run.signal.aborted || routed.kind === 'aborted') return done(events, run.fenced.aborted ? FENCED : ABORTED);
+  if (routed.kind === 'failed') return failTurn(run, step, routed.outputSent, { code: routed.code, message: routed.message });
+  const decision = decideProviderRetry(routed.error, turn.providerRetries, deps.retryPolicy);
   if (decision.kind === 'abandon') return done(events, ABORTED);
-  // What a client showed of this broken step is dropped, whether the turn retries or fails.
-  if (decision.kind === 'fail') {
-    if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
-    logTurnEnd(log, await endTurn(deps, turn, attempt, { status: 'failed', error: { code: decision.code, message: decision.message } }, events));
-    return { kind: 'done' };
-  }
-  deps.metrics.providerRetries.inc({ kind: result.error.kind });
-  log.warn({ step, providerError: result.error.kind, reason: result.error.message, retryInMs: decision.delayMs }, 'provider failed; the turn retries');
+  if (decision.kind === 'fail') return failTurn(run, step, routed.outputSent, { code: decision.code, message: decision.message });
+  // The soonest target back, and no sooner than the backoff: a target that failed without a
+  // cooldown (Redis unreadable) is not asked again at once.
+  const delayMs = Math.max(decision.delayMs, routed.waitMs);
+  deps.metrics.providerRetries.inc({ kind: routed.error.kind });
+  log.warn({ step, providerError: routed.error.kind, reason: routed.error.message, retryInMs: delayMs }, 'provider failed; the turn retries');
   // Committed before it is announced: a client that reads the turn on `provider-retry` sees it queued.
-  const error = { code: result.error.kind, message: result.error.message };
-  if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, decision.delayMs))) return done(events, FENCED);
-  if (result.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
+  const error = { code: routed.error.kind, message: routed.error.message };
+  if (!(await deps.turns.scheduleRetry(turn.id, attempt, error, delayMs))) return done(events, FENCED);
+  if (routed.outputSent) events.emit({ type: 'attempt-discarded', attempt, step });
   // Cleared with the announcement: a worker dying before it leaves the marker to the next attempt.
   run.inflight.clear();
-  events.emit({ type: 'provider-retry', attempt, retryInMs: decision.delayMs, reason: result.error.message });
-  return done(events, { kind: 'delay', delayMs: decision.delayMs });
+  events.emit({ type: 'provider-retry', attempt, retryInMs: delayMs, reason: routed.error.message });
+  return done(events, { kind: 'delay', delayMs });
+}
+
+/** The turn fails at this step; what a client showed of the step is dropped first. */
+async function failTurn(run: AttemptRun, step: number, outputSent: boolean, error: { code: string; message: string }): Promise<TurnRunOutcome> {
+  if (outputSent) run.events.emit({ type: 'attempt-discarded', attempt: run.attempt, step });
+  logTurnEnd(run.log, await endTurn(run.deps, run.turn, run.attempt, { status: 'failed', error }, run.events));
+  return { kind: 'done' };
 }
 
 /**
@@ -376,10 +385,15 @@ async function completeStep(run: AttemptRun, step: number, output: StepOutput, s
   }
   // PostgreSQL keeps the latest seq clients may have seen, so that a Redis that loses its data
   // mid-turn restarts the numbering above it.
-  const seenSeq = await events.flush().catch((error: unknown) => {
-    if (AttemptFencedError.isInstance(error)) return null;
-    throw error;
-  });
+  // The request's row goes in beside the flush: a row of a request whose step a crash then
+  // loses is true all the same (the provider answered it), and costs the step no round trip.
+  const [seenSeq] = await Promise.all([
+    events.flush().catch((error: unknown) => {
+      if (AttemptFencedError.isInstance(error)) return null;
+      throw error;
+    }),
+    deps.providerCalls.insert(streamed.call),
+  ]);
   if (seenSeq === null) return done(events, FENCED);
   const record: StepRecord = {
     step,
@@ -451,12 +465,6 @@ function stepFinishEvent(record: StepRecord) {
 
 function stepLine({ record, calls }: CompletedStep) {
   return { step: record.step, finishReason: record.finishReason, toolCalls: calls.length, usage: record.usage };
-}
-
-function countStreamed(metrics: TurnRunnerDeps['metrics'], streamed: StreamedPieces): void {
-  if (streamed.text > 0) metrics.streamedTokens.inc({ kind: 'text' }, streamed.text);
-  if (streamed.reasoning > 0) metrics.streamedTokens.inc({ kind: 'reasoning' }, streamed.reasoning);
-  if (streamed.toolCall > 0) metrics.streamedTokens.inc({ kind: 'tool_call' }, streamed.toolCall);
 }
 
 /** Waits for this run's events to be logged; a stale worker's refused events end its run quietly. */

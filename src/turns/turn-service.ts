@@ -11,6 +11,7 @@ import { admitTurn, type Admission, type OnBusy } from './turn-admission';
 import { noBranchPoint, unacceptableBranch, type BranchRequest } from './branch-request';
 import { unansweredCallsRefusal } from './unanswered-calls';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
+import type { ModelCatalogue } from '../models/model-catalogue';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
   conversations: TurnEndingDeps['conversations'];
@@ -18,6 +19,8 @@ export interface TurnServiceDeps extends TurnEndingDeps {
   maxActiveTurnsPerUser: number;
   /** The admission span starts the turn's trace; its context is stored with the turn. */
   tracer: Tracer;
+  /** A turn's `model` is one of these (or a direct call a provider allows). */
+  models: Pick<ModelCatalogue, 'lookup'>;
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
@@ -67,6 +70,7 @@ export class TurnService {
     request: TurnRequest,
     traceparent: string | undefined,
   ): Promise<{ turn: Turn; created: boolean }> {
+    if (request.options.model !== undefined) this.assertModel(request.options.model);
     const requestHash = hashRequest(request);
     const newTurn: NewTurn = {
       conversationId,
@@ -148,6 +152,12 @@ export class TurnService {
         if (decision.enqueueNow) await this.enqueue({ ...admission.turn!, activeTurnsOfUser: admission.activeOfUser });
         return { turn: admission.turn!, created: true };
     }
+  }
+
+  /** A 400 naming the models there are, for a `model` that is none of them (a conversation's too). */
+  assertModel(model: string): void {
+    const lookup = this.deps.models.lookup(model);
+    if (!lookup.ok) throw new AppError('invalid_request', lookup.message, [{ field: 'model', message: lookup.message }]);
   }
 
   async cancel(userId: string, turnId: string): Promise<Turn> {

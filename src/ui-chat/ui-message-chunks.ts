@@ -24,10 +24,17 @@ export type UiChunk =
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'data-tool-processing'; id: string; data: ToolProcessingData }
   | { type: 'data-attempt-discarded'; data: { attempt: number; step: number } }
+  | { type: 'data-provider-fallback'; data: { step: number; from: ModelTarget; to: ModelTarget; reason: string } }
   | { type: 'error'; errorText: string }
   | { type: 'message-metadata'; messageMetadata: TurnMetadata }
   | { type: 'finish'; finishReason: UiFinishReason; messageMetadata: TurnMetadata }
   | { type: 'abort'; reason: string };
+
+/** A provider and the model's name there. */
+export interface ModelTarget {
+  provider: string;
+  model: string;
+}
 
 export type UiFinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'error' | 'other';
 
@@ -156,6 +163,8 @@ export function createUiChunkMapper(options: {
           return go(...closePart(), { type: 'finish-step' });
         case 'attempt-discarded':
           return go(...closePart(), { type: 'data-attempt-discarded', data: { attempt: event.attempt, step: event.step } });
+        case 'provider-fallback':
+          return go(...closePart(), { type: 'data-provider-fallback', data: { step: event.step, from: event.from, to: event.to, reason: event.reason } });
         case 'turn-waiting': {
           const turnStatus = event.toolCallIds.every((id) => undecided.has(id)) ? 'waiting_approval' : 'waiting_tools';
           return stop(...closePart(), { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnStatus } });

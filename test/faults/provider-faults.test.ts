@@ -91,12 +91,18 @@ describe('provider faults', () => {
         PROVIDER_RETRY_BASE_MS: String(RETRY_BASE_MS),
         PROVIDER_RETRY_MAX_MS: '1000',
         PROVIDER_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS),
+        // Below the backoff: the retries' waits are the backoff's, as these tests check.
+        PROVIDER_COOLDOWN_BASE_MS: String(RETRY_BASE_MS / 2),
       },
     });
     apiKey = (await stack.createUser('provider-faults')).apiKey;
     api = apiClient(stack.url, apiKey);
     delayedEvents = await listenForDelayedJobs(stack);
   });
+
+  // A refusal cools the provider down for every turn after it: each test starts with it healthy.
+  const healTargets = () => stack.resources.redis.del(`${stack.config.REDIS_PREFIX}:model-targets`);
+  afterEach(() => healTargets());
 
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -183,12 +189,16 @@ describe('provider faults', () => {
       expect(waiting.body).toMatchObject({ status: 'queued', attempt: 1, providerRetries: 1, lastError: { code: 'rate_limited' } });
       expect(waiting.body.lastError.message).toContain('slow down');
 
-      // With WORKER_CONCURRENCY=1, another conversation's turn can only run if nothing holds the worker.
+      // With WORKER_CONCURRENCY=1, another conversation's turn can only run if nothing holds the worker
+      // (and if the provider is not cooling down from the 429, which every other turn would wait out too).
+      await healTargets();
       const other = await runTurn({ text: 'meanwhile' });
       expect(other.events.at(-1)).toMatchObject({ type: 'turn-finish' });
       expect(await job!.getState()).toBe('delayed');
       expect(requestsOf(limited.marker)).toHaveLength(1);
 
+      // As if the 61 s had passed: the provider's cooldown too.
+      await healTargets();
       await job!.promote();
       const events = (await limited.client.waitForTurnEnd(limited.turnId)).filter((event) => event.turnId === limited.turnId);
       expect(typesOf(events)).toEqual(['turn-start', 'step-start', 'provider-retry', 'turn-start', 'step-start', 'step-finish', 'turn-finish']);
@@ -296,18 +306,21 @@ describe('provider faults', () => {
           message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.",
         },
       ],
-    ])('does not retry %s: one request, then turn-error provider_error', async (_name, error) => {
+    ])('does not retry %s: one request, then turn-error naming the provider', async (_name, error) => {
       // Were it retried, the second try would succeed.
       const run = await runTurn({ attempts: [{ error }, { text: 'should never be asked' }] });
       expect(requestsOf(run.marker)).toHaveLength(1);
       expect(typesOf(run.events)).toEqual(['turn-start', 'step-start', 'turn-error']);
       const turnError = run.events.at(-1);
-      expect(turnError.error.code).toBe('provider_error');
+      // Too long for the only target (no larger window to go to): the turn fails with that code.
+      const code = 'code' in error ? 'context_length_exceeded' : 'provider_error';
+      expect(turnError.error.code).toBe(code);
       expect(turnError.error.message).toContain(String(error.status));
       expect(turnError.error.message).toContain(error.message);
+      if (code === 'provider_error') expect(turnError.error.message).toContain('provider "default"');
 
       const turn = await api.get(`/v1/turns/${run.turnId}`);
-      expect(turn.body).toMatchObject({ status: 'failed', attempt: 1, providerRetries: 0, lastError: null, error: { code: 'provider_error' } });
+      expect(turn.body).toMatchObject({ status: 'failed', attempt: 1, providerRetries: 0, lastError: null, error: { code } });
       await expectInvariants({ [run.turnId]: 'failed' });
     });
   });

@@ -94,7 +94,10 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
         ['sum(switchyard_tool_calls_total{tool="broken", status="failed"})', (value) => value === 1],
         ['sum(switchyard_provider_requests_total{status="5xx"})', (value) => value === 1],
         ['sum(switchyard_provider_requests_total{status="4xx"})', (value) => value === 2],
-        ['sum(switchyard_provider_retries_total{kind="server"})', (value) => value === 1],
+        // The 503's turn, and those running beside it, which wait out the provider's cooldown too.
+        ['sum(switchyard_provider_retries_total{kind="server"})', (value) => value >= 1],
+        // The 503 and the two 400s (the LLM_* provider is `default`).
+        ['sum(switchyard_model_requests_total{provider="default", outcome="failed"})', (value) => value === 3],
         ['sum(switchyard_turns_finished_total{status="failed"})', (value) => value === 2],
         ['sum(switchyard_streamed_tokens_total{kind="reasoning"})', (value) => value > 0],
         ['sum(switchyard_batch_items_started_total)', (value) => value === 2],

@@ -67,6 +67,21 @@ describe('start-up', () => {
     }, 60_000);
   });
 
+  it('stops on a models file whose key names an unset variable with one line naming the file and the field, and no secret', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-models-'));
+    try {
+      const file = path.join(dir, 'models.json');
+      const providers = { groq: { baseURL: 'https://api.groq.com/openai/v1', apiKey: '${GROQ_KEY_NOT_SET}', headers: { 'X-Team': 'hunter2' } } };
+      await writeFile(file, JSON.stringify({ providers, models: { fast: { targets: [{ provider: 'groq', model: 'llama' }] } } }));
+      const result = await runToExit('workers/worker.ts', { DATABASE_URL: TEST_POSTGRES_URL, MODELS_FILE: file, PORT: '0', LOG_LEVEL: 'silent' });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([`switchyard: models file ${file}: "providers.groq.apiKey": environment variable "GROQ_KEY_NOT_SET" is not set`]);
+      expect(result.stderr + result.stdout).not.toContain('hunter2');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('stops with one line when DATA_DIR cannot be made, naming the path', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-file-'));
     try {

@@ -105,6 +105,9 @@ describe('traces', () => {
           'gen_ai.response.finish_reasons': [finishReason],
           'gen_ai.conversation.id': conversationId,
           'server.address': '127.0.0.1',
+          // The models' provider and the Switchyard model the request went to (LLM_*: provider `default`).
+          'switchyard.provider': 'default',
+          'switchyard.model': 'scripted',
         },
       });
       expect(chat.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);

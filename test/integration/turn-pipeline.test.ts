@@ -126,13 +126,15 @@ describe('the turn pipeline', () => {
     const conversationId = await newConversation();
     const client = await TestWsClient.subscribed(stack.url, { apiKey: aliceKey }, conversationId);
     const posted = await alice.post(`/v1/conversations/${conversationId}/turns`, {
-      content: scripted({ error: { status: 400, message: 'context length exceeded' } }),
+      content: scripted({ error: { status: 400, message: 'messages: invalid role' } }),
     });
     const events = await client.waitForTurnEnd(posted.body.turnId);
     const error = events.at(-1);
     expect(error.type).toBe('turn-error');
     expect(error.error.code).toBe('provider_error');
-    expect(error.error.message).toContain('context length exceeded');
+    expect(error.error.message).toContain('messages: invalid role');
+    // The provider that refused is named (with LLM_*, provider `default`).
+    expect(error.error.message).toContain('provider "default"');
     const turn = await alice.get(`/v1/turns/${posted.body.turnId}`);
     expect(turn.body.status).toBe('failed');
     expect(turn.body.error.code).toBe('provider_error');

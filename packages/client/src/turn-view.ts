@@ -38,12 +38,22 @@ export interface TurnView {
   finishReason?: string;
   usage?: Usage;
   error?: { code: string; message: string };
+  /** Each time a step went on to its model's next target (`provider-fallback`), in order. */
+  fallbacks: ProviderFallbackView[];
   /** The seq of the last event applied. */
   lastSeq: number;
 }
 
+/** A step that went from one target of its model to the next: a provider and the model's name there each. */
+export interface ProviderFallbackView {
+  step: number;
+  from: { provider: string; model: string };
+  to: { provider: string; model: string };
+  reason: string;
+}
+
 export function emptyTurnView(turnId: string, conversationId: string): TurnView {
-  return { turnId, conversationId, status: 'queued', attempt: 0, steps: [], currentStep: null, toolCalls: {}, text: '', lastSeq: 0 };
+  return { turnId, conversationId, status: 'queued', attempt: 0, steps: [], currentStep: null, toolCalls: {}, text: '', fallbacks: [], lastSeq: 0 };
 }
 
 /** Whether the turn has ended (no more events will come for it). */
@@ -136,6 +146,9 @@ export function applyTurnEvent(previous: TurnView, event: SwitchyardEvent): Turn
       break;
     case 'provider-retry':
       view.status = 'queued';
+      break;
+    case 'provider-fallback':
+      view.fallbacks = [...view.fallbacks, { step: event.step, from: event.from, to: event.to, reason: event.reason }];
       break;
     case 'turn-finish':
       Object.assign(view, { status: 'completed', finishReason: event.finishReason, usage: event.usage });

@@ -19,6 +19,9 @@ export const usageSchema = usage;
 
 const errorValue = z.looseObject({ code: z.string(), message: z.string() });
 
+/** A model's target: a provider, and the model's name there. */
+const target = z.object({ provider: z.string(), model: z.string() });
+
 const bodies = [
   z.object({ type: z.literal('turn-start'), attempt: ordinal }),
   z.object({ type: z.literal('step-start'), step: ordinal }),
@@ -64,6 +67,14 @@ const bodies = [
   z.object({ type: z.literal('step-finish'), step: ordinal, finishReason: z.string(), usage }),
   z.object({ type: z.literal('attempt-discarded'), attempt: ordinal, step: ordinal }),
   z.object({ type: z.literal('provider-retry'), attempt: ordinal, retryInMs: z.number().check(z.nonnegative()), reason: z.string() }),
+  z.object({
+    type: z.literal('provider-fallback'),
+    step: ordinal,
+    from: target,
+    to: target,
+    /** What the `from` target did: rate_limited, server, connection, idle_timeout, truncated, stream_error or context_length_exceeded. */
+    reason: z.string(),
+  }),
   z.object({ type: z.literal('turn-finish'), finishReason: z.string(), usage }),
   z.object({ type: z.literal('turn-error'), error: errorValue }),
   z.object({ type: z.literal('turn-cancelled') }),

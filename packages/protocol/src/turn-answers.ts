@@ -89,6 +89,27 @@ export const turnDetailSchema = z
   .object({
     ...turnFields,
     toolCalls: z.array(turnToolCall),
+    providerCalls: z
+      .array(
+        z.object({
+          id: z.string(),
+          kind: z.enum(['step']),
+          step: z.int(),
+          attempt: z.int(),
+          provider: z.string(),
+          model: z.string().check(z.describe("The model's name at the provider.")),
+          startedAt: timestamp,
+          endedAt: timestamp,
+          outcome: z.enum(['ok', 'failed', 'discarded']),
+          error: z.optional(errorValue),
+          usage: z.optional(usage),
+        }),
+      )
+      .check(
+        z.describe(
+          "Every request the turn sent a provider, in order, each with its own id: a fallback within an attempt is a new entry. `failed`: it failed before any output; `discarded`: its output was dropped (the stream broke; the step started again).",
+        ),
+      ),
     partialToolCalls: z
       .array(z.object({ toolCallId: z.string(), toolName: z.string(), argumentsText: z.string() }))
       .check(z.describe("The running step's tool calls still streaming, their arguments so far.")),

@@ -25,10 +25,13 @@ import { openAiErrorSchema } from './openai-operation';
 import { createResponseStreamer } from './openai-response-stream';
 import { openAiResponsePaths } from './openai-responses-contract';
 import { openAiRouter } from './openai-router';
+import type { ModelCatalogue } from '../../models/model-catalogue';
 import type { SubmissionSlots } from '../../api/submission-slots';
 
 interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
-  config: Pick<Config, 'MAX_BODY_BYTES' | 'OPENAI_MAX_FILE_BYTES' | 'MAX_BATCH_BYTES' | 'MAX_BATCH_JSON_BYTES' | 'MAX_BATCH_ITEMS' | 'LLM_MODEL'>;
+  config: Pick<Config, 'MAX_BODY_BYTES' | 'OPENAI_MAX_FILE_BYTES' | 'MAX_BATCH_BYTES' | 'MAX_BATCH_JSON_BYTES' | 'MAX_BATCH_ITEMS'>;
+  /** The model a response or an output line names when its request named none (the catalogue's default). */
+  models: Pick<ModelCatalogue, 'defaultModel'>;
   logger: Logger;
   /** Where the dialect's files, batches and responses are kept (openai/store/). */
   db: Db;
@@ -76,11 +79,11 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
       turnService: needs.turnService,
       usableTools,
       latestSeq: (conversationId) => needs.eventLog.latestSeq(conversationId),
-      defaultModel: config.LLM_MODEL,
+      defaultModel: needs.models.defaultModel,
     });
     const streamer = createResponseStreamer(needs.eventSource, {
       ...needs.sse,
-      defaultModel: config.LLM_MODEL,
+      defaultModel: needs.models.defaultModel,
       storedResponse: (record) => responses.object(record),
     });
     const batches = new OpenAiBatchesService({
@@ -99,7 +102,7 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
       },
       runner: needs.batchRunner,
       startBatch: needs.startBatch,
-      defaultModel: config.LLM_MODEL,
+      defaultModel: needs.models.defaultModel,
     });
     app.use(
       '/openai/v1',

@@ -27,6 +27,7 @@ export function MessageList({ messages, onDecide, actions }: { messages: UIMessa
                 if (part.type === 'text') return <p key={index}>{part.text}</p>;
                 if (part.type === 'reasoning') return <p key={index} className="reasoning">{part.text}</p>;
                 if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} onDecide={onDecide} />;
+                if (part.type === 'data-provider-fallback') return <FallbackNote key={index} data={part.data as FallbackData} />;
                 return null;
               })}
               <TurnMark message={message} />
@@ -42,5 +43,21 @@ export function MessageList({ messages, onDecide, actions }: { messages: UIMessa
         </button>
       )}
     </div>
+  );
+}
+
+interface FallbackData {
+  step: number;
+  from: { provider: string; model: string };
+  to: { provider: string; model: string };
+  reason: string;
+}
+
+/** A step that went on to its model's next target (`provider-fallback`): where from, where to, and why. */
+function FallbackNote({ data }: { data: FallbackData }) {
+  return (
+    <p className="fallback" data-testid="provider-fallback">
+      step {data.step}: {data.from.provider}/{data.from.model} → {data.to.provider}/{data.to.model} ({data.reason.replace(/_/g, ' ')})
+    </p>
   );
 }

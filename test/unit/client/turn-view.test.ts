@@ -78,4 +78,22 @@ describe('the client library turn view and approvals', () => {
     ]);
     expect(mixed.status).toBe('waiting-for-client');
   });
+
+  it('keeps the fallbacks of a turn, and shows a step restarted on the next target once, within one attempt', () => {
+    const from = { provider: 'groq', model: 'llama' };
+    const to = { provider: 'openai', model: 'gpt-4.1-mini' };
+    const view = turnViewOf('t', 'c', [
+      event({ type: 'turn-start', attempt: 1 }),
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'Half an ans' }),
+      event({ type: 'attempt-discarded', attempt: 1, step: 1 }),
+      event({ type: 'provider-fallback', step: 1, from, to, reason: 'truncated' }),
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'A whole answer.' }),
+      event({ type: 'turn-finish', finishReason: 'stop', usage }),
+    ]);
+    expect(view.text).toBe('A whole answer.');
+    expect(view.attempt).toBe(1);
+    expect(view.fallbacks).toEqual([{ step: 1, from, to, reason: 'truncated' }]);
+  });
 });

@@ -20,9 +20,13 @@ describe('toProviderError', () => {
     expect(toProviderError(httpError(status, { message: 'no' }), nothingOfOurs)).toMatchObject({ kind: 'rejected', status, retryable: false });
   });
 
-  it('takes a context-length error as a refusal', () => {
+  it('takes a context-length error as a refusal of its own kind, by its code or by its message', () => {
     const error = httpError(400, { message: 'maximum context length is 8192 tokens', code: 'context_length_exceeded', type: 'invalid_request_error' });
-    expect(toProviderError(error, nothingOfOurs)).toMatchObject({ kind: 'rejected', retryable: false });
+    expect(toProviderError(error, nothingOfOurs)).toMatchObject({ kind: 'context_length_exceeded', retryable: false });
+    // vLLM says it in words only.
+    const vllm = httpError(400, { message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: 'BadRequestError' });
+    expect(toProviderError(vllm, nothingOfOurs)).toMatchObject({ kind: 'context_length_exceeded' });
+    expect(toProviderError(httpError(400, { message: 'messages: invalid role' }), nothingOfOurs)).toMatchObject({ kind: 'rejected', retryable: false });
   });
 
   it('takes an error event inside a 200 stream (an APIError without status) as a retryable stream error', () => {

@@ -188,4 +188,25 @@ describe('UI message chunks', () => {
       end: true,
     });
   });
+
+  it('carries a fallback as a data-provider-fallback part, closing the text before it', () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => false });
+    const from = { provider: 'first', model: 'a' };
+    const to = { provider: 'second', model: 'b' };
+    const chunks = [
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'Half' }),
+      event({ type: 'attempt-discarded', attempt: 1, step: 1 }),
+      event({ type: 'provider-fallback', step: 1, from, to, reason: 'connection' }),
+      event({ type: 'step-start', step: 1 }),
+    ].flatMap((each) => mapper.map(each).chunks);
+    expect(chunks.filter((chunk) => chunk.type.startsWith('data-') || chunk.type === 'start-step' || chunk.type === 'text-end').map((chunk) => chunk.type)).toEqual([
+      'start-step',
+      'text-end',
+      'data-attempt-discarded',
+      'data-provider-fallback',
+      'start-step',
+    ]);
+    expect(chunks).toContainEqual({ type: 'data-provider-fallback', data: { step: 1, from, to, reason: 'connection' } });
+  });
 });
