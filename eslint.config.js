@@ -3,7 +3,7 @@
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '**/dist/**', 'coverage/**', 'bench/profiles/**', 'src/playground/app/dist/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '**/dist/**', 'coverage/**', 'bench/profiles/**'] },
   {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
