@@ -18,7 +18,6 @@ const STARTS_PROCESSES = [
   'multi-process',
   'npm-start',
   'openai/openai-batches',
-  'openai/openai-files',
   'openapi',
   'readiness',
   'startup',

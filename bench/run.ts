@@ -30,6 +30,8 @@ import { webhookDelivery } from './cases/webhook-delivery';
 import { openAiRoutes } from './cases/openai-routes';
 import { heldMemory } from './cases/held-memory';
 import { modelFallback } from './cases/model-fallback';
+import { deadlines } from './cases/deadlines';
+import { memoryProbes } from './cases/memory-probes';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -76,6 +78,8 @@ const BENCHMARKS: Benchmark[] = [
   openAiRoutes,
   heldMemory,
   modelFallback,
+  deadlines,
+  memoryProbes,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');

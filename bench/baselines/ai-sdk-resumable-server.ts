@@ -45,6 +45,7 @@ async function postChat(request: http.IncomingMessage, response: http.ServerResp
   saveChat(id, { messages, activeStreamId: null });
 
   const result = streamText({ model: provider.chatModel('scripted'), messages: await convertToModelMessages(messages) });
+  // It writes the response itself and settles when the stream ends; a failure ends the response.
   result.pipeUIMessageStreamToResponse(response, {
     originalMessages: messages,
     generateMessageId: generateId,
@@ -54,7 +55,7 @@ async function postChat(request: http.IncomingMessage, response: http.ServerResp
       await streamContext.createNewResumableStream(streamId, () => stream);
       saveChat(id, { activeStreamId: streamId });
     },
-  });
+  }).catch((error: unknown) => response.destroy(error instanceof Error ? error : new Error(String(error))));
 }
 
 const server = http.createServer({ noDelay: true, keepAlive: true, keepAliveTimeout: 65_000 }, (request, response) => {

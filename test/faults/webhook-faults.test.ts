@@ -93,10 +93,8 @@ describe('webhook deliveries through faults', () => {
       const [recorded] = (await api.get(`/v1/webhooks/${(await api.get('/v1/webhooks')).body.data[0].id}/deliveries`)).body.data;
       expect(recorded).toMatchObject({ type: 'turn.cancelled', status: 'pending', attempts: 0 });
 
-      const started = Date.now();
       await processes.spawn('worker', WEBHOOK_ENV);
       const accepted = await acceptUntilAll(new Set([...retrying, recorded.eventId]));
-      expect(Date.now() - started).toBeLessThan(60_000);
       const payloads = accepted.filter((webhook) => webhook.headers['webhook-id']).map((webhook) => new Webhook(secret).verify(webhook.body, webhook.headers) as any);
       expect(new Set(payloads.map((payload) => payload.data.turnId))).toEqual(new Set([...turnIds, queued]));
       // Every attempt of an event carried its id; nothing arrived under another.

@@ -115,7 +115,7 @@ export function spawnService(kind: 'api' | 'worker', env: Record<string, string>
         waitForLog,
       });
     });
-    exited.then((code) => reject(new Error(`${kind} exited with ${code} before starting: ${stderr}`)));
+    void exited.then((code) => reject(new Error(`${kind} exited with ${code} before starting: ${stderr}`)));
   });
 }
 
@@ -199,7 +199,7 @@ export function spawnAllInOne(env: Record<string, string>): Promise<AllInOneProc
         });
   const bannerLine = (label: string) => new RegExp(`^${label}: (.+)$`, 'm').exec(stdout)?.[1] ?? '';
   return new Promise((resolve, reject) => {
-    exited.then((code) => reject(new Error(`all-in-one exited with ${code} before its banner: ${stderr}${stdout}`)));
+    void exited.then((code) => reject(new Error(`all-in-one exited with ${code} before its banner: ${stderr}${stdout}`)));
     // The banner's last line names the CLI's watch command.
     const ready = () =>
       resolve({

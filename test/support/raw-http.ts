@@ -54,6 +54,6 @@ export function rawExchange(baseUrl: string, requestLine: string, headers: strin
       resolve({ status, headers, body: received.subarray(end + 4, end + 4 + length).toString('utf8'), socket, closed });
     };
     socket.on('data', onData);
-    closed.then(() => reject(new Error(`the connection closed before a whole response: ${received.toString('latin1')}`)));
+    void closed.then(() => reject(new Error(`the connection closed before a whole response: ${received.toString('latin1')}`)));
   });
 }

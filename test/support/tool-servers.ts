@@ -255,7 +255,7 @@ export interface McpHttpServer {
 export async function startMcpHttpServer(): Promise<McpHttpServer> {
   const headers: IncomingHttpHeaders[] = [];
   const calls: { name: string; arguments: unknown }[] = [];
-  const server = http.createServer(async (req, res) => {
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     headers.push(req.headers);
     // Stateless: a fresh server and transport per request, as the SDK's stateless example does.
     const mcp = new Server({ name: 'http-test', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -280,7 +280,9 @@ export async function startMcpHttpServer(): Promise<McpHttpServer> {
     });
     await mcp.connect(transport);
     await transport.handleRequest(req, res);
-  });
+  };
+  // A request the SDK fails to handle ends its connection, as a crashed server's would.
+  const server = http.createServer((req, res) => void serve(req, res).catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error)))));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

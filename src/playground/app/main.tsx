@@ -85,7 +85,7 @@ function KeyForm({ onToken }: { onToken(token: string): void }) {
     }
   };
   return (
-    <form className="key-form" onSubmit={submit}>
+    <form className="key-form" onSubmit={(event) => void submit(event)}>
       <h1>Switchyard playground</h1>
       <p>Paste an API key. It is exchanged for a short-lived session token and not kept in the page.</p>
       <input name="key" type="password" placeholder="sy_…" autoComplete="off" data-testid="key-input" />

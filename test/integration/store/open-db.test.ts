@@ -1,13 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { DatabaseLockedError, openDb } from '../../../src/store/open-db';
+import { copyPgliteTemplate } from '../../support/template-database';
 
 describe('the embedded database', () => {
   it('opens once when two opens of one DATA_DIR race: the other is refused with the one "in use" line', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-open-race-'));
+    // A copy of the run's migrated folder: the race is for the folder's lock, not initdb's.
+    const copy = await copyPgliteTemplate();
+    const dataDir = copy.dataDir;
     try {
-      const options = { databaseUrl: undefined, schema: 'switchyard', dataDir };
+      const options = { databaseUrl: undefined, schema: copy.schema, dataDir };
       const outcomes = await Promise.allSettled([openDb(options), openDb(options)]);
       const opened = outcomes.filter((outcome) => outcome.status === 'fulfilled');
       const refused = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
@@ -24,7 +25,7 @@ describe('the embedded database', () => {
       const again = await openDb(options);
       await again.close();
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await copy.drop();
     }
-  }, 120_000); // PGlite's first open and migrations block for seconds, far longer on a loaded machine
+  }, 60_000); // opening PGlite blocks for a second or more, far longer on a loaded machine
 });

@@ -78,9 +78,8 @@ describe('http tools against a real HTTP server', () => {
     server.hangNext(1);
     const started = Date.now();
     expect(await tools.execute('slow', {}, context())).toEqual({ ok: false, error: { code: 'timeout', message: 'no result within 200 ms', retryable: true } });
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(190);
-    expect(elapsed).toBeLessThan(2_000);
+    // Not before its time; how soon after it is `npm run bench -- deadlines`.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     expect(server.requests).toHaveLength(1);
   });
 

@@ -87,9 +87,7 @@ describe('mcp tools', () => {
       const tools = await load(scriptedMcpServerEntry(), { timeoutMs: 200 });
       expect(tools.get('scripted__sleep')!.timeoutMs).toBe(200);
       const before = await tools.execute('scripted__echo', { text: 'before' }, context());
-      const started = Date.now();
       expect(await tools.execute('scripted__sleep', {}, context())).toEqual({ ok: false, error: { code: 'timeout', message: 'no result within 200 ms', retryable: true } });
-      expect(Date.now() - started).toBeLessThan(2_000);
       // A timeout is not a dead server: the same process answers the next call.
       const after = await tools.execute('scripted__echo', { text: 'still here' }, context());
       expect(JSON.parse(textOf((after as { result: unknown }).result)).pid).toBe(JSON.parse(textOf((before as { result: unknown }).result)).pid);

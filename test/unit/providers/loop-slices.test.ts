@@ -26,7 +26,7 @@ describe('LoopSlices', () => {
   it('resumes waiting streams in turn while the slice lasts, and the rest the next time round', async () => {
     let clock = 0;
     const slices = new LoopSlices(2, () => clock);
-    slices.yieldIfSpent();
+    expect(slices.yieldIfSpent()).toBeUndefined();
     clock = 5;
     const resumed: string[] = [];
     for (const name of ['a', 'b', 'c']) {

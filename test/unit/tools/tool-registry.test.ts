@@ -57,9 +57,7 @@ describe('createToolRegistry', () => {
   it('times out a tool that ignores its signal, and aborts the signal it was given', async () => {
     let given: AbortSignal | undefined;
     const registry = registryOf([tool('stuck', (_args, ctx) => ((given = ctx.signal), new Promise(() => undefined)), 50)]);
-    const started = Date.now();
     expect(await registry.execute('stuck', {}, context())).toEqual({ ok: false, error: { code: 'timeout', message: 'no result within 50 ms', retryable: true } });
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(given?.aborted).toBe(true);
   });
 
