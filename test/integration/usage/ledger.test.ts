@@ -5,6 +5,7 @@ import { startTwoProviderStack, type TwoProviderStack } from '../../support/two-
 import { TestWsClient } from '../../support/ws-client';
 
 const PRICE = { input: 3, cachedInput: 0.3, output: 15 };
+const ADMIN = 'admin-token-for-usage-tests-0123';
 
 /** docs/API.md, "Usage and budgets": one ledger line per provider call, priced from the models file. */
 describe('the usage ledger', () => {
@@ -17,7 +18,7 @@ describe('the usage ledger', () => {
     two = await startTwoProviderStack({
       // duo's first target priced, its second not.
       models: { duo: { targets: [{ provider: 'first', model: 'scripted', price: PRICE }, { provider: 'second', model: 'scripted' }] } },
-      env: { PROVIDER_RETRY_BASE_MS: '20', PROVIDER_COOLDOWN_BASE_MS: '1000' },
+      env: { PROVIDER_RETRY_BASE_MS: '20', PROVIDER_COOLDOWN_BASE_MS: '1000', ADMIN_TOKEN: ADMIN },
     });
     apiKey = (await two.stack.createUser('ledger')).apiKey;
     api = apiClient(two.stack.url, apiKey);
@@ -84,5 +85,40 @@ describe('the usage ledger', () => {
     const run = await runTurn({ text: 'fine' });
     const [refused] = await ledgerOf(run.turnId);
     expect(refused).toMatchObject({ provider: 'first', outcome: 'failed', estimated: false, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 });
+  });
+
+  it("shows a turn's usage as the ledger's sum with its cost, and sums the user's by day, model and conversation", async () => {
+    two.first.setFault({ cutAfterTokens: 3, times: 1 });
+    const { apiKey: otherKey } = await two.stack.createUser('ledger-other');
+    const from = new Date().toISOString();
+    const run = await runTurn({ text: 'Counted once, the discarded attempt too.' });
+    const lines = await ledgerOf(run.turnId);
+    expect(lines.map((line: any) => line.outcome)).toEqual(['discarded', 'ok']);
+    const sum = (key: string) => lines.reduce((total: number, line: any) => total + line[key], 0);
+    expect(run.turn.usage).toMatchObject({ promptTokens: sum('prompt_tokens'), completionTokens: sum('completion_tokens'), totalTokens: sum('total_tokens') });
+    expect(run.turn.usage.costUsd).toBeCloseTo(sum('cost_usd'), 8);
+    expect(run.turn.usage.costUsd).toBeGreaterThan(0);
+    expect(run.turn.providerCalls.map((call: any) => call.estimated)).toEqual([true, false]);
+
+    const byConversation = await api.get(`/v1/usage?groupBy=conversation&from=${encodeURIComponent(from)}`);
+    expect(byConversation.status).toBe(200);
+    expect(byConversation.body.data).toEqual([expect.objectContaining({ group: run.conversationId, calls: 2, totalTokens: sum('total_tokens') })]);
+    expect(byConversation.body.totals).toMatchObject({ calls: 2, totalTokens: sum('total_tokens'), promptTokens: sum('prompt_tokens') });
+    expect(byConversation.body.totals.costUsd).toBeCloseTo(sum('cost_usd'), 8);
+
+    const byModel = await api.get(`/v1/usage?groupBy=model&from=${encodeURIComponent(from)}`);
+    expect(byModel.body.data.map((row: any) => [row.group, row.calls])).toEqual([
+      ['first/scripted', 1],
+      ['second/scripted', 1],
+    ]);
+    const byDay = await api.get('/v1/usage');
+    expect(byDay.body.data.at(-1).group).toBe(new Date().toISOString().slice(0, 10));
+    // Another user sees none of it; the admin sees it under the user's id.
+    expect((await apiClient(two.stack.url, otherKey).get('/v1/usage')).body.totals.calls).toBe(0);
+    const userId = run.turn.userId ?? (await two.stack.resources.db.query<any>('SELECT user_id FROM turns WHERE id = $1', [run.turnId])).rows[0].user_id;
+    const admin = await apiClient(two.stack.url, ADMIN).get(`/v1/admin/usage?userId=${userId}&groupBy=conversation&from=${encodeURIComponent(from)}`);
+    expect(admin.status).toBe(200);
+    expect(admin.body.totals).toEqual(byConversation.body.totals);
+    expect((await api.get('/v1/usage?groupBy=colour')).status).toBe(400);
   });
 });
