@@ -12,13 +12,13 @@
 const LAYERS = [
   ['workers'],
   ['runtime'],
-  ['openai/routes'],
+  ['openai/routes', 'usage/routes'],
   ['api', 'gateway', 'cli', 'playground'],
   ['ui-chat', 'batches', 'openai'],
   ['turns'],
   ['tool-calls'],
-  ['tools', 'subscriptions', 'auth', 'webhooks', 'models'],
-  ['event-log', 'store', 'queue', 'openai/store'],
+  ['tools', 'subscriptions', 'auth', 'webhooks', 'models', 'usage'],
+  ['event-log', 'store', 'queue', 'openai/store', 'usage/store'],
   ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],
   ['events', 'errors', 'storable', 'limits'],
@@ -85,9 +85,9 @@ module.exports = {
     },
     {
       name: 'only-the-command-line-imports-the-client-package',
-      comment: 'the server answers with the protocol; its command line (cli/, batches/batch-cli.ts) is a client of the API like any other',
+      comment: 'the server answers with the protocol; its command line (cli/, batches/batch-cli.ts, usage/usage-cli.ts) is a client of the API like any other',
       severity: 'error',
-      from: { path: '^(src|workers)/', pathNot: '^src/(cli/|batches/batch-cli\\.ts$)' },
+      from: { path: '^(src|workers)/', pathNot: '^src/(cli/|batches/batch-cli\\.ts$|usage/usage-cli\\.ts$)' },
       to: { path: '^packages/client/' },
     },
     {

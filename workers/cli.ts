@@ -7,6 +7,7 @@ import { knownToolsForCli } from '../src/cli/cli-known-tools';
 import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
 import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
+import { usageCommand } from '../src/usage/usage-cli';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
 import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedded-database';
@@ -34,6 +35,10 @@ const OPTIONS = {
   args: { type: 'string' },
   events: { type: 'string' },
   description: { type: 'string' },
+  user: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  by: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -44,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, command, argument] = positionals;
+  if (group === 'usage') return usage(values);
   if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
@@ -194,6 +200,26 @@ async function webhooks(command: string | undefined, args: string[], options: Ap
     stdout: process.stdout,
     ...(options.events ? { events: options.events } : {}),
     ...(options.description ? { description: options.description } : {}),
+  });
+  return 0;
+}
+
+/** The ledger's sums: the key's user's, or with --user one user's through the admin route (ADMIN_TOKEN, or --key). */
+async function usage(values: { url?: string; key?: string; user?: string; from?: string; to?: string; by?: string }): Promise<number> {
+  const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
+  const { DATA_DIR } = loadConfig();
+  const token = values.user ? (values.key ?? process.env.ADMIN_TOKEN) : apiKeyForCli(values.key, process.env, DATA_DIR);
+  if (!token) return fail(values.user ? 'usage --user reads the admin route: pass --key <ADMIN_TOKEN> or set ADMIN_TOKEN' : noKey(DATA_DIR));
+  if (values.by && !['day', 'model', 'conversation'].includes(values.by)) return fail(synopsisOf('usage'));
+  await usageCommand({
+    baseUrl,
+    token,
+    fetch: fetchReaching(baseUrl),
+    stdout: process.stdout,
+    ...(values.user ? { user: values.user } : {}),
+    ...(values.from ? { from: values.from } : {}),
+    ...(values.to ? { to: values.to } : {}),
+    ...(values.by ? { by: values.by } : {}),
   });
   return 0;
 }

@@ -6,7 +6,7 @@ import { formatMessageId } from '../store/message-id';
 import type { MessagesRepository } from '../store/messages-repository';
 import { durationMs, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { AnswerOutcome, ClientAnswer } from '../tool-calls/client-tool-answers';
-import type { ProviderCallsRepository } from '../store/provider-calls-repository';
+import type { ProviderCall, ProviderCallsRepository } from '../store/provider-calls-repository';
 import type { InflightSnapshot } from '../event-log/inflight-state';
 import { isTerminal, shownStatus, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
@@ -43,6 +43,7 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
     ]);
     sendJson(res, turnDetailSchema, {
       ...turnView(turn),
+      usage: ledgerUsage(providerCalls),
       toolCalls: toolCalls.map((call) => ({
         toolCallId: call.toolCallId,
         step: call.step,
@@ -56,7 +57,7 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
         ...(call.error ? { error: call.error } : {}),
         durationMs: durationMs(call),
       })),
-      providerCalls: providerCalls.map(({ turnId: _turnId, ...call }) => call),
+      providerCalls: providerCalls.map(({ turnId: _turnId, ledger, ...call }) => ({ ...call, costUsd: ledger.costUsd, estimated: ledger.estimated })),
       partialToolCalls: inflight && inflight.step === turn.step + 1 ? inflight.toolCalls : [],
       incompleteMessage: incomplete && {
         id: incomplete.id,
@@ -118,4 +119,20 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
     supersededBy: turn.supersededBy,
     timings: { createdAt: turn.createdAt, startedAt: turn.startedAt, finishedAt: turn.finishedAt },
   };
+}
+
+/**
+ * A turn's usage as the ledger has it: every call its provider billed, discarded attempts and
+ * estimated calls included (docs/API.md, "Usage and budgets").
+ */
+function ledgerUsage(calls: readonly ProviderCall[]) {
+  const sum = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0, costUsd: 0 };
+  for (const { ledger } of calls) {
+    sum.promptTokens += ledger.promptTokens;
+    sum.cachedPromptTokens += ledger.cachedPromptTokens;
+    sum.completionTokens += ledger.completionTokens;
+    sum.reasoningTokens += ledger.reasoningTokens;
+    sum.costUsd += ledger.costUsd;
+  }
+  return { ...sum, totalTokens: sum.promptTokens + sum.completionTokens, costUsd: Math.round(sum.costUsd * 1e8) / 1e8 };
 }

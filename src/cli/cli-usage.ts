@@ -52,6 +52,11 @@ const COMMANDS: CommandUsage[] = [
   { name: 'webhooks deliveries', synopsis: `webhooks deliveries <webhookId> ${API_OPTIONS}`, description: "an endpoint's latest deliveries: status, attempts, last answer" },
   { name: 'webhooks redeliver', synopsis: `webhooks redeliver <webhookId> <deliveryId> ${API_OPTIONS}`, description: 'send a delivery again (the same webhook-id)' },
   {
+    name: 'usage',
+    synopsis: `usage [--user ID] [--from ISO --to ISO] [--by day|model|conversation] ${API_OPTIONS}`,
+    description: "the usage ledger's sums as a table: calls, tokens and cost (--user: one user's, with the admin token)",
+  },
+  {
     name: 'watch',
     synopsis: `watch <conversationId> [--after SEQ] ${API_OPTIONS}`,
     description: "print a conversation's events as they happen (websocket; reconnects and resumes where it was)",

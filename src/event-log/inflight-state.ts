@@ -6,6 +6,21 @@ export interface InflightSnapshot {
   attempt: number;
   step: number;
   toolCalls: { toolCallId: string; toolName: string; argumentsText: string }[];
+  /**
+   * The provider call streaming, with its tokens so far: a worker that dies mid-stream leaves it
+   * for the next attempt to write to the usage ledger, estimated (as of the marker's last write).
+   */
+  call?: InflightCall;
+}
+
+export interface InflightCall {
+  id: string;
+  provider: string;
+  model: string;
+  startedAt: string;
+  promptTokens: number;
+  completionTokens: number;
+  price?: { input: number; cachedInput: number; output: number };
 }
 
 /**

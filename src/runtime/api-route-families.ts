@@ -10,6 +10,7 @@ import { toolsRoutes } from '../api/tools-routes';
 import { turnsRoutes } from '../api/turns-routes';
 import { webhooksRoutes } from '../api/webhooks-routes';
 import { openAiRoutes } from '../openai/routes/openai-routes';
+import { adminUsageRoutes, usageRoutes } from '../usage/routes/usage-routes';
 import type { ApiResources } from './api-resources';
 
 /**
@@ -22,11 +23,13 @@ export const apiRouteFamilies: readonly RouteFamily<ApiResources & AppAddedNeeds
   turnsRoutes,
   toolsRoutes,
   modelsRoutes,
+  usageRoutes,
   approvalsRoutes,
   batchesRoutes,
   webhooksRoutes,
   browserRoutes,
   openAiRoutes,
+  adminUsageRoutes,
   adminRoutes,
   operationsRoutes,
 ];

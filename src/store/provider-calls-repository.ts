@@ -18,6 +18,28 @@ export interface ProviderCall {
   outcome: ProviderCallOutcome;
   error?: { code: string; message: string };
   usage?: Usage;
+  /** Its line of the usage ledger: what the provider billed, counted with a tokenizer when `estimated`. */
+  ledger: LedgerLine;
+}
+
+/** A call's tokens as the ledger keeps them (docs/API.md, "Usage and budgets"). */
+export interface LedgerTokens {
+  /** Includes `cachedPromptTokens`, as providers report it. */
+  promptTokens: number;
+  cachedPromptTokens: number;
+  /** Includes `reasoningTokens`. */
+  completionTokens: number;
+  reasoningTokens: number;
+}
+
+/** A call's line of the usage ledger (docs/API.md, "Usage and budgets"). */
+export interface LedgerLine extends LedgerTokens {
+  userId: string;
+  conversationId: string;
+  costUsd: number;
+  priced: boolean;
+  /** Its usage never arrived: counted from what was sent and streamed. */
+  estimated: boolean;
 }
 
 interface ProviderCallRow {
@@ -33,16 +55,31 @@ interface ProviderCallRow {
   outcome: ProviderCallOutcome;
   error: { code: string; message: string } | null;
   usage: Usage | null;
+  user_id: string | null;
+  conversation_id: string | null;
+  prompt_tokens: number;
+  cached_prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: string;
+  priced: boolean;
+  estimated: boolean;
 }
 
 export class ProviderCallsRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** Records a request that ended; the same id twice (a job run again) keeps the first. */
+  /**
+   * Records a request that ended with its ledger line; the same id twice (a job run again, a later
+   * attempt writing the line of a call its dead worker never wrote) keeps the first, so a call is
+   * counted once whatever is retried.
+   */
   async insert(call: ProviderCall, db: Queryable = this.db): Promise<void> {
+    const { ledger } = call;
     await db.query(
-      `INSERT INTO provider_calls (id, turn_id, kind, step, attempt, provider, model, started_at, ended_at, outcome, error, usage)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO provider_calls (id, turn_id, kind, step, attempt, provider, model, started_at, ended_at, outcome, error, usage,
+         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT (id) DO NOTHING`,
       [
         call.id,
         call.turnId,
@@ -56,6 +93,15 @@ export class ProviderCallsRepository {
         call.outcome,
         call.error ? JSON.stringify(call.error) : null,
         call.usage ? JSON.stringify(call.usage) : null,
+        ledger.userId,
+        ledger.conversationId,
+        ledger.promptTokens,
+        ledger.cachedPromptTokens,
+        ledger.completionTokens,
+        ledger.reasoningTokens,
+        ledger.costUsd,
+        ledger.priced,
+        ledger.estimated,
       ],
     );
   }
@@ -76,6 +122,17 @@ export class ProviderCallsRepository {
       outcome: row.outcome,
       ...(row.error ? { error: row.error } : {}),
       ...(row.usage ? { usage: row.usage } : {}),
+      ledger: {
+        userId: row.user_id ?? '',
+        conversationId: row.conversation_id ?? '',
+        promptTokens: row.prompt_tokens,
+        cachedPromptTokens: row.cached_prompt_tokens,
+        completionTokens: row.completion_tokens,
+        reasoningTokens: row.reasoning_tokens,
+        costUsd: Number(row.cost_usd),
+        priced: row.priced,
+        estimated: row.estimated,
+      },
     }));
   }
 }

@@ -11,8 +11,10 @@ import type { CompletionRequest } from '../providers/model-provider';
 import { ProviderError } from '../providers/provider-error';
 import type { ProviderCall, ProviderCallsRepository } from '../store/provider-calls-repository';
 import type { TurnEvents } from '../event-log/turn-events';
-import type { InflightState } from '../event-log/inflight-state';
+import type { InflightSnapshot, InflightState } from '../event-log/inflight-state';
 import { endChatSpan, startChatSpan } from '../tracing/chat-span';
+import { costOf } from '../usage/call-cost';
+import { estimatePromptTokens, StreamedTokenTally } from '../usage/usage-estimate';
 import { streamStep, type StepStreamResult, type StreamedPieces, type StreamStepOptions } from './stream-step';
 
 export interface RoutingDeps {
@@ -26,7 +28,7 @@ export interface RoutingDeps {
 
 /** One step of a turn, as it is routed to its model's targets. */
 export interface RoutedStepInput {
-  turn: { id: string; conversationId: string };
+  turn: { id: string; conversationId: string; userId: string };
   attempt: number;
   step: number;
   route: ModelRoute;
@@ -131,9 +133,10 @@ export async function streamRoutedStep(deps: RoutingDeps, input: RoutedStepInput
   }
 }
 
-/** One request to one target, under its chat span, with its row as it ended. */
+/** One request to one target, under its chat span, with its row (and ledger line) as it ended. */
 async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected: ConnectedProvider, target: Target, probe: boolean) {
   const startedAt = input.now();
+  const id = `pcall_${randomUUID()}`;
   const chatSpan = startChatSpan(deps.tracer, input.span, {
     model: target.model,
     conversationId: input.turn.conversationId,
@@ -144,6 +147,10 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
     routedModel: input.route.name,
     probe,
   });
+  // Counted only once output comes: a call cut before it is billed nothing here.
+  let promptTokens: number | undefined;
+  const tally = new StreamedTokenTally();
+  let readToolCalls: (() => InflightSnapshot['toolCalls']) | undefined;
   let firstOutput = true;
   const result = await streamStep({
     provider: connected.provider,
@@ -152,14 +159,31 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
     signal: input.signal,
     generateToolCallId: input.generateToolCallId,
     ...(input.takenToolCallIds ? { takenToolCallIds: input.takenToolCallIds } : {}),
-    onOutput: (readToolCalls) => {
+    onDelta: (delta) => tally.add(delta),
+    onOutput: (toolCallsReader) => {
       if (firstOutput) {
         const seconds = (Date.now() - startedAt.getTime()) / 1000;
         deps.metrics.timeToFirstToken.observe(seconds);
         deps.metrics.providerFirstToken.observe({ provider: target.provider }, seconds);
+        promptTokens = estimatePromptTokens(input.request);
       }
-      if (firstOutput || readToolCalls) input.inflight.update(() => ({ attempt: input.attempt, step: input.step, toolCalls: readToolCalls?.() ?? [] }));
       firstOutput = false;
+      readToolCalls = toolCallsReader ?? readToolCalls;
+      // Throttled by the marker: its call's tokens are as of its last write.
+      input.inflight.update(() => ({
+        attempt: input.attempt,
+        step: input.step,
+        toolCalls: readToolCalls?.() ?? [],
+        call: {
+          id,
+          provider: target.provider,
+          model: target.model,
+          startedAt: startedAt.toISOString(),
+          promptTokens: promptTokens ?? 0,
+          completionTokens: tally.completionTokens,
+          ...(target.price ? { price: target.price } : {}),
+        },
+      }));
     },
   });
   input.inflight.streamEnded();
@@ -168,8 +192,11 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
   const outcome = result.ok ? 'ok' : result.outputSent ? 'discarded' : 'failed';
   deps.metrics.modelRequests.inc({ provider: target.provider, model: target.model, outcome });
   if (!result.ok) deps.metrics.providerErrors.inc({ kind: result.error.kind });
+  const tokens = result.ok
+    ? { promptTokens: result.output.usage.promptTokens, cachedPromptTokens: 0, completionTokens: result.output.usage.completionTokens, reasoningTokens: 0 }
+    : { promptTokens: promptTokens ?? 0, cachedPromptTokens: 0, completionTokens: tally.completionTokens, reasoningTokens: 0 };
   const record: ProviderCall = {
-    id: `pcall_${randomUUID()}`,
+    id,
     turnId: input.turn.id,
     kind: 'step',
     step: input.step,
@@ -180,6 +207,13 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
     endedAt: input.now().toISOString(),
     outcome,
     ...(result.ok ? { usage: result.output.usage } : { error: { code: result.error.kind, message: result.error.message } }),
+    ledger: {
+      userId: input.turn.userId,
+      conversationId: input.turn.conversationId,
+      ...tokens,
+      ...costOf(tokens, target.price),
+      estimated: !result.ok && promptTokens !== undefined,
+    },
   };
   return { result, record, startedAt, chatSpan };
 }

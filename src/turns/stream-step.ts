@@ -41,6 +41,8 @@ export interface StreamStepOptions {
    * in-flight tool-call buffers, called only when the callee (which throttles) writes them.
    */
   onOutput?: (readToolCalls?: () => ReturnType<ToolCallAssembler['snapshot']>) => void;
+  /** Every piece of text the provider streamed (text, reasoning, tool-call arguments), for a count of a call cut before its usage. */
+  onDelta?: (delta: string) => void;
 }
 
 /** Streams one completion, relaying its output as events and assembling the step's message. */
@@ -71,15 +73,18 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
         case 'text':
           text += chunk.delta;
           streamed.text++;
+          options.onDelta?.(chunk.delta);
           relayDelta({ type: 'text-delta', delta: chunk.delta });
           break;
         case 'reasoning':
           reasoning += chunk.delta;
           streamed.reasoning++;
+          options.onDelta?.(chunk.delta);
           relayDelta({ type: 'reasoning-delta', delta: chunk.delta });
           break;
         case 'tool-call-fragment':
           streamed.toolCall++;
+          options.onDelta?.((chunk.name ?? '') + (chunk.argumentsDelta ?? ''));
           announce(assembler.push(chunk));
           options.onOutput?.(readToolCalls);
           break;

@@ -19,6 +19,7 @@ import { attemptOpeningEvents } from './attempt-opening';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
+import { lostCallLine } from '../usage/lost-call';
 import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
@@ -208,6 +209,8 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     deps.metrics.turnsStarted.inc();
     // Only an earlier attempt leaves a marker.
     const marker = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
+    const lost = marker && marker.attempt < attempt ? lostCallLine(marker, turn, (deps.now ?? (() => new Date()))()) : null;
+    if (lost) await deps.providerCalls.insert(lost);
     opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
   const model = turn.options.model ?? conversation.model ?? deps.defaults.model;

@@ -20,12 +20,13 @@ export interface TwoProviderStack {
 }
 
 export async function startTwoProviderStack(
-  options: TestStackOptions & { providers?: { first?: Record<string, unknown>; second?: Record<string, unknown> } } = {},
+  options: TestStackOptions & { providers?: { first?: Record<string, unknown>; second?: Record<string, unknown> }; models?: Record<string, unknown> } = {},
 ): Promise<TwoProviderStack> {
   const [first, second] = await Promise.all([startScriptedModel(), startScriptedModel()]);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-models-'));
   const modelsFile = path.join(dir, 'models.json');
-  await writeFile(modelsFile, JSON.stringify(modelsFileFor(first.url, second.url, options.providers)));
+  const file = modelsFileFor(first.url, second.url, options.providers);
+  await writeFile(modelsFile, JSON.stringify({ ...file, models: { ...file.models, ...options.models } }));
   const stack = await startTestStack({ ...options, scripted: first, env: { MODELS_FILE: modelsFile, ...options.env } });
   return {
     stack,

@@ -11,7 +11,14 @@ import { usageSchema } from './event.js';
 export const timestamp = z.iso.datetime({ offset: true });
 export const count = z.int().check(z.nonnegative());
 /** A copy of the event model's shape, so that answers name it as a component of its own and events keep it inline. */
-export const usage = z.object(usageSchema.shape).check(z.meta({ id: 'Usage', description: 'Tokens used.' }));
+export const usage = z
+  .object({
+    ...usageSchema.shape,
+    cachedPromptTokens: z.optional(count),
+    reasoningTokens: z.optional(count),
+    costUsd: z.optional(z.number()).check(z.describe("From the usage ledger: what its provider calls cost, discarded attempts included; priced models only.")),
+  })
+  .check(z.meta({ id: 'Usage', description: 'Tokens used.' }));
 /** A stored error: a code and a message, and whatever else its source gave. */
 export const errorValue = z.looseObject({ code: z.string(), message: z.string() });
 

@@ -103,6 +103,8 @@ export const turnDetailSchema = z
           outcome: z.enum(['ok', 'failed', 'discarded']),
           error: z.optional(errorValue),
           usage: z.optional(usage),
+          costUsd: z.number().check(z.describe('Its cost from the models file\'s prices; 0 when unpriced.')),
+          estimated: z.boolean().check(z.describe('Its usage never arrived (a cut stream, a dead worker): counted with a tokenizer.')),
         }),
       )
       .check(

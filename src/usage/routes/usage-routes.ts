@@ -1,0 +1,29 @@
+import type { RouteFamily } from '../../api/route-family';
+import type { Db } from '../../store/db';
+import { UsageLedgerRepository } from '../store/usage-ledger-repository';
+import { adminUsagePaths, usagePaths } from './usage-contract';
+import { adminUsageRouter, usageRouter } from './usage-router';
+
+interface UsageRoutesNeeds {
+  db: Db;
+}
+
+const TAG = { name: 'Usage', description: 'The usage ledger: one line per provider call, counted once (docs/API.md, "Usage and budgets").' };
+
+/** `GET /v1/usage`: the user's own usage. */
+export const usageRoutes: RouteFamily<UsageRoutesNeeds> = {
+  stage: 'user',
+  openApi: { tag: TAG, paths: usagePaths },
+  mount: (app, needs) => {
+    app.use('/v1/usage', usageRouter({ ledger: new UsageLedgerRepository(needs.db) }));
+  },
+};
+
+/** `GET /v1/admin/usage`: every user's. */
+export const adminUsageRoutes: RouteFamily<UsageRoutesNeeds> = {
+  stage: 'admin',
+  openApi: { tag: { name: 'Admin usage', description: 'Usage across users; answers 404 while ADMIN_TOKEN is unset.' }, paths: adminUsagePaths },
+  mount: (app, needs) => {
+    app.use('/v1/admin/usage', adminUsageRouter({ ledger: new UsageLedgerRepository(needs.db) }));
+  },
+};
