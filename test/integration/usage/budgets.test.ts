@@ -32,9 +32,10 @@ describe('budgets', () => {
     const client = await TestWsClient.subscribed(two.stack.url, { apiKey: made.apiKey }, conversationId);
     clients.push(client);
     const userId = (await two.stack.resources.db.query<any>('SELECT user_id FROM conversations WHERE id = $1', [conversationId])).rows[0].user_id as string;
-    const post = () => api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted({ text: 'Spending some of the budget.' }, `b-${randomBytes(4).toString('hex')}`) });
-    const runTurn = async () => {
-      const posted = await post();
+    const post = (scenario: unknown = { text: 'Spending some of the budget.' }) =>
+      api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, `b-${randomBytes(4).toString('hex')}`) });
+    const runTurn = async (scenario?: unknown) => {
+      const posted = await post(scenario);
       expect(posted.status).toBe(202);
       await client.waitForTurnEnd(posted.body.turnId);
       return (await api.get(`/v1/turns/${posted.body.turnId}`)).body;
@@ -83,5 +84,15 @@ describe('budgets', () => {
     const user = await userWithTurn();
     expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', onExceeded: 'reject' })).status).toBe(400);
     expect((await admin.put('/v1/admin/users/user_nobody/budget', { period: 'day', limitUsd: 1, onExceeded: 'reject' })).status).toBe(404);
+  });
+
+  it('fails a turn budget_exceeded after the step that reached a reject limit, that step kept', async () => {
+    const user = await userWithTurn();
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'total', limitTokens: 1, onExceeded: 'reject' });
+    const turn = await user.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] });
+    expect(turn).toMatchObject({ status: 'failed', step: 1, error: { code: 'budget_exceeded' } });
+    expect(turn.steps).toHaveLength(1);
+    expect(turn.providerCalls).toHaveLength(1);
+    expect(turn.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', status: 'succeeded' })]);
   });
 });
