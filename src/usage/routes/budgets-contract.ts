@@ -10,6 +10,8 @@ export const budgetSchema = z
     onExceeded: z.enum(['reject', 'pause']),
   })
   .refine((budget) => budget.limitUsd !== undefined || budget.limitTokens !== undefined, { message: 'needs limitUsd or limitTokens', path: ['limitUsd'] })
+  // Refused rather than stored as a budget that would not stop anything.
+  .refine((budget) => budget.onExceeded !== 'pause', { message: '"pause" is not available yet: use "reject"', path: ['onExceeded'] })
   .meta({ id: 'Budget' });
 
 export const budgetAnswerSchema = z

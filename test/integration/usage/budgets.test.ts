@@ -84,6 +84,8 @@ describe('budgets', () => {
     const user = await userWithTurn();
     expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', onExceeded: 'reject' })).status).toBe(400);
     expect((await admin.put('/v1/admin/users/user_nobody/budget', { period: 'day', limitUsd: 1, onExceeded: 'reject' })).status).toBe(404);
+    // Not yet: refused rather than stored as a budget that stops nothing.
+    expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitUsd: 1, onExceeded: 'pause' })).status).toBe(400);
   });
 
   it('fails a turn budget_exceeded after the step that reached a reject limit, that step kept', async () => {
