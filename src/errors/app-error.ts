@@ -21,6 +21,8 @@ export type AppErrorCode =
   /** The request does not fit the current state of what it names (it would never succeed as it is). */
   | 'conflict'
   | 'rate_limited'
+  /** A budget of the user's is reached (docs/API.md, "Usage and budgets"). */
+  | 'budget_exceeded'
   | 'unavailable'
   | 'tool_failed'
   | 'internal';

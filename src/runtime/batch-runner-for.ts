@@ -3,6 +3,7 @@ import { BatchRunner } from '../batches/batch-runner';
 import type { Turn } from '../store/turns-repository';
 import { TurnService, type TurnServiceDeps } from '../turns/turn-service';
 import type { Resources } from './resources';
+import { BudgetsRepository } from '../usage/store/budgets-repository';
 
 /**
  * A process's turn service and batch runner, wired to each other: the runner posts items'
@@ -11,11 +12,11 @@ import type { Resources } from './resources';
  */
 export function turnServiceWithBatches(
   resources: Resources,
-  deps: Omit<TurnServiceDeps, 'onTurnEnded' | 'models'>,
+  deps: Omit<TurnServiceDeps, 'onTurnEnded' | 'models' | 'budgets'>,
 ): { turnService: TurnService; batchRunner: BatchRunner; onTurnEnded(turn: Turn): Promise<void> } {
   const onTurnEnded = (turn: Turn): Promise<void> =>
     batchRunner.turnEnded(turn).catch((error: unknown) => resources.logger.warn({ err: error, turnId: turn.id }, 'batch item did not move on; the repair pass will'));
-  const turnService: TurnService = new TurnService({ ...deps, models: resources.models, onTurnEnded });
+  const turnService: TurnService = new TurnService({ ...deps, models: resources.models, budgets: new BudgetsRepository(resources.db), onTurnEnded });
   const batchRunner: BatchRunner = new BatchRunner({
     db: resources.db,
     batches: resources.batches,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { BudgetsRepository } from '../usage/store/budgets-repository';
 import express from 'express';
 import { healthRouter } from '../api/health-router';
 import type { ModelProvider } from '../providers/model-provider';
@@ -71,7 +72,7 @@ export async function startWorker(
     ...queueSettings,
     batchConcurrency: config.BATCH_TURNS_PER_WORKER,
     cancellations,
-    deps: { ...shared, models: resources.models, providers, cooldowns: resources.targetCooldowns, providerCalls: resources.providerCalls, logger, ...turnRunnerSettings(config, resources.models.defaultModel) },
+    deps: { ...shared, models: resources.models, providers, cooldowns: resources.targetCooldowns, providerCalls: resources.providerCalls, budgets: new BudgetsRepository(resources.db), logger, ...turnRunnerSettings(config, resources.models.defaultModel) },
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
   const reconciler = startReconciler(

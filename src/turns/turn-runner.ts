@@ -20,6 +20,9 @@ import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
 import { lostCallLine } from '../usage/lost-call';
+import { budgetReached, periodStarts } from '../usage/budget-decision';
+import { periodAt } from '../usage/budget-period';
+import type { BudgetsRepository } from '../usage/store/budgets-repository';
 import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
@@ -59,6 +62,8 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   retryPolicy: RetryPolicy;
   limits: { maxToolCallsPerStep: number };
   tracer: Tracer;
+  /** A `reject` budget reached by a step fails its turn after it. */
+  budgets: Pick<BudgetsRepository, 'standingOfUser'>;
   now?: () => Date;
 }
 
@@ -187,12 +192,17 @@ async function runAttempt(
   if (run.turn.step > 0) {
     const resumed = await resumeLastStep(run);
     if (resumed !== NEXT_STEP) return resumed;
+    // The step before the tools it called may have reached a budget: it acts once they are done.
+    const overBudget = await budgetReachedAfterStep(run);
+    if (overBudget) return failTurn(run, run.turn.step, false, overBudget);
   }
   for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
     const routed = await streamOneStep(run, step);
     if (routed.kind !== 'ok') return onProviderFailure(run, step, routed);
     const ended = await completeStep(run, step, routed.result.output, routed);
     if (ended !== NEXT_STEP) return ended;
+    const overBudget = await budgetReachedAfterStep(run);
+    if (overBudget) return failTurn(run, step, false, overBudget);
   }
   return finish(run, 'max_steps');
 }
@@ -344,6 +354,19 @@ async function onProviderFailure(run: AttemptRun, step: number, routed: Exclude<
   run.inflight.clear();
   events.emit({ type: 'provider-retry', attempt, retryInMs: delayMs, reason: routed.error.message });
   return done(events, { kind: 'delay', delayMs });
+}
+
+/**
+ * After a committed step that goes on: a `reject` budget the step crossed fails the turn here,
+ * its steps kept (docs/API.md, "Usage and budgets"). The steps of the user's other turns running
+ * meanwhile finish theirs: that is the bound by which a budget is overshot.
+ */
+async function budgetReachedAfterStep(run: AttemptRun): Promise<{ code: string; message: string; details: unknown } | null> {
+  const now = run.now();
+  const standing = await run.deps.budgets.standingOfUser(run.turn.userId, periodStarts(now));
+  if (!standing || standing.onExceeded !== 'reject') return null;
+  const reached = budgetReached(standing, standing, periodAt(standing.period, now).resetsAt);
+  return reached ? { code: 'budget_exceeded', message: `the ${standing.period} budget is reached`, details: reached } : null;
 }
 
 /** The turn fails at this step; what a client showed of the step is dropped first. */

@@ -12,6 +12,9 @@ import { noBranchPoint, unacceptableBranch, type BranchRequest } from './branch-
 import { unansweredCallsRefusal } from './unanswered-calls';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
 import type { ModelCatalogue } from '../models/model-catalogue';
+import { budgetReached, periodStarts } from '../usage/budget-decision';
+import { periodAt } from '../usage/budget-period';
+import type { BudgetsRepository } from '../usage/store/budgets-repository';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
   conversations: TurnEndingDeps['conversations'];
@@ -21,6 +24,8 @@ export interface TurnServiceDeps extends TurnEndingDeps {
   tracer: Tracer;
   /** A turn's `model` is one of these (or a direct call a provider allows). */
   models: Pick<ModelCatalogue, 'lookup'>;
+  /** A user at or past a `reject` budget gets no new turn. */
+  budgets: Pick<BudgetsRepository, 'standingOfUser'>;
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
@@ -71,6 +76,7 @@ export class TurnService {
     traceparent: string | undefined,
   ): Promise<{ turn: Turn; created: boolean }> {
     if (request.options.model !== undefined) this.assertModel(request.options.model);
+    await this.assertWithinBudget(userId);
     const requestHash = hashRequest(request);
     const newTurn: NewTurn = {
       conversationId,
@@ -158,6 +164,23 @@ export class TurnService {
   assertModel(model: string): void {
     const lookup = this.deps.models.lookup(model);
     if (!lookup.ok) throw new AppError('invalid_request', lookup.message, [{ field: 'model', message: lookup.message }]);
+  }
+
+  /**
+   * Refuses new work past a `reject` budget: 429 `budget_exceeded`, nothing made. Read without a
+   * lock: turns admitted at once, and the steps already running, may overshoot it by what they
+   * spend (docs/guides/usage-and-budgets.md gives the bound).
+   */
+  private async assertWithinBudget(userId: string): Promise<void> {
+    const now = new Date();
+    const standing = await this.deps.budgets.standingOfUser(userId, periodStarts(now));
+    if (!standing || standing.onExceeded !== 'reject') return;
+    const { resetsAt } = periodAt(standing.period, now);
+    const reached = budgetReached(standing, standing, resetsAt);
+    if (!reached) return;
+    const what = 'usd' in reached.limit ? `USD ${reached.limit.usd}` : `${reached.limit.tokens} tokens`;
+    const retryAfter = resetsAt ? Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000)) : undefined;
+    throw new AppError('budget_exceeded', `the ${standing.period} budget of ${what} is reached`, reached, retryAfter);
   }
 
   async cancel(userId: string, turnId: string): Promise<Turn> {

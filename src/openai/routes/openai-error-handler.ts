@@ -23,6 +23,7 @@ const OPENAI_TYPE: Record<number, string> = {
 const OPENAI_CODE: Partial<Record<AppErrorCode, string>> = {
   unauthorized: 'invalid_api_key',
   rate_limited: 'rate_limit_exceeded',
+  budget_exceeded: 'budget_exceeded',
   internal: 'server_error',
 };
 

@@ -1,6 +1,9 @@
 import type { RouteFamily } from '../../api/route-family';
 import type { Db } from '../../store/db';
+import { BudgetsRepository } from '../store/budgets-repository';
 import { UsageLedgerRepository } from '../store/usage-ledger-repository';
+import { budgetPaths } from './budgets-contract';
+import { budgetsRouter } from './budgets-router';
 import { adminUsagePaths, usagePaths } from './usage-contract';
 import { adminUsageRouter, usageRouter } from './usage-router';
 
@@ -22,8 +25,9 @@ export const usageRoutes: RouteFamily<UsageRoutesNeeds> = {
 /** `GET /v1/admin/usage`: every user's. */
 export const adminUsageRoutes: RouteFamily<UsageRoutesNeeds> = {
   stage: 'admin',
-  openApi: { tag: { name: 'Admin usage', description: 'Usage across users; answers 404 while ADMIN_TOKEN is unset.' }, paths: adminUsagePaths },
+  openApi: { tag: { name: 'Admin usage', description: 'Usage and budgets across users; answers 404 while ADMIN_TOKEN is unset.' }, paths: { ...adminUsagePaths, ...budgetPaths } },
   mount: (app, needs) => {
     app.use('/v1/admin/usage', adminUsageRouter({ ledger: new UsageLedgerRepository(needs.db) }));
+    app.use('/v1/admin', budgetsRouter({ budgets: new BudgetsRepository(needs.db) }));
   },
 };

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { apiClient } from '../../support/http';
+import { markedScripted } from '../../support/scripted';
+import { startTwoProviderStack, type TwoProviderStack } from '../../support/two-providers';
+import { TestWsClient } from '../../support/ws-client';
+
+const PRICE = { input: 1000, cachedInput: 100, output: 1000 };
+const ADMIN = 'admin-token-for-budget-tests-0123';
+
+/** docs/API.md, "Usage and budgets": a user at or past a `reject` budget gets no new work. */
+describe('budgets', () => {
+  let two: TwoProviderStack;
+  let admin: ReturnType<typeof apiClient>;
+  const clients: TestWsClient[] = [];
+
+  beforeAll(async () => {
+    two = await startTwoProviderStack({
+      models: { duo: { targets: [{ provider: 'first', model: 'scripted', price: PRICE }, { provider: 'second', model: 'scripted', price: PRICE }] } },
+      env: { ADMIN_TOKEN: ADMIN },
+    });
+    admin = apiClient(two.stack.url, ADMIN);
+  });
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await two.close();
+  });
+
+  async function userWithTurn() {
+    const made = await two.stack.createUser(`budget-${randomBytes(3).toString('hex')}`);
+    const api = apiClient(two.stack.url, made.apiKey);
+    const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
+    const client = await TestWsClient.subscribed(two.stack.url, { apiKey: made.apiKey }, conversationId);
+    clients.push(client);
+    const userId = (await two.stack.resources.db.query<any>('SELECT user_id FROM conversations WHERE id = $1', [conversationId])).rows[0].user_id as string;
+    const post = (scenario: unknown = { text: 'Spending some of the budget.' }) =>
+      api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, `b-${randomBytes(4).toString('hex')}`) });
+    const runTurn = async (scenario?: unknown) => {
+      const posted = await post(scenario);
+      expect(posted.status).toBe(202);
+      await client.waitForTurnEnd(posted.body.turnId);
+      return (await api.get(`/v1/turns/${posted.body.turnId}`)).body;
+    };
+    return { api, userId, post, runTurn };
+  }
+
+  it('refuses new turns with 429 budget_exceeded and details once the spent figure reaches a reject limit, and admits again when it is raised', async () => {
+    const user = await userWithTurn();
+    const put = await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitTokens: 1, onExceeded: 'reject' });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ period: 'day', limitTokens: 1, onExceeded: 'reject', spentTokens: 0, spentUsd: 0 });
+    const turn = await user.runTurn();
+    expect(turn.status).toBe('completed');
+
+    const standing = (await admin.get(`/v1/admin/users/${user.userId}/budget`)).body;
+    // The budget's figure is the ledger's sum.
+    expect(standing.spentTokens).toBe(turn.usage.totalTokens);
+    expect(standing.spentUsd).toBeCloseTo(turn.usage.costUsd, 8);
+    expect(Date.parse(standing.resetsAt) - Date.parse(standing.periodStartsAt)).toBe(86_400_000);
+
+    const refused = await user.post();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'budget_exceeded', details: { limit: { tokens: 1 }, spent: turn.usage.totalTokens, resetsAt: standing.resetsAt } });
+    const { rows } = await two.stack.resources.db.query<any>('SELECT count(*)::int AS n FROM turns WHERE user_id = $1', [user.userId]);
+    expect(rows[0].n).toBe(1);
+
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitTokens: 1_000_000, onExceeded: 'reject' });
+    expect((await user.runTurn()).status).toBe('completed');
+  });
+
+  it('counts a USD limit and removes a budget with DELETE', async () => {
+    const user = await userWithTurn();
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'month', limitUsd: 0.001, onExceeded: 'reject' });
+    const turn = await user.runTurn();
+    expect(turn.usage.costUsd).toBeGreaterThan(0.001);
+    const refused = await user.post();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.details.limit).toEqual({ usd: 0.001 });
+    expect((await admin.request('DELETE', `/v1/admin/users/${user.userId}/budget`)).status).toBe(204);
+    expect((await admin.get(`/v1/admin/users/${user.userId}/budget`)).status).toBe(404);
+    expect((await user.post()).status).toBe(202);
+  });
+
+  it('refuses a budget with no limit, and one for a user that does not exist', async () => {
+    const user = await userWithTurn();
+    expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', onExceeded: 'reject' })).status).toBe(400);
+    expect((await admin.put('/v1/admin/users/user_nobody/budget', { period: 'day', limitUsd: 1, onExceeded: 'reject' })).status).toBe(404);
+    // Not yet: refused rather than stored as a budget that stops nothing.
+    expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitUsd: 1, onExceeded: 'pause' })).status).toBe(400);
+  });
+
+  it('fails a turn budget_exceeded after the step that reached a reject limit, that step kept', async () => {
+    const user = await userWithTurn();
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'total', limitTokens: 1, onExceeded: 'reject' });
+    const turn = await user.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] });
+    expect(turn).toMatchObject({ status: 'failed', step: 1, error: { code: 'budget_exceeded' } });
+    expect(turn.steps).toHaveLength(1);
+    expect(turn.providerCalls).toHaveLength(1);
+    expect(turn.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', status: 'succeeded' })]);
+  });
+});
