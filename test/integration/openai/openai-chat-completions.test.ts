@@ -159,3 +159,26 @@ describe('OpenAI-compatible chat completions', () => {
     await expect(client.models.retrieve('no-such-model')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 });
+
+describe('OpenAI-compatible responses.delete', () => {
+  let stack: TestStack;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ workers: 1 });
+    client = openAiClient(stack.url, (await stack.createUser('responses-delete')).apiKey);
+  });
+  afterAll(() => stack.close());
+
+  it('deletes a response, which is then not found, while its conversation stays', async () => {
+    const response = await client.responses.create({ model: 'scripted', input: scripted({ text: 'To be deleted.' }) });
+    await client.responses.delete(response.id);
+    await expect(client.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.responses.delete(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    // Another user's is not found either.
+    const other = await client.responses.create({ model: 'scripted', input: scripted({ text: 'Mine.' }) });
+    const stranger = openAiClient(stack.url, (await stack.createUser('responses-delete-other')).apiKey);
+    await expect(stranger.responses.delete(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect((await client.responses.retrieve(other.id)).status).toBe('completed');
+  });
+});
