@@ -14,6 +14,7 @@ import { principalOf, userIdOf } from './require-user';
 import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
 import { sendJson } from './send-json';
+import { turnIdOfChatCompletion } from '../openai/chat-completion-id';
 
 export interface TurnsRouterDeps {
   turns: TurnsRepository;
@@ -31,7 +32,9 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
   const router = Router();
 
   router.get('/:id', async (req, res) => {
-    const turn = await deps.turns.getForUser(userIdOf(res), parseRouteId(req.params.id, 'turn'));
+    const id = parseRouteId(req.params.id, 'turn');
+    // A chat completion's id names its turn (docs/API.md, "OpenAI-compatible routes").
+    const turn = await deps.turns.getForUser(userIdOf(res), turnIdOfChatCompletion(id) ?? id);
     if (!turn) throw notFound('turn');
     // A finished turn has no calls in flight: its view comes from PostgreSQL alone. Only a
     // cancel (or an interrupt) leaves an incomplete message.

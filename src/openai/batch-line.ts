@@ -1,24 +1,8 @@
 import { z } from 'zod';
-import type { ChatMessage, ContentPart } from '../providers/model-provider';
-import { findToolExchangeFault, type ToolExchangeFault } from '../providers/tool-exchange-fault';
-import { chatMessagesInputSchema, toolNameSchema, turnContentSchema, type ChatMessagesInput } from '../events/turn-content';
 import { fieldIssues } from '../errors/zod-issues';
 import type { BatchItemSpec } from '../store/batch-item';
 import { splitFunctionTools, type UsableTools } from './function-tools';
-
-const text = z.string().max(500_000);
-const message = z.discriminatedUnion('role', [
-  z.object({ role: z.enum(['system', 'developer']), content: z.union([text, z.array(z.object({ type: z.literal('text'), text }).loose())]) }).loose(),
-  z.object({ role: z.literal('user'), content: turnContentSchema }).loose(),
-  z.object({ role: z.literal('assistant'), content: text.nullable().optional(), tool_calls: chatMessagesInputSchema.shape.messages.element.options[1].shape.tool_calls }).loose(),
-  z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1).max(200), content: text }).loose(),
-]);
-const functionTool = z
-  .object({
-    type: z.literal('function'),
-    function: z.object({ name: toolNameSchema, description: z.string().max(10_000).optional(), parameters: z.record(z.string(), z.unknown()).nullable().optional(), strict: z.boolean().nullable().optional() }).loose(),
-  })
-  .loose();
+import { chatFunctionToolSchema, chatMessageSchema, chatToolChoiceSchema, planChatTurn, turnToolChoice } from './chat-messages';
 
 /**
  * The part of a `/v1/chat/completions` body Switchyard runs; its other fields (`temperature`,
@@ -27,9 +11,9 @@ const functionTool = z
 const chatCompletionBody = z
   .object({
     model: z.string().min(1).max(200),
-    messages: z.array(message).min(1).max(1000),
-    tools: z.array(functionTool).max(128).optional(),
-    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: toolNameSchema }).loose() }).loose()]).optional(),
+    messages: z.array(chatMessageSchema).min(1).max(1000),
+    tools: z.array(chatFunctionToolSchema).max(128).optional(),
+    tool_choice: chatToolChoiceSchema.optional(),
     stream: z.literal(false).optional(),
     n: z.literal(1).optional(),
   })
@@ -67,26 +51,8 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
   const parsed = openAiBatchLine.safeParse(value);
   if (!parsed.success) return { ok: false, problems: fieldIssues(parsed.error.issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
   const { custom_id: customId, body } = parsed.data;
-  const system: string[] = [];
-  const messages: ChatMessage[] = [];
-  // Where each of `messages` is in the body: system and developer messages are not among them.
-  const positions: number[] = [];
-  for (const [position, each] of body.messages.entries()) {
-    if (each.role === 'system' || each.role === 'developer') {
-      system.push(typeof each.content === 'string' ? each.content : each.content.map((part) => part.text).join(''));
-      continue;
-    }
-    positions.push(position);
-    if (each.role === 'user') messages.push({ role: 'user', content: each.content as string | ContentPart[] });
-    else if (each.role === 'assistant') messages.push({ role: 'assistant', content: each.content ?? null, ...(each.tool_calls ? { tool_calls: each.tool_calls } : {}) });
-    else messages.push({ role: 'tool', tool_call_id: each.tool_call_id as string, content: each.content as string });
-  }
-  if (messages.length === 0) return { ok: false, problems: [{ field: 'body.messages', message: 'needs a user message (or tool answers) to reply to' }] };
-  const fault = findToolExchangeFault(messages);
-  if (fault) return { ok: false, problems: [{ field: `body.messages[${positions[fault.index]!}]`, message: unpairedCall(fault) }] };
-  const [only] = messages;
-  const content: BatchItemSpec['messages'][number] =
-    messages.length === 1 && only!.role === 'user' ? only!.content : { role: 'user', content: { type: 'chat_messages', messages: messages as ChatMessagesInput['messages'] } };
+  const plan = planChatTurn(body.messages);
+  if (!plan.ok) return { ok: false, problems: [{ field: plan.index < 0 ? 'body.messages' : `body.messages[${plan.index}]`, message: plan.message }] };
   const tools = splitFunctionTools((body.tools ?? []).map((tool) => tool.function), usableTools);
   if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
   const { serverTools, functions } = tools;
@@ -95,24 +61,12 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
     ok: true,
     customId,
     spec: {
-      messages: [content],
-      ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
+      messages: [typeof plan.content === 'string' || Array.isArray(plan.content) ? plan.content : { role: 'user', content: plan.content }],
+      ...(plan.system !== undefined ? { system: plan.system } : {}),
       model: body.model,
       tools: serverTools,
       ...(functions.length > 0 ? { functions } : {}),
-      ...(choice !== undefined ? { toolChoice: typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.function.name } } } : {}),
+      ...(choice !== undefined ? { toolChoice: turnToolChoice(choice) } : {}),
     },
   };
-}
-
-/** A line's messages that pair a tool call wrongly: OpenAI refuses them, and so would the provider. */
-function unpairedCall(fault: ToolExchangeFault): string {
-  switch (fault.kind) {
-    case 'unanswered':
-      return `its tool_calls ${fault.callIds.join(', ')} have no tool message right after it`;
-    case 'unexpected_answer':
-      return `the tool_call_id ${fault.callId} is not a call of the assistant message right before this run of tool messages`;
-    case 'answered_twice':
-      return `the tool_call_id ${fault.callId} has more than one tool message`;
-  }
 }

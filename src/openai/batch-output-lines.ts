@@ -1,4 +1,6 @@
 import type { BatchItemRecord } from '../store/batches-repository';
+import { chatCompletionId } from './chat-completion-id';
+import { chatFinishReason } from './chat-completion-object';
 
 /** What an OpenAI output or error line needs of the batch besides the item. */
 export interface OutputContext {
@@ -26,7 +28,7 @@ export function outputLine(item: BatchItemRecord, context: OutputContext): Recor
   const callerCalls = result.callerToolCalls ?? [];
   const turnId = result.turnId ?? null;
   const body = {
-    id: `chatcmpl-${(turnId ?? id).replace(/^turn_/, '').replace(/-/g, '')}`,
+    id: chatCompletionId(turnId ?? id),
     object: 'chat.completion',
     created: context.created,
     model: item.spec.model ?? context.defaultModel,
@@ -42,12 +44,6 @@ export function outputLine(item: BatchItemRecord, context: OutputContext): Recor
     switchyard: { conversationId: item.conversationId, turnId, toolCalls: result.toolCalls },
   };
   return { id, custom_id: customId, response: { status_code: 200, request_id: turnId, body }, error: null };
-}
-
-/** A turn's finish reason by the chat completion's names (Switchyard's own, like `max_steps`, as `stop`). */
-function chatFinishReason(finishReason: string, callerCalls: boolean): string {
-  if (callerCalls) return 'tool_calls';
-  return ['stop', 'length', 'content_filter'].includes(finishReason) ? finishReason : 'stop';
 }
 
 const MAX_CHUNK_BYTES = 1024 * 1024;

@@ -17,7 +17,7 @@ export interface ResponsesServiceDeps {
   conversations: Pick<ConversationsRepository, 'create'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
-  responses: Pick<OpenAiResponsesRepository, 'insert' | 'get'>;
+  responses: Pick<OpenAiResponsesRepository, 'insert' | 'get' | 'delete'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
   /** The tools this user may use: functions named so, declaring no parameters, run here. */
   usableTools(userId: string): Promise<UsableTools>;
@@ -112,6 +112,17 @@ export class ResponsesService {
     const current = turn ?? (await this.deps.turns.get(record.turnId));
     if (!current) throw notFound('response');
     return responseObject({ record, turn: current, messages: await this.deps.messages.listTurnAnswer(current.id), defaultModel: this.deps.defaultModel });
+  }
+
+  /**
+   * Deletes the response object (docs/API.md): 404 after, and its conversation stays. A response
+   * still running is refused, as its stream and its end would have nothing to show.
+   */
+  async delete(userId: string, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    const { turn } = await this.get(userId, id);
+    if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; cancel it or delete it once it has ended`, { activeTurnId: turn.id });
+    if (!(await this.deps.responses.delete(userId, id))) throw notFound('response');
+    return { id, object: 'response', deleted: true };
   }
 
   /** Cancels the response's turn (a finished one stays as it ended). */

@@ -1,4 +1,5 @@
 import type { Usage } from '../events/event';
+import type { ModelSettings } from './model-settings';
 
 /** A message in the OpenAI chat format, which every supported provider speaks. */
 export type ChatMessage =
@@ -29,7 +30,16 @@ export interface CompletionRequest {
   messages: ChatMessage[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
+  /** The turn's settings (temperature, max_tokens, …), sent as they are on every step. */
+  settings?: ModelSettings;
+  /** OpenAI's `response_format`: the turn's structured output. */
+  responseFormat?: ProviderResponseFormat;
 }
+
+/** `response_format` as chat-completion requests carry it. */
+export type ProviderResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean; description?: string } };
 
 /** A provider stream normalised to what the turn engine needs. */
 export type ProviderChunk =

@@ -5,6 +5,7 @@ import type { Usage } from '../events/event';
 import type { CompletionRequest, ModelProvider, ProviderChunk } from './model-provider';
 import { failedRequestStatus, kindForStatus, parseRetryAfter, ProviderError, saysContextLengthExceeded, type ProviderRequestStatus } from './provider-error';
 import { readProviderChunk } from './read-provider-chunk';
+import { settingsFields } from './model-settings';
 import { serverSentData } from './server-sent-data';
 import { takeNodeBody, undiciRequestFetch } from './undici-request-fetch';
 import type { LoopSlices } from './loop-slices';
@@ -72,6 +73,8 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
                   ...(request.toolChoice ? { tool_choice: request.toolChoice } : {}),
                 }
               : {}),
+            ...settingsFields(request.settings, (request.tools?.length ?? 0) > 0),
+            ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
           },
           { signal: controller.signal },
         ).asResponse();

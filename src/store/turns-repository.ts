@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
+import type { ModelSettings } from '../providers/model-settings';
+import type { ResponseFormat } from '../providers/response-format';
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
 import { insertToolMessagesFrom, MESSAGE_COLUMNS, toStoredMessage, type BranchKind, type BranchPoint, type MessageRow, type StoredMessage } from './messages-repository';
@@ -32,6 +34,10 @@ export interface TurnOptions {
   functions?: ToolDefinition[];
   /** Replaces the conversation's system prompt for this turn only (OpenAI's `instructions`). */
   instructions?: string;
+  /** Sent with every step's request (temperature, max_tokens, …): honoured, never dropped. */
+  modelSettings?: ModelSettings;
+  /** Structured output: sent as `response_format` on every step, the final answer validated against it. */
+  responseFormat?: ResponseFormat;
 }
 
 export interface StepRecord {

@@ -16,6 +16,7 @@ import type { NewToolCall } from '../store/tool-calls-repository';
 import type { NewToolApproval } from '../store/tool-approvals-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { attemptOpeningEvents } from './attempt-opening';
+import { providerResponseFormat } from '../providers/response-format';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
@@ -316,6 +317,8 @@ async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep>
       messages: buildMessages(turn.options.instructions ?? run.begun.conversation.system, history),
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
       ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
+      ...(turn.options.modelSettings ? { settings: turn.options.modelSettings } : {}),
+      ...(turn.options.responseFormat ? { responseFormat: providerResponseFormat(turn.options.responseFormat) } : {}),
     },
     events,
     inflight: run.inflight,

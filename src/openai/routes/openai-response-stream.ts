@@ -131,7 +131,7 @@ export function createResponseStreamer(
 }
 
 /** The event if it is of this turn (a cheap look at its text first: most may be of others). */
-function eventOfTurn(json: string, turnId: string): SwitchyardEvent | null {
+export function eventOfTurn(json: string, turnId: string): SwitchyardEvent | null {
   if (!json.includes(`"turnId":${JSON.stringify(turnId)}`)) return null;
   const event = eventSchema.parse(JSON.parse(json)) as SwitchyardEvent;
   return event.turnId === turnId ? event : null;
@@ -151,7 +151,7 @@ function sse(event: { type: string } & Record<string, unknown>): string {
  * Resolves when the turn has ended (its end event is in the log), or `signal` aborts: what a
  * foreground response without `stream` waits for before it answers.
  */
-export async function waitForTurnEnd(source: ConversationEventSource, record: ResponseRecord, turnId: string, signal: AbortSignal): Promise<void> {
+export async function waitForTurnEnd(source: ConversationEventSource, record: Pick<ResponseRecord, 'conversationId' | 'afterSeq'>, turnId: string, signal: AbortSignal): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     let dispose = () => undefined as void;
     const finish = () => {

@@ -75,6 +75,13 @@ export const openAiResponsePaths = documentOpenAiPaths({
     },
   },
   '/openai/v1/responses/{id}': {
+    delete: {
+      operationId: 'openAiDeleteResponse',
+      summary: 'Delete a response: 404 after; its conversation stays',
+      requestParams: { path: responseId },
+      responses: { '200': jsonResponse('`{id, object: "response", deleted: true}`.', z.object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) })) },
+      errors: [404, 409],
+    },
     get: {
       operationId: 'openAiGetResponse',
       summary: 'A response; with `stream=true` (and `starting_after`), its stream resumed',

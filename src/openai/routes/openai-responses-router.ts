@@ -48,6 +48,10 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
     sendJson(res, openAiResponseSchema, await deps.responses.object(record, turn));
   });
 
+  router.delete('/:id', async (req, res) => {
+    res.json(await deps.responses.delete(principalOf(res).userId, parseRouteId(req.params.id, 'response')));
+  });
+
   router.post('/:id/cancel', async (req, res) => {
     sendJson(res, openAiResponseSchema, await deps.responses.cancel(principalOf(res).userId, parseRouteId(req.params.id, 'response')));
   });

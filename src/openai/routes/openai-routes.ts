@@ -25,13 +25,17 @@ import { openAiErrorSchema } from './openai-operation';
 import { createResponseStreamer } from './openai-response-stream';
 import { openAiResponsePaths } from './openai-responses-contract';
 import { openAiRouter } from './openai-router';
+import { ChatCompletionsService } from '../chat-completions-service';
+import { chatCompletionStreams } from './openai-chat-completions-router';
+import { openAiModelPaths, openAiModels } from './openai-models-router';
+import { openAiChatCompletionPaths } from './openai-chat-completions-contract';
 import type { ModelCatalogue } from '../../models/model-catalogue';
 import type { SubmissionSlots } from '../../api/submission-slots';
 
 interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
   config: Pick<Config, 'MAX_BODY_BYTES' | 'OPENAI_MAX_FILE_BYTES' | 'MAX_BATCH_BYTES' | 'MAX_BATCH_JSON_BYTES' | 'MAX_BATCH_ITEMS'>;
   /** The model a response or an output line names when its request named none (the catalogue's default). */
-  models: Pick<ModelCatalogue, 'defaultModel'>;
+  models: Pick<ModelCatalogue, 'defaultModel' | 'models'>;
   logger: Logger;
   /** Where the dialect's files, batches and responses are kept (openai/store/). */
   db: Db;
@@ -64,7 +68,7 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
       name: 'OpenAI-compatible',
       description: 'OpenAI\'s SDKs work against `/openai/v1` by changing `baseURL`; errors are OpenAI\'s `{"error": {message, type, param, code}}`.',
     },
-    paths: { ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths },
+    paths: { ...openAiChatCompletionPaths, ...openAiModelPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths },
     schemas: { OpenAiError: openAiErrorSchema },
   },
   mount: (app, needs) => {
@@ -86,6 +90,8 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
       defaultModel: needs.models.defaultModel,
       storedResponse: (record) => responses.object(record),
     });
+    const chat = new ChatCompletionsService({ conversations: needs.conversations, messages: needs.messages, turns: needs.turns, turnService: needs.turnService, usableTools });
+    const chatStreams = chatCompletionStreams(needs.sse);
     const batches = new OpenAiBatchesService({
       db: needs.db,
       files,
@@ -111,12 +117,19 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
         files: { files, maxFileBytes: config.OPENAI_MAX_FILE_BYTES, spoolDir: needs.spoolDir },
         responses: { responses, streamer, events: needs.eventSource },
         batches,
+        chat: { chat, events: needs.eventSource, streams: chatStreams },
+        models: { models: openAiModels(needs.models, Math.floor(Date.now() / 1000)) },
         maxBodyBytes: config.MAX_BODY_BYTES,
         turnBodyBytes: needs.turnBodyBytes,
       }),
       openAiNotFound,
       openAiErrorHandler(needs.logger),
     );
-    return { endStreams: () => streamer.endAll() };
+    return {
+      endStreams: () => {
+        streamer.endAll();
+        chatStreams.endAll();
+      },
+    };
   },
 };

@@ -50,6 +50,12 @@ export class OpenAiResponsesRepository {
   }
 
   /** Scoped to its owner: someone else's response is indistinguishable from a missing one. */
+  /** Deletes the user's response; false when there was none. Its conversation and turn stay. */
+  async delete(userId: string, id: string): Promise<boolean> {
+    const { rows } = await this.db.query('DELETE FROM openai_responses WHERE id = $1 AND user_id = $2 RETURNING id', [id, userId]);
+    return rows.length > 0;
+  }
+
   async get(userId: string, id: string): Promise<ResponseRecord | null> {
     const { rows } = await this.db.query<ResponseRow>('SELECT * FROM openai_responses WHERE id = $1 AND user_id = $2', [id, userId]);
     return rows[0] ? toRecord(rows[0]) : null;
