@@ -6,7 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { buildOpenApiDocument } from '../src/api/contract/openapi-document';
+import { ERROR_STATUS } from '../src/api/contract/error-contract';
 import { configSchema } from '../src/config/config';
+import { apiRouteFamilies } from '../src/runtime/api-route-families';
 
 const ROOT = path.resolve(__dirname, '..');
 export const REGENERATE_COMMAND = 'npm run docs:reference';
@@ -78,9 +81,168 @@ export function renderConfigurationReference(): string {
   ].join('\n');
 }
 
+// The OpenAPI document's objects, as far as these pages read them.
+interface Schema {
+  type?: string | string[];
+  $ref?: string;
+  const?: unknown;
+  enum?: unknown[];
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+}
+interface Operation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  security?: Array<Record<string, unknown>>;
+  parameters?: Array<{ in: string; name: string; required?: boolean; description?: string; schema?: Schema }>;
+  requestBody?: { content: Record<string, { schema?: Schema }> };
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: Schema }> }>;
+  tags?: string[];
+}
+interface Document {
+  tags: Array<{ name: string; description?: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+}
+
+/** The document GET /openapi.json serves: the same builder, over the same route families. */
+function openApiDocument(): Document {
+  const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return buildOpenApiDocument(version, apiRouteFamilies.map((family) => family.openApi)) as unknown as Document;
+}
+
+/** A schema in one line: `string`, `Conversation`, `integer[]`, `"a" \| "b"`. */
+function typeOf(schema: Schema | undefined): string {
+  if (!schema) return '';
+  if (schema.$ref) return schema.$ref.split('/').pop()!;
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.enum) return schema.enum.map((value) => JSON.stringify(value)).join(' \\| ');
+  if (schema.type === 'array') return `${typeOf(schema.items)}[]`;
+  const variants = schema.oneOf ?? schema.anyOf;
+  if (variants) return variants.map(typeOf).join(' \\| ');
+  return Array.isArray(schema.type) ? schema.type.join(' \\| ') : (schema.type ?? 'any');
+}
+
+function fieldsTable(schema: Schema): string[] {
+  const required = new Set(schema.required ?? []);
+  const rows = Object.entries(schema.properties ?? {}).map(([name, field]) => `| \`${name}\` | ${cell(typeOf(field))} | ${required.has(name) ? 'yes' : ''} | ${cell(field.description ?? '')} |`);
+  return rows.length ? ['| Field | Type | Required | Meaning |', '| --- | --- | --- | --- |', ...rows] : [];
+}
+
+const operations = (document: Document) =>
+  Object.entries(document.paths).flatMap(([route, methods]) => Object.entries(methods).map(([method, operation]) => ({ route, method: method.toUpperCase(), operation })));
+
+export function renderHttpReference(document = openApiDocument()): string {
+  const out = [HEADER, '', '# HTTP API', '', 'Every route, rendered from the OpenAPI 3.1 document the service serves at `GET /openapi.json`', '(without credentials). Schemas named here are in [events and frames](events.md) or the document\'s', '`components.schemas`; error codes are in [errors](errors.md). The contract in prose is [docs/API.md](../API.md).', ''];
+  for (const tag of document.tags) {
+    out.push(`## ${tag.name}`, '');
+    if (tag.description) out.push(tag.description, '');
+    for (const { route, method, operation } of operations(document).filter(({ operation }) => operation.tags?.includes(tag.name))) {
+      out.push(`### ${method} ${route}`, '');
+      if (operation.summary) out.push(`**${operation.summary}.**${operation.description ? ` ${operation.description}` : ''}`, '');
+      else if (operation.description) out.push(operation.description, '');
+      out.push(`Credentials: ${operation.security?.length ? operation.security.map((each) => Object.keys(each).join(' + ') || 'none').join(' or ') : 'none'}.`, '');
+      if (operation.parameters?.length) {
+        out.push('| Parameter | In | Type | Required | Meaning |', '| --- | --- | --- | --- | --- |');
+        for (const parameter of operation.parameters) out.push(`| \`${parameter.name}\` | ${parameter.in} | ${cell(typeOf(parameter.schema))} | ${parameter.required ? 'yes' : ''} | ${cell(parameter.description ?? '')} |`);
+        out.push('');
+      }
+      for (const [mediaType, body] of Object.entries(operation.requestBody?.content ?? {})) {
+        out.push(`Body (\`${mediaType}\`): ${body.schema?.properties ? '' : cell(typeOf(body.schema))}`, '');
+        if (body.schema?.properties) out.push(...fieldsTable(body.schema), '');
+      }
+      out.push('| Answer | Meaning |', '| --- | --- |');
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const schema = Object.values(response.content ?? {})[0]?.schema;
+        const shape = schema && !schema.properties?.error ? ` (${cell(typeOf(schema))})` : '';
+        out.push(`| ${status} | ${cell(response.description ?? '')}${shape} |`);
+      }
+      out.push('');
+    }
+  }
+  return out.join('\n');
+}
+
+/** One section per variant of a union of objects told apart by `type`. */
+function variantsSections(title: string, schema: Schema): string[] {
+  const flatten = (each: Schema): Schema[] => (each.oneOf ?? each.anyOf ? (each.oneOf ?? each.anyOf)!.flatMap(flatten) : [each]);
+  const out = [`## ${title}`, ''];
+  const seen = new Map<string, number>();
+  for (const variant of flatten(schema)) {
+    const type = String(variant.properties?.type?.const ?? '?');
+    const count = (seen.get(type) ?? 0) + 1;
+    seen.set(type, count);
+    out.push(`### \`${type}\`${count > 1 ? ` (${count})` : ''}`, '');
+    if (variant.description) out.push(variant.description, '');
+    out.push(...fieldsTable(variant), '');
+  }
+  return out;
+}
+
+export function renderEventsReference(document = openApiDocument()): string {
+  const { Event, ServerFrame, ClientFrame } = document.components.schemas;
+  return [
+    HEADER,
+    '',
+    '# Events and websocket frames',
+    '',
+    'Generated from the zod schemas of `@switchyard/protocol` (packages/protocol), as `GET /openapi.json`',
+    'carries them in `components.schemas` (`Event`, `ServerFrame`, `ClientFrame`). What each event means and',
+    'when it comes is in [docs/API.md](../API.md); how to follow them is in [the websocket guide](../guides/websocket.md).',
+    '',
+    ...variantsSections('Events', Event!),
+    ...variantsSections('Frames the server sends', ServerFrame!),
+    ...variantsSections('Frames a client sends', ClientFrame!),
+  ].join('\n');
+}
+
+export function renderErrorsReference(document = openApiDocument()): string {
+  const answeredBy = new Map<string, string[]>();
+  const descriptions = new Map<string, string>();
+  for (const { route, method, operation } of operations(document)) {
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const codes = Object.values(response.content ?? {})[0]?.schema?.properties?.error?.properties?.code?.enum ?? [];
+      for (const code of codes.map(String)) {
+        answeredBy.set(code, [...(answeredBy.get(code) ?? []), `\`${method} ${route}\``]);
+        if (response.description && !descriptions.has(code) && status === String(ERROR_STATUS[code as keyof typeof ERROR_STATUS])) descriptions.set(code, response.description);
+      }
+    }
+  }
+  const rows = Object.entries(ERROR_STATUS).map(([code, status]) => {
+    const routes = answeredBy.get(code) ?? [];
+    return `| \`${code}\` | ${status} | ${cell(descriptions.get(code) ?? '')} | ${routes.length ? routes.join(', ') : 'any route (not listed per route)'} |`;
+  });
+  return [
+    HEADER,
+    '',
+    '# Errors',
+    '',
+    'Every error answer is `{"error": {"code", "message", "details"?}}`. The codes, their HTTP status (`ERROR_STATUS` in',
+    '`src/api/contract/error-contract.ts`, the one map the error handler answers with), what the OpenAPI document says of',
+    'them, and the routes whose documented answers include them. The websocket\'s `error` frames are in',
+    '[events and frames](events.md).',
+    '',
+    '| Code | Status | Meaning | Answered by |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
 /** Every generated page: its path in the repository and its text. */
 export function referencePages(): Array<{ file: string; text: string }> {
-  return [{ file: 'docs/reference/configuration.md', text: renderConfigurationReference() }];
+  const document = openApiDocument();
+  return [
+    { file: 'docs/reference/configuration.md', text: renderConfigurationReference() },
+    { file: 'docs/reference/http.md', text: renderHttpReference(document) },
+    { file: 'docs/reference/events.md', text: renderEventsReference(document) },
+    { file: 'docs/reference/errors.md', text: renderErrorsReference(document) },
+  ];
 }
 
 if (require.main === module) {
