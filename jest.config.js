@@ -14,6 +14,7 @@ const STARTS_PROCESSES = [
   'client-package',
   'cross-origin',
   'dashboard',
+  'docs-examples/openai-sdk-guide',
   'log-format',
   'multi-process',
   'npm-start',

@@ -16,8 +16,11 @@ const optionalHttpUrl = z.preprocess((v) => (v === '' ? undefined : v), url.rege
  */
 export const configSchema = z
   .object({
+    /** Where the API and websocket gateway listen (a worker serves `/healthz` and `/metrics` there); `0` picks a free port. */
     PORT: port.default(3000),
+    /** The address the API and websocket gateway (or a worker's `/healthz` and `/metrics`) listen on. */
     HOST: z.string().min(1).default('127.0.0.1'),
+    /** PostgreSQL connection string; required by `npm run api` / `npm run worker`. Unset: the embedded PGlite in `DATA_DIR/db`. */
     DATABASE_URL: optionalUrl,
     /**
      * The PostgreSQL connection that LISTENs for webhook wakeups, and only it. Default
@@ -30,6 +33,7 @@ export const configSchema = z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _')
       .default('public'),
+    /** Redis connection string (a `/N` database number is honoured); its `maxmemory-policy` must be `noeviction`. Unset: `redis://127.0.0.1:6379`, started from the PATH if nothing answers. */
     REDIS_URL: optionalUrl,
     /**
      * `host:port,host:port,…`: some nodes of a Redis Cluster (the rest are discovered). Set, it
@@ -51,8 +55,11 @@ export const configSchema = z
     ),
     /** Prefix of every Redis key and BullMQ queue; lets several deployments or tests share one Redis. */
     REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('switchyard'),
+    /** The OpenAI-compatible provider, called as it is (no redirect followed, no compressed answer asked for). Unset: the scripted model. */
     LLM_BASE_URL: optionalUrl,
+    /** The LLM_BASE_URL provider's API key. */
     LLM_API_KEY: z.string().optional(),
+    /** The default model of the LLM_* provider. */
     LLM_MODEL: z.string().min(1).default('scripted'),
     /** The LLM_* provider's context window, in tokens (GET /v1/models; a larger target takes a step that overflows a smaller one). */
     LLM_CONTEXT_WINDOW: z.preprocess((v) => (v === '' ? undefined : v), positiveInt.optional()),
@@ -75,7 +82,9 @@ export const configSchema = z
     MODELS_FILE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
     /** The first cooldown of a target that failed; doubled while it keeps failing, up to PROVIDER_COOLDOWN_MAX_MS. A `Retry-After` wins. */
     PROVIDER_COOLDOWN_BASE_MS: positiveInt.default(1000),
+    /** The longest cooldown of a target that keeps failing (see PROVIDER_COOLDOWN_BASE_MS). */
     PROVIDER_COOLDOWN_MAX_MS: positiveInt.default(60_000),
+    /** Folder of `http`/`client` tool JSON files and `mcp.json` (`npm start`: `examples/tools`). */
     TOOLS_DIR: z.string().default('./tools'),
     /** Tool names (a comma list) whose calls wait for a person's approval: how builtins are gated, and any other tool besides its own declaration. */
     APPROVAL_REQUIRED_TOOLS: z
@@ -84,15 +93,20 @@ export const configSchema = z
       .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean)),
     /** Where `npm run build` / `npm start` put the playground bundle, which the API serves at `/`. */
     PLAYGROUND_DIR: z.string().default('./dist/playground'),
+    /** Enables the admin routes (at least 16 characters). Unset: the admin routes answer 404. */
     ADMIN_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+    /** Comma-separated Origins allowed for browser websocket clients and CORS on every route a session token may use, and `/v1/session-tokens` (`*` for any); another Origin is refused (403) naming this variable. */
     ALLOWED_ORIGINS: z.string().optional(),
+    /** Where embedded data lives (PGlite's database, the dev API key, the started Redis). */
     DATA_DIR: z.string().default('./.switchyard'),
+    /** pino level (`fatal` … `trace`, `silent`). */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /**
      * `json`: one JSON object a line, for a log collector (`npm run api` / `worker`); `pretty`:
      * one readable line an entry, for a terminal (`npm start` defaults to it).
      */
     LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+    /** Largest accepted request body. */
     MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
     /**
      * The largest `POST /api/chat` body: the AI SDK's default transport resends the whole UI
@@ -115,6 +129,7 @@ export const configSchema = z
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
     /** A file uploaded to `/openai/v1/files` (streamed to storage in 1 MiB chunks, never held whole). OpenAI's own batch input limit. */
     OPENAI_MAX_FILE_BYTES: positiveInt.default(200 * 1024 * 1024),
+    /** Most items in one batch submission (400 past it). */
     MAX_BATCH_ITEMS: positiveInt.default(50_000),
     /**
      * What the API parses whole of a batch: a JSON body, and each line of a JSONL body (which is
@@ -135,6 +150,7 @@ export const configSchema = z
     WS_MAX_FRAME_BYTES: positiveInt.default(64 * 1024),
     /** A client whose unsent backlog passes this is disconnected; it resumes by `seq`. */
     WS_MAX_BUFFERED_BYTES: positiveInt.default(4 * 1024 * 1024),
+    /** Websocket ping interval; a peer that misses a pong is dropped at the next one. */
     WS_HEARTBEAT_MS: positiveInt.default(30_000),
     /**
      * A comment line on idle server-sent-event streams (keeps proxies from closing them); a reader
@@ -191,6 +207,7 @@ export const configSchema = z
     PROVIDER_IDLE_TIMEOUT_MS: positiveInt.default(60_000),
     /** Times a turn's job may be taken back from a worker that stopped renewing its lock before the turn fails as `stalled`. */
     MAX_STALLED_COUNT: positiveInt.default(2),
+    /** Completions per turn when the turn does not say. */
     DEFAULT_MAX_STEPS: positiveInt.default(8),
     /**
      * Stored messages a turn sends when it does not say (`maxHistoryMessages`): the most recent,
@@ -203,6 +220,7 @@ export const configSchema = z
     PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).default(5),
     /** First retry delay; doubled each retry (with jitter) up to PROVIDER_RETRY_MAX_MS, or the provider's Retry-After if longer. */
     PROVIDER_RETRY_BASE_MS: positiveInt.default(500),
+    /** The longest backoff between provider retries (see PROVIDER_RETRY_BASE_MS; a longer `Retry-After` wins). */
     PROVIDER_RETRY_MAX_MS: positiveInt.default(30_000),
     /** The longest provider `Retry-After` a turn waits out (without holding a worker); a longer one fails the turn. */
     PROVIDER_MAX_RETRY_AFTER_MS: positiveInt.default(15 * 60_000),
@@ -251,7 +269,9 @@ export const configSchema = z
      * hanging. Workers' connections wait outages out and have no such limit.
      */
     REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(3_000),
+    /** On SIGTERM, how long active jobs may finish before they are handed back. */
     SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+    /** Lifetime of a single-use websocket ticket. */
     WS_TICKET_TTL_SECONDS: positiveInt.default(60),
     /**
      * Where OpenTelemetry traces go (OTLP/HTTP, spans sent to `<endpoint>/v1/traces`). Unset: no

@@ -17,7 +17,7 @@ declare const document: any;
 const ROOT = path.join(__dirname, '..', '..');
 
 /**
- * A front end on another origin, as a developer builds it from the README: its `useChat`
+ * A front end on another origin, as a developer builds it from docs/guides/use-chat.md: its `useChat`
  * component, bundled with React, served from a port of its own, calling the API on another with a
  * session token and ALLOWED_ORIGINS set to the page's origin.
  */
@@ -122,12 +122,12 @@ describeNeeding(CHROMIUM_MISSING, 'a useChat app on another origin, in a browser
   });
 });
 
-/** The README's `useChat` component (Front ends), as a developer copies it, pointed at this API. */
+/** The `useChat` guide's component (docs/guides/use-chat.md), as a developer copies it, pointed at this API. */
 async function readmeChatComponent(apiUrl: string): Promise<string> {
-  const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = await readFile(path.join(ROOT, 'docs/guides/use-chat.md'), 'utf8');
   const code = /```tsx\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('**`useChat` (AI SDK 6) against Switchyard.**')))?.[1];
-  if (!code) throw new Error("README.md's useChat paragraph has no tsx block");
+  if (!code) throw new Error("docs/guides/use-chat.md's useChat paragraph has no tsx block");
   const pointed = code.replace("const API = 'http://127.0.0.1:3000';", `const API = '${apiUrl}';`);
-  if (pointed === code) throw new Error("README.md's useChat component no longer sets const API = 'http://127.0.0.1:3000'");
+  if (pointed === code) throw new Error("docs/guides/use-chat.md's useChat component no longer sets const API = 'http://127.0.0.1:3000'");
   return pointed;
 }

@@ -7,15 +7,15 @@ import { startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turn
 
 /** What the project using the package installs besides it from the registry. */
 const PROJECT_PACKAGES = ['ws', '@types/ws', 'typescript'];
-/** What the README says of the browser bundle, and what this test holds it to. */
+/** What docs/guides/client-library.md says of the browser bundle, and what this test holds it to. */
 const BUNDLE_LIMIT_BYTES = 30 * 1024;
 
-/** The README's client library example: the ```ts block after "**The client library**". */
+/** The client library guide's example: the ```ts block after "**The client library**". */
 function readmeSnippet(): string {
-  const readme = readRepoFile('README.md');
-  const section = readme.slice(readme.indexOf('**The client library**'));
+  const guide = readRepoFile('docs/guides/client-library.md');
+  const section = guide.slice(guide.indexOf('**The client library**'));
   const block = /```ts\n([\s\S]*?)```/.exec(section);
-  if (!block) throw new Error('README.md has no ts block after "**The client library**"');
+  if (!block) throw new Error('docs/guides/client-library.md has no ts block after "**The client library**"');
   return block[1]!;
 }
 
@@ -89,7 +89,7 @@ export async function send(client: SwitchyardClient, messageId: string): Promise
 
 /**
  * @switchyard/client as a user gets it: packed, installed from the tarball into a project outside
- * the repository, type-checked and run there (the README's example against a real stack), and
+ * the repository, type-checked and run there (the client library guide's example against a real stack), and
  * bundled for browsers.
  */
 describe('the client package, packed and installed elsewhere', () => {
@@ -104,7 +104,7 @@ describe('the client package, packed and installed elsewhere', () => {
     await project?.remove();
   });
 
-  it("type-checks the README's example with ws and @types/ws, and runs it on Node to the turn's text", async () => {
+  it("type-checks the client library guide's example with ws and @types/ws, and runs it on Node to the turn's text", async () => {
     const snippet = readmeSnippet();
     expect(snippet).toContain("from '@switchyard/client'");
     await writeFile(path.join(project.dir, 'readme-example.ts'), snippet);

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -107,19 +108,10 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
     expect(page.stdout).toContain('"name":"browser_timezone"');
   }, 60_000);
 
-  it('answers the README\'s "use tools please" with the three built-in tools, none of them the example client tool', async () => {
-    const url = /Switchyard is running at (\S+)/.exec(banner)![1];
-    const apiKey = /Dev API key[^:]*: (sy_\S+)/.exec(banner)![1];
-    const auth = `-H "Authorization: Bearer ${apiKey}" -H 'Content-Type: application/json'`;
-    const idOf = (field: string) => `node -pe 'JSON.parse(require("fs").readFileSync(0)).${field}'`;
-    const run = await inside(
-      [
-        'set -e',
-        `CONV=$(curl -s ${url}/v1/conversations ${auth} -d '{"title":"tools"}' | ${idOf('id')})`,
-        `TURN=$(curl -s ${url}/v1/conversations/$CONV/turns ${auth} -d '{"content":"use tools please"}' | ${idOf('turnId')})`,
-        `curl -sN ${url}/v1/turns/$TURN/events ${auth}`,
-      ].join('\n'),
-    );
+  it('runs the README\'s curl turn as it is written, and answers "use tools please" with the three built-in tools, none of them the example client tool', async () => {
+    const url = /Switchyard is running at (\S+)/.exec(banner)![1]!;
+    const apiKey = /Dev API key[^:]*: (sy_\S+)/.exec(banner)![1]!;
+    const run = await inside(['set -e', readmeCurlTurn(url, apiKey)].join('\n'));
     expect([run.code, run.stderr]).toEqual([0, '']);
     const data = run.stdout
       .split('\n')
@@ -155,3 +147,13 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
     expect(spawnSync('pgrep', ['-f', `redis-server.*${dataDir}`]).stdout.toString()).toBe('');
   }, 60_000);
 });
+
+/** The README's curl turn (the bash block after "A turn with curl"), pointed at this server with its key. */
+function readmeCurlTurn(url: string, apiKey: string): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const block = /```bash\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('A turn with curl')))?.[1];
+  if (!block) throw new Error('README.md has no bash block after "A turn with curl"');
+  const pointed = block.replace(/^export SY_KEY=sy_\.\.\..*$/m, `export SY_KEY=${apiKey}`).replaceAll('localhost:3000', url);
+  if (!pointed.includes(`SY_KEY=${apiKey}`)) throw new Error("README.md's curl turn no longer starts with export SY_KEY=sy_...");
+  return pointed;
+}
