@@ -28,7 +28,8 @@ describe('a background response whose worker dies mid-stream', () => {
   it('resumes with starting_after into a valid stream: nothing lost or repeated, the dead attempt taken back, the answer once', async () => {
     const victim = await processes.spawn('worker');
     const answer = 'The second attempt answers this, once.';
-    const background = await client.responses.create({ input: markedScripted({ attempts: [{ tokens: 400, tokenDelayMs: 10 }, { text: answer }] }), background: true });
+    // The first attempt stalls after 20 tokens, so it is still running when its worker is killed however slow the machine.
+    const background = await client.responses.create({ input: markedScripted({ attempts: [{ tokens: 400, tokenDelayMs: 10, stallAfterTokens: 20 }, { text: answer }] }), background: true });
 
     // Read until the dying attempt has streamed, then drop the connection as a client losing its network would.
     const seen: StreamEvent[] = [];

@@ -120,13 +120,14 @@ describe('the webhook relay woken by the commit that records a delivery (embedde
   let stack: TestStack;
   let receiver: WebhookReceiver;
 
+  // The embedded database is WebAssembly: on a machine busy with other suites its start alone took over 30 s.
   beforeAll(async () => {
     stack = await startTestStack({ database: 'pglite', env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RELAY_INTERVAL_MS: String(INTERVAL_MS) } });
     receiver = await WebhookReceiver.start();
-  });
+  }, 90_000);
   afterAll(async () => {
-    await stack.close();
-    await receiver.close();
+    await stack?.close();
+    await receiver?.close();
   });
 
   it('delivers turn.completed long before the relay would look again', async () => {
