@@ -1,5 +1,5 @@
 /**
- * A Chat Completion's id is its turn's (docs/API.md: "the turn is found with it"):
+ * A Chat Completion's id is its turn's, so the turn is found with it (docs/API.md, "OpenAI-compatible routes"):
  * `chatcmpl-<the turn's uuid without dashes>`, as batch output lines write it too.
  */
 export function chatCompletionId(turnId: string): string {

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardClientOptions, type Subscription, type SwitchyardEvent, type TurnView, type WebSocketConstructor } from '@switchyard/client';
+import { SwitchyardClient, type SwitchyardClientOptions, type Subscription, type SwitchyardEvent, type TurnView, type WebSocketConstructor, type WebSocketLike } from '@switchyard/client';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -63,6 +63,45 @@ describe('client library', () => {
     for await (const event of subscription.turn(turnId)) types.push(event.type);
     expect(types[0]).toBe('turn-start');
     expect(types.at(-1)).toBe('turn-finish');
+  });
+
+  it('passes over an event type it does not know, counting its seq: the turn is followed to its end on one subscription', async () => {
+    const subscribes: unknown[] = [];
+    /** The real gateway with `step-finish` renamed on the way in: what a newer server's event type looks like to this client. */
+    class NewerServerSocket implements WebSocketLike {
+      onopen: WebSocketLike['onopen'] = null;
+      onmessage: WebSocketLike['onmessage'] = null;
+      onclose: WebSocketLike['onclose'] = null;
+      onerror: WebSocketLike['onerror'] = null;
+      private readonly socket: WebSocket;
+      constructor(url: string) {
+        this.socket = new WebSocket(url);
+        this.socket.onopen = (event) => this.onopen?.(event);
+        this.socket.onclose = (event) => this.onclose?.(event);
+        this.socket.onerror = (event) => this.onerror?.(event);
+        this.socket.onmessage = (event) => this.onmessage?.({ data: String(event.data).replaceAll('"type":"step-finish"', '"type":"step-summary"') });
+      }
+      get readyState() {
+        return this.socket.readyState;
+      }
+      send(data: string) {
+        const frame = JSON.parse(data) as { type: string };
+        if (frame.type === 'subscribe') subscribes.push(frame);
+        this.socket.send(data);
+      }
+      close(code?: number, reason?: string) {
+        this.socket.close(code, reason);
+      }
+    }
+    const client = newClient({ WebSocket: NewerServerSocket });
+    const conversation = await client.createConversation();
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ text: 'Adding.', toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }] }, { text: ' 4.' }] }));
+    const view = await subscription.followTurn(turnId);
+    expect(view).toMatchObject({ status: 'completed', text: 'Adding. 4.' });
+    // Without passing over, each renamed event looked like a gap before the next: a resubscription, the same event again, for ever.
+    expect(subscribes).toHaveLength(1);
   });
 
   it('regenerates, edits and forks, and reads the path (or every message) of a conversation', async () => {

@@ -39,9 +39,8 @@ export class ConversationFeed {
    * replay). `gap`: an event is missing before it; the client resubscribes after `lastSeq`.
    */
   accept(event: SwitchyardEvent): 'deliver' | 'duplicate' | 'gap' {
-    if (this.lastSeq !== undefined && event.seq <= this.lastSeq) return 'duplicate';
-    if (this.lastSeq !== undefined && event.seq > this.lastSeq + 1) return 'gap';
-    this.lastSeq = event.seq;
+    const verdict = this.passOver(event.seq);
+    if (verdict !== 'deliver') return verdict;
     if (event.type === 'tool-call-request') this.unanswered.set(callKey(event.turnId, event.toolCallId), event);
     if (event.type === 'tool-approval-request') this.addApprovals([event]);
     if (event.type === 'tool-approval-response' || event.type === 'tool-result') this.settleApproval(event.turnId, event.toolCallId);
@@ -50,6 +49,14 @@ export class ConversationFeed {
       for (const [key, request] of this.unanswered) if (request.turnId === event.turnId) this.unanswered.delete(key);
       for (const request of [...this.undecided.values()]) if (request.turnId === event.turnId) this.settleApproval(request.turnId, request.toolCallId);
     }
+    return 'deliver';
+  }
+
+  /** An event this client cannot read: only its seq counts (`deliver`: it was the next one). */
+  passOver(seq: number): 'deliver' | 'duplicate' | 'gap' {
+    if (this.lastSeq !== undefined && seq <= this.lastSeq) return 'duplicate';
+    if (this.lastSeq !== undefined && seq > this.lastSeq + 1) return 'gap';
+    this.lastSeq = seq;
     return 'deliver';
   }
 

@@ -1,4 +1,5 @@
 import {
+  isEventEnvelope,
   isServerFrame,
   TERMINAL_EVENT_TYPES,
   type ApprovalDecision,
@@ -9,6 +10,7 @@ import {
   type Conversation,
   type ConversationWithMessages,
   type CreateConversationRequest,
+  type EventEnvelope,
   type PendingApprovalPage,
   type ReceivedServerFrame,
   type SwitchyardEvent,
@@ -476,8 +478,12 @@ export class SwitchyardClient {
     } catch {
       return;
     }
-    // Not a frame this client knows: a newer server's; ignored.
-    if (!isServerFrame(frame)) return;
+    // Not a frame this client knows: a newer server's; ignored, but an event's seq still counts.
+    if (!isServerFrame(frame)) {
+      const event = (frame as { type?: unknown; event?: unknown } | null)?.event;
+      if ((frame as { type?: unknown } | null)?.type === 'event' && isEventEnvelope(event)) this.passOver(event);
+      return;
+    }
     this.awaitingPong = false;
     switch (frame.type) {
       case 'subscribed': {
@@ -518,6 +524,11 @@ export class SwitchyardClient {
 
   private settleAcks(key: string, frame: AckFrame): void {
     for (const waiter of [...(this.ackWaiters.get(key) ?? [])]) waiter.settle(frame);
+  }
+
+  private passOver(event: EventEnvelope): void {
+    const state = this.subscriptions.get(event.conversationId);
+    if (state && state.feed.passOver(event.seq) === 'gap' && !state.resubscribing) this.resubscribe(state);
   }
 
   private deliver(event: SwitchyardEvent): void {

@@ -1,4 +1,4 @@
-import { isServerFrame, type SwitchyardEvent } from '@switchyard/protocol';
+import { isEventEnvelope, isServerFrame, type SwitchyardEvent } from '@switchyard/protocol';
 import { createParser } from 'eventsource-parser';
 import { openStream, type HttpOptions } from './http-api.js';
 
@@ -31,10 +31,10 @@ async function readReplay(options: HttpOptions, turnId: string, before: number, 
         return;
       }
       // One check for what the server sends: an event is what a websocket `event` frame carries.
-      if (!isServerFrame({ type: 'event', event: data })) return;
-      const event = data as SwitchyardEvent;
-      if (event.seq >= before) outcome = { kind: 'events', events };
-      else events.push(event);
+      // One this client cannot read (a newer server's) is passed over, but its seq still ends the replay.
+      if (!isEventEnvelope(data)) return;
+      if (data.seq >= before) outcome = { kind: 'events', events };
+      else if (isServerFrame({ type: 'event', event: data })) events.push(data as SwitchyardEvent);
     },
   });
   const decoder = new TextDecoder();

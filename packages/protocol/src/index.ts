@@ -6,6 +6,7 @@ export * from './event.js';
 export * from './terminal-events.js';
 export * from './ws-frames.js';
 export * from './server-frame-check.generated.js';
+export * from './event-envelope-check.js';
 // The checks the generated frame check is written with, as one namespace: their names are zod's.
 export * as shapes from './shape-check.js';
 export * from './answer-fields.js';
