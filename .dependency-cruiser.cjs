@@ -94,7 +94,7 @@ module.exports = {
       name: 'every-file-is-in-a-room',
       comment: 'a folder of src/ that is not in LAYERS has no place in the rules: add it there',
       severity: 'error',
-      from: { path: '^src/[^/]+/' , pathNot: anyOf(ROOMS) },
+      from: { path: '^src/[^/]+/', pathNot: anyOf(ROOMS) },
       to: {},
     },
   ],

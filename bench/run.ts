@@ -156,7 +156,16 @@ async function main(argv: string[]): Promise<number> {
       if (interrupted) break;
       if (fullRun && now() - runStart > RUN_BUDGET_MS) {
         log(`skipping ${benchmark.name}: the run is past its time budget`);
-        reports.push({ name: benchmark.name, title: benchmark.title, kind: benchmark.kind, figures: [], curves: [], notes: [], error: `skipped: the run was past its ${RUN_BUDGET_MS / 60_000}-minute budget`, durationMs: 0 });
+        reports.push({
+          name: benchmark.name,
+          title: benchmark.title,
+          kind: benchmark.kind,
+          figures: [],
+          curves: [],
+          notes: [],
+          error: `skipped: the run was past its ${RUN_BUDGET_MS / 60_000}-minute budget`,
+          durationMs: 0,
+        });
         continue;
       }
       log(`${benchmark.name}: ${benchmark.title}`);
@@ -167,7 +176,7 @@ async function main(argv: string[]): Promise<number> {
         const summary = spread(figure.samples);
         log(`  ${figure.label}: ${formatNumber(summary.median)} ${figure.unit} (${formatNumber(summary.min)} – ${formatNumber(summary.max)})`);
       }
-      log(`${benchmark.name} done in ${((report.durationMs) / 1000).toFixed(1)} s`);
+      log(`${benchmark.name} done in ${(report.durationMs / 1000).toFixed(1)} s`);
     }
   } finally {
     await cleanUpRun();
@@ -180,7 +189,10 @@ async function main(argv: string[]): Promise<number> {
     command: `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`,
     options: args.options,
     machine,
-    loadAtEnd: os.loadavg().map((load) => load.toFixed(2)).join(' / '),
+    loadAtEnd: os
+      .loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' / '),
     reports,
     ...(fs.existsSync(FINDINGS) ? { findings: fs.readFileSync(FINDINGS, 'utf8') } : {}),
     ...(chartDir ? { chartDir } : {}),

@@ -35,7 +35,14 @@ interface JsonSchema {
 function docComments(source: string): Map<string, string> {
   const comments = new Map<string, string>();
   for (const [, comment, name] of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*?)\*\/\s*\n {4}([A-Z][A-Z0-9_]+):/g)) {
-    comments.set(name!, comment!.split('\n').map((line) => line.replace(/^\s*\*\s?/, '').trim()).filter(Boolean).join(' '));
+    comments.set(
+      name!,
+      comment!
+        .split('\n')
+        .map((line) => line.replace(/^\s*\*\s?/, '').trim())
+        .filter(Boolean)
+        .join(' '),
+    );
   }
   return comments;
 }
@@ -113,7 +120,10 @@ interface Document {
 /** The document GET /openapi.json serves: the same builder, over the same route families. */
 function openApiDocument(): Document {
   const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  return buildOpenApiDocument(version, apiRouteFamilies.map((family) => family.openApi)) as unknown as Document;
+  return buildOpenApiDocument(
+    version,
+    apiRouteFamilies.map((family) => family.openApi),
+  ) as unknown as Document;
 }
 
 /** A schema in one line: `string`, `Conversation`, `integer[]`, `"a" \| "b"`. */
@@ -130,7 +140,9 @@ function typeOf(schema: Schema | undefined): string {
 
 function fieldsTable(schema: Schema): string[] {
   const required = new Set(schema.required ?? []);
-  const rows = Object.entries(schema.properties ?? {}).map(([name, field]) => `| \`${name}\` | ${cell(typeOf(field))} | ${required.has(name) ? 'yes' : ''} | ${cell(field.description ?? '')} |`);
+  const rows = Object.entries(schema.properties ?? {}).map(
+    ([name, field]) => `| \`${name}\` | ${cell(typeOf(field))} | ${required.has(name) ? 'yes' : ''} | ${cell(field.description ?? '')} |`,
+  );
   return rows.length ? ['| Field | Type | Required | Meaning |', '| --- | --- | --- | --- |', ...rows] : [];
 }
 
@@ -138,7 +150,16 @@ const operations = (document: Document) =>
   Object.entries(document.paths).flatMap(([route, methods]) => Object.entries(methods).map(([method, operation]) => ({ route, method: method.toUpperCase(), operation })));
 
 export function renderHttpReference(document = openApiDocument()): string {
-  const out = [HEADER, '', '# HTTP API', '', 'Every route, rendered from the OpenAPI 3.1 document the service serves at `GET /openapi.json`', '(without credentials). Schemas named here are in [events and frames](events.md) or the document\'s', '`components.schemas`; error codes are in [errors](errors.md). The contract in prose is [docs/API.md](../API.md).', ''];
+  const out = [
+    HEADER,
+    '',
+    '# HTTP API',
+    '',
+    'Every route, rendered from the OpenAPI 3.1 document the service serves at `GET /openapi.json`',
+    "(without credentials). Schemas named here are in [events and frames](events.md) or the document's",
+    '`components.schemas`; error codes are in [errors](errors.md). The contract in prose is [docs/API.md](../API.md).',
+    '',
+  ];
   for (const tag of document.tags) {
     out.push(`## ${tag.name}`, '');
     if (tag.description) out.push(tag.description, '');
@@ -149,7 +170,8 @@ export function renderHttpReference(document = openApiDocument()): string {
       out.push(`Credentials: ${operation.security?.length ? operation.security.map((each) => Object.keys(each).join(' + ') || 'none').join(' or ') : 'none'}.`, '');
       if (operation.parameters?.length) {
         out.push('| Parameter | In | Type | Required | Meaning |', '| --- | --- | --- | --- | --- |');
-        for (const parameter of operation.parameters) out.push(`| \`${parameter.name}\` | ${parameter.in} | ${cell(typeOf(parameter.schema))} | ${parameter.required ? 'yes' : ''} | ${cell(parameter.description ?? '')} |`);
+        for (const parameter of operation.parameters)
+          out.push(`| \`${parameter.name}\` | ${parameter.in} | ${cell(typeOf(parameter.schema))} | ${parameter.required ? 'yes' : ''} | ${cell(parameter.description ?? '')} |`);
         out.push('');
       }
       for (const [mediaType, body] of Object.entries(operation.requestBody?.content ?? {})) {
@@ -170,7 +192,7 @@ export function renderHttpReference(document = openApiDocument()): string {
 
 /** One section per variant of a union of objects told apart by `type`. */
 function variantsSections(title: string, schema: Schema): string[] {
-  const flatten = (each: Schema): Schema[] => (each.oneOf ?? each.anyOf ? (each.oneOf ?? each.anyOf)!.flatMap(flatten) : [each]);
+  const flatten = (each: Schema): Schema[] => ((each.oneOf ?? each.anyOf) ? (each.oneOf ?? each.anyOf)!.flatMap(flatten) : [each]);
   const out = [`## ${title}`, ''];
   const seen = new Map<string, number>();
   for (const variant of flatten(schema)) {
@@ -224,7 +246,7 @@ export function renderErrorsReference(document = openApiDocument()): string {
     '',
     'Every error answer is `{"error": {"code", "message", "details"?}}`. The codes, their HTTP status (`ERROR_STATUS` in',
     '`src/api/contract/error-contract.ts`, the one map the error handler answers with), what the OpenAPI document says of',
-    'them, and the routes whose documented answers include them. The websocket\'s `error` frames are in',
+    "them, and the routes whose documented answers include them. The websocket's `error` frames are in",
     '[events and frames](events.md).',
     '',
     '| Code | Status | Meaning | Answered by |',

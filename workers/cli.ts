@@ -19,8 +19,7 @@ import { apiKeyForCli } from '../src/runtime/dev-api-key';
 import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
 import { unknownToolNames, unknownToolsMessage } from '../src/tools/known-tools';
 
-const noKey = (dataDir: string) =>
-  `no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run \`npm start\` once (it keeps a dev key in DATA_DIR; there is none in ${dataDir})`;
+const noKey = (dataDir: string) => `no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run \`npm start\` once (it keeps a dev key in DATA_DIR; there is none in ${dataDir})`;
 const DEFAULT_URL = 'http://127.0.0.1:3000';
 
 const OPTIONS = {
@@ -85,7 +84,13 @@ async function main(argv: string[]): Promise<number> {
       case 'users tools': {
         const list = positionals[3];
         if (!argument || list === undefined) return fail(synopsisOf('users tools'));
-        const tools = list === 'all' ? null : list.split(',').map((name) => name.trim()).filter(Boolean);
+        const tools =
+          list === 'all'
+            ? null
+            : list
+                .split(',')
+                .map((name) => name.trim())
+                .filter(Boolean);
         if (tools) {
           const known = await knownToolsForCli(toolsDirOf(config), process.env);
           const unknown = unknownToolNames(tools, known);

@@ -46,16 +46,18 @@ async function postChat(request: http.IncomingMessage, response: http.ServerResp
 
   const result = streamText({ model: provider.chatModel('scripted'), messages: await convertToModelMessages(messages) });
   // It writes the response itself and settles when the stream ends; a failure ends the response.
-  result.pipeUIMessageStreamToResponse(response, {
-    originalMessages: messages,
-    generateMessageId: generateId,
-    onFinish: ({ messages: finished }) => saveChat(id, { messages: finished, activeStreamId: null }),
-    async consumeSseStream({ stream }) {
-      const streamId = generateId();
-      await streamContext.createNewResumableStream(streamId, () => stream);
-      saveChat(id, { activeStreamId: streamId });
-    },
-  }).catch((error: unknown) => response.destroy(error instanceof Error ? error : new Error(String(error))));
+  result
+    .pipeUIMessageStreamToResponse(response, {
+      originalMessages: messages,
+      generateMessageId: generateId,
+      onFinish: ({ messages: finished }) => saveChat(id, { messages: finished, activeStreamId: null }),
+      async consumeSseStream({ stream }) {
+        const streamId = generateId();
+        await streamContext.createNewResumableStream(streamId, () => stream);
+        saveChat(id, { activeStreamId: streamId });
+      },
+    })
+    .catch((error: unknown) => response.destroy(error instanceof Error ? error : new Error(String(error))));
 }
 
 const server = http.createServer({ noDelay: true, keepAlive: true, keepAliveTimeout: 65_000 }, (request, response) => {

@@ -33,7 +33,10 @@ export const peerSingleStream: Benchmark = {
       let chat = 0;
       const oneTurn = () => client.post(`chat-${chat++}`, content);
       for (let index = 0; index < warmup; index++) await oneTurn();
-      const meter = await CpuMeter.start([{ name: 'peer', pid: peer.pid }, { name: 'scripted model', pid: context.scriptedModelPid }]);
+      const meter = await CpuMeter.start([
+        { name: 'peer', pid: peer.pid },
+        { name: 'scripted model', pid: context.scriptedModelPid },
+      ]);
       for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
         const timing = await oneTurn();
         const seconds = (timing.lastTextAt! - timing.startedAt) / 1000;

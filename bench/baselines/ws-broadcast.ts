@@ -15,7 +15,10 @@ export const wsBroadcast: Benchmark = {
   kind: 'baseline',
   timeoutMs: 120_000,
   async run(context, report) {
-    report.define('ws.broadcast.tokensPerSecond', { label: 'tokens delivered/s in total (clients × tokens ÷ broadcast request → last frame at the last client)', unit: 'tokens/s' });
+    report.define('ws.broadcast.tokensPerSecond', {
+      label: 'tokens delivered/s in total (clients × tokens ÷ broadcast request → last frame at the last client)',
+      unit: 'tokens/s',
+    });
     report.define('ws.broadcast.firstToLast', { label: 'tokens delivered/s in total, first → last text frame at any client', unit: 'tokens/s' });
     report.define('ws.broadcast.framesPerSecond', { label: 'text frames delivered/s in total (first → last)', unit: 'frames/s' });
     report.define('ws.broadcast.endToEndMs', { label: 'broadcast request → last frame at the last client', unit: 'ms' });

@@ -64,65 +64,76 @@ export const approvalToTool: Benchmark = {
     const tools = await startToolServer();
     const toolsDir = path.join(context.tempDir, 'approval-tools');
     fs.mkdirSync(toolsDir, { recursive: true });
-    const tool = { name: TOOL, description: 'Echoes; every call waits for approval', url: `${tools.url}/echo`, needsApproval: true, retries: 0, fields: [{ name: 'tag', required: true }] };
+    const tool = {
+      name: TOOL,
+      description: 'Echoes; every call waits for approval',
+      url: `${tools.url}/echo`,
+      needsApproval: true,
+      retries: 0,
+      fields: [{ name: 'tag', required: true }],
+    };
     fs.writeFileSync(path.join(toolsDir, 'gated.json'), JSON.stringify(tool));
     try {
-      await withSingleLane(context, { name: 'approval-to-tool', topology: 'all-in-one', turnsPerConversation, env: { TOOLS_DIR: toolsDir } }, async ({ api, client, tracker, lane }) => {
-        // The tracker times turns; this listener also catches each turn's park.
-        const parkWaiters = new Map<string, (request: ReceivedEvent) => void>();
-        const requests = new Map<string, ReceivedEvent>();
-        // A turn may park before its POST is answered.
-        const parked = new Map<string, ReceivedEvent>();
-        const tracked = client.onEvent;
-        client.onEvent = (event, receivedAt) => {
-          tracked?.(event, receivedAt);
-          if (event.type === 'tool-approval-request') requests.set(event.turnId, event);
-          if (event.type !== 'turn-waiting') return;
-          parked.set(event.turnId, requests.get(event.turnId)!);
-          parkWaiters.get(event.turnId)?.(requests.get(event.turnId)!);
-        };
-        const parkOf = (turnId: string) => {
-          const seen = parked.get(turnId);
-          const park = seen ? Promise.resolve(seen) : new Promise<ReceivedEvent>((resolve) => parkWaiters.set(turnId, resolve));
-          return withTimeout(park, 30_000, `turn ${turnId} parking on its approval`).finally(() => {
-            parkWaiters.delete(turnId);
-            parked.delete(turnId);
-            requests.delete(turnId);
-          });
-        };
-        let turnCount = 0;
-        const oneTurn = async () => {
-          const tag = `call-${turnCount++}`;
-          const conversationId = await lane.next();
-          const ended = tracker.begin(conversationId);
-          const content = scriptedContent({ steps: [{ toolCalls: [{ name: TOOL, arguments: { tag } }] }, { text: 'ok' }] });
-          const turnId = await api.postTurn(conversationId, content);
-          const request = await parkOf(turnId);
-          const decidedAt = now();
-          const arrived = tools.arrival(tag);
-          const decision = await api.request('POST', `/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
-          const answeredAt = now();
-          if (decision.status !== 200) throw new Error(`the decision answered ${decision.status}: ${JSON.stringify(decision.body)}`);
-          const toolAt = await withTimeout(arrived, 30_000, `the tool call of turn ${turnId}`);
-          const timing = await ended;
-          if (timing.endType !== 'turn-finish') throw new Error(`a turn ended with ${timing.endType}`);
-          return { toTool: toolAt - decidedAt, answer: answeredAt - decidedAt };
-        };
-        for (let index = 0; index < warmup; index++) await oneTurn();
-        for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
-          const toTool: number[] = [];
-          const answers: number[] = [];
-          for (let index = 0; index < turnsPerRepetition; index++) {
-            const sample = await oneTurn();
-            toTool.push(sample.toTool);
-            answers.push(sample.answer);
+      await withSingleLane(
+        context,
+        { name: 'approval-to-tool', topology: 'all-in-one', turnsPerConversation, env: { TOOLS_DIR: toolsDir } },
+        async ({ api, client, tracker, lane }) => {
+          // The tracker times turns; this listener also catches each turn's park.
+          const parkWaiters = new Map<string, (request: ReceivedEvent) => void>();
+          const requests = new Map<string, ReceivedEvent>();
+          // A turn may park before its POST is answered.
+          const parked = new Map<string, ReceivedEvent>();
+          const tracked = client.onEvent;
+          client.onEvent = (event, receivedAt) => {
+            tracked?.(event, receivedAt);
+            if (event.type === 'tool-approval-request') requests.set(event.turnId, event);
+            if (event.type !== 'turn-waiting') return;
+            parked.set(event.turnId, requests.get(event.turnId)!);
+            parkWaiters.get(event.turnId)?.(requests.get(event.turnId)!);
+          };
+          const parkOf = (turnId: string) => {
+            const seen = parked.get(turnId);
+            const park = seen ? Promise.resolve(seen) : new Promise<ReceivedEvent>((resolve) => parkWaiters.set(turnId, resolve));
+            return withTimeout(park, 30_000, `turn ${turnId} parking on its approval`).finally(() => {
+              parkWaiters.delete(turnId);
+              parked.delete(turnId);
+              requests.delete(turnId);
+            });
+          };
+          let turnCount = 0;
+          const oneTurn = async () => {
+            const tag = `call-${turnCount++}`;
+            const conversationId = await lane.next();
+            const ended = tracker.begin(conversationId);
+            const content = scriptedContent({ steps: [{ toolCalls: [{ name: TOOL, arguments: { tag } }] }, { text: 'ok' }] });
+            const turnId = await api.postTurn(conversationId, content);
+            const request = await parkOf(turnId);
+            const decidedAt = now();
+            const arrived = tools.arrival(tag);
+            const decision = await api.request('POST', `/v1/turns/${turnId}/approvals`, { toolCallId: request.toolCallId, approved: true });
+            const answeredAt = now();
+            if (decision.status !== 200) throw new Error(`the decision answered ${decision.status}: ${JSON.stringify(decision.body)}`);
+            const toolAt = await withTimeout(arrived, 30_000, `the tool call of turn ${turnId}`);
+            const timing = await ended;
+            if (timing.endType !== 'turn-finish') throw new Error(`a turn ended with ${timing.endType}`);
+            return { toTool: toolAt - decidedAt, answer: answeredAt - decidedAt };
+          };
+          for (let index = 0; index < warmup; index++) await oneTurn();
+          for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
+            const toTool: number[] = [];
+            const answers: number[] = [];
+            for (let index = 0; index < turnsPerRepetition; index++) {
+              const sample = await oneTurn();
+              toTool.push(sample.toTool);
+              answers.push(sample.answer);
+            }
+            const summary = latencySummary(toTool);
+            report.sample('approval.tool.p50', summary.p50);
+            report.sample('approval.tool.p99', summary.p99);
+            report.sample('approval.answer.p50', latencySummary(answers).p50);
           }
-          const summary = latencySummary(toTool);
-          report.sample('approval.tool.p50', summary.p50);
-          report.sample('approval.tool.p99', summary.p99);
-          report.sample('approval.answer.p50', latencySummary(answers).p50);
-        }
-      });
+        },
+      );
     } finally {
       await tools.close();
     }

@@ -31,7 +31,10 @@ export const batchThroughput: Benchmark = {
   timeoutMs: 300_000,
   async run(context, report) {
     report.define('batch.acceptMs', { label: `POST /v1/batches of ${ITEMS} items (JSONL) → 202`, unit: 'ms' });
-    report.define('batch.largest.acceptMs', { label: `POST /v1/batches of ${LARGEST_ITEMS.toLocaleString('en-US')} one-line items (JSONL) → 202 (the batch then cancelled)`, unit: 'ms' });
+    report.define('batch.largest.acceptMs', {
+      label: `POST /v1/batches of ${LARGEST_ITEMS.toLocaleString('en-US')} one-line items (JSONL) → 202 (the batch then cancelled)`,
+      unit: 'ms',
+    });
     report.define('batch.itemsPerSecond', { label: 'all-in-one: items/s, submission → batch-finish', unit: 'items/s', baselineKey: 'turns.aio.perSecond' });
     report.define('batch.ttft.idle.p50', { label: 'interactive POST → first text-delta, idle, p50', unit: 'ms' });
     report.define('batch.ttft.busy.p50', {

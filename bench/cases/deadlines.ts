@@ -41,7 +41,13 @@ export const deadlines: Benchmark = {
     report.define('deadlines.bareExit.ms', { label: 'a bare Node process: SIGTERM → exit', unit: 'ms' });
     report.define('deadlines.workerExit.ms', { label: `an idle worker (SHUTDOWN_GRACE_MS=${GRACE_MS}): SIGTERM → exit`, unit: 'ms', baselineKey: 'deadlines.bareExit.ms' });
 
-    const stuck = defineBuiltinTool({ name: 'stuck', description: 'never settles', input: z.strictObject({}), timeoutMs: TOOL_TIMEOUT_MS, run: () => new Promise(() => undefined) });
+    const stuck = defineBuiltinTool({
+      name: 'stuck',
+      description: 'never settles',
+      input: z.strictObject({}),
+      timeoutMs: TOOL_TIMEOUT_MS,
+      run: () => new Promise(() => undefined),
+    });
     const registry = createToolRegistry([builtinToExecutable(stuck)], { logger: pino({ level: 'silent' }), close: async () => undefined });
     const timerLate: number[] = [];
     const toolLate: number[] = [];
@@ -78,7 +84,9 @@ async function timeToExit(pid: number, exited: Promise<unknown>): Promise<number
 
 /** SIGTERM → exit of a Node process that does nothing but exit on SIGTERM. */
 async function bareNodeExit(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => process.exit(0)); console.log('ready'); setInterval(() => undefined, 1000);"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => process.exit(0)); console.log('ready'); setInterval(() => undefined, 1000);"], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await once(child.stdout, 'data');
   const exited = once(child, 'exit');
   return timeToExit(child.pid!, exited);

@@ -31,7 +31,9 @@ export const historyTimeToFirstToken: Benchmark = {
         'inserted straight into its schema with one INSERT per point, then one untimed turn (which adds its user and assistant message and ' +
         "takes a conversation's first-turn cost out of the figure). Each timed turn is followed by a direct SDK request sending the same N messages " +
         'and the new one; overhead = Switchyard percentile − direct SDK percentile of the same repetition. With few turns per repetition p99 is ' +
-        'their maximum. Then each conversation takes one more timed turn with `maxHistoryMessages: ' + boundedHistory + '`: the bounded series.',
+        'their maximum. Then each conversation takes one more timed turn with `maxHistoryMessages: ' +
+        boundedHistory +
+        '`: the bounded series.',
     );
     for (const count of storedMessages) {
       const label = `${count.toLocaleString('en-US')} stored messages`;

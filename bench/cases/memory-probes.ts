@@ -80,7 +80,12 @@ async function largeFiles(context: RunContext, report: ReportBuilder): Promise<v
   const [smaller, larger] = [await build(SMALLER_FILE_MIB), await build(LARGER_FILE_MIB)];
   for (let repetition = 0; repetition < Math.min(context.options.repetitions, 3); repetition++) {
     // A process of its own each time: memory a process has taken is not handed back.
-    const stack = await startSwitchyard(context, { name: `memory-probes-files-${repetition + 1}`, topology: 'api-and-workers', workers: 0, env: { OPENAI_MAX_FILE_BYTES: String(200 * MiB) } });
+    const stack = await startSwitchyard(context, {
+      name: `memory-probes-files-${repetition + 1}`,
+      topology: 'api-and-workers',
+      workers: 0,
+      env: { OPENAI_MAX_FILE_BYTES: String(200 * MiB) },
+    });
     try {
       const client = new OpenAI({ baseURL: `${stack.url}/openai/v1`, apiKey: stack.apiKey, maxRetries: 0 });
       const pid = stack.services.find((service) => service.role === 'api')!.process.pid;

@@ -58,7 +58,12 @@ export const modelFallback: Benchmark = {
         providers: { first: { baseURL: firstUrl }, second: { baseURL: second.match![1]! } },
         models: {
           single: { targets: [{ provider: 'first', model: 'scripted' }] },
-          duo: { targets: [{ provider: 'first', model: 'scripted' }, { provider: 'second', model: 'scripted' }] },
+          duo: {
+            targets: [
+              { provider: 'first', model: 'scripted' },
+              { provider: 'second', model: 'scripted' },
+            ],
+          },
         },
         defaultModel: 'single',
       }),
@@ -71,57 +76,63 @@ export const modelFallback: Benchmark = {
         '(its cooldown deleted before each, so that each meets the failure: without that only the first would, the others going to the second at once).',
     );
     try {
-      await withSingleLane(context, { name: 'model-fallback', topology: 'all-in-one', turnsPerConversation: 10, env: { MODELS_FILE: modelsFile } }, async ({ stack, api, client, tracker, lane }) => {
-        const content = scriptedContent(fillerTokens(TOKENS));
-        const turn = async (model: string, onLane = lane) => tracker.runTurn(api, await onLane.next(), content, 30_000, { model });
-        for (let index = 0; index < WARMUP; index++) await turn(index % 2 ? 'duo' : 'single');
-        const lanes = Array.from({ length: LANES }, () => new ConversationLane(client, api, 10));
-        const throughput = async (model: string) => {
-          const startedAt = now();
-          await Promise.all(lanes.map(async (each) => {
-            for (let index = 0; index < TURNS_PER_LANE; index++) await turn(model, each);
-          }));
-          return (LANES * TURNS_PER_LANE) / ((now() - startedAt) / 1000);
-        };
-        for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
-          const single: number[] = [];
-          const duo: number[] = [];
-          for (let index = 0; index < SEQUENTIAL_TURNS; index++) {
-            const model = (index + repetition) % 2 === 0 ? 'single' : 'duo';
-            (model === 'single' ? single : duo).push(firstTokenMs(await turn(model)));
-          }
-          const singleSummary = latencySummary(single);
-          const duoSummary = latencySummary(duo);
-          report.sample('fallback.ttft.single.p50', singleSummary.p50);
-          report.sample('fallback.ttft.single.p99', singleSummary.p99);
-          report.sample('fallback.ttft.duo.p50', duoSummary.p50);
-          report.sample('fallback.ttft.duo.p99', duoSummary.p99);
-          report.sample('fallback.ttft.overhead.p50', duoSummary.p50 - singleSummary.p50);
-          const order = repetition % 2 === 0 ? ['single', 'duo'] : ['duo', 'single'];
-          for (const model of order) report.sample(`fallback.turns.${model}`, await throughput(model));
+      await withSingleLane(
+        context,
+        { name: 'model-fallback', topology: 'all-in-one', turnsPerConversation: 10, env: { MODELS_FILE: modelsFile } },
+        async ({ stack, api, client, tracker, lane }) => {
+          const content = scriptedContent(fillerTokens(TOKENS));
+          const turn = async (model: string, onLane = lane) => tracker.runTurn(api, await onLane.next(), content, 30_000, { model });
+          for (let index = 0; index < WARMUP; index++) await turn(index % 2 ? 'duo' : 'single');
+          const lanes = Array.from({ length: LANES }, () => new ConversationLane(client, api, 10));
+          const throughput = async (model: string) => {
+            const startedAt = now();
+            await Promise.all(
+              lanes.map(async (each) => {
+                for (let index = 0; index < TURNS_PER_LANE; index++) await turn(model, each);
+              }),
+            );
+            return (LANES * TURNS_PER_LANE) / ((now() - startedAt) / 1000);
+          };
+          for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
+            const single: number[] = [];
+            const duo: number[] = [];
+            for (let index = 0; index < SEQUENTIAL_TURNS; index++) {
+              const model = (index + repetition) % 2 === 0 ? 'single' : 'duo';
+              (model === 'single' ? single : duo).push(firstTokenMs(await turn(model)));
+            }
+            const singleSummary = latencySummary(single);
+            const duoSummary = latencySummary(duo);
+            report.sample('fallback.ttft.single.p50', singleSummary.p50);
+            report.sample('fallback.ttft.single.p99', singleSummary.p99);
+            report.sample('fallback.ttft.duo.p50', duoSummary.p50);
+            report.sample('fallback.ttft.duo.p99', duoSummary.p99);
+            report.sample('fallback.ttft.overhead.p50', duoSummary.p50 - singleSummary.p50);
+            const order = repetition % 2 === 0 ? ['single', 'duo'] : ['duo', 'single'];
+            for (const model of order) report.sample(`fallback.turns.${model}`, await throughput(model));
 
-          const failover: number[] = [];
-          const post: number[] = [];
-          await setFault({ refuse: { status: 503 } });
-          for (let index = 0; index < FAILOVERS; index++) {
+            const failover: number[] = [];
+            const post: number[] = [];
+            await setFault({ refuse: { status: 503 } });
+            for (let index = 0; index < FAILOVERS; index++) {
+              await redis.del(`${stack.redisPrefix}:model-targets`);
+              const timing = await turn('duo');
+              const fellBackAt = timing.marks['provider-fallback'];
+              if (fellBackAt === undefined) throw new Error('a turn on duo with the first refusing did not fall back');
+              failover.push(timing.firstDeltaAt! - fellBackAt);
+              post.push(firstTokenMs(timing));
+            }
+            await setFault(null);
             await redis.del(`${stack.redisPrefix}:model-targets`);
-            const timing = await turn('duo');
-            const fellBackAt = timing.marks['provider-fallback'];
-            if (fellBackAt === undefined) throw new Error('a turn on duo with the first refusing did not fall back');
-            failover.push(timing.firstDeltaAt! - fellBackAt);
-            post.push(firstTokenMs(timing));
+            const failoverSummary = latencySummary(failover);
+            const postSummary = latencySummary(post);
+            report.sample('fallback.failover.p50', failoverSummary.p50);
+            report.sample('fallback.failover.p99', failoverSummary.p99);
+            report.sample('fallback.failover.post.p50', postSummary.p50);
+            report.sample('fallback.failover.post.p99', postSummary.p99);
           }
-          await setFault(null);
-          await redis.del(`${stack.redisPrefix}:model-targets`);
-          const failoverSummary = latencySummary(failover);
-          const postSummary = latencySummary(post);
-          report.sample('fallback.failover.p50', failoverSummary.p50);
-          report.sample('fallback.failover.p99', failoverSummary.p99);
-          report.sample('fallback.failover.post.p50', postSummary.p50);
-          report.sample('fallback.failover.post.p99', postSummary.p99);
-        }
-        for (const each of lanes) each.release();
-      });
+          for (const each of lanes) each.release();
+        },
+      );
     } finally {
       redis.disconnect();
       await Promise.all([first.stop(), second.stop()]);

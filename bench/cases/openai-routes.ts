@@ -35,7 +35,7 @@ export const openAiRoutes: Benchmark = {
       `all-in-one, default settings. First delta: ${TTFT_ROUNDS} rounds per repetition of ${TTFT_TOKENS}-token answers, each round one request of each ` +
         'kind in turn: the direct SDK (chat.completions, stream), a native turn (POST turn on a conversation made before, then its SSE ' +
         'read to its first text-delta; timed from the POST), and `responses.create({stream: true})` through the SDK (timed from the call: ' +
-        'it makes its conversation, as a Responses user\'s request does). Long stream: one ' +
+        "it makes its conversation, as a Responses user's request does). Long stream: one " +
         `${STREAM_TOKENS}-token answer each way per repetition, tokens ÷ (request → last text). Batch: ${BATCH_LINES} one-line items of ` +
         `${BATCH_TOKENS} tokens, native (POST /v1/batches JSONL, concurrency 8) then OpenAI (upload, batches.create, batch-finish on the ` +
         'same id, then batches.retrieve writing the output file), items ÷ (submission → output ready).',
@@ -60,7 +60,7 @@ export const openAiRoutes: Benchmark = {
 async function firstDelta(context: RunContext, report: ReportBuilder, stack: SwitchyardStack, api: ApiClient, openai: OpenAI, direct: OpenAI): Promise<void> {
   report.define('openai.ttft.p50', { label: 'responses.create(stream) → first response.output_text.delta (SDK), p50', unit: 'ms', baselineKey: 'openai.ownSse.ttft.p50' });
   report.define('openai.ttft.vsOwn.p50', {
-    label: 'p50 gap: the SDK\'s first output_text.delta − the native SSE\'s first text-delta',
+    label: "p50 gap: the SDK's first output_text.delta − the native SSE's first text-delta",
     unit: 'ms',
     target: { goal: 'issue 26', on: 'value', op: '<=', value: 1 },
   });
@@ -68,7 +68,7 @@ async function firstDelta(context: RunContext, report: ReportBuilder, stack: Swi
   report.define('openai.ownSse.ttft.p50', { label: 'native: POST turn → first text-delta on GET /v1/turns/:id/events, p50', unit: 'ms', baselineKey: 'openai.direct.ttft.p50' });
   report.define('openai.ownSse.ttft.p99', { label: 'native: POST turn → first text-delta on its SSE, p99', unit: 'ms' });
   report.define('openai.direct.ttft.p50', { label: 'direct SDK (interleaved): request → first text chunk, p50', unit: 'ms' });
-  report.define('openai.vsDirect.p50', { label: 'responses.create(stream) → first delta, p50, against the direct SDK\'s', unit: 'ms', baselineKey: 'openai.direct.ttft.p50' });
+  report.define('openai.vsDirect.p50', { label: "responses.create(stream) → first delta, p50, against the direct SDK's", unit: 'ms', baselineKey: 'openai.direct.ttft.p50' });
   const scenario = fillerTokens(TTFT_TOKENS);
   const content = scriptedContent(scenario);
   let conversationId = await api.createConversation();
@@ -174,7 +174,11 @@ async function batches(context: RunContext, report: ReportBuilder, stack: Switch
   const nativeBody = Array.from({ length: BATCH_LINES }, (_, i) => JSON.stringify({ customId: `i${i}`, model: 'scripted', messages: [line(i).messages[0]!.content] })).join('\n');
   const native = async () => {
     const startedAt = now();
-    const response = await fetch(`${stack.url}/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/x-ndjson' }, body: nativeBody });
+    const response = await fetch(`${stack.url}/v1/batches`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/x-ndjson' },
+      body: nativeBody,
+    });
     const { batchId } = (await response.json()) as { batchId: string };
     await waitForFinish(stack.url, stack.apiKey, batchId);
     return BATCH_LINES / ((now() - startedAt) / 1000);

@@ -24,7 +24,7 @@ export const singleStream: Benchmark = {
   async run(context, report) {
     report.note(`one turn of ${tokens} filler tokens with no pause per repetition, a new conversation each time; default settings.`);
     report.note(
-      'The target uses scenario tokens ÷ (request sent → last text received) on both sides. The issue\'s other definition, first → last ' +
+      "The target uses scenario tokens ÷ (request sent → last text received) on both sides. The issue's other definition, first → last " +
         'text-delta, is shown but not used: Switchyard merges the deltas of a fast stream into a handful of events (see "text-delta events ' +
         'received"), so its first delta can arrive just before its last one and that rate then measures nothing but the merge.',
     );

@@ -53,9 +53,7 @@ export const soak: Benchmark = {
     let finished = 0;
     let failed = 0;
     let firstFailure: string | undefined;
-    const sampler = new SoakSampler(redis, `${stack.redisPrefix}:`, processes, () => finished, [
-      { name: 'all-in-one', url: `${stack.url}/metrics` },
-    ]);
+    const sampler = new SoakSampler(redis, `${stack.redisPrefix}:`, processes, () => finished, [{ name: 'all-in-one', url: `${stack.url}/metrics` }]);
     try {
       const tracker = new TurnTracker();
       for (let lane = 0; lane < concurrency; lane++) {
@@ -68,7 +66,7 @@ export const soak: Benchmark = {
 
       const meter = await CpuMeter.start(processes);
       // In a full run the soak comes last: it gives up turns rather than overrun the budget.
-      const budgetSeconds = (context.remainingMs() / 1000) - retentionSeconds - 30;
+      const budgetSeconds = context.remainingMs() / 1000 - retentionSeconds - 30;
       const loadSeconds = Math.min(loadSecondsFor(turns), budgetSeconds);
       if (loadSeconds < 20) throw new Error(`not enough of the run's time budget left for a soak (${Math.round(budgetSeconds)} s)`);
       const deadline = now() + loadSeconds * 1000;
@@ -118,10 +116,10 @@ export const soak: Benchmark = {
       report.note(cpu);
       report.note(
         `"flat" means: over the load's samples, the last third is at most ${FLAT_GROWTH_PERCENT}% above the middle third (the first is warm-up), by median — ` +
-          'of RSS, and of the V8 heap right after each major collection (the service\'s `switchyard_heap_after_major_gc_bytes`), which moves only with what is retained; ' +
+          "of RSS, and of the V8 heap right after each major collection (the service's `switchyard_heap_after_major_gc_bytes`), which moves only with what is retained; " +
           'a leak moves the whole third, where one dip (pages handed back to the OS) or one sample between collections moves a lowest sample, reported beside it — and after the retention the prefix ' +
           'holds at most 10 keys more than before. Redis bytes during the load follow the turn rate (live replay logs are turns/s × retention) ' +
-          'and BullMQ\'s event streams filling up to their cap, so they are shown, not judged.',
+          "and BullMQ's event streams filling up to their cap, so they are shown, not judged.",
       );
       report.note(`BullMQ event streams after the retention (entries; BullMQ caps them at about 10,000): ${await eventStreamLengths(redis, `${stack.redisPrefix}:`)}.`);
       report.note(`Redis keys left after the retention, by shape: ${[...remaining].map(([shape, count]) => `\`${shape}\` ×${count}`).join(', ') || 'none'}.`);
@@ -174,12 +172,18 @@ function reportFigures(
     unit: '%',
     target: flat,
   });
-  report.sample('soak.heapAfterGc.all-in-one.growth', growth((sample) => sample.heapAfterGc['all-in-one'] ?? Number.NaN, 'median'));
+  report.sample(
+    'soak.heapAfterGc.all-in-one.growth',
+    growth((sample) => sample.heapAfterGc['all-in-one'] ?? Number.NaN, 'median'),
+  );
   report.define('soak.heap.all-in-one.growth', {
     label: 'all-in-one: V8 heap in use, lowest sample of the middle → of the last third of the load',
     unit: '%',
   });
-  report.sample('soak.heap.all-in-one.growth', growth((sample) => sample.heap['all-in-one'] ?? Number.NaN, 'floor'));
+  report.sample(
+    'soak.heap.all-in-one.growth',
+    growth((sample) => sample.heap['all-in-one'] ?? Number.NaN, 'floor'),
+  );
   for (const process of input.processes) {
     const name = process.name;
     const service = name !== 'scripted model';
@@ -188,24 +192,41 @@ function reportFigures(
       unit: '%',
       ...(service ? { target: flat } : {}),
     });
-    report.sample(`soak.rss.${name}.growth`, growth((sample) => sample.rss[name]!, 'median'));
+    report.sample(
+      `soak.rss.${name}.growth`,
+      growth((sample) => sample.rss[name]!, 'median'),
+    );
     report.define(`soak.rss.${name}.floorGrowth`, { label: `${name}: RSS, lowest sample of the middle → of the last third of the load`, unit: '%' });
-    report.sample(`soak.rss.${name}.floorGrowth`, growth((sample) => sample.rss[name]!, 'floor'));
+    report.sample(
+      `soak.rss.${name}.floorGrowth`,
+      growth((sample) => sample.rss[name]!, 'floor'),
+    );
     const peak = Math.max(...input.samples.map((sample) => sample.rss[name]!));
-    for (const [label, value] of [['before the load', before.rss[name]!], ['peak', peak], ['after the retention', after.rss[name]!]] as const) {
+    for (const [label, value] of [
+      ['before the load', before.rss[name]!],
+      ['peak', peak],
+      ['after the retention', after.rss[name]!],
+    ] as const) {
       report.define(`soak.rss.${name}.${label}`, { label: `${name}: RSS ${label}`, unit: 'MiB' });
       report.sample(`soak.rss.${name}.${label}`, value);
     }
   }
   report.define('soak.redis.prefixGrowth', { label: 'Redis: bytes under the prefix, mean of the middle → of the last third of the load (see notes)', unit: '%' });
-  report.sample('soak.redis.prefixGrowth', growth((sample) => sample.prefixMiB));
+  report.sample(
+    'soak.redis.prefixGrowth',
+    growth((sample) => sample.prefixMiB),
+  );
   report.define('soak.redis.retainedKeys', {
     label: 'Redis: keys under the prefix after the retention − before the load',
     unit: 'keys',
     target: { goal: '(7)', on: 'value', op: '<=', value: 10 },
   });
   report.sample('soak.redis.retainedKeys', after.prefixKeys - before.prefixKeys);
-  for (const [label, sample] of [['before the load', before], ['at the end of the load', end], ['after the retention', after]] as const) {
+  for (const [label, sample] of [
+    ['before the load', before],
+    ['at the end of the load', end],
+    ['after the retention', after],
+  ] as const) {
     report.define(`soak.redis.prefixMiB.${label}`, { label: `Redis: MiB under the prefix ${label}`, unit: 'MiB' });
     report.sample(`soak.redis.prefixMiB.${label}`, sample.prefixMiB);
   }

@@ -28,7 +28,9 @@ export const supersededHistoryTimeToFirstToken: Benchmark = {
       `all-in-one, default settings; per point ${repetitions} repetition(s) of ${turnsPerRepetition} pairs of conversations whose path ` +
         `is exactly N messages when timed: N − 2 messages of ${messageChars} characters (user and assistant in turn) inserted straight into ` +
         'the schema, then one untimed turn. The second of each pair also stores N − 2 superseded messages, two after every two of the path ' +
-        '(twice the rows, half of them off the path). A turn of ' + tokens + ' tokens on each of a pair, in turn, then a timed regenerate ' +
+        '(twice the rows, half of them off the path). A turn of ' +
+        tokens +
+        ' tokens on each of a pair, in turn, then a timed regenerate ' +
         'on the second.',
     );
     for (const count of storedMessages) {

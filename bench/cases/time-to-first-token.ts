@@ -41,13 +41,13 @@ export const timeToFirstToken: Benchmark = {
     report.define('ttft.p50', { label: 'POST turn → first text-delta at the ws client, p50', unit: 'ms', baselineKey: 'sdk.ttft.p50' });
     report.define('ttft.p99', { label: 'POST turn → first text-delta at the ws client, p99', unit: 'ms', baselineKey: 'sdk.ttft.p99' });
     report.define('ttft.vsPeer.p50', {
-      label: 'POST turn → first text-delta, p50, against the AI SDK + resumable-stream peer\'s POST → first text-delta p50',
+      label: "POST turn → first text-delta, p50, against the AI SDK + resumable-stream peer's POST → first text-delta p50",
       unit: 'ms',
       baselineKey: 'ttft.peer.p50',
       target: { goal: '(1) peer', on: 'ratio', op: '<=', value: 1 },
     });
     report.define('ttft.vsPeer.p99', {
-      label: 'POST turn → first text-delta, p99, against the peer\'s p99',
+      label: "POST turn → first text-delta, p99, against the peer's p99",
       unit: 'ms',
       baselineKey: 'ttft.peer.p99',
       target: { goal: '(1) peer', on: 'ratio', op: '<=', value: 1 },
@@ -62,9 +62,9 @@ export const timeToFirstToken: Benchmark = {
         `a new conversation every ${turnsPerConversation} turns (made and subscribed before the timed POST); ` +
         `overhead = each repetition's percentile − the median of the baseline's. The peer, the AI SDK's "Chatbot Resume Streams" pattern in ` +
         'its own process (`ai` streamText with `@ai-sdk/openai-compatible` on the scripted model → toUIMessageStream with consumeSseStream → ' +
-        '`resumable-stream` on Redis, its chat store a Map in memory: nothing durable), takes a turn after each of Switchyard\'s, or before it, ' +
-        'in alternation, its chats changing as often, timed POST → first `text-delta` chunk read off its SSE response; the overheads\' ratio column is Switchyard\'s overhead ÷ the peer\'s, and the "(1) peer" targets ask Switchyard\'s ' +
-        'first token to arrive no later than the peer\'s, both from these interleaved turns.',
+        "`resumable-stream` on Redis, its chat store a Map in memory: nothing durable), takes a turn after each of Switchyard's, or before it, " +
+        "in alternation, its chats changing as often, timed POST → first `text-delta` chunk read off its SSE response; the overheads' ratio column is Switchyard's overhead ÷ the peer's, and the \"(1) peer\" targets ask Switchyard's " +
+        "first token to arrive no later than the peer's, both from these interleaved turns.",
     );
     const peer = await startAiSdkPeer(context, 'ttft-peer');
     const peerClient = new UiChatClient(peer.url);

@@ -19,7 +19,7 @@ export const toolFanOutCurve: Benchmark = {
     report.note(
       `all-in-one, default settings; as (5), per fan-out ${warmup} turns of warm-up, then ${repetitions} repetition(s) of ${turnsPerRepetition} sequential ` +
         `turns, a new conversation every ${turnsPerConversation}, each a step with N parallel \`calculator\` calls and a follow-up answering "ok" ` +
-        '(MAX_TOOL_CALLS_PER_STEP is 32 by default). Each point\'s ratio is to the raw 1+N flow.',
+        "(MAX_TOOL_CALLS_PER_STEP is 32 by default). Each point's ratio is to the raw 1+N flow.",
     );
     for (const count of calls) {
       report.define(`curve.tools.c${count}.p50`, {

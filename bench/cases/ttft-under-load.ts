@@ -19,8 +19,7 @@ import { firstTokenMs, TurnTracker, type TurnTiming } from '../lib/turn-tracker'
 import { UiChatClient } from '../lib/ui-chat-client';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
 
-const { inFlight, backgroundTokens, tokenDelayMs, foregroundTokens, foregroundRequests, rounds, turnsPerConversation, warmup, minWindowMs, maxRoundMs } =
-  WORKLOADS.ttftUnderLoad;
+const { inFlight, backgroundTokens, tokenDelayMs, foregroundTokens, foregroundRequests, rounds, turnsPerConversation, warmup, minWindowMs, maxRoundMs } = WORKLOADS.ttftUnderLoad;
 
 /** A system under test: its background answers, its timed foreground request, the processes it runs. */
 interface LoadedSystem {
@@ -210,9 +209,7 @@ function record(report: ReportBuilder, context: RunContext, system: LoadedSystem
   report.sample(figureKey(n, system.key, 'tokensPerSecond'), tally.chars / charsPerToken / seconds);
   // Backends that exited between two readings take their CPU time with them: never less than nothing.
   const cpu = [...tally.cpu].map(([name, used]) => `${name} ${Math.max(0, Math.round((used / seconds) * 100))}%`).join(', ');
-  report.note(
-    `N=${n}, ${system.label}: ${tally.firstToken.length} foreground requests; CPU as a share of one core over the ${formatNumber(seconds)} s measured: ${cpu}.`,
-  );
+  report.note(`N=${n}, ${system.label}: ${tally.firstToken.length} foreground requests; CPU as a share of one core over the ${formatNumber(seconds)} s measured: ${cpu}.`);
   const phases = system.phases?.();
   if (phases) report.note(`N=${n}, ${system.label}, foreground turns: ${phases}`);
   if (tally.failures > 0) {
@@ -320,7 +317,9 @@ async function switchyardSystem(context: RunContext, topology: Topology): Promis
         foregroundTimings = [];
         return text;
       },
-      processes: stack.services.map((service) => ({ name: service.process.name.replace(/^ttft_load(_split)?-/, ''), pid: service.process.pid })).concat({ name: 'scripted model', pid: context.scriptedModelPid }),
+      processes: stack.services
+        .map((service) => ({ name: service.process.name.replace(/^ttft_load(_split)?-/, ''), pid: service.process.pid }))
+        .concat({ name: 'scripted model', pid: context.scriptedModelPid }),
       async stop() {
         await Promise.all(clients.map((client) => client.close()));
         api.close();

@@ -38,13 +38,7 @@ export const turnThroughput: Benchmark = {
   },
 };
 
-async function measure(
-  context: RunContext,
-  report: ReportBuilder,
-  deployment: { topology: Topology; apis?: number; workers?: number },
-  key: string,
-  label: string,
-): Promise<void> {
+async function measure(context: RunContext, report: ReportBuilder, deployment: { topology: Topology; apis?: number; workers?: number }, key: string, label: string): Promise<void> {
   const { turnSeconds, turnConcurrency } = context.options;
   const aio = deployment.topology === 'all-in-one';
   report.define(`turns.${key}.perSecond`, {

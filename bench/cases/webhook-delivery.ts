@@ -70,8 +70,7 @@ export const webhookDelivery: Benchmark = {
         lanes.push(new ConversationLane(client, api, turnsPerConversation));
       }
       const content = scriptedContent(fillerTokens(tokens));
-      const load = (durationMs: number, turnsPerSecond?: number) =>
-        runClosedLoop({ tracker, lanes, content, durationMs, ...(turnsPerSecond ? { turnsPerSecond } : {}) });
+      const load = (durationMs: number, turnsPerSecond?: number) => runClosedLoop({ tracker, lanes, content, durationMs, ...(turnsPerSecond ? { turnsPerSecond } : {}) });
       const registered = async <T>(body: (endpointId: string) => Promise<T>): Promise<T> => {
         const endpointId = await registerEndpoint(api, sink);
         try {
@@ -186,7 +185,15 @@ async function deliveryStages(stack: SwitchyardStack, endpointId: string, timing
     const row = rows.get(timing.turnId!);
     const arrivedAt = sink.arrivals.get(timing.turnId!);
     if (!row || arrivedAt === undefined) return [];
-    return [{ recordedAt: Number(row.recorded), finishSeenAt: wall(timing.endedAt!), enqueuedAt: row.enqueued === null ? Number.NaN : Number(row.enqueued), arrivedAt: wall(arrivedAt), deliveredAt: Number(row.delivered) }];
+    return [
+      {
+        recordedAt: Number(row.recorded),
+        finishSeenAt: wall(timing.endedAt!),
+        enqueuedAt: row.enqueued === null ? Number.NaN : Number(row.enqueued),
+        arrivedAt: wall(arrivedAt),
+        deliveredAt: Number(row.delivered),
+      },
+    ];
   });
 }
 

@@ -24,7 +24,10 @@ export async function machineInfo(): Promise<MachineInfo> {
       redis: await redisVersion(redis),
       postgres: await postgresVersion(),
       os: `${os.type()} ${os.release()} (${os.arch()})`,
-      loadAverage: os.loadavg().map((load) => load.toFixed(2)).join(' / '),
+      loadAverage: os
+        .loadavg()
+        .map((load) => load.toFixed(2))
+        .join(' / '),
     };
   } finally {
     redis.disconnect();

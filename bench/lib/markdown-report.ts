@@ -31,7 +31,7 @@ export function renderResults(run: RunSummary): string {
   lines.push(
     `Written by \`${run.command}\` (bench/run.ts) on ${run.startedAt.toISOString()}; the whole run took ${minutes(run.durationMs)}.`,
     `Each benchmark ran ${run.options.repetitions} times: every figure shows the median of its repetitions, and their min and max ` +
-      '(n = repetitions that produced a value). A target is checked against the median; a ratio is the figure\'s median ÷ its ' +
+      "(n = repetitions that produced a value). A target is checked against the median; a ratio is the figure's median ÷ its " +
       "baseline's median, both measured in this run against the same scripted model, Redis and PostgreSQL.",
     '',
   );
@@ -69,7 +69,10 @@ export function renderResults(run: RunSummary): string {
   // Kept by hand in bench/FINDINGS.md (what profiling found, before/after figures): a run rewrites the rest.
   if (run.findings) lines.push(run.findings.trim(), '');
 
-  for (const [heading, kind] of [['Benchmarks', 'case'], ['Baselines', 'baseline']] as const) {
+  for (const [heading, kind] of [
+    ['Benchmarks', 'case'],
+    ['Baselines', 'baseline'],
+  ] as const) {
     lines.push(`## ${heading}`, '');
     for (const report of run.reports.filter((candidate) => candidate.kind === kind)) {
       lines.push(`### ${report.title}`, '', `\`npm run bench -- ${report.name}\` · ${minutes(report.durationMs)}`, '');
@@ -96,19 +99,19 @@ export function renderResults(run: RunSummary): string {
   lines.push(
     '- Every timestamp is taken in the bench process (`performance.now()`), which also runs every client: the HTTP client that POSTs turns, ' +
       'the websocket clients and the direct SDK client. Service processes, the scripted model and the raw ws server run as child processes; ' +
-      'Redis and PostgreSQL are the machine\'s own. All share the same cores, which the CPU lines of each benchmark account for.',
-    '- Percentiles are nearest-rank over one repetition\'s samples; with n samples, p99 is the ⌈0.99·n⌉-th smallest.',
+      "Redis and PostgreSQL are the machine's own. All share the same cores, which the CPU lines of each benchmark account for.",
+    "- Percentiles are nearest-rank over one repetition's samples; with n samples, p99 is the ⌈0.99·n⌉-th smallest.",
     '- Tokens: Switchyard merges consecutive text deltas when its event log is busy, so events are not tokens. Token rates are the ' +
-      'scenario\'s token count (the scripted model sends exactly that many) ÷ the time from sending the request (POST of the turn; the ' +
-      'SDK request; the broadcast request) to the last text received, the same definition on both sides of every ratio. The issue\'s ' +
+      "scenario's token count (the scripted model sends exactly that many) ÷ the time from sending the request (POST of the turn; the " +
+      "SDK request; the broadcast request) to the last text received, the same definition on both sides of every ratio. The issue's " +
       'alternative, first → last text delta, is reported beside it but not used for targets: with merged deltas the first delta can arrive ' +
       'just before the last. Characters/s are reported too, and each case checks that every client assembled the whole text.',
     '- The peer (the "Peer (AI SDK streamText + resumable-stream)" baselines) runs in a process of its own, as the service does; its client ' +
-      'in the bench process POSTs `{id, message}` as the AI SDK\'s chat transport does and stamps each read of the SSE response before ' +
+      "in the bench process POSTs `{id, message}` as the AI SDK's chat transport does and stamps each read of the SSE response before " +
       'parsing it, as the websocket clients stamp their frames. The "(1) peer" and "(2) peer" targets ask Switchyard to be ahead of it.',
-    '- A curve is a set of figures (each in its benchmark\'s table, with fewer repetitions than the targets\' figures); its chart, drawn ' +
-      'with Vega-Lite from the same medians, marks each point\'s min – max with a vertical rule.',
-    '- The scripted model answers from a scenario carried in the turn\'s message (`[[scripted {...}]]`) for Switchyard and in the ' +
+    "- A curve is a set of figures (each in its benchmark's table, with fewer repetitions than the targets' figures); its chart, drawn " +
+      "with Vega-Lite from the same medians, marks each point's min – max with a vertical rule.",
+    "- The scripted model answers from a scenario carried in the turn's message (`[[scripted {...}]]`) for Switchyard and in the " +
       '`x-scripted-scenario` header for the SDK, so both get the same answer from the same server.',
     '',
   );

@@ -8,11 +8,7 @@ import type { RunContext } from './run-context';
  * the other benchmarks still run, and RESULTS.md says which one failed and why. On a timeout,
  * whatever the benchmark registered for cleanup (its service processes) is stopped here.
  */
-export async function runBenchmark(
-  benchmark: Benchmark,
-  context: RunContext,
-  cleanups: Set<() => Promise<void>>,
-): Promise<BenchmarkReport> {
+export async function runBenchmark(benchmark: Benchmark, context: RunContext, cleanups: Set<() => Promise<void>>): Promise<BenchmarkReport> {
   const report = new ReportBuilder();
   const startedAt = now();
   let error: string | undefined;

@@ -18,11 +18,7 @@ export interface SingleLane {
  * one at a time on a lane of conversations (a new one every `turnsPerConversation` turns); stops
  * it all afterwards, whatever `measure` did.
  */
-export async function withSingleLane<T>(
-  context: RunContext,
-  options: StackOptions & { turnsPerConversation: number },
-  measure: (lane: SingleLane) => Promise<T>,
-): Promise<T> {
+export async function withSingleLane<T>(context: RunContext, options: StackOptions & { turnsPerConversation: number }, measure: (lane: SingleLane) => Promise<T>): Promise<T> {
   const { turnsPerConversation, ...stackOptions } = options;
   const stack = await startSwitchyard(context, stackOptions);
   const api = new ApiClient(stack.url, stack.apiKey);

@@ -46,7 +46,10 @@ export class WebhookSink {
     try {
       await new Promise<void>((resolve, reject) => {
         this.waiting = { turnIds: missing, resolve };
-        timer = setTimeout(() => reject(new Error(`${missing.size} turns' webhooks had not arrived ${timeoutMs} ms after the load ended (${this.rejected} deliveries failed the signature check)`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`${missing.size} turns' webhooks had not arrived ${timeoutMs} ms after the load ended (${this.rejected} deliveries failed the signature check)`)),
+          timeoutMs,
+        );
       });
     } finally {
       clearTimeout(timer);

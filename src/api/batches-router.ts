@@ -121,7 +121,8 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
     if (!batch) throw notFound('batch');
     if (batch.status === 'cancelling') throw new AppError('invalid_request', 'the batch is being cancelled; retry it once it is cancelled');
     // Its output and error files are written once, when it ends: a rerun would never reach them.
-    if (await deps.openAiBatches.get(batch.userId, batch.id)) throw new AppError('conflict', 'an OpenAI batch cannot be retried; submit a new OpenAI batch for its failed requests');
+    if (await deps.openAiBatches.get(batch.userId, batch.id))
+      throw new AppError('conflict', 'an OpenAI batch cannot be retried; submit a new OpenAI batch for its failed requests');
     const requeued = await deps.runner.retry(batch.id);
     sendJson(res, batchRetriedSchema, { ...batchView((await deps.batches.get(batch.userId, batch.id))!), requeued });
   });
@@ -202,7 +203,10 @@ function batchFormat(req: Request, maxBatchBytes: number): 'json' | 'jsonl' {
 async function drainBody(req: Request): Promise<void> {
   if (req.complete) return;
   await new Promise<void>((resolve) => {
-    req.once('end', resolve).once('close', resolve).once('error', () => resolve());
+    req
+      .once('end', resolve)
+      .once('close', resolve)
+      .once('error', () => resolve());
     req.resume();
   });
 }
@@ -211,8 +215,6 @@ export function batchView(batch: Batch): z.output<typeof batchSchema> {
   const { userId: _userId, ...view } = batch;
   const ended = batch.counts.succeeded + batch.counts.failed + batch.counts.cancelled;
   const etaSeconds =
-    batch.status === 'running' && batch.startedAt && ended > 0
-      ? Math.round((((Date.now() - Date.parse(batch.startedAt)) / 1000) * (batch.counts.total - ended)) / ended)
-      : null;
+    batch.status === 'running' && batch.startedAt && ended > 0 ? Math.round((((Date.now() - Date.parse(batch.startedAt)) / 1000) * (batch.counts.total - ended)) / ended) : null;
   return { ...view, etaSeconds };
 }

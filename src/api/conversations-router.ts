@@ -55,10 +55,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const conversation = await deps.conversations.get(userIdOf(res), parseRouteId(req.params.id, 'conversation'));
     if (!conversation) throw notFound('conversation');
     const { include } = parseInput(getConversationSchema, req.query);
-    const [messages, latestSeq] = await Promise.all([
-      deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }),
-      deps.latestSeq(conversation.id),
-    ]);
+    const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }), deps.latestSeq(conversation.id)]);
     sendJson(res, conversationWithMessagesSchema, { ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
   });
 

@@ -41,7 +41,11 @@ export class LiveSse {
     }, options.heartbeatMs);
     const unregister = options.connections.add(options.keyId, (reason) => this.end(options.revoked(reason)));
     options.open.add(this);
-    this.cleanups.push(() => clearInterval(heartbeat), unregister, () => options.open.delete(this));
+    this.cleanups.push(
+      () => clearInterval(heartbeat),
+      unregister,
+      () => options.open.delete(this),
+    );
     // The response's close, not the request's: a request whose body was read closes early.
     res.on('close', () => this.end());
   }

@@ -86,7 +86,8 @@ export async function receiveMultipartFile(req: Request, options: { fileField: s
     await received;
     await written;
     if (tooLarge) throw new AppError('payload_too_large', `a file is at most ${options.maxFileBytes} bytes (OPENAI_MAX_FILE_BYTES)`);
-    if (filename === undefined) throw new AppError('invalid_request', `invalid request: ${options.fileField}: a file is required`, [{ field: options.fileField, message: 'a file is required' }]);
+    if (filename === undefined)
+      throw new AppError('invalid_request', `invalid request: ${options.fileField}: a file is required`, [{ field: options.fileField, message: 'a file is required' }]);
     const problem = unstorableTextProblem(filename);
     if (problem) throw new AppError('invalid_request', `invalid request: filename: ${problem}`, [{ field: 'filename', message: problem }]);
   } catch (error) {

@@ -14,7 +14,8 @@ const FAVICON_PATHS = new Set(['/favicon.ico', '/favicon.svg']);
 export function servePlayground(dir: string): RequestHandler {
   const files = express.static(dir, { index: 'index.html', fallthrough: true, maxAge: 0 });
   return (req, res, next) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && FAVICON_PATHS.has(req.path)) return void res.type('image/svg+xml').set('cache-control', 'public, max-age=86400').send(FAVICON_SVG);
+    if ((req.method === 'GET' || req.method === 'HEAD') && FAVICON_PATHS.has(req.path))
+      return void res.type('image/svg+xml').set('cache-control', 'public, max-age=86400').send(FAVICON_SVG);
     if (req.method === 'GET' && req.path === '/' && !existsSync(path.join(dir, 'index.html'))) return void res.type('html').send(NOT_BUILT);
     files(req, res, next);
   };

@@ -39,7 +39,13 @@ export const idempotencyKeyHeaderSchema = z.object({ 'idempotency-key': z.string
 export const invokeToolSchema = z.object({ params: z.record(z.string(), z.unknown()).default({}) }).strict();
 
 export const listBatchesSchema = z
-  .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().regex(/^\d{1,18}$/, 'not a cursor from this API').optional() })
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    cursor: z
+      .string()
+      .regex(/^\d{1,18}$/, 'not a cursor from this API')
+      .optional(),
+  })
   .strict();
 
 /** An item's position is a PostgreSQL integer: a cursor past it is the client's mistake, not a query error. */

@@ -1,6 +1,5 @@
 /** What a session token may do, in words, for the refusals of every transport. */
-export const SESSION_TOKEN_SCOPE =
-  'a session token may read conversations and turns, cancel turns, decide tool approvals, get websocket tickets and use /api/chat';
+export const SESSION_TOKEN_SCOPE = 'a session token may read conversations and turns, cancel turns, decide tool approvals, get websocket tickets and use /api/chat';
 
 /**
  * What a session token may do (docs/API.md): read conversations and turns, cancel a turn,

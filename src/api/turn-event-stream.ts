@@ -16,12 +16,7 @@ export interface ConversationEventSource {
   read(conversationId: string, afterSeq: number, page?: EventPage): Promise<{ events: LoggedEvent[]; full: boolean }>;
   /** The oldest seq the log keeps (null: none) and the latest seq given out. */
   window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }>;
-  subscribe(input: {
-    conversationId: string;
-    after: number | undefined;
-    deliver(json: string, seq: number): void;
-    onError(error: Error): void;
-  }): Promise<SubscribeOutcome>;
+  subscribe(input: { conversationId: string; after: number | undefined; deliver(json: string, seq: number): void; onError(error: Error): void }): Promise<SubscribeOutcome>;
 }
 
 export interface TurnEventStreamer {
@@ -41,10 +36,7 @@ export interface TurnEventStreamer {
  * `{code: "bad_cursor"}`; one older than the log keeps, `{code: "cursor_expired", oldestSeq}`
  * (reload the turn over HTTP); then the stream ends, as the websocket answers a subscribe.
  */
-export function createTurnEventStreamer(
-  source: ConversationEventSource,
-  options: LiveSseOptions,
-): TurnEventStreamer {
+export function createTurnEventStreamer(source: ConversationEventSource, options: LiveSseOptions): TurnEventStreamer {
   const streams = new LiveSseStreams(options);
   return {
     endAll: () => streams.endAll(),
@@ -83,7 +75,7 @@ export function createTurnEventStreamer(
         const replay = streams.start(res, keyId, revoked);
         // A page at a time, each about a quarter of the allowance in bytes whatever its events
         // weigh: the page and the reader's backlog are what this reader costs.
-        for (let cursor = checked.after; ; ) {
+        for (let cursor = checked.after; ;) {
           const { events, full } = await source.read(turn.conversationId, cursor, streams.page);
           for (const event of events) {
             // A reader that does not keep up is waited for rather than buffered for: on a

@@ -33,10 +33,7 @@ const UI_MESSAGE_STREAM_HEADERS = {
  * still the turn's last word, then read again and sent; then it follows live after the last seq
  * the first reading saw.
  */
-export function createUiMessageStreamer(
-  source: ConversationEventSource,
-  options: LiveSseOptions & { isClientTool(toolName: string): boolean },
-): UiMessageStreamer {
+export function createUiMessageStreamer(source: ConversationEventSource, options: LiveSseOptions & { isClientTool(toolName: string): boolean }): UiMessageStreamer {
   const streams = new LiveSseStreams(options);
 
   return {

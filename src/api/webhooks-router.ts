@@ -4,7 +4,15 @@ import type { WebhookDelivery } from '../store/webhooks-repository';
 import { redeliver, registerEndpoint, rotateEndpointSecret, viewEndpoint, type WebhookEndpointsDeps } from '../webhooks/webhook-endpoints';
 import { userIdOf } from './require-user';
 import { parseInput, parseRouteId } from './validate';
-import { webhookCreatedSchema, webhookSchema, webhookDeletedSchema, webhookDeliveryPageSchema, webhookDeliverySchema, webhookListSchema, webhookSecretSchema } from './contract/webhooks-contract';
+import {
+  webhookCreatedSchema,
+  webhookSchema,
+  webhookDeletedSchema,
+  webhookDeliveryPageSchema,
+  webhookDeliverySchema,
+  webhookListSchema,
+  webhookSecretSchema,
+} from './contract/webhooks-contract';
 import { createWebhookSchema, listDeliveriesSchema } from './request-schemas';
 import { sendJson } from './send-json';
 

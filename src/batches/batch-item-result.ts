@@ -31,13 +31,15 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
   return {
     text: (lastText?.content as string | undefined) ?? '',
     ...(lastText ? { messageId: lastText.id } : {}),
-    toolCalls: input.calls.filter((call) => onPath.has(`${call.turnId}\n${call.toolCallId}`)).map((call) => ({
-      toolName: call.name,
-      args: call.args,
-      ...(call.status === 'succeeded' ? { result: call.result } : {}),
-      ...(call.error ? { error: call.error } : {}),
-      attempts: call.attempts,
-    })),
+    toolCalls: input.calls
+      .filter((call) => onPath.has(`${call.turnId}\n${call.toolCallId}`))
+      .map((call) => ({
+        toolName: call.name,
+        args: call.args,
+        ...(call.status === 'succeeded' ? { result: call.result } : {}),
+        ...(call.error ? { error: call.error } : {}),
+        attempts: call.attempts,
+      })),
     usage,
     ...(error ? { error } : {}),
     turnId: input.last.id,

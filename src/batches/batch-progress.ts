@@ -69,10 +69,13 @@ export async function followBatch(
   };
   const schedule = () => {
     if (timer !== undefined || stopped) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void read().catch(() => undefined);
-    }, Math.max(0, lastSentAt + minIntervalMs - Date.now()));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        void read().catch(() => undefined);
+      },
+      Math.max(0, lastSentAt + minIntervalMs - Date.now()),
+    );
   };
   const unlisten = await source.listen(batchId, schedule);
   const poll = setInterval(schedule, options.pollMs ?? 2_000);

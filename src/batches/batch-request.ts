@@ -47,7 +47,11 @@ export function readJsonBatch(body: unknown, query: Record<string, unknown>): Js
   }
   const parsed = batchJsonBodySchema.safeParse(body);
   if (!parsed.success) {
-    throw new AppError('invalid_request', `invalid batch: ${describeZodIssues(parsed.error.issues)}`, fieldIssues(parsed.error.issues).map((issue) => ({ line: 0, ...issue })));
+    throw new AppError(
+      'invalid_request',
+      `invalid batch: ${describeZodIssues(parsed.error.issues)}`,
+      fieldIssues(parsed.error.issues).map((issue) => ({ line: 0, ...issue })),
+    );
   }
   const { items, defaults, metadata, ...options } = parsed.data;
   return { options: { ...options, ...(metadata ? { metadata } : {}) }, defaults: defaults ?? {}, items };
@@ -57,7 +61,11 @@ export function readJsonBatch(body: unknown, query: Record<string, unknown>): Js
 export function readJsonlOptions(query: Record<string, unknown>): BatchOptions {
   const parsed = batchOptionsSchema.safeParse(query);
   if (!parsed.success) {
-    throw new AppError('invalid_request', `invalid batch options: ${describeZodIssues(parsed.error.issues)}`, fieldIssues(parsed.error.issues).map((issue) => ({ line: 0, ...issue })));
+    throw new AppError(
+      'invalid_request',
+      `invalid batch options: ${describeZodIssues(parsed.error.issues)}`,
+      fieldIssues(parsed.error.issues).map((issue) => ({ line: 0, ...issue })),
+    );
   }
   return parsed.data;
 }

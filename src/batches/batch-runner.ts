@@ -40,7 +40,13 @@ export class BatchRunner {
     const claim = await this.deps.batches.claimQueued(batchId, this.deps.maxActiveTurnsPerUser);
     if (!claim) return;
     this.deps.metrics.batchItemsStarted.inc(claim.items.length);
-    await Promise.all(claim.items.map((item) => this.start(claim.batch, item).catch((error: unknown) => this.deps.logger.warn({ err: error, batchId, position: item.position }, 'batch item did not start; the repair pass retries'))));
+    await Promise.all(
+      claim.items.map((item) =>
+        this.start(claim.batch, item).catch((error: unknown) =>
+          this.deps.logger.warn({ err: error, batchId, position: item.position }, 'batch item did not start; the repair pass retries'),
+        ),
+      ),
+    );
     await this.deps.batches.endIfDone(batchId);
     this.deps.notify(batchId);
   }

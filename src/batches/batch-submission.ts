@@ -84,9 +84,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
 
 /** Tools every item gets (`defaults.tools`, `defaults.requireApproval`) are the batch's problem, not one line's. */
 function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: UsableTools): BatchItemChecker {
-  const unknown = (['tools', 'requireApproval'] as const).flatMap((field) =>
-    (defaults[field] ?? []).filter((name) => !usableTools.has(name)).map((name) => ({ name, field })),
-  );
+  const unknown = (['tools', 'requireApproval'] as const).flatMap((field) => (defaults[field] ?? []).filter((name) => !usableTools.has(name)).map((name) => ({ name, field })));
   if (unknown.length > 0) {
     throw new AppError(
       'invalid_request',

@@ -8,7 +8,15 @@ export interface WebhooksCommandOptions extends HttpOptions {
 }
 
 /** The webhooks commands and the arguments each takes after its name. */
-export const WEBHOOK_COMMANDS = { add: ['url'], list: [], delete: ['webhookId'], rotate: ['webhookId'], enable: ['webhookId'], deliveries: ['webhookId'], redeliver: ['webhookId', 'deliveryId'] } as const;
+export const WEBHOOK_COMMANDS = {
+  add: ['url'],
+  list: [],
+  delete: ['webhookId'],
+  rotate: ['webhookId'],
+  enable: ['webhookId'],
+  deliveries: ['webhookId'],
+  redeliver: ['webhookId', 'deliveryId'],
+} as const;
 export type WebhookCommand = keyof typeof WEBHOOK_COMMANDS;
 
 export const isWebhookCommand = (word: string | undefined): word is WebhookCommand => word !== undefined && Object.hasOwn(WEBHOOK_COMMANDS, word);
@@ -23,7 +31,10 @@ export async function webhooksCommand(command: WebhookCommand, args: readonly st
   const answer = await (async () => {
     switch (command) {
       case 'add': {
-        const events = (options.events ?? '*').split(',').map((each) => each.trim()).filter(Boolean);
+        const events = (options.events ?? '*')
+          .split(',')
+          .map((each) => each.trim())
+          .filter(Boolean);
         return http('POST', '/v1/webhooks', { url: args[0], events, ...(options.description ? { description: options.description } : {}) });
       }
       case 'list':

@@ -43,7 +43,12 @@ export const configSchema = z
       (v) => (v === '' ? undefined : v),
       z
         .string()
-        .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean))
+        .transform((value) =>
+          value
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean),
+        )
         .pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, 'host:port,host:port,…')).min(1, 'host:port,host:port,…'))
         .transform((entries) =>
           entries.map((entry) => {
@@ -54,7 +59,10 @@ export const configSchema = z
         .optional(),
     ),
     /** Prefix of every Redis key and BullMQ queue; lets several deployments or tests share one Redis. */
-    REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('switchyard'),
+    REDIS_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+      .default('switchyard'),
     /** The OpenAI-compatible provider, called as it is (no redirect followed, no compressed answer asked for). Unset: the scripted model. */
     LLM_BASE_URL: optionalUrl,
     /** The LLM_BASE_URL provider's API key. */
@@ -90,7 +98,12 @@ export const configSchema = z
     APPROVAL_REQUIRED_TOOLS: z
       .string()
       .default('')
-      .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean)),
+      .transform((value) =>
+        value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      ),
     /** Where `npm run build` / `npm start` put the playground bundle, which the API serves at `/`. */
     PLAYGROUND_DIR: z.string().default('./dist/playground'),
     /** Enables the admin routes (at least 16 characters). Unset: the admin routes answer 404. */
@@ -244,7 +257,10 @@ export const configSchema = z
       .transform((value): boolean | number | string[] => {
         if (value === 'true' || value === 'false') return value === 'true';
         if (/^\d+$/.test(value)) return Number(value);
-        return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+        return value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean);
       }),
     /** How often workers look in PostgreSQL for unfinished turns without a job (after a Redis loss). */
     RECONCILE_INTERVAL_MS: positiveInt.default(15_000),
@@ -262,7 +278,10 @@ export const configSchema = z
      * Statements prepared once per connection (PostgreSQL plans each once instead of on every
      * call). `false` for a PgBouncer in transaction mode older than 1.21, which cannot carry them.
      */
-    DATABASE_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
+    DATABASE_PREPARED_STATEMENTS: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((value) => value === 'true'),
     /**
      * A command on the fail-fast Redis connection (the API's enqueues, rate limits and
      * tickets) with no answer for this long fails, so a hung Redis answers 503 rather than
@@ -284,7 +303,10 @@ export const configSchema = z
      * Webhook URLs whose host resolves to a loopback, private or link-local address are refused
      * unless this is `true` (development, tests): a user must not make the service call inside.
      */
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
     /**
      * The key webhook endpoint secrets are encrypted with in the database (any string of 32+
      * characters, e.g. `openssl rand -base64 32`). Unset, a key derived from the deployment id is
@@ -336,7 +358,9 @@ export const configSchema = z
     TOOLS_DIR: path.resolve(env.TOOLS_DIR),
     PLAYGROUND_DIR: path.resolve(env.PLAYGROUND_DIR),
     ALLOWED_ORIGINS: env.ALLOWED_ORIGINS
-      ? env.ALLOWED_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)
+      ? env.ALLOWED_ORIGINS.split(',')
+          .map((origin) => origin.trim())
+          .filter(Boolean)
       : [],
   }));
 

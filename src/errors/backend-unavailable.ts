@@ -23,17 +23,7 @@ export class BackendUnavailableError extends SwitchyardError<'backend_unavailabl
 }
 
 /** Node socket `errno` codes that mean the server is not there (now). */
-const NETWORK_ERRNOS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
  * PostgreSQL SQLSTATEs of a server that is not taking work: class 08 (connection exception),

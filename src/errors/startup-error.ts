@@ -2,15 +2,7 @@ import { errorMessage, SwitchyardError } from './switchyard-error';
 
 /** The codes of StartupError and its subclasses (each names what to fix). */
 export type StartupErrorCode =
-  | 'startup'
-  | 'invalid_config'
-  | 'listen_failed'
-  | 'database_locked'
-  | 'migration_changed'
-  | 'redis_unavailable'
-  | 'redis_prefix_taken'
-  | 'tool_config'
-  | 'models_file';
+  'startup' | 'invalid_config' | 'listen_failed' | 'database_locked' | 'migration_changed' | 'redis_unavailable' | 'redis_prefix_taken' | 'tool_config' | 'models_file';
 
 /**
  * A reason not to start that the operator can fix (a setting, a locked folder, a server that

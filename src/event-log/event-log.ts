@@ -60,15 +60,7 @@ const PAGE_BYTES = 1024 * 1024;
 const BATCHES_KEPT = 64;
 
 type ScriptedRedis = RedisClient & {
-  appendEvents(
-    seqKey: string,
-    streamKey: string,
-    attemptKey: string,
-    batchesKey: string,
-    endKey: string,
-    inflightKey: string,
-    ...args: (string | number)[]
-  ): Promise<number>;
+  appendEvents(seqKey: string, streamKey: string, attemptKey: string, batchesKey: string, endKey: string, inflightKey: string, ...args: (string | number)[]): Promise<number>;
   readEvents(streamKey: string, start: string, maxEvents: number, maxBytes: number): Promise<[[string, string[]][], number]>;
 };
 
@@ -243,12 +235,7 @@ export class EventLog {
   }
 
   private async readFrom(redis: ScriptedRedis, conversationId: string, afterSeq: number, page: EventPage): Promise<{ events: LoggedEvent[]; full: boolean }> {
-    const [entries, full] = await redis.readEvents(
-      this.streamKey(conversationId),
-      `${afterSeq + 1}-0`,
-      page.maxEvents ?? PAGE_EVENTS,
-      page.maxBytes ?? PAGE_BYTES,
-    );
+    const [entries, full] = await redis.readEvents(this.streamKey(conversationId), `${afterSeq + 1}-0`, page.maxEvents ?? PAGE_EVENTS, page.maxBytes ?? PAGE_BYTES);
     // An entry's fields are ['e', json, 't', appendedAt] (the last two missing on older entries).
     return {
       events: entries.map(([id, fields]) => ({

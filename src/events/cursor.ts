@@ -1,8 +1,6 @@
 /** Where a subscription starts, or why it cannot. Pure. */
 export type CursorCheck =
-  | { ok: true; after: number }
-  | { ok: false; code: 'bad_cursor'; message: string }
-  | { ok: false; code: 'cursor_expired'; message: string; oldestSeq: number };
+  { ok: true; after: number } | { ok: false; code: 'bad_cursor'; message: string } | { ok: false; code: 'cursor_expired'; message: string; oldestSeq: number };
 
 /**
  * `after` is exclusive; absent means from the oldest event the log keeps. A cursor beyond the

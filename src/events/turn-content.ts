@@ -11,7 +11,11 @@ const chatMessageSchema = z.discriminatedUnion('role', [
       role: z.literal('assistant'),
       content: z.string().max(500_000).nullable(),
       tool_calls: z
-        .array(z.object({ id: z.string().min(1).max(200), type: z.literal('function'), function: z.object({ name: toolNameSchema, arguments: z.string().max(500_000) }).strict() }).strict())
+        .array(
+          z
+            .object({ id: z.string().min(1).max(200), type: z.literal('function'), function: z.object({ name: toolNameSchema, arguments: z.string().max(500_000) }).strict() })
+            .strict(),
+        )
         .max(128)
         .optional(),
     })
@@ -24,7 +28,5 @@ const chatMessageSchema = z.discriminatedUnion('role', [
  * routes: earlier messages of a request, and the caller's answers to its own function calls):
  * sent to the model as they are, in place of the turn's user message.
  */
-export const chatMessagesInputSchema = z
-  .object({ type: z.literal('chat_messages'), messages: z.array(chatMessageSchema).min(1).max(1000) })
-  .strict();
+export const chatMessagesInputSchema = z.object({ type: z.literal('chat_messages'), messages: z.array(chatMessageSchema).min(1).max(1000) }).strict();
 export type ChatMessagesInput = z.infer<typeof chatMessagesInputSchema>;

@@ -152,10 +152,12 @@ export class ClientSession {
     const text = isBinary ? null : data.toString();
     const parsed = text === null ? ({ ok: false, code: 'bad_frame', message: 'frames must be JSON text, not binary' } as const) : parseClientFrame(text);
     if (!parsed.ok) return this.send({ type: 'error', code: parsed.code, message: parsed.message });
-    this.queue = this.queue.then(() => this.handle(parsed.frame)).catch((error: unknown) => {
-      this.services.logger.error({ err: error }, 'websocket frame failed');
-      this.send({ type: 'error', code: 'internal', message: 'the frame could not be handled; try again' });
-    });
+    this.queue = this.queue
+      .then(() => this.handle(parsed.frame))
+      .catch((error: unknown) => {
+        this.services.logger.error({ err: error }, 'websocket frame failed');
+        this.send({ type: 'error', code: 'internal', message: 'the frame could not be handled; try again' });
+      });
   }
 
   private async handle(frame: ClientFrame): Promise<void> {
@@ -180,7 +182,8 @@ export class ClientSession {
       case 'tool-approval': {
         const outcome = await this.services.decideApproval(this.userId, frame);
         const ids = { turnId: frame.turnId, toolCallId: frame.toolCallId };
-        if (!outcome.ok) return this.send({ type: 'error', code: outcome.code, message: outcome.message, ...ids, ...(outcome.details === undefined ? {} : { details: outcome.details }) });
+        if (!outcome.ok)
+          return this.send({ type: 'error', code: outcome.code, message: outcome.message, ...ids, ...(outcome.details === undefined ? {} : { details: outcome.details }) });
         return this.send({ type: 'tool-approval-ack', ...ids, ...outcome.decision });
       }
     }
@@ -193,10 +196,7 @@ export class ClientSession {
    */
   private async admitSubscription(subject: Subject): Promise<boolean> {
     if (!this.mayFollow(subject)) return false;
-    const owned =
-      'batchId' in subject
-        ? await this.services.ownsBatch(this.userId, subject.batchId)
-        : await this.services.ownsConversation(this.userId, subject.conversationId);
+    const owned = 'batchId' in subject ? await this.services.ownsBatch(this.userId, subject.batchId) : await this.services.ownsConversation(this.userId, subject.conversationId);
     if (!owned) {
       this.send({ type: 'error', code: 'not_found', message: 'batchId' in subject ? 'no such batch' : 'no such conversation', ...subject });
       return false;

@@ -14,7 +14,8 @@ import { refuseHandshake } from './handshake-refusals';
 import type { Metrics } from '../metrics/metrics';
 
 export interface GatewayOptions
-  extends Omit<SessionServices, 'sendEvent' | 'admitFrame' | 'onSlowConsumer'>,
+  extends
+    Omit<SessionServices, 'sendEvent' | 'admitFrame' | 'onSlowConsumer'>,
     Partial<Omit<SessionLimits, 'maxBufferedBytes'>>,
     Omit<HandshakeAdmissionDeps, 'connectionsPerKey'> {
   server: http.Server;
@@ -153,11 +154,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     async close(reason) {
       clearInterval(heartbeat);
       options.server.off('upgrade', onUpgrade);
-      const closed = [...sessions].map((session) => new Promise<void>((resolve) => {
-        if (session.socket.readyState === WebSocket.CLOSED) return resolve();
-        session.socket.once('close', () => resolve());
-        session.close(CLOSE.serviceRestart, reason);
-      }));
+      const closed = [...sessions].map(
+        (session) =>
+          new Promise<void>((resolve) => {
+            if (session.socket.readyState === WebSocket.CLOSED) return resolve();
+            session.socket.once('close', () => resolve());
+            session.close(CLOSE.serviceRestart, reason);
+          }),
+      );
       await Promise.all(closed);
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -147,7 +147,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   let readCoolingTargets: () => Promise<{ provider: string; model: string; cooling: boolean }[]> = async () => [];
   const targetsCoolingDown = new Gauge({
     name: 'switchyard_model_targets_cooling_down',
-    help: "Whether each target of the models cools down (1) or not (0), as every process shares it in Redis (read at scrape time: take the max across processes)",
+    help: 'Whether each target of the models cools down (1) or not (0), as every process shares it in Redis (read at scrape time: take the max across processes)',
     labelNames: ['provider', 'model'] as const,
     registers: [],
     async collect() {
@@ -186,7 +186,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
   });
   const approvalsPending = new Gauge({
     name: 'switchyard_tool_approvals_pending',
-    help: 'Tool calls waiting for a person\'s approval (read from the database at scrape time, by each API process)',
+    help: "Tool calls waiting for a person's approval (read from the database at scrape time, by each API process)",
     registers: [],
     async collect() {
       this.set(await countPendingApprovals());

@@ -33,7 +33,13 @@ export async function listModels(catalogue: ModelCatalogue, cooldowns: Pick<Targ
 }
 
 /** Every target of the models, each with whether it cools down now (the metrics' gauge). */
-export async function coolingTargets(catalogue: ModelCatalogue, cooldowns: Pick<TargetCooldowns, 'all'>, now = Date.now()): Promise<{ provider: string; model: string; cooling: boolean }[]> {
+export async function coolingTargets(
+  catalogue: ModelCatalogue,
+  cooldowns: Pick<TargetCooldowns, 'all'>,
+  now = Date.now(),
+): Promise<{ provider: string; model: string; cooling: boolean }[]> {
   const states = await cooldowns.all();
-  return catalogue.targets().map((target) => ({ provider: target.provider, model: target.model, cooling: shownState(states.get(targetKey(target)) ?? null, now).state === 'cooling_down' }));
+  return catalogue
+    .targets()
+    .map((target) => ({ provider: target.provider, model: target.model, cooling: shownState(states.get(targetKey(target)) ?? null, now).state === 'cooling_down' }));
 }

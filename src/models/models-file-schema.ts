@@ -68,7 +68,11 @@ export const modelsFileSchema = z
     for (const [name, model] of Object.entries(file.models)) {
       model.targets.forEach((target, index) => {
         if (!Object.hasOwn(file.providers, target.provider)) {
-          ctx.addIssue({ code: 'custom', path: ['models', name, 'targets', index, 'provider'], message: `no provider "${target.provider}" (the providers are ${providers.join(', ')})` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['models', name, 'targets', index, 'provider'],
+            message: `no provider "${target.provider}" (the providers are ${providers.join(', ')})`,
+          });
         }
       });
     }

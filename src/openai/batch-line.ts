@@ -49,11 +49,15 @@ export type OpenAiLineOutcome =
  */
 export function openAiLineToItem(value: unknown, usableTools: UsableTools): OpenAiLineOutcome {
   const parsed = openAiBatchLine.safeParse(value);
-  if (!parsed.success) return { ok: false, problems: fieldIssues(parsed.error.issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
+  if (!parsed.success)
+    return { ok: false, problems: fieldIssues(parsed.error.issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
   const { custom_id: customId, body } = parsed.data;
   const plan = planChatTurn(body.messages);
   if (!plan.ok) return { ok: false, problems: [{ field: plan.index < 0 ? 'body.messages' : `body.messages[${plan.index}]`, message: plan.message }] };
-  const tools = splitFunctionTools((body.tools ?? []).map((tool) => tool.function), usableTools);
+  const tools = splitFunctionTools(
+    (body.tools ?? []).map((tool) => tool.function),
+    usableTools,
+  );
   if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
   const { serverTools, functions } = tools;
   const choice = body.tool_choice;

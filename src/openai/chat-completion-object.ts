@@ -40,7 +40,8 @@ export function chatCompletionObject(input: { turn: Turn; messages: StoredMessag
   const toolCalls: ServerToolCall[] = [];
   for (const message of own) {
     for (const call of message.toolCalls ?? []) {
-      if (results.has(call.id)) toolCalls.push({ toolCallId: call.id, toolName: call.function.name, args: parseArgs(call.function.arguments), result: parseResult(results.get(call.id)) });
+      if (results.has(call.id))
+        toolCalls.push({ toolCallId: call.id, toolName: call.function.name, args: parseArgs(call.function.arguments), result: parseResult(results.get(call.id)) });
     }
   }
   const last = own.findLast((message) => message.role === 'assistant');
@@ -54,7 +55,12 @@ export function chatCompletionObject(input: { turn: Turn; messages: StoredMessag
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content, refusal: null, ...(callerCalls.length > 0 ? { tool_calls: callerCalls.map(({ id, type, function: fn }) => ({ id, type, function: fn })) } : {}) },
+        message: {
+          role: 'assistant',
+          content,
+          refusal: null,
+          ...(callerCalls.length > 0 ? { tool_calls: callerCalls.map(({ id, type, function: fn }) => ({ id, type, function: fn })) } : {}),
+        },
         finish_reason: chatFinishReason(turn.finishReason ?? 'stop', callerCalls.length > 0),
         logprobs: null,
       },

@@ -43,7 +43,10 @@ export const createChatCompletionSchema = z
     top_p: z.number().min(0).max(1).nullable().optional(),
     max_tokens: z.number().int().min(1).nullable().optional(),
     max_completion_tokens: z.number().int().min(1).nullable().optional(),
-    stop: z.union([z.string().max(200), z.array(z.string().max(200)).max(4)]).nullable().optional(),
+    stop: z
+      .union([z.string().max(200), z.array(z.string().max(200)).max(4)])
+      .nullable()
+      .optional(),
     seed: z.number().int().nullable().optional(),
     presence_penalty: nonNegative.nullable().optional(),
     frequency_penalty: nonNegative.nullable().optional(),

@@ -27,7 +27,10 @@ export class ChatCompletionsService {
    * 3. A new conversation of the user's, and its turn with the request's settings.
    */
   async create(userId: string, request: CreateChatCompletionRequest): Promise<{ turn: Turn; callerFunctions: Set<string> }> {
-    const tools = splitFunctionTools((request.tools ?? []).map((tool) => tool.function), await this.deps.usableTools(userId));
+    const tools = splitFunctionTools(
+      (request.tools ?? []).map((tool) => tool.function),
+      await this.deps.usableTools(userId),
+    );
     if (!tools.ok) throw functionToolsError(tools);
     if (tools.serverTools.length > 0 && tools.functions.length > 0) {
       const message = `names Switchyard's tools (${tools.serverTools.join(', ')}) and declares functions of its own (${tools.functions.map((fn) => fn.name).join(', ')}); Chat Completions keeps no state between calls, so a request takes one kind or the other (Responses takes both)`;

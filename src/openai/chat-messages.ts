@@ -10,7 +10,13 @@ const textParts = z.array(z.object({ type: z.literal('text'), text }).loose());
 export const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.enum(['system', 'developer']), content: z.union([text, textParts]) }).loose(),
   z.object({ role: z.literal('user'), content: turnContentSchema }).loose(),
-  z.object({ role: z.literal('assistant'), content: z.union([text, textParts]).nullable().optional(), tool_calls: chatMessagesInputSchema.shape.messages.element.options[1].shape.tool_calls }).loose(),
+  z
+    .object({
+      role: z.literal('assistant'),
+      content: z.union([text, textParts]).nullable().optional(),
+      tool_calls: chatMessagesInputSchema.shape.messages.element.options[1].shape.tool_calls,
+    })
+    .loose(),
   z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1).max(200), content: z.union([text, textParts]) }).loose(),
 ]);
 export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
@@ -19,7 +25,14 @@ export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
 export const chatFunctionToolSchema = z
   .object({
     type: z.literal('function'),
-    function: z.object({ name: toolNameSchema, description: z.string().max(10_000).optional(), parameters: z.record(z.string(), z.unknown()).nullable().optional(), strict: z.boolean().nullable().optional() }).loose(),
+    function: z
+      .object({
+        name: toolNameSchema,
+        description: z.string().max(10_000).optional(),
+        parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+        strict: z.boolean().nullable().optional(),
+      })
+      .loose(),
   })
   .loose();
 
@@ -51,7 +64,8 @@ export function planChatTurn(body: readonly ChatMessageInput[]): ChatTurnPlan {
     }
     positions.push(position);
     if (each.role === 'user') messages.push({ role: 'user', content: each.content as string | ContentPart[] });
-    else if (each.role === 'assistant') messages.push({ role: 'assistant', content: each.content == null ? null : plainText(each.content), ...(each.tool_calls ? { tool_calls: each.tool_calls } : {}) });
+    else if (each.role === 'assistant')
+      messages.push({ role: 'assistant', content: each.content == null ? null : plainText(each.content), ...(each.tool_calls ? { tool_calls: each.tool_calls } : {}) });
     else messages.push({ role: 'tool', tool_call_id: each.tool_call_id as string, content: plainText(each.content) });
   }
   if (messages.length === 0) return { ok: false, index: -1, message: 'needs a user message (or tool answers) to reply to' };

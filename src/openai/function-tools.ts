@@ -14,8 +14,7 @@ export interface RequestedFunction {
 }
 
 export type FunctionToolsOutcome =
-  | { ok: true; serverTools: string[]; functions: ToolDefinition[] }
-  | { ok: false; code: 'unsupported_parameter' | 'invalid_request'; message: string };
+  { ok: true; serverTools: string[]; functions: ToolDefinition[] } | { ok: false; code: 'unsupported_parameter' | 'invalid_request'; message: string };
 
 /**
  * Which of a request's functions Switchyard runs and which are the caller's (docs/API.md,

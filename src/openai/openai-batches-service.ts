@@ -64,7 +64,14 @@ export class OpenAiBatchesService {
       record = await this.deps.openAiBatches.insert({ id: batchId, batchId, errors: null, ...common }, tx);
     };
     try {
-      outcome = await submitBatch(this.deps.submission, { userId, format: 'jsonl', query: {}, body: this.deps.files.content(file.id), alongside, ...(request.metadata ? { metadata: request.metadata } : {}) });
+      outcome = await submitBatch(this.deps.submission, {
+        userId,
+        format: 'jsonl',
+        query: {},
+        body: this.deps.files.content(file.id),
+        alongside,
+        ...(request.metadata ? { metadata: request.metadata } : {}),
+      });
     } catch (error) {
       // A refused file is a batch that failed its validation, as OpenAI shows it, with every bad line.
       if (!AppError.isInstance(error) || error.code !== 'invalid_request') throw error;
@@ -123,7 +130,7 @@ export class OpenAiBatchesService {
   }
 
   private async *endedLines(batchId: string, wanted: (status: string) => boolean, context: OutputContext, tx: Queryable): AsyncGenerator<Record<string, unknown>> {
-    for (let after = -1; ; ) {
+    for (let after = -1; ;) {
       const items = await this.deps.batches.endedItems(batchId, after, ITEMS_PAGE, tx);
       if (items.length === 0) return;
       for (const item of items) if (wanted(item.status)) yield outputLine(item, context);

@@ -57,10 +57,23 @@ export function responseObject(input: { record: ResponseRecord; turn: Turn; mess
         output.push({ type: 'message', id: itemIds.message(turn.id, step), status, role: 'assistant', content: [outputText(message.content)] });
       }
       for (const call of message.toolCalls ?? []) {
-        output.push({ type: 'function_call', id: itemIds.functionCall(call.id), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
+        output.push({
+          type: 'function_call',
+          id: itemIds.functionCall(call.id),
+          call_id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+          status: 'completed',
+        });
       }
     } else if (message.role === 'tool' && message.toolCallId) {
-      output.push({ type: 'function_call_output', id: itemIds.functionCallOutput(message.toolCallId), call_id: message.toolCallId, output: String(message.content), status: 'completed' });
+      output.push({
+        type: 'function_call_output',
+        id: itemIds.functionCallOutput(message.toolCallId),
+        call_id: message.toolCallId,
+        output: String(message.content),
+        status: 'completed',
+      });
     }
   }
   const status = responseStatus(turn);
@@ -86,11 +99,7 @@ export function responseObject(input: { record: ResponseRecord; turn: Turn; mess
 }
 
 /** A response before any of its output: what `response.created`, `.queued` and `.in_progress` carry. Pure. */
-export function responseShell(
-  record: ResponseRecord,
-  defaultModel: string,
-  turnModel?: string,
-): Omit<ResponseObject, 'status'> {
+export function responseShell(record: ResponseRecord, defaultModel: string, turnModel?: string): Omit<ResponseObject, 'status'> {
   const { request } = record;
   return {
     id: record.id,

@@ -107,7 +107,9 @@ export function planResponseTurn(request: CreateResponseRequest): ResponseTurnPl
   return {
     content: turnContent,
     ...(instructions.length > 0 ? { instructions: instructions.join('\n\n') } : {}),
-    ...(request.tool_choice !== undefined ? { toolChoice: typeof request.tool_choice === 'string' ? request.tool_choice : { type: 'function', function: { name: request.tool_choice.name } } } : {}),
+    ...(request.tool_choice !== undefined
+      ? { toolChoice: typeof request.tool_choice === 'string' ? request.tool_choice : { type: 'function', function: { name: request.tool_choice.name } } }
+      : {}),
     messages,
   };
 }

@@ -132,10 +132,11 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
   const stop = (bodies: ResponseEventBody[]) => ({ events: numbered(bodies), ended: true });
 
   return {
-    start: () => numbered([
-      { type: 'response.created', response: snapshot('queued') },
-      { type: 'response.queued', response: snapshot('queued') },
-    ]),
+    start: () =>
+      numbered([
+        { type: 'response.created', response: snapshot('queued') },
+        { type: 'response.queued', response: snapshot('queued') },
+      ]),
     finish: (response) => ({ type: terminalType(response.status), response, sequence_number: sequence++ }),
     finishUnmapped: (response, startingAfter) => ({ type: terminalType(response.status), response, sequence_number: Math.max(sequence, startingAfter + 1) }),
     map(event) {
@@ -153,11 +154,21 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         case 'text-delta': {
           const opening = message ? [] : openMessage();
           message!.text += event.delta;
-          return go([...opening, { type: 'response.output_text.delta', item_id: message!.item.id, output_index: message!.outputIndex, content_index: 0, delta: event.delta, logprobs: [] }]);
+          return go([
+            ...opening,
+            { type: 'response.output_text.delta', item_id: message!.item.id, output_index: message!.outputIndex, content_index: 0, delta: event.delta, logprobs: [] },
+          ]);
         }
         case 'tool-call-start': {
           const closing = closeMessage();
-          const added = add({ type: 'function_call', id: itemIds.functionCall(event.toolCallId), call_id: event.toolCallId, name: event.toolName, arguments: '', status: 'in_progress' });
+          const added = add({
+            type: 'function_call',
+            id: itemIds.functionCall(event.toolCallId),
+            call_id: event.toolCallId,
+            name: event.toolName,
+            arguments: '',
+            status: 'in_progress',
+          });
           calls.set(event.toolCallId, added.open);
           return go([...closing, ...added.events]);
         }
@@ -186,7 +197,13 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         case 'tool_processing_complete': {
           const bodies: ResponseEventBody[] = [];
           for (const toolCallId of serverCalls) {
-            const added = add({ type: 'function_call_output', id: itemIds.functionCallOutput(toolCallId), call_id: toolCallId, output: results.get(toolCallId) ?? '', status: 'completed' });
+            const added = add({
+              type: 'function_call_output',
+              id: itemIds.functionCallOutput(toolCallId),
+              call_id: toolCallId,
+              output: results.get(toolCallId) ?? '',
+              status: 'completed',
+            });
             bodies.push(...added.events, itemDone(added.open, added.open.item));
             stepItems.pop();
           }

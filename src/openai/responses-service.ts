@@ -95,7 +95,7 @@ export class ResponsesService {
       },
     });
     // The id is new, so the turn is too: never a replay that would skip `alongside`.
-    if (!record) throw new AppError('internal', 'a response\'s turn was admitted without its record');
+    if (!record) throw new AppError('internal', "a response's turn was admitted without its record");
     return { record, turn };
   }
 
@@ -120,7 +120,10 @@ export class ResponsesService {
    */
   async delete(userId: string, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     const { turn } = await this.get(userId, id);
-    if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; cancel it or delete it once it has ended`, { activeTurnId: turn.id });
+    if (!isTerminal(turn.status))
+      throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; cancel it or delete it once it has ended`, {
+        activeTurnId: turn.id,
+      });
     if (!(await this.deps.responses.delete(userId, id))) throw notFound('response');
     return { id, object: 'response', deleted: true };
   }
@@ -138,9 +141,14 @@ export class ResponsesService {
     if (!record || !turn) throw invalid('previous_response_id', `response ${id} not found`);
     // Continuing an earlier response would append to the later turns too: its context is not OpenAI's branch.
     if (await this.deps.turns.hasLaterTurn(turn)) {
-      throw new AppError('conflict', `response ${id} is not the latest response of its conversation; only the latest response of a conversation can be continued`, [{ field: 'previous_response_id', message: 'not the latest response of its conversation' }]);
+      throw new AppError('conflict', `response ${id} is not the latest response of its conversation; only the latest response of a conversation can be continued`, [
+        { field: 'previous_response_id', message: 'not the latest response of its conversation' },
+      ]);
     }
-    if (!isTerminal(turn.status)) throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, { activeTurnId: turn.id });
+    if (!isTerminal(turn.status))
+      throw new AppError('conversation_busy', `response ${id} is still ${turn.status === 'queued' ? 'queued' : 'in progress'}; continue from it once it has ended`, {
+        activeTurnId: turn.id,
+      });
     return record;
   }
 }

@@ -17,10 +17,7 @@ export interface ConfiguredProvider {
  * at `fallbackUrl` (the scripted model a worker runs when LLM_BASE_URL is unset); null when
  * neither names one. `onRequest` is told what each completion request got back (metrics).
  */
-export function configuredProvider(
-  config: ProviderConfig,
-  options: { fallbackUrl?: string; onRequest?: OpenAiCompatibleOptions['onRequest'] } = {},
-): ConfiguredProvider | null {
+export function configuredProvider(config: ProviderConfig, options: { fallbackUrl?: string; onRequest?: OpenAiCompatibleOptions['onRequest'] } = {}): ConfiguredProvider | null {
   const baseURL = config.LLM_BASE_URL ?? options.fallbackUrl;
   if (!baseURL) return null;
   const provider = createOpenAiCompatibleProvider({

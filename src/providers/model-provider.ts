@@ -38,8 +38,7 @@ export interface CompletionRequest {
 
 /** `response_format` as chat-completion requests carry it. */
 export type ProviderResponseFormat =
-  | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean; description?: string } };
+  { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean; description?: string } };
 
 /** A provider stream normalised to what the turn engine needs. */
 export type ProviderChunk =

@@ -26,7 +26,13 @@ export interface OpenAiCompatibleOptions {
 /** The only place that talks to the `openai` SDK. */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
   // Retries are ours: the SDK would retry only before the first byte, and silently.
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'none', maxRetries: 0, fetch: undiciRequestFetch, ...(options.headers ? { defaultHeaders: options.headers } : {}) });
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    apiKey: options.apiKey || 'none',
+    maxRetries: 0,
+    fetch: undiciRequestFetch,
+    ...(options.headers ? { defaultHeaders: options.headers } : {}),
+  });
 
   return {
     async checkReachable(timeoutMs: number): Promise<void> {
@@ -58,26 +64,28 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
         // The SDK makes the request and throws its errors for an error status or a failed
         // connection; the body's events are read here, where a token costs a fraction of what
         // the SDK's stream parser spends on it.
-        const response = await client.chat.completions.create(
-          {
-            model: request.model,
-            messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
-            stream: true,
-            stream_options: { include_usage: true },
-            ...(request.tools && request.tools.length > 0
-              ? {
-                  tools: request.tools.map((tool) => ({
-                    type: 'function' as const,
-                    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
-                  })),
-                  ...(request.toolChoice ? { tool_choice: request.toolChoice } : {}),
-                }
-              : {}),
-            ...settingsFields(request.settings, (request.tools?.length ?? 0) > 0),
-            ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
-          },
-          { signal: controller.signal },
-        ).asResponse();
+        const response = await client.chat.completions
+          .create(
+            {
+              model: request.model,
+              messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
+              stream: true,
+              stream_options: { include_usage: true },
+              ...(request.tools && request.tools.length > 0
+                ? {
+                    tools: request.tools.map((tool) => ({
+                      type: 'function' as const,
+                      function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+                    })),
+                    ...(request.toolChoice ? { tool_choice: request.toolChoice } : {}),
+                  }
+                : {}),
+              ...settingsFields(request.settings, (request.tools?.length ?? 0) > 0),
+              ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
+            },
+            { signal: controller.signal },
+          )
+          .asResponse();
         // The SDK resolves once the answer's headers came with a 2xx; an error status throws.
         answered = true;
         options.onRequest?.('2xx');
@@ -144,10 +152,7 @@ function respondent(raw: { model?: unknown; id?: unknown }): { model?: string; i
  * Classifies whatever ended a completion. Pure; exported for its tests. `context` tells what we
  * did ourselves: the caller aborted the completion, or our idle timer did.
  */
-export function toProviderError(
-  error: unknown,
-  context: { idleTimedOut: boolean; callerAborted: boolean; idleTimeoutMs: number },
-): ProviderError {
+export function toProviderError(error: unknown, context: { idleTimedOut: boolean; callerAborted: boolean; idleTimeoutMs: number }): ProviderError {
   // Checked first: an abort of ours reaches here as whatever the request or the body's read made
   // of it (the SDK's APIUserAbortError, an AbortError, a quiet end taken as `truncated`), and a
   // cancel or an idle timeout would pass for a provider fault.

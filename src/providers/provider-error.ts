@@ -7,7 +7,17 @@ import { SwitchyardError } from '../errors/switchyard-error';
  * - context_length_exceeded: the request does not fit the model's window (a target with a larger one may take it);
  * - aborted: we aborted it ourselves (cancel, shutdown, lost lock).
  */
-export const PROVIDER_ERROR_KINDS = ['rate_limited', 'server', 'connection', 'idle_timeout', 'truncated', 'stream_error', 'rejected', 'context_length_exceeded', 'aborted'] as const;
+export const PROVIDER_ERROR_KINDS = [
+  'rate_limited',
+  'server',
+  'connection',
+  'idle_timeout',
+  'truncated',
+  'stream_error',
+  'rejected',
+  'context_length_exceeded',
+  'aborted',
+] as const;
 export type ProviderErrorKind = (typeof PROVIDER_ERROR_KINDS)[number];
 
 export class ProviderError extends SwitchyardError<'provider_failed'> {

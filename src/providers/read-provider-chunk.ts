@@ -36,9 +36,7 @@ const chunkSchema = z.object({
       }),
     )
     .nullish(),
-  usage: z
-    .object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish(), total_tokens: z.number().nullish() })
-    .nullish(),
+  usage: z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish(), total_tokens: z.number().nullish() }).nullish(),
 });
 
 /** What one streamed chunk carries: its output in order, and the finish reason or usage if it has them. */

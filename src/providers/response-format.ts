@@ -28,6 +28,11 @@ export function providerResponseFormat(format: ResponseFormat): ProviderResponse
   if (format.type === 'json_object') return { type: 'json_object' };
   return {
     type: 'json_schema',
-    json_schema: { name: format.name, schema: format.schema, ...(format.description !== undefined ? { description: format.description } : {}), ...(format.strict !== undefined ? { strict: format.strict } : {}) },
+    json_schema: {
+      name: format.name,
+      schema: format.schema,
+      ...(format.description !== undefined ? { description: format.description } : {}),
+      ...(format.strict !== undefined ? { strict: format.strict } : {}),
+    },
   };
 }

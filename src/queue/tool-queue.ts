@@ -35,10 +35,7 @@ export interface FanOutTrace {
  * `ignoreDependencyOnFailure`: a child that failed for good must not hold the parent forever
  * (the child stores its error result itself before it fails).
  */
-export async function fanOutToolCalls(
-  flows: FlowProducer,
-  input: { turnId: string; step: number; calls: ServerToolJob[]; trace?: FanOutTrace },
-): Promise<void> {
+export async function fanOutToolCalls(flows: FlowProducer, input: { turnId: string; step: number; calls: ServerToolJob[]; trace?: FanOutTrace }): Promise<void> {
   const toolTrace = input.trace?.tools ? { traceparent: input.trace.tools } : {};
   await flows.add({
     name: 'continue-turn',
@@ -86,10 +83,7 @@ export async function scheduleCallTimeout(
  * Runs a call a person approved, as its own job (the step's flow, if it had one, is out
  * already). Its id is the one a flow would give it, so a repeat adds nothing.
  */
-export async function enqueueApprovedCall(
-  queue: Queue,
-  input: { turnId: string; step: number; position: number; toolCallId: string; traceparent?: string },
-): Promise<void> {
+export async function enqueueApprovedCall(queue: Queue, input: { turnId: string; step: number; position: number; toolCallId: string; traceparent?: string }): Promise<void> {
   const data: JobPayload<'run-tool'> = {
     kind: 'run-tool',
     turnId: input.turnId,

@@ -191,9 +191,7 @@ async function freePort(): Promise<number> {
 export async function ensureRedis(dataDir: string): Promise<{ url: string; child?: ChildProcess }> {
   if ((await probeRedis(DEFAULT_REDIS_URL, 1000)) === null) return { url: DEFAULT_REDIS_URL };
   if (spawnSync('redis-server', ['--version']).error) {
-    throw new RedisUnavailableError(
-      'no Redis at 127.0.0.1:6379 and no redis-server on the PATH: install Redis (apt-get install redis-server) or set REDIS_URL',
-    );
+    throw new RedisUnavailableError('no Redis at 127.0.0.1:6379 and no redis-server on the PATH: install Redis (apt-get install redis-server) or set REDIS_URL');
   }
   const dir = path.join(dataDir, 'redis');
   fs.mkdirSync(dir, { recursive: true });

@@ -33,8 +33,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
       }))
     : undefined;
   // ioredis's refusal names its offline queue, not the outage: say what the connection is doing.
-  const pingRedis = () =>
-    deps.redis.status === 'ready' ? deps.redis.ping() : Promise.reject(new Error(`not connected (${deps.redis.status})`));
+  const pingRedis = () => (deps.redis.status === 'ready' ? deps.redis.ping() : Promise.reject(new Error(`not connected (${deps.redis.status})`)));
   return async () => {
     const [redis, database, providerResult] = await Promise.all([
       probe(pingRedis, STORE_CHECK_TIMEOUT_MS),

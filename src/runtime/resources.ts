@@ -29,7 +29,17 @@ import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
 import { UsersRepository } from '../store/users-repository';
-import { assertNoEviction, assertRedisAnswers, configuredRedisTarget, connectRedis, describeRedisTarget, ensureRedis, whenReady, type RedisClient, type RedisTarget } from '../redis/redis-connection';
+import {
+  assertNoEviction,
+  assertRedisAnswers,
+  configuredRedisTarget,
+  connectRedis,
+  describeRedisTarget,
+  ensureRedis,
+  whenReady,
+  type RedisClient,
+  type RedisTarget,
+} from '../redis/redis-connection';
 import { assertRedisPrefixOurs, reclaimRedisPrefix } from './redis-prefix-ownership';
 import { readDeploymentId } from '../store/deployment-id';
 import { queuePrefix } from '../queue/queue-prefix';
@@ -93,11 +103,7 @@ export interface Resources {
  * and lists MCP tools as the workers publish them. `serviceName`: the `service.name` of the
  * process's spans (default `switchyard`).
  */
-export async function createResources(
-  config: Config,
-  logger: Logger,
-  options: { runsTools: boolean; serviceName?: string } = { runsTools: true },
-): Promise<Resources> {
+export async function createResources(config: Config, logger: Logger, options: { runsTools: boolean; serviceName?: string } = { runsTools: true }): Promise<Resources> {
   // Checked before anything is opened: a bad file stops the start with its one line.
   const models = loadModelCatalogue(config, modelsFileEnvironment());
   const closers: Closers = [];

@@ -23,10 +23,10 @@ export function listen(server: http.Server, port: number, host: string): Promise
  * after KEEP_ALIVE_TIMEOUT_MS. Node checks open requests every `connectionsCheckingInterval`
  * (30 s by default), which would let a short request timeout run long.
  */
-export function httpServerTimeouts(config: { REQUEST_TIMEOUT_MS: number; KEEP_ALIVE_TIMEOUT_MS: number }): Pick<
-  http.ServerOptions,
-  'requestTimeout' | 'headersTimeout' | 'connectionsCheckingInterval' | 'keepAliveTimeout'
-> {
+export function httpServerTimeouts(config: {
+  REQUEST_TIMEOUT_MS: number;
+  KEEP_ALIVE_TIMEOUT_MS: number;
+}): Pick<http.ServerOptions, 'requestTimeout' | 'headersTimeout' | 'connectionsCheckingInterval' | 'keepAliveTimeout'> {
   const requestTimeoutMs = config.REQUEST_TIMEOUT_MS;
   return {
     requestTimeout: requestTimeoutMs,

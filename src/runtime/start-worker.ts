@@ -36,10 +36,7 @@ export interface RunningWorker {
  * Turn workers for this process. `providerUrl` is the model when LLM_BASE_URL is unset (the
  * scripted model); `withHealthServer` serves /healthz and /metrics on PORT.
  */
-export async function startWorker(
-  resources: Resources,
-  options: { withHealthServer: boolean; providerUrl?: string },
-): Promise<RunningWorker> {
+export async function startWorker(resources: Resources, options: { withHealthServer: boolean; providerUrl?: string }): Promise<RunningWorker> {
   const { config, logger } = resources;
   const providers = connectModelProviders(resources.models, {
     idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
@@ -72,7 +69,16 @@ export async function startWorker(
     ...queueSettings,
     batchConcurrency: config.BATCH_TURNS_PER_WORKER,
     cancellations,
-    deps: { ...shared, models: resources.models, providers, cooldowns: resources.targetCooldowns, providerCalls: resources.providerCalls, budgets: new BudgetsRepository(resources.db), logger, ...turnRunnerSettings(config, resources.models.defaultModel) },
+    deps: {
+      ...shared,
+      models: resources.models,
+      providers,
+      cooldowns: resources.targetCooldowns,
+      providerCalls: resources.providerCalls,
+      budgets: new BudgetsRepository(resources.db),
+      logger,
+      ...turnRunnerSettings(config, resources.models.defaultModel),
+    },
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
   const reconciler = startReconciler(
@@ -80,21 +86,24 @@ export async function startWorker(
     { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
   );
   const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
-  const webhookWorker = startWebhookWorker({ ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY }, {
-    webhooks: resources.webhooks,
-    batches: new DeliveryBatches(resources.webhooks),
-    secretBox: resources.secretBox,
-    connections: new WebhookConnections(),
-    slots: new PerKeyCap(config.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
-    metrics: resources.metrics,
-    logger,
-    settings: {
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      schedule: { delaysMs: config.WEBHOOK_RETRY_DELAYS_MS, retryForMs: config.WEBHOOK_RETRY_FOR_MS },
-      disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,
-      allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+  const webhookWorker = startWebhookWorker(
+    { ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY },
+    {
+      webhooks: resources.webhooks,
+      batches: new DeliveryBatches(resources.webhooks),
+      secretBox: resources.secretBox,
+      connections: new WebhookConnections(),
+      slots: new PerKeyCap(config.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
+      metrics: resources.metrics,
+      logger,
+      settings: {
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        schedule: { delaysMs: config.WEBHOOK_RETRY_DELAYS_MS, retryForMs: config.WEBHOOK_RETRY_FOR_MS },
+        disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,
+        allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      },
     },
-  });
+  );
   const webhookRelay = startWebhookRelay(
     {
       webhooks: resources.webhooks,

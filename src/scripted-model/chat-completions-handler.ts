@@ -63,7 +63,9 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
     defaultTokenDelayMs: context.defaultTokenDelayMs,
   });
   if (!choice.ok) return sendError(res, choice.error);
-  const step = fault ? { ...withoutEnding(choice.step), ...(fault.cutAfterTokens !== undefined ? { cutAfterTokens: fault.cutAfterTokens } : { stallAfterTokens: fault.stallAfterTokens }) } : choice.step;
+  const step = fault
+    ? { ...withoutEnding(choice.step), ...(fault.cutAfterTokens !== undefined ? { cutAfterTokens: fault.cutAfterTokens } : { stallAfterTokens: fault.stallAfterTokens }) }
+    : choice.step;
   const reply = planReply(step, request);
   if (reply.kind === 'error') return sendError(res, reply.error);
 

@@ -50,10 +50,9 @@ const toolSchema = z.object({
   }),
 });
 
-const toolChoiceSchema = z.union(
-  [z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })],
-  { error: "expected 'auto', 'none', 'required' or {type: 'function', function: {name}}" },
-);
+const toolChoiceSchema = z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })], {
+  error: "expected 'auto', 'none', 'required' or {type: 'function', function: {name}}",
+});
 
 export const chatRequestSchema = z.object({
   model: z.string().min(1),

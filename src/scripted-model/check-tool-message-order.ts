@@ -16,10 +16,7 @@ export function checkToolMessageOrder(messages: readonly ChatMessage[]): OpenAiE
     case undefined:
       return undefined;
     case 'unexpected_answer':
-      return invalidRequest(
-        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-        `messages.[${fault.index}].role`,
-      );
+      return invalidRequest("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", `messages.[${fault.index}].role`);
     case 'answered_twice':
       return invalidRequest(
         `Invalid parameter: the tool_call_id '${fault.callId}' has more than one response message; each tool call is answered exactly once.`,

@@ -15,11 +15,7 @@ export interface PlannedChunk {
   delta: Delta;
 }
 
-export type Ending =
-  | { kind: 'finish'; finishReason: string | null }
-  | { kind: 'cut' }
-  | { kind: 'stall' }
-  | { kind: 'error-event'; message: string };
+export type Ending = { kind: 'finish'; finishReason: string | null } | { kind: 'cut' } | { kind: 'stall' } | { kind: 'error-event'; message: string };
 
 export interface CompletionPlan {
   /**

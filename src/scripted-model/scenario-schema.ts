@@ -150,19 +150,16 @@ export const stepSchema = z
     /** Overrides the finish reason. Default `stop`, or `tool_calls` when the step calls tools. */
     finishReason: z.string().min(1).optional(),
   })
-  .refine(
-    (step) => [step.cutAfterTokens, step.stallAfterTokens, step.errorEventAfterTokens].filter((n) => n !== undefined).length <= 1,
-    { error: 'cutAfterTokens, stallAfterTokens and errorEventAfterTokens exclude each other' },
-  );
+  .refine((step) => [step.cutAfterTokens, step.stallAfterTokens, step.errorEventAfterTokens].filter((n) => n !== undefined).length <= 1, {
+    error: 'cutAfterTokens, stallAfterTokens and errorEventAfterTokens exclude each other',
+  });
 
 const attemptsSchema = z.strictObject({ attempts: z.array(stepSchema).min(1) });
 
 const stepEntrySchema = routed((value) => (hasKey(value, 'attempts') ? attemptsSchema : stepSchema));
 
 export const scenarioSchema = routed((value) =>
-  hasKey(value, 'steps')
-    ? z.strictObject({ steps: z.array(stepEntrySchema).min(1) })
-    : stepEntrySchema.transform((entry) => ({ steps: [entry] })),
+  hasKey(value, 'steps') ? z.strictObject({ steps: z.array(stepEntrySchema).min(1) }) : stepEntrySchema.transform((entry) => ({ steps: [entry] })),
 );
 
 export type Step = z.output<typeof stepSchema>;

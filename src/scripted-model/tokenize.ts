@@ -29,7 +29,7 @@ const WORD_OR_SYMBOL = /[\p{L}\p{M}\p{N}_]+(?:['’][\p{L}\p{M}\p{N}_]+)*|[^\s\p
  */
 export function countTokens(text: string): number {
   let count = 0;
-  for (WORD_OR_SYMBOL.lastIndex = 0; WORD_OR_SYMBOL.exec(text); ) count++;
+  for (WORD_OR_SYMBOL.lastIndex = 0; WORD_OR_SYMBOL.exec(text);) count++;
   return count;
 }
 

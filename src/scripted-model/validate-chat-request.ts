@@ -43,10 +43,7 @@ function describeIssue(outer: Issue, body: unknown): OpenAiError {
   if (value === undefined) return invalidRequest(`Missing required parameter: '${param}'.`, param);
   switch (issue.code) {
     case 'invalid_type':
-      return invalidRequest(
-        `Invalid type for '${param}': expected ${withArticle(issue.expected)}, but got ${describeType(value)} instead.`,
-        param,
-      );
+      return invalidRequest(`Invalid type for '${param}': expected ${withArticle(issue.expected)}, but got ${describeType(value)} instead.`, param);
     case 'invalid_value':
       return invalidRequest(`Invalid value: ${JSON.stringify(value)}. Supported values are: ${quoteAll(issue.values)}.`, param);
     case 'invalid_union':
@@ -57,10 +54,7 @@ function describeIssue(outer: Issue, body: unknown): OpenAiError {
     case 'too_small':
       if (Number(issue.minimum) === 1 && (issue.origin === 'array' || issue.origin === 'string')) {
         const empty = issue.origin === 'array' ? 'empty array' : 'empty string';
-        return invalidRequest(
-          `Invalid '${param}': ${empty}. Expected ${withArticle(issue.origin)} with minimum length 1, but got an ${empty} instead.`,
-          param,
-        );
+        return invalidRequest(`Invalid '${param}': ${empty}. Expected ${withArticle(issue.origin)} with minimum length 1, but got an ${empty} instead.`, param);
       }
       break;
     default:

@@ -38,9 +38,7 @@ export type Outcome = { status: 'succeeded'; result: unknown } | { status: 'fail
 /** The result and error column values of an outcome, as JSON PostgreSQL can store. */
 export function outcomeColumns(outcome: Outcome): [result: string | null, error: string | null] {
   // A tool may answer with text PostgreSQL refuses (a NUL): stored with U+FFFD instead.
-  return outcome.status === 'succeeded'
-    ? [JSON.stringify(toStorableJson(outcome.result ?? null)), null]
-    : [null, JSON.stringify(toStorableJson(outcome.error))];
+  return outcome.status === 'succeeded' ? [JSON.stringify(toStorableJson(outcome.result ?? null)), null] : [null, JSON.stringify(toStorableJson(outcome.error))];
 }
 
 export function attemptFields<Status extends AttemptStatus>(row: AttemptRow<Status>): AttemptFields<Status> {

@@ -232,10 +232,7 @@ export class BatchesRepository {
 
   /** A user's batches with items waiting to start, oldest first. */
   async waitingBatchIdsOfUser(userId: string): Promise<string[]> {
-    const { rows } = await this.db.query<{ id: string }>(
-      `SELECT id FROM batches WHERE user_id = $1 AND status IN ('queued', 'running') AND queued > 0 ORDER BY ordinal`,
-      [userId],
-    );
+    const { rows } = await this.db.query<{ id: string }>(`SELECT id FROM batches WHERE user_id = $1 AND status IN ('queued', 'running') AND queued > 0 ORDER BY ordinal`, [userId]);
     return rows.map((row) => row.id);
   }
 
@@ -324,11 +321,7 @@ export class BatchesRepository {
   }
 
   /** Ends a running item of run `run`; false when it had ended already. */
-  async finishItem(
-    item: Pick<BatchItemRecord, 'batchId' | 'position' | 'run'>,
-    status: 'succeeded' | 'failed' | 'cancelled',
-    result: BatchItemResult,
-  ): Promise<boolean> {
+  async finishItem(item: Pick<BatchItemRecord, 'batchId' | 'position' | 'run'>, status: 'succeeded' | 'failed' | 'cancelled', result: BatchItemResult): Promise<boolean> {
     const { rows } = await this.db.query(
       `UPDATE batch_items SET status = $4, result = $5, finished_at = clock_timestamp()
        WHERE batch_id = $1 AND position = $2 AND run = $3 AND status = 'running' RETURNING position`,
@@ -374,7 +367,9 @@ export class BatchesRepository {
     return this.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ status: BatchStatus }>('SELECT status FROM batches WHERE id = $1 FOR UPDATE', [batchId]);
       if (!rows[0] || rows[0].status === 'cancelling') return 0;
-      const requeued = await tx.query("UPDATE batch_items SET status = 'queued', result = NULL, finished_at = NULL WHERE batch_id = $1 AND status = 'failed' RETURNING position", [batchId]);
+      const requeued = await tx.query("UPDATE batch_items SET status = 'queued', result = NULL, finished_at = NULL WHERE batch_id = $1 AND status = 'failed' RETURNING position", [
+        batchId,
+      ]);
       if (requeued.rows.length > 0) await tx.query("UPDATE batches SET status = 'running', finished_at = NULL WHERE id = $1", [batchId]);
       return requeued.rows.length;
     });

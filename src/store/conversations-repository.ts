@@ -34,9 +34,7 @@ export interface NewConversation {
 }
 
 /** What `createUnlessExternalIdTaken` did. */
-export type NewConversationOutcome =
-  | { kind: 'created'; conversation: Conversation }
-  | { kind: 'external_id_taken'; existing: Conversation };
+export type NewConversationOutcome = { kind: 'created'; conversation: Conversation } | { kind: 'external_id_taken'; existing: Conversation };
 
 interface ConversationRow {
   id: string;
@@ -106,29 +104,19 @@ export class ConversationsRepository {
    * The user's conversation with this `externalId` (a chat id, a batch item's run), made on
    * first use with `fields`. `created`: this call made it.
    */
-  async findOrCreateByExternalId(
-    userId: string,
-    externalId: string,
-    fields: Omit<NewConversation, 'userId' | 'externalId'> = {},
-  ): Promise<Conversation & { created: boolean }> {
+  async findOrCreateByExternalId(userId: string, externalId: string, fields: Omit<NewConversation, 'userId' | 'externalId'> = {}): Promise<Conversation & { created: boolean }> {
     const outcome = await this.createUnlessExternalIdTaken({ ...fields, userId, externalId });
     return outcome.kind === 'created' ? { ...outcome.conversation, created: true } : { ...outcome.existing, created: false };
   }
 
   async findByExternalId(userId: string, externalId: string): Promise<Conversation | null> {
-    const { rows } = await this.db.query<ConversationRow>(
-      `SELECT ${COLUMNS} FROM conversations WHERE user_id = $1 AND external_id = $2`,
-      [userId, externalId],
-    );
+    const { rows } = await this.db.query<ConversationRow>(`SELECT ${COLUMNS} FROM conversations WHERE user_id = $1 AND external_id = $2`, [userId, externalId]);
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
   /** Scoped to its owner: someone else's conversation is indistinguishable from a missing one. */
   async get(userId: string, id: string, db: Queryable = this.db, lock = false): Promise<Conversation | null> {
-    const { rows } = await db.query<ConversationRow>(
-      `SELECT ${COLUMNS} FROM conversations WHERE id = $1 AND user_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [id, userId],
-    );
+    const { rows } = await db.query<ConversationRow>(`SELECT ${COLUMNS} FROM conversations WHERE id = $1 AND user_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, userId]);
     return rows[0] ? toConversation(rows[0]) : null;
   }
 

@@ -220,13 +220,7 @@ export class MessagesRepository {
     const { rows } = await db.query(
       `INSERT INTO messages (conversation_id, turn_id, step, role, content, tool_calls) VALUES ($1, $2, $3, 'assistant', $4, $5)
        ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING RETURNING id`,
-      [
-        input.conversationId,
-        input.turnId,
-        input.step,
-        JSON.stringify(input.content),
-        input.toolCalls && input.toolCalls.length > 0 ? JSON.stringify(input.toolCalls) : null,
-      ],
+      [input.conversationId, input.turnId, input.step, JSON.stringify(input.content), input.toolCalls && input.toolCalls.length > 0 ? JSON.stringify(input.toolCalls) : null],
     );
     return rows.length > 0;
   }
@@ -237,10 +231,7 @@ export class MessagesRepository {
    * nothing when the step has its message already. The text comes from the provider's stream,
    * made storable where it was read.
    */
-  async insertIncompleteMessage(
-    input: { conversationId: string; turnId: string; step: number; text: string; reasoning: string },
-    db: Queryable = this.db,
-  ): Promise<void> {
+  async insertIncompleteMessage(input: { conversationId: string; turnId: string; step: number; text: string; reasoning: string }, db: Queryable = this.db): Promise<void> {
     await db.query(
       `INSERT INTO messages (conversation_id, turn_id, step, role, content, reasoning, incomplete) VALUES ($1, $2, $3, 'assistant', $4, $5, true)
        ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING`,
@@ -249,7 +240,7 @@ export class MessagesRepository {
   }
 
   /** The turn's incomplete assistant message (a cancel or an interrupt kept it), if it has one. */
-  async findIncomplete(turnId: string, db: Queryable = this.db): Promise<StoredMessage & { step: number } | null> {
+  async findIncomplete(turnId: string, db: Queryable = this.db): Promise<(StoredMessage & { step: number }) | null> {
     const { rows } = await db.query<MessageRow & { step: number }>(
       `SELECT ${MESSAGE_COLUMNS}, step FROM messages WHERE turn_id = $1 AND role = 'assistant' AND incomplete ORDER BY step DESC LIMIT 1`,
       [turnId],
@@ -264,11 +255,7 @@ export class MessagesRepository {
    * while that attempt runs the turn (its row locked for the insert): 'fenced', and nothing
    * written, once it does not; 'existed' when an earlier run wrote them.
    */
-  async insertToolMessages(
-    scope: { turnId: string; step?: number },
-    db: Queryable = this.db,
-    fence?: { attempt: number },
-  ): Promise<'written' | 'existed' | 'fenced'> {
+  async insertToolMessages(scope: { turnId: string; step?: number }, db: Queryable = this.db, fence?: { attempt: number }): Promise<'written' | 'existed' | 'fenced'> {
     const calls = '(SELECT * FROM tool_calls WHERE turn_id = $1 AND ($2::int IS NULL OR step = $2)) AS calls';
     const params = [scope.turnId, scope.step ?? null];
     if (!fence) {

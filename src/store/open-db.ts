@@ -214,19 +214,23 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
     connections: () => ({ max: 1, busy: Math.min(callers, 1), idle: callers === 0 ? 1 : 0, waiting: Math.max(0, callers - 1) }),
     // One session, the one that notifies too: nothing to lose or open again.
     listen(channel, listener) {
-      const unlisten = pglite.listen(channel, () => listener.notified()).then(
-        (stop) => {
-          listener.listening();
-          return stop;
-        },
-        (error: unknown) => {
-          listener.lost(coerceError(error));
-          return undefined;
-        },
-      );
+      const unlisten = pglite
+        .listen(channel, () => listener.notified())
+        .then(
+          (stop) => {
+            listener.listening();
+            return stop;
+          },
+          (error: unknown) => {
+            listener.lost(coerceError(error));
+            return undefined;
+          },
+        );
       return {
         async close() {
-          await (await unlisten)?.();
+          await (
+            await unlisten
+          )?.();
         },
       };
     },
@@ -270,11 +274,12 @@ async function lockFolder(dir: string, onError: OpenDbOptions['onError']): Promi
       return await lockfile.lock(dir, { lockfilePath, stale: LOCK_STALE_MS, update: LOCK_UPDATE_MS, retries: 0, onCompromised: (error) => onError?.(error) });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
-      const refreshedAt = await fs.promises.stat(lockfilePath).then((stat) => stat.mtimeMs, () => null);
+      const refreshedAt = await fs.promises.stat(lockfilePath).then(
+        (stat) => stat.mtimeMs,
+        () => null,
+      );
       if (refreshedAt !== null && Date.now() - refreshedAt < 3 * LOCK_UPDATE_MS) {
-        throw new DatabaseLockedError(
-          `the embedded database in ${dir} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`,
-        );
+        throw new DatabaseLockedError(`the embedded database in ${dir} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`);
       }
       await delay(LOCK_UPDATE_MS);
     }

@@ -32,9 +32,12 @@ export function listenOnPostgres(connectionString: string, channel: string, list
         lost = true;
         listener.lost(error);
       }
-      retry = setTimeout(() => {
-        connecting = connect();
-      }, listening ? 0 : RETRY_MS);
+      retry = setTimeout(
+        () => {
+          connecting = connect();
+        },
+        listening ? 0 : RETRY_MS,
+      );
     };
     candidate.on('error', drop);
     candidate.on('end', () => drop(new Error('the listening connection ended')));

@@ -157,8 +157,6 @@ function toApproval(row: ApprovalRow): ToolApproval {
     requestedAt: row.requested_at.toISOString(),
     expiresAt: row.expires_at.toISOString(),
     decision:
-      row.decided_at === null || row.approved === null
-        ? null
-        : { approved: row.approved, reason: row.reason, args: row.decided_args, decidedAt: row.decided_at.toISOString() },
+      row.decided_at === null || row.approved === null ? null : { approved: row.approved, reason: row.reason, args: row.decided_args, decidedAt: row.decided_at.toISOString() },
   };
 }

@@ -107,10 +107,7 @@ export class ToolCallsRepository {
   }
 
   async listForStep(turnId: string, step: number, db: Queryable = this.db): Promise<ToolCallRecord[]> {
-    const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = $1 AND step = $2 ORDER BY position', [
-      turnId,
-      step,
-    ]);
+    const { rows } = await db.query<ToolCallRow>('SELECT * FROM tool_calls WHERE turn_id = $1 AND step = $2 ORDER BY position', [turnId, step]);
     return rows.map(toRecord);
   }
 
@@ -129,9 +126,7 @@ export class ToolCallsRepository {
    * client calls, and calls that need approval (undecided, or approved and not settled yet), in
    * one query.
    */
-  async unsettledParkedCalls(
-    steps: { turnId: string; step: number }[],
-  ): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position' | 'kind' | 'status' | 'approvalId'>[]> {
+  async unsettledParkedCalls(steps: { turnId: string; step: number }[]): Promise<Pick<ToolCallRecord, 'turnId' | 'step' | 'position' | 'kind' | 'status' | 'approvalId'>[]> {
     if (steps.length === 0) return [];
     const { rows } = await this.db.query<{ turn_id: string; step: number; position: number; kind: string | null; status: ToolCallStatus; approval_id: string | null }>(
       `SELECT c.turn_id, c.step, c.position, c.kind, c.status, c.approval_id FROM tool_calls c
@@ -144,19 +139,20 @@ export class ToolCallsRepository {
 
   /** An approved call may run: pending again, with the arguments it runs with. False when it no longer waits. */
   async release(turnId: string, toolCallId: string, args: unknown, db: Queryable = this.db): Promise<boolean> {
-    const { rows } = await db.query(
-      `UPDATE tool_calls SET status = 'pending', args = $3 WHERE turn_id = $1 AND tool_call_id = $2 AND status = 'awaiting_approval' RETURNING 1`,
-      [turnId, toolCallId, JSON.stringify(args ?? null)],
-    );
+    const { rows } = await db.query(`UPDATE tool_calls SET status = 'pending', args = $3 WHERE turn_id = $1 AND tool_call_id = $2 AND status = 'awaiting_approval' RETURNING 1`, [
+      turnId,
+      toolCallId,
+      JSON.stringify(args ?? null),
+    ]);
     return rows.length > 0;
   }
 
   /** Counts an execution attempt. Null when the call is settled: it must not run again. */
   async markRunning(turnId: string, toolCallId: string): Promise<ToolCallRecord | null> {
-    const { rows } = await this.db.query<ToolCallRow>(
-      `UPDATE tool_calls SET ${START_ATTEMPT} WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`,
-      [turnId, toolCallId],
-    );
+    const { rows } = await this.db.query<ToolCallRow>(`UPDATE tool_calls SET ${START_ATTEMPT} WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`, [
+      turnId,
+      toolCallId,
+    ]);
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
@@ -165,12 +161,7 @@ export class ToolCallsRepository {
    * for a call no worker ran (a client tool's answer: 1, its timeout: 0), so that the stored call
    * says what its `tool-result` said.
    */
-  async settle(
-    turnId: string,
-    toolCallId: string,
-    outcome: Outcome & { attempts?: number },
-    db: Queryable = this.db,
-  ): Promise<ToolCallRecord | null> {
+  async settle(turnId: string, toolCallId: string, outcome: Outcome & { attempts?: number }, db: Queryable = this.db): Promise<ToolCallRecord | null> {
     // A call awaiting approval is settled only by its denial (or a cancel), never by a tool job.
     const { rows } = await db.query<ToolCallRow>(
       `UPDATE tool_calls SET status = $3, result = $4, error = $5, message = $6, finished_at = clock_timestamp(), attempts = COALESCE($7::int, attempts)
@@ -212,8 +203,7 @@ export function durationMs(call: ToolCallRecord): number {
 }
 
 /** A tool call row as `json_agg` writes it: its timestamps are text. */
-export type JsonToolCallRow = Omit<ToolCallRow, 'created_at' | 'started_at' | 'finished_at'> &
-  Record<'created_at' | 'started_at' | 'finished_at', string | null>;
+export type JsonToolCallRow = Omit<ToolCallRow, 'created_at' | 'started_at' | 'finished_at'> & Record<'created_at' | 'started_at' | 'finished_at', string | null>;
 
 export function toolCallFromJson(row: JsonToolCallRow): ToolCallRecord {
   return toRecord({ ...row, created_at: new Date(row.created_at!), started_at: dateFromJson(row.started_at), finished_at: dateFromJson(row.finished_at) });

@@ -183,8 +183,7 @@ export interface NewTurn {
   uiMessageId?: string;
 }
 
-const INSERT_COLUMNS =
-  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id)';
+const INSERT_COLUMNS = '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id)';
 const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12)";
 
 /** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
@@ -209,8 +208,7 @@ const recordStepParams = (id: string, attempt: number, record: StepRecord): unkn
 export type NextTurn = Pick<Turn, 'id' | 'conversationId' | 'userId' | 'retryAt' | 'batchPriority' | 'traceparent'>;
 
 /** A turn row as `to_jsonb` writes it: its timestamps are text. */
-type JsonTurnRow = Omit<TurnRow, 'retry_at' | 'created_at' | 'started_at' | 'finished_at'> &
-  Record<'retry_at' | 'created_at' | 'started_at' | 'finished_at', string | null>;
+type JsonTurnRow = Omit<TurnRow, 'retry_at' | 'created_at' | 'started_at' | 'finished_at'> & Record<'retry_at' | 'created_at' | 'started_at' | 'finished_at', string | null>;
 
 function fromJsonRow(row: JsonTurnRow): TurnRow {
   return {
@@ -295,10 +293,7 @@ export class TurnsRepository {
   }
 
   async findByIdempotencyKey(conversationId: string, key: string, db: Queryable = this.db): Promise<Turn | null> {
-    const { rows } = await db.query<TurnRow>('SELECT * FROM turns WHERE conversation_id = $1 AND idempotency_key = $2', [
-      conversationId,
-      key,
-    ]);
+    const { rows } = await db.query<TurnRow>('SELECT * FROM turns WHERE conversation_id = $1 AND idempotency_key = $2', [conversationId, key]);
     return rows[0] ? toTurn(rows[0]) : null;
   }
 
@@ -319,10 +314,7 @@ export class TurnsRepository {
 
   /** Unfinished turns of a conversation, oldest first: the first one is the one that may run. */
   async activeTurns(conversationId: string, db: Queryable = this.db): Promise<Turn[]> {
-    const { rows } = await db.query<TurnRow>(
-      `SELECT * FROM turns WHERE conversation_id = $1 AND status IN ${ACTIVE_SQL} ORDER BY ordinal`,
-      [conversationId],
-    );
+    const { rows } = await db.query<TurnRow>(`SELECT * FROM turns WHERE conversation_id = $1 AND status IN ${ACTIVE_SQL} ORDER BY ordinal`, [conversationId]);
     return rows.map(toTurn);
   }
 
@@ -501,13 +493,7 @@ export class TurnsRepository {
   ): Promise<{ ended: Turn; next: NextTurn | null } | null> {
     const { rows } = await db.query<{ result: { ended: JsonTurnRow; next: JsonTurnRow | null } | null }>(
       'SELECT complete_turn_with_final_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS result',
-      [
-        ...recordStepParams(id, attempt, step.record),
-        end.finishReason,
-        JSON.stringify(end.endEvents),
-        JSON.stringify(step.content),
-        end.seenSeq,
-      ],
+      [...recordStepParams(id, attempt, step.record), end.finishReason, JSON.stringify(end.endEvents), JSON.stringify(step.content), end.seenSeq],
     );
     const result = rows[0]?.result;
     if (!result) return null;
@@ -531,13 +517,7 @@ export class TurnsRepository {
    * count lives here, not in the job, so that a job Redis lost and the reconciler re-created
    * cannot retry without bound.
    */
-  async scheduleRetry(
-    id: string,
-    attempt: number,
-    error: { code: string; message: string },
-    delayMs: number,
-    db: Queryable = this.db,
-  ): Promise<boolean> {
+  async scheduleRetry(id: string, attempt: number, error: { code: string; message: string }, delayMs: number, db: Queryable = this.db): Promise<boolean> {
     const { rows } = await db.query(
       `UPDATE turns SET status = 'queued', provider_retries = provider_retries + 1,
          retry_at = clock_timestamp() + make_interval(secs => $5::double precision / 1000),
@@ -582,10 +562,7 @@ export class TurnsRepository {
   }
 
   async countActiveForUser(userId: string, db: Queryable = this.db): Promise<number> {
-    const { rows } = await db.query<{ count: string | number }>(
-      `SELECT count(*) AS count FROM turns WHERE user_id = $1 AND status IN ${ACTIVE_SQL}`,
-      [userId],
-    );
+    const { rows } = await db.query<{ count: string | number }>(`SELECT count(*) AS count FROM turns WHERE user_id = $1 AND status IN ${ACTIVE_SQL}`, [userId]);
     return Number(rows[0]?.count ?? 0);
   }
 }

@@ -43,11 +43,7 @@ export class UsersRepository {
   async createUserWithKey(name: string, allowedTools: string[] | null = null): Promise<{ id: string; name: string; keyId: string; apiKey: string }> {
     const id = `user_${randomUUID()}`;
     return this.db.transaction(async (tx) => {
-      await tx.query('INSERT INTO users (id, name, allowed_tools) VALUES ($1, $2, $3)', [
-        id,
-        name,
-        allowedTools === null ? null : JSON.stringify(allowedTools),
-      ]);
+      await tx.query('INSERT INTO users (id, name, allowed_tools) VALUES ($1, $2, $3)', [id, name, allowedTools === null ? null : JSON.stringify(allowedTools)]);
       const key = await this.createApiKey(id, tx);
       return { id, name, keyId: key.id, apiKey: key.apiKey };
     });
@@ -57,21 +53,13 @@ export class UsersRepository {
   async createApiKey(userId: string, db: Queryable = this.db): Promise<{ id: string; userId: string; apiKey: string }> {
     const apiKey = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
     const id = `key_${randomUUID()}`;
-    await db.query('INSERT INTO api_keys (id, user_id, key_hash, prefix) VALUES ($1, $2, $3, $4)', [
-      id,
-      userId,
-      hashApiKey(apiKey),
-      apiKey.slice(0, KEY_PREFIX.length + 6),
-    ]);
+    await db.query('INSERT INTO api_keys (id, user_id, key_hash, prefix) VALUES ($1, $2, $3, $4)', [id, userId, hashApiKey(apiKey), apiKey.slice(0, KEY_PREFIX.length + 6)]);
     return { id, userId, apiKey };
   }
 
   async findUserByApiKey(key: string): Promise<{ userId: string; keyId: string } | null> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
-    const { rows } = await this.db.query<{ id: string; user_id: string }>(
-      'SELECT id, user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-      [hashApiKey(key)],
-    );
+    const { rows } = await this.db.query<{ id: string; user_id: string }>('SELECT id, user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [hashApiKey(key)]);
     return rows[0] ? { userId: rows[0].user_id, keyId: rows[0].id } : null;
   }
 
@@ -103,9 +91,7 @@ export class UsersRepository {
   }
 
   async listApiKeys(userId: string): Promise<ApiKeyInfo[]> {
-    const { rows } = await this.db.query<ApiKeyRow>('SELECT id, user_id, prefix, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY created_at, id', [
-      userId,
-    ]);
+    const { rows } = await this.db.query<ApiKeyRow>('SELECT id, user_id, prefix, created_at, revoked_at FROM api_keys WHERE user_id = $1 ORDER BY created_at, id', [userId]);
     return rows.map(toApiKeyInfo);
   }
 
@@ -116,10 +102,7 @@ export class UsersRepository {
 
   /** null lifts the limit; a list limits the user's turns to those tools. */
   async setAllowedTools(userId: string, allowedTools: string[] | null): Promise<boolean> {
-    const { rows } = await this.db.query('UPDATE users SET allowed_tools = $2 WHERE id = $1 RETURNING id', [
-      userId,
-      allowedTools === null ? null : JSON.stringify(allowedTools),
-    ]);
+    const { rows } = await this.db.query('UPDATE users SET allowed_tools = $2 WHERE id = $1 RETURNING id', [userId, allowedTools === null ? null : JSON.stringify(allowedTools)]);
     return rows.length > 0;
   }
 

@@ -118,10 +118,14 @@ export class WebhooksRepository {
       await tx.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [input.userId]);
       const { rows: counted } = await tx.query<{ endpoints: number }>('SELECT count(*)::int AS endpoints FROM webhook_endpoints WHERE user_id = $1', [input.userId]);
       if (counted[0]!.endpoints >= maxPerUser) return null;
-      const { rows } = await tx.query<EndpointRow>(
-        'INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-        [input.id, input.userId, input.url, input.events, input.description, input.secret],
-      );
+      const { rows } = await tx.query<EndpointRow>('INSERT INTO webhook_endpoints (id, user_id, url, events, description, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *', [
+        input.id,
+        input.userId,
+        input.url,
+        input.events,
+        input.description,
+        input.secret,
+      ]);
       return toEndpoint(rows[0]!);
     });
   }
@@ -218,12 +222,7 @@ export class WebhooksRepository {
    * redelivered since the attempt read it: its new run has a job of its own) and whether this
    * attempt disabled the endpoint.
    */
-  async markAttemptFailed(
-    delivery: AttemptBasis,
-    attempt: AttemptRecord,
-    nextAttemptAt: Date | null,
-    disableAfterMs: number,
-  ): Promise<{ recorded: boolean; disabled: boolean }> {
+  async markAttemptFailed(delivery: AttemptBasis, attempt: AttemptRecord, nextAttemptAt: Date | null, disableAfterMs: number): Promise<{ recorded: boolean; disabled: boolean }> {
     const { rows } = await this.db.query<{ disabled: boolean }>(
       `WITH d AS (
          UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $2, last_error = $3, next_attempt_at = $4,

@@ -3,12 +3,7 @@
  * else every tool the user may use. `[]` offers none. Pure; names not in `available` are
  * dropped here (the API refuses unknown names before a turn is created).
  */
-export function offeredToolNames(input: {
-  turnTools: string[] | undefined;
-  conversationTools: string[] | null;
-  userAllowedTools: string[] | null;
-  available: string[];
-}): string[] {
+export function offeredToolNames(input: { turnTools: string[] | undefined; conversationTools: string[] | null; userAllowedTools: string[] | null; available: string[] }): string[] {
   const allowedForUser = input.userAllowedTools ? new Set(input.userAllowedTools) : null;
   const requested = input.turnTools ?? input.conversationTools ?? input.available;
   const available = new Set(input.available);

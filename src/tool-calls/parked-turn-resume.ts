@@ -34,11 +34,7 @@ export async function resumeParkedTurnWhenSettled(deps: ParkedTurnResumeDeps, tu
  * stops at a wait (the /api/chat stream, which the browser must end before it can answer)
  * learns only from this one that the turn now waits on it.
  */
-export async function moveParkedTurnOn(
-  deps: ParkedTurnResumeDeps & { eventLog: EventAppender },
-  turn: Pick<Turn, 'id' | 'conversationId'>,
-  step: number,
-): Promise<void> {
+export async function moveParkedTurnOn(deps: ParkedTurnResumeDeps & { eventLog: EventAppender }, turn: Pick<Turn, 'id' | 'conversationId'>, step: number): Promise<void> {
   const waiting = await stepStillParked(deps, turn, step, true);
   if (!waiting.parked) return;
   if (waiting.calls.every(isSettled)) return deps.enqueueResume(turn.id, step, waiting.traceparent);

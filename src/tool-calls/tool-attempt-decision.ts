@@ -8,9 +8,7 @@ export type ToolSettlement = { status: 'succeeded'; result: unknown } | { status
  * After one execution: run the tool again after `delayMs` (nothing stored), or store its outcome.
  * `error` is the failure that is retried, for the job's log.
  */
-export type ToolAttemptDecision =
-  | { kind: 'retry'; delayMs: number; error: { code: string; message: string } }
-  | { kind: 'settle'; settlement: ToolSettlement };
+export type ToolAttemptDecision = { kind: 'retry'; delayMs: number; error: { code: string; message: string } } | { kind: 'settle'; settlement: ToolSettlement };
 
 /**
  * A retryable failure runs again when the tool retry policy says so: `attempts` is the attempt

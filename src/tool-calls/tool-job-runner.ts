@@ -85,11 +85,7 @@ export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: 
  * once had is stored, never re-earned by running the tool again. Throws only when the attempt was
  * aborted or a store stayed away.
  */
-async function runExecution<Settled extends SettledTool>(
-  deps: ToolJobDeps,
-  kind: ToolExecutionKind<Settled>,
-  context: ToolJobContext,
-): Promise<ToolJobOutcome> {
+async function runExecution<Settled extends SettledTool>(deps: ToolJobDeps, kind: ToolExecutionKind<Settled>, context: ToolJobContext): Promise<ToolJobOutcome> {
   const running = await waitOutOutage(() => kind.markRunning(), context);
   if (!running) {
     recordToolOutcome(context.span, 'already_settled');

@@ -6,13 +6,7 @@ import { sendApprovedCall } from './tool-approvals';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db, Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
-import {
-  SETTLED_TOOL_CALL_STATUSES,
-  type NewToolCall,
-  type ToolCallRecord,
-  type StepState,
-  type ToolCallsRepository,
-} from '../store/tool-calls-repository';
+import { SETTLED_TOOL_CALL_STATUSES, type NewToolCall, type ToolCallRecord, type StepState, type ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { clientToolResultEvent, toolResultEvent } from './tool-messages';
@@ -157,11 +151,7 @@ export async function resumeToolPhase(
 }
 
 /** Sends the step's server calls out as one flow whose parent continues the turn. */
-function fanOut(
-  deps: ToolPhaseDeps,
-  context: { turnId: string; step: number; trace?: FanOutTrace },
-  calls: { toolCallId: string; position: number }[],
-): Promise<void> {
+function fanOut(deps: ToolPhaseDeps, context: { turnId: string; step: number; trace?: FanOutTrace }, calls: { toolCallId: string; position: number }[]): Promise<void> {
   return fanOutToolCalls(deps.flows, {
     turnId: context.turnId,
     step: context.step,
@@ -179,11 +169,7 @@ function fanOut(
  * this read sees its outcome and the turn goes on here. Parking
  * on a read taken before the lock would leave a turn waiting for an answer it already has.
  */
-async function parkForAnswers(
-  deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; step: number },
-  conversationId: string,
-): Promise<string[] | 'fenced'> {
+async function parkForAnswers(deps: ToolPhaseDeps, context: { turnId: string; attempt: number; step: number }, conversationId: string): Promise<string[] | 'fenced'> {
   return deps.db.transaction(async (tx) => {
     await deps.conversations.lock(conversationId, tx);
     const unanswered = (await deps.toolCalls.listForStep(context.turnId, context.step, tx)).filter((call) => !isSettled(call));

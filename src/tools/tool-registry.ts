@@ -64,10 +64,7 @@ export async function loadToolRegistry(options: LoadToolRegistryOptions): Promis
  * one deadline per attempt (AbortSignal.timeout, joined to the caller's with AbortSignal.any),
  * and an outcome for every attempt, whatever the tool did.
  */
-export function createToolRegistry(
-  tools: ExecutableTool[],
-  options: { logger: Logger; close(): Promise<void>; approvalRequired?: ReadonlySet<string> },
-): ToolRegistry {
+export function createToolRegistry(tools: ExecutableTool[], options: { logger: Logger; close(): Promise<void>; approvalRequired?: ReadonlySet<string> }): ToolRegistry {
   const byName = new Map<string, ExecutableTool>();
   for (const declared of tools) {
     const tool = options.approvalRequired?.has(declared.descriptor.name) ? { ...declared, descriptor: { ...declared.descriptor, needsApproval: true } } : declared;

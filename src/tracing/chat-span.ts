@@ -8,11 +8,7 @@ import { contextOf } from './trace-context';
  * the request and ended once its stream has: nothing is recorded per chunk, so streaming tokens
  * costs no span work (and with tracing off every call here is the no-op tracer's).
  */
-export function startChatSpan(
-  tracer: Tracer,
-  parent: Span,
-  request: Parameters<typeof chatRequestAttributes>[0],
-): Span {
+export function startChatSpan(tracer: Tracer, parent: Span, request: Parameters<typeof chatRequestAttributes>[0]): Span {
   return tracer.startSpan(spanNames.chat(request.model), { kind: SpanKind.CLIENT, attributes: chatRequestAttributes(request) }, contextOf(parent));
 }
 

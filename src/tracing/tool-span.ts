@@ -6,10 +6,7 @@ import { spanNames, SWITCHYARD, toolCallAttributes } from './span-attributes';
 export type ToolSpanOutcome = 'succeeded' | 'failed' | 'retry' | 'already_settled' | 'aborted';
 
 /** Names an execute_tool span after its call, once the call is read (its job carries ids only). */
-export function describeToolCall(
-  span: Span | undefined,
-  call: { toolName: string; toolCallId?: string; kind?: string; attempts: number },
-): void {
+export function describeToolCall(span: Span | undefined, call: { toolName: string; toolCallId?: string; kind?: string; attempts: number }): void {
   if (!span) return;
   span.updateName(spanNames.executeTool(call.toolName));
   span.setAttributes(toolCallAttributes(call));

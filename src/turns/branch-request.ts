@@ -22,7 +22,7 @@ export function noBranchPoint(branch: BranchRequest): AppError {
   const message =
     branch.from === null
       ? 'the conversation has no user message to answer again'
-      : 'is not a user message on this conversation\'s path (see GET /v1/conversations/:id: an id of a message without supersededBy)';
+      : "is not a user message on this conversation's path (see GET /v1/conversations/:id: an id of a message without supersededBy)";
   return new AppError('invalid_request', `invalid request: ${branch.field}: ${message}`, [{ field: branch.field, message }]);
 }
 

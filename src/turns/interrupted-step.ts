@@ -34,11 +34,7 @@ export interface InterruptedStepDeps {
  * 3. Fold them as a client does; the step shown last, if it was not committed and streamed
  *    text or reasoning, is stored.
  */
-export async function keepInterruptedStep(
-  deps: InterruptedStepDeps,
-  ended: Pick<Turn, 'id' | 'conversationId' | 'attempt' | 'step'>,
-  tx: Queryable,
-): Promise<void> {
+export async function keepInterruptedStep(deps: InterruptedStepDeps, ended: Pick<Turn, 'id' | 'conversationId' | 'attempt' | 'step'>, tx: Queryable): Promise<void> {
   // A turn no worker began streamed nothing (a batch cancel ends many such).
   if (ended.attempt === 0) return;
   await deps.eventLog.fenceAttemptsBelow(ended.conversationId, ended.id, ended.attempt + 1);
@@ -50,7 +46,7 @@ export async function keepInterruptedStep(
 async function turnEventsAfter(log: StreamedOutputLog, turn: Pick<Turn, 'id' | 'conversationId'>, afterSeq: number): Promise<SwitchyardEvent[]> {
   const marker = `"turnId":${JSON.stringify(turn.id)}`;
   const events: SwitchyardEvent[] = [];
-  for (let after = afterSeq; ; ) {
+  for (let after = afterSeq; ;) {
     const page = await log.readNow(turn.conversationId, after);
     if (page.events.length === 0) return events;
     for (const logged of page.events) {

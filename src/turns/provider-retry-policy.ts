@@ -11,21 +11,13 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 5, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 15 * 60_000 };
 
-export type RetryDecision =
-  | { kind: 'retry'; delayMs: number }
-  | { kind: 'fail'; code: 'provider_error' | 'retries_exhausted'; message: string }
-  | { kind: 'abandon' };
+export type RetryDecision = { kind: 'retry'; delayMs: number } | { kind: 'fail'; code: 'provider_error' | 'retries_exhausted'; message: string } | { kind: 'abandon' };
 
 /**
  * What to do after a provider failure. Pure: the caller supplies the retry count and the
  * randomness (full jitter) so the decision is testable.
  */
-export function decideProviderRetry(
-  error: ProviderError,
-  retriesSoFar: number,
-  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-  random: () => number = Math.random,
-): RetryDecision {
+export function decideProviderRetry(error: ProviderError, retriesSoFar: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY, random: () => number = Math.random): RetryDecision {
   if (error.kind === 'aborted') return { kind: 'abandon' };
   if (!error.retryable) return { kind: 'fail', code: 'provider_error', message: error.message };
   if (retriesSoFar >= policy.maxRetries) {

@@ -17,14 +17,17 @@ const isLive = (job: ObservedJob) => job.state === 'live';
  * the state of every job that could move it on: its start, its step's continuation, its
  * client-answer resume, and the timeouts of its unanswered client tools. Pure.
  */
-export function decideReconcile(turn: { status: string; awaiting: 'tools' | 'clients' | 'approvals' | null }, jobs: {
-  turnJobs: ObservedJob[];
-  /**
-   * One per call of the parked step that something outside the turn settles: an unanswered
-   * client call's timeout, an undecided call's approval expiry, an approved call's tool job.
-   */
-  clientTimeouts: ObservedJob[];
-}): ReconcileAction {
+export function decideReconcile(
+  turn: { status: string; awaiting: 'tools' | 'clients' | 'approvals' | null },
+  jobs: {
+    turnJobs: ObservedJob[];
+    /**
+     * One per call of the parked step that something outside the turn settles: an unanswered
+     * client call's timeout, an undecided call's approval expiry, an approved call's tool job.
+     */
+    clientTimeouts: ObservedJob[];
+  },
+): ReconcileAction {
   if (jobs.turnJobs.some(isLive)) return { kind: 'none' };
   const failed = jobs.turnJobs.find((job) => job.state === 'failed');
   if (failed) {

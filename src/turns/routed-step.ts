@@ -106,7 +106,8 @@ export async function streamRoutedStep(deps: RoutingDeps, input: RoutedStepInput
     const call = await requestOnce(deps, input, connected, target, choice.probe).finally(release);
     const { result } = call;
     if (result.ok) {
-      if (choice.probe) await deps.cooldowns.recovered(target).catch((error: unknown) => input.log.warn({ err: error, provider: target.provider }, 'could not mark a target healthy'));
+      if (choice.probe)
+        await deps.cooldowns.recovered(target).catch((error: unknown) => input.log.warn({ err: error, provider: target.provider }, 'could not mark a target healthy'));
       return { kind: 'ok', result, call: call.record, startedAt: call.startedAt, chatSpan: call.chatSpan };
     }
     const outputSent = result.outputSent;
@@ -125,10 +126,15 @@ export async function streamRoutedStep(deps: RoutingDeps, input: RoutedStepInput
         forced = decision.index;
         break;
       case 'cool-down':
-        await deps.cooldowns.failed(target, result.error.retryAfterMs).catch((error: unknown) => input.log.warn({ err: error, provider: target.provider }, 'could not record a target cooling down'));
+        await deps.cooldowns
+          .failed(target, result.error.retryAfterMs)
+          .catch((error: unknown) => input.log.warn({ err: error, provider: target.provider }, 'could not record a target cooling down'));
         break;
     }
-    input.log.warn({ step, provider: target.provider, model: target.model, providerError: result.error.kind, reason: result.error.message, outputSent }, 'provider request failed; the step goes on to the next target');
+    input.log.warn(
+      { step, provider: target.provider, model: target.model, providerError: result.error.kind, reason: result.error.message, outputSent },
+      'provider request failed; the step goes on to the next target',
+    );
     left = { target, reason: result.error.kind, outputSent, error: result.error };
   }
 }

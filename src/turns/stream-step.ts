@@ -107,8 +107,7 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
     }
     return { ok: false, error: new ProviderError('truncated', 'the provider stream ended without finishing'), outputSent, streamed };
   } catch (error) {
-    const providerError =
-      ProviderError.isInstance(error) ? error : new ProviderError('stream_error', errorMessage(error));
+    const providerError = ProviderError.isInstance(error) ? error : new ProviderError('stream_error', errorMessage(error));
     return { ok: false, error: providerError, outputSent, streamed };
   }
 }

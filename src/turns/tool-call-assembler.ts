@@ -1,9 +1,7 @@
 import type { AssistantToolCall } from '../providers/model-provider';
 
 /** What the assembler tells the caller to announce, in stream order. */
-export type AssemblerOutput =
-  | { type: 'start'; toolCallId: string; toolName: string }
-  | { type: 'delta'; toolCallId: string; argsTextDelta: string };
+export type AssemblerOutput = { type: 'start'; toolCallId: string; toolName: string } | { type: 'delta'; toolCallId: string; argsTextDelta: string };
 
 interface Buffer {
   /** The first id the provider sent for the call. */

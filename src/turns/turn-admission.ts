@@ -14,16 +14,9 @@ export type Admission =
  * Decides what `POST /turns` does. Pure: the caller reads the facts inside a transaction
  * that holds the conversation's row lock, so concurrent posts see each other's turns.
  */
-export function admitTurn(facts: {
-  existingForKey: Turn | null;
-  requestHash: string;
-  activeTurns: Turn[];
-  onBusy: OnBusy;
-}): Admission {
+export function admitTurn(facts: { existingForKey: Turn | null; requestHash: string; activeTurns: Turn[]; onBusy: OnBusy }): Admission {
   if (facts.existingForKey) {
-    return facts.existingForKey.requestHash === facts.requestHash
-      ? { kind: 'replay', turn: facts.existingForKey }
-      : { kind: 'idempotency_conflict' };
+    return facts.existingForKey.requestHash === facts.requestHash ? { kind: 'replay', turn: facts.existingForKey } : { kind: 'idempotency_conflict' };
   }
   const active = facts.activeTurns[0];
   if (!active) return { kind: 'create', enqueueNow: true, interrupt: [] };

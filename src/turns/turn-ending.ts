@@ -160,12 +160,7 @@ export async function recordTurnEnd(
  * in-flight state. Returns false when the end had been announced already (the log takes a
  * turn's end once).
  */
-export async function announceTurnEnd(
-  deps: TurnEndingDeps,
-  ended: Turn,
-  attempt: number | null,
-  events: TurnEvents = endingEvents(deps, ended, attempt),
-): Promise<boolean> {
+export async function announceTurnEnd(deps: TurnEndingDeps, ended: Turn, attempt: number | null, events: TurnEvents = endingEvents(deps, ended, attempt)): Promise<boolean> {
   if (attempt === null) await publishTurnCancel(deps.redis, deps.redisPrefix, ended.id);
   // A stopped stream leaves its tool-call buffers behind; an ended turn has none.
   events.clearInflight();

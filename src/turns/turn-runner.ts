@@ -182,13 +182,7 @@ type StepEnd = TurnRunOutcome | typeof NEXT_STEP;
  *    the turn or start its tools (and go on when they are done at once).
  * 4. End the turn once `maxSteps` steps are committed.
  */
-async function runAttempt(
-  deps: TurnRunnerDeps,
-  job: TurnJob,
-  begun: BegunAttempt,
-  log: Logger,
-  jobSignal: AbortSignal,
-): Promise<TurnRunOutcome> {
+async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const run = await openAttempt(deps, job, begun, log, jobSignal);
   if (run.turn.step > 0) {
     const resumed = await resumeLastStep(run);

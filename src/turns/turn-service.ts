@@ -69,12 +69,7 @@ export class TurnService {
     }
   }
 
-  private async admit(
-    userId: string,
-    conversationId: string,
-    request: TurnRequest,
-    traceparent: string | undefined,
-  ): Promise<{ turn: Turn; created: boolean }> {
+  private async admit(userId: string, conversationId: string, request: TurnRequest, traceparent: string | undefined): Promise<{ turn: Turn; created: boolean }> {
     if (request.options.model !== undefined) this.assertModel(request.options.model);
     await this.assertWithinBudget(userId);
     const requestHash = hashRequest(request);
@@ -104,9 +99,7 @@ export class TurnService {
     const admission = await this.deps.db.transaction(async (tx) => {
       const conversation = await this.deps.conversations.get(userId, conversationId, tx, true);
       if (!conversation) throw notFound('conversation');
-      const existingForKey = request.idempotencyKey
-        ? await this.deps.turns.findByIdempotencyKey(conversationId, request.idempotencyKey, tx)
-        : null;
+      const existingForKey = request.idempotencyKey ? await this.deps.turns.findByIdempotencyKey(conversationId, request.idempotencyKey, tx) : null;
       const activeTurns = await this.deps.turns.activeTurns(conversationId, tx);
       const decision = admitTurn({ existingForKey, requestHash, activeTurns, onBusy: request.onBusy });
       if (decision.kind !== 'create') return { decision, turn: null, interrupted: [] as Turn[], activeOfUser: 0 };

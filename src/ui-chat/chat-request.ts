@@ -124,9 +124,7 @@ function toolAnswers(parts: z.infer<typeof uiPart>[], index: number): { toolCall
     if (!isToolPart(part) || (part.state !== 'output-available' && part.state !== 'output-error')) return [];
     const answered = parseWith(answeredToolPart, part, ['messages', index, 'parts', partIndex]);
     const answer: ClientAnswer =
-      answered.state === 'output-available'
-        ? { result: answered.output ?? null }
-        : { error: { code: 'client_tool_error', message: answered.errorText } };
+      answered.state === 'output-available' ? { result: answered.output ?? null } : { error: { code: 'client_tool_error', message: answered.errorText } };
     return [{ toolCallId: answered.toolCallId, answer }];
   });
 }

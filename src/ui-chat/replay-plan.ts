@@ -60,9 +60,7 @@ export function createReplayPlanner(): ReplayPlanner {
       const ranges = [...discarded];
       return {
         shows: (event) =>
-          event.type !== 'attempt-discarded' &&
-          !ranges.some((range) => event.seq >= range.from && event.seq <= range.to) &&
-          (event.type !== 'turn-waiting' || event.seq === last),
+          event.type !== 'attempt-discarded' && !ranges.some((range) => event.seq >= range.from && event.seq <= range.to) && (event.type !== 'turn-waiting' || event.seq === last),
         answered: new Set(results.map((fact) => fact.toolCallId)),
         approved: new Set(approvals.map((fact) => fact.toolCallId)),
       };

@@ -38,7 +38,6 @@ export interface ModelTarget {
 
 export type UiFinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'error' | 'other';
 
-
 export interface UiChunkMapper {
   /** The chunks for one of the turn's events; `end` when the stream ends after them. */
   map(event: SwitchyardEvent): { chunks: UiChunk[]; end: boolean };
@@ -187,7 +186,10 @@ export function createUiChunkMapper(options: {
 export function closingChunks(turn: { status: string; finishReason: string | null; error: { code: string; message: string } | null }): UiChunk[] {
   if (turn.status === 'cancelled') {
     // `abort` carries no metadata: the AI SDK takes it from a chunk of its own.
-    return [{ type: 'message-metadata', messageMetadata: { turnStatus: 'cancelled' } }, { type: 'abort', reason: 'cancelled' }];
+    return [
+      { type: 'message-metadata', messageMetadata: { turnStatus: 'cancelled' } },
+      { type: 'abort', reason: 'cancelled' },
+    ];
   }
   if (turn.status === 'failed') {
     return [

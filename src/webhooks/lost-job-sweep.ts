@@ -38,7 +38,10 @@ export class LostJobSweep {
       const { runs, next } = await this.deps.webhooks.overdue(overdueMs, this.paging.pageSize, this.from);
       const present = await Promise.all(runs.map((run) => hasDeliveryJob(this.deps.webhookQueue, run)));
       const lost = runs.filter((_, index) => !present[index]);
-      await enqueueDeliveries(this.deps.webhookQueue, lost.map((run) => ({ run, delayMs: delayUntil(run.nextAttemptAt) })));
+      await enqueueDeliveries(
+        this.deps.webhookQueue,
+        lost.map((run) => ({ run, delayMs: delayUntil(run.nextAttemptAt) })),
+      );
       for (const run of lost) this.deps.logger.info({ deliveryId: run.id }, 'webhook delivery job re-added');
       readded += lost.length;
       // A short page is the end: the next sweep starts from the first again.

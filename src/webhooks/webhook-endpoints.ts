@@ -70,7 +70,12 @@ const endpointLimitReached = (limit: number) =>
   new AppError('invalid_request', `a user has at most ${limit} webhook endpoints (WEBHOOK_MAX_ENDPOINTS_PER_USER); delete one to register another`);
 
 /** A new secret; the one it replaces keeps signing (both signatures sent) for {@link PREVIOUS_SECRET_TTL_MS}. */
-export async function rotateEndpointSecret(deps: WebhookEndpointsDeps, userId: string, id: string, now = Date.now()): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {
+export async function rotateEndpointSecret(
+  deps: WebhookEndpointsDeps,
+  userId: string,
+  id: string,
+  now = Date.now(),
+): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {
   const secret = generateWebhookSecret();
   const until = new Date(now + PREVIOUS_SECRET_TTL_MS);
   const endpoint = await deps.webhooks.rotateSecret(userId, id, deps.secretBox.seal(secret), until);

@@ -2,10 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import type { ResolvedTarget } from './webhook-target';
 
 /** What one attempt came to: the receiver's answer, or why there was none. */
-export type AttemptOutcome =
-  | { kind: 'answered'; statusCode: number; ok: boolean; bodyExcerpt: string }
-  | { kind: 'timeout' }
-  | { kind: 'network_error'; message: string };
+export type AttemptOutcome = { kind: 'answered'; statusCode: number; ok: boolean; bodyExcerpt: string } | { kind: 'timeout' } | { kind: 'network_error'; message: string };
 
 /** How much of the receiver's answer is read: enough for an error message, never a whole body. */
 const MAX_BODY_BYTES = 4096;

@@ -4,11 +4,7 @@ import { describeNeeding, missingProgram } from '../support/required-programs';
 import { startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_MISSING = missingProgram(
-  CHROMIUM,
-  'apt-get install -y --no-install-recommends chromium (bash .ci/run installs it when missing), or set CHROMIUM_PATH',
-  'Chromium',
-);
+const CHROMIUM_MISSING = missingProgram(CHROMIUM, 'apt-get install -y --no-install-recommends chromium (bash .ci/run installs it when missing), or set CHROMIUM_PATH', 'Chromium');
 /** As the machine's notes say: without these, Chromium tries the network at every start. */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -38,11 +34,7 @@ describeNeeding(CHROMIUM_MISSING, 'the client package in a browser', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    [project, harness, browser] = await Promise.all([
-      installPackedClient([]),
-      startToolTurnHarness(),
-      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
-    ]);
+    [project, harness, browser] = await Promise.all([installPackedClient([]), startToolTurnHarness(), chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })]);
   }, 180_000);
   afterAll(async () => {
     await browser?.close();

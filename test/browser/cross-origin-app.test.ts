@@ -72,12 +72,20 @@ describeNeeding(CHROMIUM_MISSING, 'a useChat app on another origin, in a browser
   });
 
   const textsOf = (role: string) =>
-    page.locator(`[data-role=${role}]`).evaluateAll((items) => items.map((item) => Array.from(item.querySelectorAll('p')).map((p: any) => p.textContent).join('')));
+    page.locator(`[data-role=${role}]`).evaluateAll((items) =>
+      items.map((item) =>
+        Array.from(item.querySelectorAll('p'))
+          .map((p: any) => p.textContent)
+          .join(''),
+      ),
+    );
   const assistantTextsAre = (expected: string[]) =>
     page
       .waitForFunction((texts) => {
         const shown = Array.from(document.querySelectorAll('[data-role=assistant]')).map((item: any) =>
-          Array.from(item.querySelectorAll('p')).map((p: any) => p.textContent).join(''),
+          Array.from(item.querySelectorAll('p'))
+            .map((p: any) => p.textContent)
+            .join(''),
         );
         return JSON.stringify(shown) === JSON.stringify(texts);
       }, expected)

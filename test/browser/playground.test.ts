@@ -60,19 +60,37 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     await tools?.close();
   });
 
-  const assistantTexts = () => page.locator('[data-testid=assistant-message]').evaluateAll((items) => items.map((item) => Array.from(item.querySelectorAll(':scope > p')).map((p: any) => p.textContent).join('')));
+  const assistantTexts = () =>
+    page.locator('[data-testid=assistant-message]').evaluateAll((items) =>
+      items.map((item) =>
+        Array.from(item.querySelectorAll(':scope > p'))
+          .map((p: any) => p.textContent)
+          .join(''),
+      ),
+    );
   /** Waits until the last assistant message shows exactly `expected` as its text. */
   const lastAnswerIs = (expected: string) =>
     page.waitForFunction((text) => {
       const messages = document.querySelectorAll('[data-testid=assistant-message]');
       const last = messages[messages.length - 1];
-      return last !== undefined && Array.from(last.querySelectorAll(':scope > p')).map((p: any) => p.textContent).join('') === text;
+      return (
+        last !== undefined &&
+        Array.from(last.querySelectorAll(':scope > p'))
+          .map((p: any) => p.textContent)
+          .join('') === text
+      );
     }, expected);
   /** The chat as the page shows it (for a failure's message): statuses, cards, errors. */
   const describePage = async () =>
     JSON.stringify({
-      statusLine: await page.locator('.status-line').innerText().catch(() => null),
-      sendDisabled: await page.locator('[data-testid=send-button]').isDisabled().catch(() => null),
+      statusLine: await page
+        .locator('.status-line')
+        .innerText()
+        .catch(() => null),
+      sendDisabled: await page
+        .locator('[data-testid=send-button]')
+        .isDisabled()
+        .catch(() => null),
       cards: await page.locator('[data-testid=tool-card]').evaluateAll((cards) => cards.map((card: any) => `${card.dataset.tool}:${card.dataset.state}`)),
       answers: await assistantTexts(),
       pageErrors,
@@ -103,7 +121,13 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
 
     const scenario = {
       steps: [
-        { text: 'Checking both cities.', toolCalls: [{ name: 'weather', arguments: { city: 'Lisbon' } }, { name: 'weather', arguments: { city: 'Porto' } }] },
+        {
+          text: 'Checking both cities.',
+          toolCalls: [
+            { name: 'weather', arguments: { city: 'Lisbon' } },
+            { name: 'weather', arguments: { city: 'Porto' } },
+          ],
+        },
         { text: 'Both are 21 degrees.', tokenDelayMs: 20 },
       ],
     };

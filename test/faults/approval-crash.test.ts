@@ -33,8 +33,22 @@ describe('tool approvals across crashes', () => {
           fields: [{ name: 'to', required: true }],
         },
         'desk.json': [
-          { kind: 'client', name: 'open_file', description: 'Opens a file on the user\'s machine', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'path', required: true }] },
-          { kind: 'client', name: 'sign_file', description: 'Signs a file on the user\'s machine', timeoutMs: 2000, needsApproval: true, fields: [{ name: 'path', required: true }] },
+          {
+            kind: 'client',
+            name: 'open_file',
+            description: "Opens a file on the user's machine",
+            timeoutMs: 20_000,
+            needsApproval: true,
+            fields: [{ name: 'path', required: true }],
+          },
+          {
+            kind: 'client',
+            name: 'sign_file',
+            description: "Signs a file on the user's machine",
+            timeoutMs: 2000,
+            needsApproval: true,
+            fields: [{ name: 'path', required: true }],
+          },
         ],
       },
     });
@@ -163,7 +177,7 @@ describe('tool approvals across crashes', () => {
     expect(statuses).toEqual({ [turnId]: 'completed' });
   }, 90_000);
 
-  it('gives an approved client call whose process died before asking its clients the tool\'s timeout when no client answers', async () => {
+  it("gives an approved client call whose process died before asking its clients the tool's timeout when no client answers", async () => {
     const { observer, turnId, request } = await parkedTurn('erin', { name: 'sign_file', arguments: { path: '/tmp/contract' } });
     await approveAndDie(turnId, request.toolCallId, { path: '/tmp/contract' });
     await observer.waitFor(isEvent('tool-call-request', turnId));

@@ -29,8 +29,7 @@ describe('a flood of bad keys', () => {
     await stack.close();
   });
 
-  const get = (path: string, key: string, address: string) =>
-    fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': address } });
+  const get = (path: string, key: string, address: string) => fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': address } });
   const handshake = (key: string, address: string) =>
     new Promise<number>((resolve) => {
       const socket = new WebSocket(`${stack.url.replace(/^http/, 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': address } });

@@ -18,7 +18,9 @@ describe('a batch whose worker dies', () => {
       workers: 0,
       // Short locks and frequent repair passes, so that the dead worker's work is taken back in seconds.
       env: { LOCK_DURATION_MS: '2000', STALLED_INTERVAL_MS: '500', RECONCILE_INTERVAL_MS: '500' },
-      toolFiles: { 'charge.json': { name: 'charge', description: 'Charges', url: `${server.url}/charge`, fields: [{ name: 'amount', type: 'integer', required: true }], retries: 0 } },
+      toolFiles: {
+        'charge.json': { name: 'charge', description: 'Charges', url: `${server.url}/charge`, fields: [{ name: 'amount', type: 'integer', required: true }], retries: 0 },
+      },
     });
   });
   afterAll(async () => {
@@ -32,7 +34,10 @@ describe('a batch whose worker dies', () => {
     victim = await spawnService('worker', harness.stack.childEnv());
     const items = Array.from({ length: 60 }, (_, i) =>
       i % 5 === 0
-        ? { customId: `k${i}`, messages: [scripted({ steps: [{ toolCalls: [{ name: 'charge', arguments: { amount: i } }] }, { text: `charged ${i}`, tokens: 40, tokenDelayMs: 5 }] })] }
+        ? {
+            customId: `k${i}`,
+            messages: [scripted({ steps: [{ toolCalls: [{ name: 'charge', arguments: { amount: i } }] }, { text: `charged ${i}`, tokens: 40, tokenDelayMs: 5 }] })],
+          }
         : { customId: `k${i}`, messages: [scripted({ text: `item ${i}`, tokenDelayMs: 40 })] },
     );
     const batch = (await harness.api.post('/v1/batches', { items, concurrency: 12 })).body;
@@ -49,9 +54,7 @@ describe('a batch whose worker dies', () => {
     events.close();
     expect(finish).toMatchObject({ status: 'completed', counts: { total: 60, succeeded: 60, failed: 0, cancelled: 0 } });
 
-    const lines = (
-      await (await fetch(`${harness.stack.url}/v1/batches/${batch.id}/results`, { headers: { authorization: `Bearer ${harness.apiKey}` } })).text()
-    )
+    const lines = (await (await fetch(`${harness.stack.url}/v1/batches/${batch.id}/results`, { headers: { authorization: `Bearer ${harness.apiKey}` } })).text())
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));

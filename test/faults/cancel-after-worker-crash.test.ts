@@ -29,9 +29,7 @@ describe('a cancel after the streaming worker was SIGKILLed', () => {
 
   const textDeltas = (turnId: string) => (frame: any) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'text-delta';
   const assistantMessages = async (conversationId: string, turnId: string) =>
-    ((await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as any[]).filter(
-      (message) => message.role === 'assistant' && message.turnId === turnId,
-    );
+    ((await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as any[]).filter((message) => message.role === 'assistant' && message.turnId === turnId);
 
   it('keeps the text the dead worker had streamed, exactly once, and the next turn sends it to the model', async () => {
     const victim = await processes.spawn('worker');
@@ -71,7 +69,10 @@ describe('a cancel after the streaming worker was SIGKILLed', () => {
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
     const { turnId } = await harness.postTurn(conversationId, {
-      attempts: [{ tokens: 400, tokenDelayMs: 10 }, { text: 'the second attempt was stopped here', stallAfterTokens: 3 }],
+      attempts: [
+        { tokens: 400, tokenDelayMs: 10 },
+        { text: 'the second attempt was stopped here', stallAfterTokens: 3 },
+      ],
     });
     await client.waitFor(textDeltas(turnId));
 

@@ -5,7 +5,9 @@ import { isEvent, type TestWsClient } from '../support/ws-client';
 
 // A timeout far beyond the test: only the fix, not the timeout job, can move the turn on.
 const clientTools = {
-  'client-tools.json': { tools: [{ kind: 'client', name: 'confirm', description: 'Asks the user to confirm', timeoutMs: 3_600_000, fields: [{ name: 'question', required: true }] }] },
+  'client-tools.json': {
+    tools: [{ kind: 'client', name: 'confirm', description: 'Asks the user to confirm', timeoutMs: 3_600_000, fields: [{ name: 'question', required: true }] }],
+  },
 };
 const confirmScenario = { steps: [{ toolCalls: [{ name: 'confirm', arguments: { question: 'Ship it?' } }] }, { text: 'shipped' }] };
 

@@ -41,7 +41,13 @@ describe('request bodies cut short', () => {
   });
   // A test that ended the process leaves the next ones a process of their own.
   beforeEach(async () => {
-    if (await get('/healthz').then(() => true, () => false)) return;
+    if (
+      await get('/healthz').then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await api.kill('SIGKILL');
     await startApiProcess();
   }, 60_000);
@@ -241,7 +247,12 @@ describe('request bodies cut short', () => {
     it('ends a JSON body that stops arriving with 408 after REQUEST_TIMEOUT_MS on every route that reads one', async () => {
       const answers = await Promise.all(
         ['/v1/conversations', '/v1/batches', '/openai/v1/responses', '/api/chat'].map((route) =>
-          rawRequest(api.url, { method: 'POST', path: route, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': '100000' }, body: '{"title": "cut' }),
+          rawRequest(api.url, {
+            method: 'POST',
+            path: route,
+            headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': '100000' },
+            body: '{"title": "cut',
+          }),
         ),
       );
       expect(answers.map((answer) => answer.status)).toEqual([408, 408, 408, 408]);

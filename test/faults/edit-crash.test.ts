@@ -91,7 +91,10 @@ describe('an edit whose worker dies', () => {
       ['assistant', 'the edited answer'],
     ]);
     // The turn ahead ran on its own branch to its end, then the edit replaced all of it.
-    expect((await messages(conversationId, '?include=superseded')).filter((message) => message.turnId === ahead).map((message) => message.supersededBy)).toEqual([editTurn, editTurn]);
+    expect((await messages(conversationId, '?include=superseded')).filter((message) => message.turnId === ahead).map((message) => message.supersededBy)).toEqual([
+      editTurn,
+      editTurn,
+    ]);
     expect(await checkInvariants(harness.stack.resources.db, { turnIds: [ahead, editTurn], toolExecutions: [], events })).toEqual({
       [ahead]: 'completed',
       [editTurn]: 'completed',

@@ -101,7 +101,11 @@ describe('graceful shutdown', () => {
         return { conversationId, client, answer, turnId };
       }),
     );
-    await Promise.all(turns.map(({ client, turnId }) => client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'step-start' && frame.event.step === 2)));
+    await Promise.all(
+      turns.map(({ client, turnId }) =>
+        client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'step-start' && frame.event.step === 2),
+      ),
+    );
 
     // A rolling restart: start a replacement, then stop an old one, for every worker.
     for (const old of initial) {
@@ -130,7 +134,9 @@ describe('graceful shutdown', () => {
     }
     // The restart did interrupt turns (else it proved nothing), and none was lost or doubled.
     expect(restarted).toBeGreaterThan(0);
-    expect(await checkInvariants(harness.stack.resources.db, { turnIds: turns.map(({ turnId }) => turnId), toolExecutions: server.executions('/record'), events: seen })).toEqual(statuses);
+    expect(await checkInvariants(harness.stack.resources.db, { turnIds: turns.map(({ turnId }) => turnId), toolExecutions: server.executions('/record'), events: seen })).toEqual(
+      statuses,
+    );
   });
 
   it('drains an API process: requests under way finish, SSE streams end after their last event, websockets close with 1012; a client resuming on another one misses nothing', async () => {

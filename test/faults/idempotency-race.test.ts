@@ -33,9 +33,7 @@ describe('one idempotency key posted many times at once through two API processe
     const results = await Promise.all(
       conversations.map(async (conversationId, n) => {
         const body = { content: `retried ${n} [[scripted {"text":"only once ${n}"}]]`, idempotencyKey: 'client-retry' };
-        const answers = await Promise.all(
-          Array.from({ length: POSTS }, (_, i) => clients[i % 2]!.post(`/v1/conversations/${conversationId}/turns`, body)),
-        );
+        const answers = await Promise.all(Array.from({ length: POSTS }, (_, i) => clients[i % 2]!.post(`/v1/conversations/${conversationId}/turns`, body)));
         return { conversationId, answers };
       }),
     );

@@ -22,7 +22,12 @@ const TURNS = 60;
  * answers at the usual pace.
  */
 const LONG_TURNS = { from: 16, to: 25 };
-const LONG_FIRST_ATTEMPT = { attempts: [{ tokens: 400, tokenDelayMs: 10 }, { tokens: 80, tokenDelayMs: 8 }] };
+const LONG_FIRST_ATTEMPT = {
+  attempts: [
+    { tokens: 400, tokenDelayMs: 10 },
+    { tokens: 80, tokenDelayMs: 8 },
+  ],
+};
 
 /** One websocket client of the client library, following one conversation. */
 interface Watcher {
@@ -136,7 +141,17 @@ describe('load under faults', () => {
       const conversation = conversations[i % CONVERSATIONS]!;
       const scenario =
         i % 3 === 0
-          ? { steps: [{ toolCalls: [{ name: 'lookup', arguments: { id: i } }, { name: 'lookup', arguments: { id: i + 1000 } }] }, { text: `found ${i} and ${i + 1000}`, tokenDelayMs: 5 }] }
+          ? {
+              steps: [
+                {
+                  toolCalls: [
+                    { name: 'lookup', arguments: { id: i } },
+                    { name: 'lookup', arguments: { id: i + 1000 } },
+                  ],
+                },
+                { text: `found ${i} and ${i + 1000}`, tokenDelayMs: 5 },
+              ],
+            }
           : i >= LONG_TURNS.from && i <= LONG_TURNS.to
             ? LONG_FIRST_ATTEMPT
             : { tokens: 80, tokenDelayMs: 8 };

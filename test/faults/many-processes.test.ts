@@ -18,7 +18,12 @@ import { isEvent, TestWsClient } from '../support/ws-client';
  * load (a short turn could end between its worker's log line and the kill). A new attempt
  * answers at the usual pace.
  */
-const LONG_FIRST_ATTEMPT = { attempts: [{ tokens: 300, tokenDelayMs: 10 }, { tokens: 30, tokenDelayMs: 10 }] };
+const LONG_FIRST_ATTEMPT = {
+  attempts: [
+    { tokens: 300, tokenDelayMs: 10 },
+    { tokens: 30, tokenDelayMs: 10 },
+  ],
+};
 
 describe('many processes, two of them stopped midway', () => {
   let tools: ToolHttpServer;
@@ -69,7 +74,17 @@ describe('many processes, two of them stopped midway', () => {
       const conversationId = conversations[i % conversations.length]!;
       const scenario =
         i % 4 === 0
-          ? { steps: [{ toolCalls: [{ name: 'lookup', arguments: { id: i } }, { name: 'lookup', arguments: { id: i + 1000 } }] }, { text: `found ${i}` }] }
+          ? {
+              steps: [
+                {
+                  toolCalls: [
+                    { name: 'lookup', arguments: { id: i } },
+                    { name: 'lookup', arguments: { id: i + 1000 } },
+                  ],
+                },
+                { text: `found ${i}` },
+              ],
+            }
           : i === 61
             ? LONG_FIRST_ATTEMPT
             : { tokens: 30, tokenDelayMs: 10 };

@@ -37,60 +37,74 @@ describe('100 turns in flight with the first target dead (case 46)', () => {
 
   const TURNS = 100;
   // A tool step first: a call the model made is run once, whatever the step's fallbacks.
-  const scenario = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], text: 'Working it out.' }, { text: 'It is 42, as the calculator says.', tokenDelayMs: 2 }] };
+  const scenario = {
+    steps: [
+      { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], text: 'Working it out.' },
+      { text: 'It is 42, as the calculator says.', tokenDelayMs: 2 },
+    ],
+  };
 
   it.each([
     ['refuses with 503', { refuse: { status: 503 } }],
     ['refuses with 429', { refuse: { status: 429, retryAfterSeconds: 30 } }],
     ['hangs', { hang: true }],
     ['breaks mid-stream', { cutAfterTokens: 2 }],
-  ] as [string, Fault][])('every turn completes on the second target when the first %s', async (_name, fault) => {
-    two.first.setFault(fault);
-    const marker = `c46-${randomBytes(4).toString('hex')}`;
-    const turns = await Promise.all(
-      Array.from({ length: TURNS }, async () => {
-        const conversation = await api.post('/v1/conversations', {});
-        const posted = await api.post(`/v1/conversations/${conversation.body.id}/turns`, { content: markedScripted(scenario, marker) });
-        expect(posted.status).toBe(202);
-        return { turnId: posted.body.turnId as string, conversationId: conversation.body.id as string };
-      }),
-    );
-    const turnIds = turns.map((turn) => turn.turnId);
-    await poll(
-      'not every turn ended',
-      async () => {
-        const { rows } = await two.stack.resources.db.query<{ count: string }>(`SELECT count(*) AS count FROM turns WHERE id = ANY($1) AND status IN ('completed', 'failed', 'cancelled')`, [turnIds]);
-        return Number(rows[0]!.count) === TURNS;
-      },
-      90_000,
-    );
-    const events = (await Promise.all(turns.map((turn) => loggedEvents(two, turn.conversationId)))).flat();
-    // Completed, one assistant message per step, what a client shows is what is stored (every
-    // discarded attempt was announced, or a client would show its text glued to the next).
-    const statuses = await checkInvariants(two.stack.resources.db, { turnIds, toolExecutions: [], events });
-    expect(Object.values(statuses).every((status) => status === 'completed')).toBe(true);
-    const { rows: calls } = await two.stack.resources.db.query<{ turn_id: string; attempts: number }>('SELECT turn_id, attempts FROM tool_calls WHERE turn_id = ANY($1)', [turnIds]);
-    expect(calls).toHaveLength(TURNS);
-    expect(calls.every((call) => call.attempts === 1)).toBe(true);
-    expect(events.filter((event) => event.type === 'tool-result')).toHaveLength(TURNS);
-    for (const turnId of turnIds) {
-      const ofTurn = events.filter((event) => event.turnId === turnId);
-      const discards = ofTurn.filter((event) => event.type === 'attempt-discarded').length;
-      const restartsAfterOutput = ofTurn.filter((event, index) => event.type === 'provider-fallback' && ofTurn[index - 1]?.type === 'attempt-discarded').length;
-      // Each discard within a run was followed by its fallback.
-      expect([turnId, discards]).toEqual([turnId, restartsAfterOutput]);
-    }
-    // Once the first target failed it cooled down for every turn: the requests already sent to it
-    // before it failed (at most one per turn in flight) were all it got, but for the one probe
-    // each time a cooldown ended. No follow-up step (after the tool's result) went to it otherwise.
-    const askedFirst = requestsWith(two.first, marker);
-    const followUps = askedFirst.filter((request) => JSON.stringify(request.body).includes('"role":"tool"'));
-    expect(askedFirst.length - followUps.length).toBeLessThanOrEqual(TURNS);
-    expect(followUps.length).toBeLessThanOrEqual(5);
-    if (fault.cutAfterTokens !== undefined) expect(events.some((event) => event.type === 'attempt-discarded')).toBe(true);
-    const listed = (await api.get('/v1/models')).body.data.find((model: any) => model.name === 'duo');
-    expect(listed.targets[1]).toEqual({ provider: 'second', model: 'scripted', state: 'ok' });
-  }, 180_000);
+  ] as [string, Fault][])(
+    'every turn completes on the second target when the first %s',
+    async (_name, fault) => {
+      two.first.setFault(fault);
+      const marker = `c46-${randomBytes(4).toString('hex')}`;
+      const turns = await Promise.all(
+        Array.from({ length: TURNS }, async () => {
+          const conversation = await api.post('/v1/conversations', {});
+          const posted = await api.post(`/v1/conversations/${conversation.body.id}/turns`, { content: markedScripted(scenario, marker) });
+          expect(posted.status).toBe(202);
+          return { turnId: posted.body.turnId as string, conversationId: conversation.body.id as string };
+        }),
+      );
+      const turnIds = turns.map((turn) => turn.turnId);
+      await poll(
+        'not every turn ended',
+        async () => {
+          const { rows } = await two.stack.resources.db.query<{ count: string }>(
+            `SELECT count(*) AS count FROM turns WHERE id = ANY($1) AND status IN ('completed', 'failed', 'cancelled')`,
+            [turnIds],
+          );
+          return Number(rows[0]!.count) === TURNS;
+        },
+        90_000,
+      );
+      const events = (await Promise.all(turns.map((turn) => loggedEvents(two, turn.conversationId)))).flat();
+      // Completed, one assistant message per step, what a client shows is what is stored (every
+      // discarded attempt was announced, or a client would show its text glued to the next).
+      const statuses = await checkInvariants(two.stack.resources.db, { turnIds, toolExecutions: [], events });
+      expect(Object.values(statuses).every((status) => status === 'completed')).toBe(true);
+      const { rows: calls } = await two.stack.resources.db.query<{ turn_id: string; attempts: number }>('SELECT turn_id, attempts FROM tool_calls WHERE turn_id = ANY($1)', [
+        turnIds,
+      ]);
+      expect(calls).toHaveLength(TURNS);
+      expect(calls.every((call) => call.attempts === 1)).toBe(true);
+      expect(events.filter((event) => event.type === 'tool-result')).toHaveLength(TURNS);
+      for (const turnId of turnIds) {
+        const ofTurn = events.filter((event) => event.turnId === turnId);
+        const discards = ofTurn.filter((event) => event.type === 'attempt-discarded').length;
+        const restartsAfterOutput = ofTurn.filter((event, index) => event.type === 'provider-fallback' && ofTurn[index - 1]?.type === 'attempt-discarded').length;
+        // Each discard within a run was followed by its fallback.
+        expect([turnId, discards]).toEqual([turnId, restartsAfterOutput]);
+      }
+      // Once the first target failed it cooled down for every turn: the requests already sent to it
+      // before it failed (at most one per turn in flight) were all it got, but for the one probe
+      // each time a cooldown ended. No follow-up step (after the tool's result) went to it otherwise.
+      const askedFirst = requestsWith(two.first, marker);
+      const followUps = askedFirst.filter((request) => JSON.stringify(request.body).includes('"role":"tool"'));
+      expect(askedFirst.length - followUps.length).toBeLessThanOrEqual(TURNS);
+      expect(followUps.length).toBeLessThanOrEqual(5);
+      if (fault.cutAfterTokens !== undefined) expect(events.some((event) => event.type === 'attempt-discarded')).toBe(true);
+      const listed = (await api.get('/v1/models')).body.data.find((model: any) => model.name === 'duo');
+      expect(listed.targets[1]).toEqual({ provider: 'second', model: 'scripted', state: 'ok' });
+    },
+    180_000,
+  );
 });
 
 describe('cooldowns seen by another process', () => {
@@ -158,7 +172,11 @@ describe('a worker SIGKILLed mid-fallback', () => {
     const turnId = posted.body.turnId as string;
     await client.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'provider-fallback');
     await client.waitFor(
-      (frame) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === 'text-delta' && client.events().some((event) => event.type === 'provider-fallback' && event.seq < frame.event.seq),
+      (frame) =>
+        frame.type === 'event' &&
+        frame.event.turnId === turnId &&
+        frame.event.type === 'text-delta' &&
+        client.events().some((event) => event.type === 'provider-fallback' && event.seq < frame.event.seq),
     );
     await worker.kill('SIGKILL');
     two.first.setFault(null);

@@ -18,7 +18,7 @@ describe('OpenAI-compatible routes while Redis is unreachable', () => {
     await redis.close();
   });
 
-  it('answers a new response 503 (the SDK\'s InternalServerError) with retry-after, and works again once Redis is back', async () => {
+  it("answers a new response 503 (the SDK's InternalServerError) with retry-after, and works again once Redis is back", async () => {
     const { apiKey } = await stack.createUser('outage');
     const client = openAiClient(stack.url, apiKey);
     await redis.stop();

@@ -29,7 +29,10 @@ describe('a background response whose worker dies mid-stream', () => {
     const victim = await processes.spawn('worker');
     const answer = 'The second attempt answers this, once.';
     // The first attempt stalls after 20 tokens, so it is still running when its worker is killed however slow the machine.
-    const background = await client.responses.create({ input: markedScripted({ attempts: [{ tokens: 400, tokenDelayMs: 10, stallAfterTokens: 20 }, { text: answer }] }), background: true });
+    const background = await client.responses.create({
+      input: markedScripted({ attempts: [{ tokens: 400, tokenDelayMs: 10, stallAfterTokens: 20 }, { text: answer }] }),
+      background: true,
+    });
 
     // Read until the dying attempt has streamed, then drop the connection as a client losing its network would.
     const seen: StreamEvent[] = [];

@@ -275,7 +275,12 @@ describe('PostgreSQL down when a step commits', () => {
     const restart = events.findIndex((event) => event.type === 'turn-start' && event.attempt === 2);
     expect(events[restart + 1]).toMatchObject({ type: 'attempt-discarded', attempt: 1, step: 1 });
     const retried = events.slice(restart + 2);
-    expect(retried.filter((event) => event.type === 'text-delta').map((event) => event.delta).join('')).toBe(text);
+    expect(
+      retried
+        .filter((event) => event.type === 'text-delta')
+        .map((event) => event.delta)
+        .join(''),
+    ).toBe(text);
     expect(events.filter((event) => event.type === 'step-finish')).toHaveLength(1);
 
     const stored = (await api.get(`/v1/conversations/${conversationId}`)).body;

@@ -149,13 +149,15 @@ describe('provider faults', () => {
 
   /** Waits until a PostgreSQL backend waits on a lock that `pid` holds (nothing announces that). */
   async function waitUntilBlockedBy(pid: number, timeoutMs = 5_000): Promise<void> {
-    await poll(`nothing waited on backend ${pid} within ${timeoutMs} ms`, async () => {
-      const { rows } = await stack.resources.db.query<{ count: string | number }>(
-        'SELECT count(*) AS count FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
-        [pid],
-      );
-      return Number(rows[0]!.count) > 0;
-    }, timeoutMs, 10);
+    await poll(
+      `nothing waited on backend ${pid} within ${timeoutMs} ms`,
+      async () => {
+        const { rows } = await stack.resources.db.query<{ count: string | number }>('SELECT count(*) AS count FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid]);
+        return Number(rows[0]!.count) > 0;
+      },
+      timeoutMs,
+      10,
+    );
   }
 
   async function expectInvariants(expected: Record<string, string>): Promise<void> {
@@ -327,22 +329,21 @@ describe('provider faults', () => {
 
   describe('a connection dropped after some tokens (case 13)', () => {
     it('retries as a new attempt, discards the broken one, and stores the full text once', async () => {
-      const run = await runTurn({ attempts: [{ text: TEXT, cutAfterTokens: 5, tokenDelayMs: 2 }, { text: TEXT, tokenDelayMs: 1 }] });
+      const run = await runTurn({
+        attempts: [
+          { text: TEXT, cutAfterTokens: 5, tokenDelayMs: 2 },
+          { text: TEXT, tokenDelayMs: 1 },
+        ],
+      });
       expect(requestsOf(run.marker)).toHaveLength(2);
-      expect(typesOf(run.events)).toEqual([
-        'turn-start',
-        'step-start',
-        'attempt-discarded',
-        'provider-retry',
-        'turn-start',
-        'step-start',
-        'step-finish',
-        'turn-finish',
-      ]);
+      expect(typesOf(run.events)).toEqual(['turn-start', 'step-start', 'attempt-discarded', 'provider-retry', 'turn-start', 'step-start', 'step-finish', 'turn-finish']);
       // The first attempt's tokens came before the discard; the second attempt's all after.
       const discardAt = run.events.findIndex((event) => event.type === 'attempt-discarded');
       const deltas = run.events.map((event, index) => ({ event, index })).filter(({ event }) => event.type === 'text-delta');
-      const broken = deltas.filter(({ index }) => index < discardAt).map(({ event }) => event.delta).join('');
+      const broken = deltas
+        .filter(({ index }) => index < discardAt)
+        .map(({ event }) => event.delta)
+        .join('');
       expect(broken.length).toBeGreaterThan(0);
       expect(TEXT.startsWith(broken)).toBe(true);
       expect(broken).not.toBe(TEXT);
@@ -360,10 +361,7 @@ describe('provider faults', () => {
 
     it('retries only the broken step: a committed step and its tool call are not repeated', async () => {
       const run = await runTurn({
-        steps: [
-          { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] },
-          { attempts: [{ text: TEXT, cutAfterTokens: 4 }, { text: TEXT }] },
-        ],
+        steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { attempts: [{ text: TEXT, cutAfterTokens: 4 }, { text: TEXT }] }],
       });
       expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
       const requests = requestsOf(run.marker).map((request) => (request.body as { messages: { role: string }[] }).messages);
@@ -396,15 +394,15 @@ describe('provider faults', () => {
       // The broken attempt had begun the call; only the new attempt's fragments make it whole.
       expect(ofType(run.events.slice(0, discardAt), 'tool-call-start')).toHaveLength(1);
       expect(ofType(run.events.slice(0, discardAt), 'tool-call-end')).toEqual([]);
-      const fragments = ofType(run.events.slice(discardAt), 'tool-call-delta').map((event) => event.argsTextDelta).join('');
+      const fragments = ofType(run.events.slice(discardAt), 'tool-call-delta')
+        .map((event) => event.argsTextDelta)
+        .join('');
       expect(fragments).toBe(JSON.stringify(call.arguments));
       expect(ofType(run.events, 'tool-call-end')).toEqual([expect.objectContaining({ args: call.arguments })]);
       expect(ofType(run.events, 'tool-result')).toHaveLength(1);
 
       const turn = await api.get(`/v1/turns/${run.turnId}`);
-      expect(turn.body.toolCalls).toEqual([
-        expect.objectContaining({ step: 1, argumentsText: JSON.stringify(call.arguments), status: 'succeeded', attempts: 1 }),
-      ]);
+      expect(turn.body.toolCalls).toEqual([expect.objectContaining({ step: 1, argumentsText: JSON.stringify(call.arguments), status: 'succeeded', attempts: 1 })]);
       expect(turn.body).toMatchObject({ status: 'completed', step: 2, attempt: 2, providerRetries: 1, partialToolCalls: [] });
       const stored = await assistantMessages(run.conversationId);
       expect(stored.map((message) => message.step)).toEqual([1, 2]);
@@ -431,16 +429,7 @@ describe('provider faults', () => {
     it('aborts a stream that goes silent mid-answer, discards what it sent, and retries', async () => {
       const run = await runTurn({ attempts: [{ text: TEXT, stallAfterTokens: 3 }, { text: TEXT }] });
       expect(requestsOf(run.marker)).toHaveLength(2);
-      expect(typesOf(run.events)).toEqual([
-        'turn-start',
-        'step-start',
-        'attempt-discarded',
-        'provider-retry',
-        'turn-start',
-        'step-start',
-        'step-finish',
-        'turn-finish',
-      ]);
+      expect(typesOf(run.events)).toEqual(['turn-start', 'step-start', 'attempt-discarded', 'provider-retry', 'turn-start', 'step-start', 'step-finish', 'turn-finish']);
       expect(visibleStepTexts(run.events)).toEqual(new Map([[1, TEXT]]));
       expect(await assistantMessages(run.conversationId)).toEqual([{ step: 1, content: TEXT }]);
       const turn = await api.get(`/v1/turns/${run.turnId}`);

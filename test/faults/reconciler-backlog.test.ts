@@ -23,10 +23,7 @@ describe('reconciler with a backlog of 2,000 turns after a Redis loss', () => {
     deps = { ...stack.resources, redisPrefix: stack.config.REDIS_PREFIX };
     const { id: userId } = await stack.createUser('backlog');
     // What PostgreSQL holds after Redis came back empty: 2,000 conversations, each with an unfinished turn.
-    await stack.resources.db.query(
-      `INSERT INTO conversations (id, user_id) SELECT 'c-' || g, $1 FROM generate_series(1, $2::int) g`,
-      [userId, TURNS],
-    );
+    await stack.resources.db.query(`INSERT INTO conversations (id, user_id) SELECT 'c-' || g, $1 FROM generate_series(1, $2::int) g`, [userId, TURNS]);
     await stack.resources.db.query(
       `INSERT INTO turns (id, conversation_id, user_id, status, input)
        SELECT 't-' || g, 'c-' || g, $1, 'queued', '{"content": "hello"}' FROM generate_series(1, $2::int) g`,
@@ -60,7 +57,10 @@ describe('reconciler with a backlog of 2,000 turns after a Redis loss', () => {
     expect(passes.filter((pass) => pass.checked > 0).length).toBeLessThanOrEqual(Math.ceil(TURNS / PER_PASS));
 
     const ids = Array.from({ length: TURNS }, (_, i) => turnJobId(`t-${i + 1}`));
-    const states = await observeJobs(stack.resources.redis, ids.map((id) => ({ queue: stack.resources.turnQueue, id })));
+    const states = await observeJobs(
+      stack.resources.redis,
+      ids.map((id) => ({ queue: stack.resources.turnQueue, id })),
+    );
     expect(states.filter((state) => state.state !== 'live')).toEqual([]);
     const counts = await stack.resources.turnQueue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
     expect(Object.values(counts).reduce((sum, count) => sum + count, 0)).toBe(TURNS);

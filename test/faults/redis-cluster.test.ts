@@ -36,7 +36,15 @@ describe('on a Redis Cluster', () => {
     server.route('/record', (request) => ({ body: { recorded: request.body }, delayMs: 100 }));
     const toolsDir = await writeToolsDir({
       'tools.json': {
-        tools: [{ name: 'record', description: 'records an amount', url: `${server.url}/record`, inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } }, retries: 0 }],
+        tools: [
+          {
+            name: 'record',
+            description: 'records an amount',
+            url: `${server.url}/record`,
+            inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } },
+            retries: 0,
+          },
+        ],
       },
     });
     stack = await startTestStack({

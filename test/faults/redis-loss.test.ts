@@ -90,11 +90,7 @@ describe('Redis comes back empty', () => {
     });
     expect(Object.values(statuses)).toEqual(['completed', 'completed', 'completed', 'completed']);
     const stored = (await api.get(`/v1/conversations/${streaming}`)).body;
-    expect(stored.messages.filter((message: any) => message.role === 'assistant').map((message: any) => message.content)).toEqual([
-      'first answer',
-      LONG_TEXT,
-      'after the loss',
-    ]);
+    expect(stored.messages.filter((message: any) => message.role === 'assistant').map((message: any) => message.content)).toEqual(['first answer', LONG_TEXT, 'after the loss']);
     expect((await api.get(`/v1/conversations/${toolConversation}`)).body.messages.at(-1).content).toBe('tool done');
 
     // Each turn ran once more at most: those that had not reached the model yet, exactly once.

@@ -48,7 +48,11 @@ describe('Redis restarts with its data', () => {
     expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.at(-1)).toMatchObject({ type: 'turn-finish', turnId: inFlight });
     const lastStart = events.map((event) => event.type).lastIndexOf('turn-start');
-    const shown = events.slice(lastStart).filter((event) => event.type === 'text-delta').map((event) => event.delta).join('');
+    const shown = events
+      .slice(lastStart)
+      .filter((event) => event.type === 'text-delta')
+      .map((event) => event.delta)
+      .join('');
     expect(shown).toBe(LONG_TEXT);
 
     // Both processes' fail-fast connections are back; then turns with tools run through both

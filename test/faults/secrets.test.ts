@@ -136,11 +136,18 @@ describe('secrets', () => {
       secondKey,
       adminMadeKey,
     };
-    const leaks = (where: string, text: string) => Object.entries(secrets).filter(([, secret]) => text.includes(secret)).map(([name]) => `${name} in ${where}`);
+    const leaks = (where: string, text: string) =>
+      Object.entries(secrets)
+        .filter(([, secret]) => text.includes(secret))
+        .map(([name]) => `${name} in ${where}`);
 
     // Logs, at debug level, of both processes, including the failures above.
     const logs = { api: api.stdout() + api.stderr(), worker: worker.stdout() + worker.stderr() };
-    const workerEntries = worker.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const workerEntries = worker
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     expect(workerEntries.some((entry) => entry.level === 20)).toBe(true);
     expect(workerEntries.some((entry) => entry.err || entry.reason)).toBe(true);
     expect([...leaks('api logs', logs.api), ...leaks('worker logs', logs.worker)]).toEqual([]);
@@ -170,7 +177,9 @@ describe('secrets', () => {
     }
     // The jobs of both unfinished turns were there to be searched: a turn's, a tool's, a continuation's.
     const jobData = jobs.map((job) => JSON.parse(job.data!));
-    expect(jobData).toEqual(expect.arrayContaining([{ turnId: waiting, conversationId: expect.any(String) }, { turnId: hanging }, expect.objectContaining({ kind: 'run-tool', turnId: hanging })]));
+    expect(jobData).toEqual(
+      expect.arrayContaining([{ turnId: waiting, conversationId: expect.any(String) }, { turnId: hanging }, expect.objectContaining({ kind: 'run-tool', turnId: hanging })]),
+    );
     expect(dump).toContain('vault is down');
     expect(leaks('Redis', dump)).toEqual([]);
 

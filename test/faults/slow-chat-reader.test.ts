@@ -108,7 +108,12 @@ describe('a slow /api/chat reader', () => {
       .filter((block) => block.startsWith('data: ') && block !== 'data: [DONE]')
       .map((block) => JSON.parse(block.slice('data: '.length)));
     expect(chunks[0]).toEqual({ type: 'start', messageId: turnId });
-    expect(chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('')).toBe(firstStepText.join(''));
+    expect(
+      chunks
+        .filter((chunk) => chunk.type === 'text-delta')
+        .map((chunk) => chunk.delta)
+        .join(''),
+    ).toBe(firstStepText.join(''));
     expect(chunks.filter((chunk) => chunk.type === 'tool-output-available')).toEqual([expect.objectContaining({ output: expect.objectContaining({ result: 42 }) })]);
     expect(chunks.at(-1)).toMatchObject({ type: 'abort' });
   }, 90_000);
@@ -119,7 +124,12 @@ describe('a slow /api/chat reader', () => {
     const watcher = new SwitchyardClient({ baseUrl: harness.stack.url, token: harness.apiKey, WebSocket });
     const subscription = watcher.subscribe(conversationId);
     await subscription.ready;
-    const scenario = { steps: [{ tokens: 1_000_000, chunkTokens: 1_000, toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'never sent', firstTokenDelayMs: 600_000 }] };
+    const scenario = {
+      steps: [
+        { tokens: 1_000_000, chunkTokens: 1_000, toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] },
+        { text: 'never sent', firstTokenDelayMs: 600_000 },
+      ],
+    };
     const { turnId } = (await harness.api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted(scenario) })).body;
     for await (const event of subscription.turn(turnId)) if (event.type === 'step-start' && event.step === 2) break;
     watcher.close();

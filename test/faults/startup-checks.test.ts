@@ -29,9 +29,7 @@ describe('start-up checks of Redis', () => {
       LOG_LEVEL: 'silent',
     });
     expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^switchyard: Redis maxmemory-policy is "allkeys-lru": set it to "noeviction"/),
-    ]);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^switchyard: Redis maxmemory-policy is "allkeys-lru": set it to "noeviction"/)]);
   });
 });
 

@@ -68,9 +68,7 @@ describe('PostgreSQL away while a tool job records its call', () => {
     expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ result: { charged: 5 }, attempts: 1 })]);
     const charges = server.requests.filter((request) => request.path === '/charge');
     expect(charges).toHaveLength(1);
-    expect((await harness.api.get(`/v1/turns/${turnId}`)).body.toolCalls).toEqual([
-      expect.objectContaining({ status: 'succeeded', attempts: 1, result: { charged: 5 } }),
-    ]);
+    expect((await harness.api.get(`/v1/turns/${turnId}`)).body.toolCalls).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 1, result: { charged: 5 } })]);
     expect(
       await checkInvariants(harness.stack.resources.db, {
         turnIds: [turnId],

@@ -118,21 +118,25 @@ describe('webhook deliveries through faults', () => {
     it.each([
       ['with its data', () => redis.restart()],
       ['empty', () => redis.restartEmpty()],
-    ])('delivers the events whose retries were waiting when Redis restarted %s', async (_how, restart) => {
-      const { apiKey } = await stack.createUser('redis-restart');
-      const secret = await register(apiClient(stack.url, apiKey));
-      const turnIds = [await runTurn(stack.url, apiKey, 'before the restart one'), await runTurn(stack.url, apiKey, 'before the restart two')];
-      const waiting = new Set((await waitForEvents(2)).map(eventIdOf));
+    ])(
+      'delivers the events whose retries were waiting when Redis restarted %s',
+      async (_how, restart) => {
+        const { apiKey } = await stack.createUser('redis-restart');
+        const secret = await register(apiClient(stack.url, apiKey));
+        const turnIds = [await runTurn(stack.url, apiKey, 'before the restart one'), await runTurn(stack.url, apiKey, 'before the restart two')];
+        const waiting = new Set((await waitForEvents(2)).map(eventIdOf));
 
-      await restart();
-      const accepted = await acceptUntilAll(waiting);
-      const turns = accepted.map((webhook) => (new Webhook(secret).verify(webhook.body, webhook.headers) as any).data.turnId);
-      expect(new Set(turns)).toEqual(new Set(turnIds));
+        await restart();
+        const accepted = await acceptUntilAll(waiting);
+        const turns = accepted.map((webhook) => (new Webhook(secret).verify(webhook.body, webhook.headers) as any).data.turnId);
+        expect(new Set(turns)).toEqual(new Set(turnIds));
 
-      // And the service goes on: a turn after the restart is delivered too.
-      const after = await runTurn(stack.url, apiKey, 'after the restart');
-      const [delivered] = await receiver.waitFor(1, (webhook) => JSON.parse(webhook.body).data.turnId === after, 60_000);
-      expect(new Webhook(secret).verify(delivered!.body, delivered!.headers)).toMatchObject({ type: 'turn.completed' });
-    }, 120_000);
+        // And the service goes on: a turn after the restart is delivered too.
+        const after = await runTurn(stack.url, apiKey, 'after the restart');
+        const [delivered] = await receiver.waitFor(1, (webhook) => JSON.parse(webhook.body).data.turnId === after, 60_000);
+        expect(new Webhook(secret).verify(delivered!.body, delivered!.headers)).toMatchObject({ type: 'turn.completed' });
+      },
+      120_000,
+    );
   });
 });

@@ -188,7 +188,10 @@ describe('websocket abuse', () => {
     expect(reader.closed).toBeUndefined();
     expect([...beforeCut, ...afterCut]).toEqual(all);
     expect(all.at(-1)).toMatchObject({ type: 'turn-finish' });
-    const text = all.filter((event) => event.type === 'text-delta').map((event) => event.delta).join('');
+    const text = all
+      .filter((event) => event.type === 'text-delta')
+      .map((event) => event.delta)
+      .join('');
     expect(text.length).toBeGreaterThan(4 * 1024 * 1024);
     const conversation = await api.get(`/v1/conversations/${conversationId}`);
     expect(conversation.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: text });
@@ -217,9 +220,7 @@ describe('websocket abuse', () => {
       for (const conversationId of ids) {
         const sentAt = client.frames.length;
         client.send({ type: 'subscribe', conversationId });
-        last = await client.waitFor(
-          (frame) => ['subscribed', 'error'].includes(frame.type) && frame.conversationId === conversationId && client.frames.indexOf(frame) >= sentAt,
-        );
+        last = await client.waitFor((frame) => ['subscribed', 'error'].includes(frame.type) && frame.conversationId === conversationId && client.frames.indexOf(frame) >= sentAt);
       }
       return last;
     };

@@ -35,9 +35,7 @@ describe('worker crashes', () => {
   const addSurvivor = () => processes.addWorker();
   const firstOf = (turnId: string, type: string) => (frame: any) => frame.type === 'event' && frame.event.turnId === turnId && frame.event.type === type;
   const assistantMessages = async (conversationId: string, turnId: string) =>
-    ((await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as any[]).filter(
-      (message) => message.role === 'assistant' && message.turnId === turnId,
-    );
+    ((await harness.api.get(`/v1/conversations/${conversationId}`)).body.messages as any[]).filter((message) => message.role === 'assistant' && message.turnId === turnId);
 
   it('finishes a turn whose worker was killed mid-stream on another worker; clients drop the dead attempt (case 1)', async () => {
     const victim = await processes.spawn('worker');
@@ -121,7 +119,7 @@ describe('worker crashes', () => {
       const [request] = (await server.waitForRequests(before + 1)).slice(before);
       const stored = async () => (await harness.stack.resources.toolCalls.listForTurn(turnId))[0]?.status === 'succeeded';
       // Nothing announces a write that Redis cannot carry: poll PostgreSQL, with a deadline.
-      for (const deadline = Date.now() + 5_000; !(await stored()); ) {
+      for (const deadline = Date.now() + 5_000; !(await stored());) {
         if (Date.now() > deadline) throw new Error('the victim never stored the tool result');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

@@ -25,12 +25,16 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     server.route('/lookup', { body: { balance: 12 }, delayMs: 300 });
     harness = await startToolTurnHarness({
       toolFiles: {
-        'bank.json': [
-          transferTool(server.url),
-          { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 },
-        ],
+        'bank.json': [transferTool(server.url), { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 }],
         // Run by the browser, and only once a person said yes.
-        'browser.json': { kind: 'client', name: 'sign', description: 'Signs a document in the browser', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'doc', required: true }] },
+        'browser.json': {
+          kind: 'client',
+          name: 'sign',
+          description: 'Signs a document in the browser',
+          timeoutMs: 20_000,
+          needsApproval: true,
+          fields: [{ name: 'doc', required: true }],
+        },
       },
     });
   });
@@ -45,7 +49,17 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
 
   /** Sends a message whose first step calls `transfer` to `to` and `lookup`; resolves when the stream ended waiting for the approval. */
   async function askToTransfer(chat: NodeChat, to: string, answer: string) {
-    const scenario = { steps: [{ toolCalls: [{ name: 'transfer', arguments: { to, amount: 5 } }, { name: 'lookup', arguments: {} }] }, { text: answer }] };
+    const scenario = {
+      steps: [
+        {
+          toolCalls: [
+            { name: 'transfer', arguments: { to, amount: 5 } },
+            { name: 'lookup', arguments: {} },
+          ],
+        },
+        { text: answer },
+      ],
+    };
     await chat.sendMessage({ text: `${to} ${scripted(scenario)}` });
     expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
     const message = chat.lastMessage!;
@@ -83,7 +97,13 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     const again = await fetch(`${harness.stack.url}/api/chat`, {
       method: 'POST',
       headers: { authorization: `Bearer ${harness.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ id: chat.id, messages: [chat.messages[0], { ...message, parts: message.parts.map((part: any) => (part.approval ? { ...part, state: 'approval-responded', approval: { id: approvalId, approved: true } } : part)) }] }),
+      body: JSON.stringify({
+        id: chat.id,
+        messages: [
+          chat.messages[0],
+          { ...message, parts: message.parts.map((part: any) => (part.approval ? { ...part, state: 'approval-responded', approval: { id: approvalId, approved: true } } : part)) },
+        ],
+      }),
     });
     expect(again.status).toBe(200);
     await again.text();
@@ -126,11 +146,10 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     expect(reloaded.assistantMessages).toHaveLength(1);
   });
 
-  it('refuses a decision on a call that needs none, or an approval id that is not the call\'s, and runs nothing', async () => {
+  it("refuses a decision on a call that needs none, or an approval id that is not the call's, and runs nothing", async () => {
     const chat = newChat();
     const { message } = await askToTransfer(chat, 'dee', 'Sent.');
-    const post = (parts: unknown[]) =>
-      harness.api.post('/api/chat', { id: chat.id, messages: [chat.messages[0], { id: message.id, role: 'assistant', parts }] });
+    const post = (parts: unknown[]) => harness.api.post('/api/chat', { id: chat.id, messages: [chat.messages[0], { id: message.id, role: 'assistant', parts }] });
     const [transfer, lookup] = toolPartsOf(message);
     const wrongId = await post([{ ...transfer, state: 'approval-responded', approval: { id: 'appr_not_this', approved: true } }]);
     expect([wrongId.status, wrongId.body.error.code]).toEqual([400, 'invalid_request']);
@@ -162,7 +181,17 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
     }
 
     async function askToSign(chat: NodeChat, doc: string, answer: string) {
-      const scenario = { steps: [{ toolCalls: [{ name: 'sign', arguments: { doc } }, { name: 'lookup', arguments: {} }] }, { text: answer }] };
+      const scenario = {
+        steps: [
+          {
+            toolCalls: [
+              { name: 'sign', arguments: { doc } },
+              { name: 'lookup', arguments: {} },
+            ],
+          },
+          { text: answer },
+        ],
+      };
       await chat.sendMessage({ text: `${doc} ${scripted(scenario)}` });
       expect({ status: chat.status, error: chat.error?.message }).toEqual({ status: 'ready', error: undefined });
       const message = chat.lastMessage!;
@@ -189,9 +218,17 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
       expect(toolPartsOf(chat.lastMessage)[0]).toMatchObject({ state: 'output-available', output: { signed: 'lease-1' }, approval: { id: approvalId, approved: true } });
       expect(chat.lastMessage!.metadata).toEqual({ turnStatus: 'completed' });
       const turn = (await harness.api.get(`/v1/turns/${message.id}`)).body;
-      expect(turn).toMatchObject({ status: 'completed', toolCalls: expect.arrayContaining([expect.objectContaining({ toolCallId, kind: 'client', status: 'succeeded', result: { signed: 'lease-1' } })]) });
+      expect(turn).toMatchObject({
+        status: 'completed',
+        toolCalls: expect.arrayContaining([expect.objectContaining({ toolCallId, kind: 'client', status: 'succeeded', result: { signed: 'lease-1' } })]),
+      });
       const requests = harness.providerRequests('lease-1');
-      expect(requests.at(-1).messages.filter((each: any) => each.role === 'tool').map((each: any) => JSON.parse(each.content))).toContainEqual({ signed: 'lease-1' });
+      expect(
+        requests
+          .at(-1)
+          .messages.filter((each: any) => each.role === 'tool')
+          .map((each: any) => JSON.parse(each.content)),
+      ).toContainEqual({ signed: 'lease-1' });
       expect(await history(chat.id)).toEqual(asJson(chat.assistantMessages));
     });
 
@@ -204,7 +241,12 @@ describe('AI SDK routes: tool approvals with addToolApprovalResponse', () => {
       expect(chat.assistantMessages).toHaveLength(1);
       expect(toolPartsOf(chat.lastMessage)[0]).toMatchObject({ state: 'output-denied', approval: { id: approvalId, approved: false, reason: 'wrong lease' } });
       const requests = harness.providerRequests('lease-2');
-      expect(requests.at(-1).messages.filter((each: any) => each.role === 'tool').map((each: any) => JSON.parse(each.content))).toContainEqual({
+      expect(
+        requests
+          .at(-1)
+          .messages.filter((each: any) => each.role === 'tool')
+          .map((each: any) => JSON.parse(each.content)),
+      ).toContainEqual({
         error: expect.objectContaining({ code: 'denied', message: 'wrong lease' }),
       });
       expect((await harness.api.get(`/v1/turns/${message.id}`)).body.status).toBe('completed');

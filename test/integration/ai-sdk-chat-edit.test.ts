@@ -52,7 +52,12 @@ describe('AI SDK routes: regenerate and edit', () => {
       expect(history.map((message) => message.id)).toEqual([`${firstTurn}:user`, secondTurn]);
       // The model answered the question alone, not the replaced answer.
       const marker = question.split(' ')[0]!;
-      expect(harness.providerRequests(marker).at(-1).messages.map((message: any) => message.role)).toEqual(['user']);
+      expect(
+        harness
+          .providerRequests(marker)
+          .at(-1)
+          .messages.map((message: any) => message.role),
+      ).toEqual(['user']);
     }
   });
 
@@ -72,7 +77,12 @@ describe('AI SDK routes: regenerate and edit', () => {
     ]);
     const editTurn = chat.lastMessage!.id;
     expect(shown(await stored(chat.id))).toEqual(shown(chat.messages));
-    expect(harness.providerRequests(edited.split(' ')[0]!).at(-1).messages.map((message: any) => [message.role, message.content])).toEqual([['user', edited]]);
+    expect(
+      harness
+        .providerRequests(edited.split(' ')[0]!)
+        .at(-1)
+        .messages.map((message: any) => [message.role, message.content]),
+    ).toEqual([['user', edited]]);
 
     // The same message edited again by the id the client still gives it.
     const again = markedScripted({ text: 'edited twice' });
@@ -103,7 +113,7 @@ describe('AI SDK routes: regenerate and edit', () => {
     expect(editTurn).not.toBe(chat.lastMessage!.id);
   });
 
-  it('refuses to regenerate or edit a message that is not on the chat\'s path, changing nothing', async () => {
+  it("refuses to regenerate or edit a message that is not on the chat's path, changing nothing", async () => {
     const chat = newChat();
     await chat.sendMessage({ text: markedScripted({ text: 'kept' }) });
     const before = await stored(chat.id);
@@ -114,7 +124,11 @@ describe('AI SDK routes: regenerate and edit', () => {
     ];
     for (const body of bodies) {
       const refused = await harness.api.post('/api/chat', body);
-      expect([refused.status, refused.body.error.code, refused.body.error.message]).toEqual([400, 'invalid_request', expect.stringContaining("not a user message on this chat's path")]);
+      expect([refused.status, refused.body.error.code, refused.body.error.message]).toEqual([
+        400,
+        'invalid_request',
+        expect.stringContaining("not a user message on this chat's path"),
+      ]);
     }
     expect(await stored(chat.id)).toEqual(before);
   });

@@ -51,8 +51,21 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     expect(chat.assistantMessages).toHaveLength(1);
     const message = chat.assistantMessages[0]!;
     expect(toolPartsOf(message)).toEqual([
-      expect.objectContaining({ type: 'tool-calculator', state: 'output-available', input: { expression: '6*7' }, output: expect.objectContaining({ result: 42 }), providerExecuted: true, toolMetadata: expect.objectContaining({ attempts: 1 }) }),
-      expect.objectContaining({ type: 'tool-calculator', state: 'output-available', input: { expression: '1+1' }, output: expect.objectContaining({ result: 2 }), providerExecuted: true }),
+      expect.objectContaining({
+        type: 'tool-calculator',
+        state: 'output-available',
+        input: { expression: '6*7' },
+        output: expect.objectContaining({ result: 42 }),
+        providerExecuted: true,
+        toolMetadata: expect.objectContaining({ attempts: 1 }),
+      }),
+      expect.objectContaining({
+        type: 'tool-calculator',
+        state: 'output-available',
+        input: { expression: '1+1' },
+        output: expect.objectContaining({ result: 2 }),
+        providerExecuted: true,
+      }),
     ]);
     expect(message.parts.filter((part) => part.type === 'step-start')).toHaveLength(2);
     expect(message.parts.find((part) => part.type === 'data-tool-processing')).toMatchObject({
@@ -224,7 +237,12 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     for (const answer of [first, second]) {
       expect(answer.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
       expect(answer.raw.trimEnd().endsWith('data: [DONE]')).toBe(true);
-      expect(answer.chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('')).toBe('only once');
+      expect(
+        answer.chunks
+          .filter((chunk) => chunk.type === 'text-delta')
+          .map((chunk) => chunk.delta)
+          .join(''),
+      ).toBe('only once');
     }
     const conversation = (await harness.api.get(`/v1/conversations?externalId=${chatId}`)).body.data[0];
     const messages = (await harness.api.get(`/v1/conversations/${conversation.id}`)).body.messages;
@@ -240,7 +258,11 @@ describe('AI SDK routes: POST /api/chat and GET /api/chat/:id/stream', () => {
     await running.body?.cancel().catch(() => undefined);
 
     const { token } = (await harness.api.post('/v1/session-tokens', {})).body;
-    const viaSession = await postChat(`chat-session-${Date.now()}`, [{ id: 'm', role: 'user', parts: [{ type: 'text', text: scripted({ text: 'with a session token' }) }] }], token);
+    const viaSession = await postChat(
+      `chat-session-${Date.now()}`,
+      [{ id: 'm', role: 'user', parts: [{ type: 'text', text: scripted({ text: 'with a session token' }) }] }],
+      token,
+    );
     expect(viaSession.status).toBe(200);
     expect(viaSession.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', messageMetadata: { turnStatus: 'completed' } });
   });

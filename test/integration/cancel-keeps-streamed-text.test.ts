@@ -51,7 +51,10 @@ describe('what a cancel keeps of the step it stops', () => {
         {
           reasoning,
           text,
-          toolCalls: [{ name: 'record', arguments: { n: 2 } }, { name: 'record', arguments: { n: 3 } }],
+          toolCalls: [
+            { name: 'record', arguments: { n: 2 } },
+            { name: 'record', arguments: { n: 3 } },
+          ],
           interleave: true,
           stallAfterTokens: tokens(reasoning) + tokens(text) + 4,
         },
@@ -125,7 +128,10 @@ describe('what a cancel keeps of the step it stops', () => {
       ['user', second.turnId, expect.any(String), undefined],
       ['assistant', second.turnId, 'A fresh answer.', undefined],
     ]);
-    expect((await harness.api.get(`/v1/turns/${first.turnId}`)).body).toMatchObject({ finishReason: 'interrupted', incompleteMessage: { step: 1, content: text, reasoning: null } });
+    expect((await harness.api.get(`/v1/turns/${first.turnId}`)).body).toMatchObject({
+      finishReason: 'interrupted',
+      incompleteMessage: { step: 1, content: text, reasoning: null },
+    });
     const sent = sentFrom(harness.providerRequests(second.marker)[0], first.marker);
     expect(sent.map((message: any) => [message.role, message.role === 'assistant' ? message.content : 'input'])).toEqual([
       ['user', 'input'],
@@ -140,7 +146,12 @@ describe('what a cancel keeps of the step it stops', () => {
     const client = await harness.subscribe(conversationId);
     const reasoning = 'First, what is being asked';
     const { turnId, marker } = await harness.postTurn(conversationId, { reasoning: `${reasoning} here.`, text: 'never shown', stallAfterTokens: tokens(reasoning) });
-    await client.waitFor(() => eventsOfType(turnEvents(client, turnId), 'reasoning-delta').map((event) => event.delta).join('') === reasoning);
+    await client.waitFor(
+      () =>
+        eventsOfType(turnEvents(client, turnId), 'reasoning-delta')
+          .map((event) => event.delta)
+          .join('') === reasoning,
+    );
 
     await harness.api.post(`/v1/turns/${turnId}/cancel`);
     await client.waitForTurnEnd(turnId);
@@ -198,7 +209,12 @@ describe('what a cancel keeps of the step it stops', () => {
 
     // A reload: the stored history, as useChat starts from it.
     const history = (await harness.api.get(`/api/chat/${chat.id}/messages`)).body;
-    expect(history.at(-1)).toEqual({ id: turnId, role: 'assistant', metadata: { turnStatus: 'cancelled' }, parts: [{ type: 'step-start' }, { type: 'text', text, state: 'done' }] });
+    expect(history.at(-1)).toEqual({
+      id: turnId,
+      role: 'assistant',
+      metadata: { turnStatus: 'cancelled' },
+      parts: [{ type: 'step-start' }, { type: 'text', text, state: 'done' }],
+    });
     // The same message sent again is the same turn, replayed from its start.
     const userMessage = chat.messages[0]!;
     const replay = await fetch(`${harness.stack.url}/api/chat`, {
@@ -211,7 +227,11 @@ describe('what a cancel keeps of the step it stops', () => {
       .filter((line) => line.startsWith('data: {'))
       .map((line) => JSON.parse(line.slice('data: '.length)));
     expect(chunks[0]).toEqual({ type: 'start', messageId: turnId });
-    expect(eventsOfType(chunks, 'text-delta').map((chunk) => chunk.delta).join('')).toBe(text);
+    expect(
+      eventsOfType(chunks, 'text-delta')
+        .map((chunk) => chunk.delta)
+        .join(''),
+    ).toBe(text);
     expect(chunks.at(-1)).toEqual({ type: 'abort', reason: 'cancelled' });
 
     const reloaded = new NodeChat({ url: harness.stack.url, token: harness.apiKey, id: chat.id, messages: history });
@@ -225,7 +245,7 @@ describe('what a cancel keeps of the step it stops', () => {
     ]);
   });
 
-  it('keeps a cancelled response\'s streamed text as its incomplete message item, and a continuation sends it (/openai/v1/responses)', async () => {
+  it("keeps a cancelled response's streamed text as its incomplete message item, and a continuation sends it (/openai/v1/responses)", async () => {
     const client: OpenAI = openAiClient(harness.stack.url, harness.apiKey);
     const text = 'The report begins with three findings';
     const background = await client.responses.create({ input: scripted({ text: `${text} and ends later.`, stallAfterTokens: tokens(text) }), background: true });
@@ -240,7 +260,9 @@ describe('what a cancel keeps of the step it stops', () => {
     }
     const retrieved = await client.responses.retrieve(background.id);
     expect(retrieved).toMatchObject({ status: 'cancelled', output_text: text });
-    expect(retrieved.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', status: 'incomplete', content: [expect.objectContaining({ type: 'output_text', text })] })]);
+    expect(retrieved.output).toEqual([
+      expect.objectContaining({ type: 'message', role: 'assistant', status: 'incomplete', content: [expect.objectContaining({ type: 'output_text', text })] }),
+    ]);
 
     const next = await client.responses.create({ input: scripted({ text: 'Continuing.' }), previous_response_id: background.id });
     expect(next).toMatchObject({ status: 'completed', output_text: 'Continuing.' });

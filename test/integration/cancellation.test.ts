@@ -74,7 +74,15 @@ describe('cancellation and interrupts', () => {
     const stuckBefore = requestsTo('/stuck').length;
     const before = server.requests.length;
     const { turnId, marker } = await harness.postTurn(conversationId, {
-      steps: [{ toolCalls: [{ name: 'stuck', arguments: { n: 1 } }, { name: 'stuck', arguments: { n: 2 } }] }, { text: 'never' }],
+      steps: [
+        {
+          toolCalls: [
+            { name: 'stuck', arguments: { n: 1 } },
+            { name: 'stuck', arguments: { n: 2 } },
+          ],
+        },
+        { text: 'never' },
+      ],
     });
     // One tool slot: the first call's request hangs there, the second call's job waits.
     const running = (await server.waitForRequests(before + 1))[before]!;
@@ -90,10 +98,7 @@ describe('cancellation and interrupts', () => {
 
     // The waiting job comes before this turn's in the tool queue: by the time `record` is
     // called, it has been taken and found its call cancelled.
-    const next = await harness.runTurn(
-      { steps: [{ toolCalls: [{ name: 'record', arguments: { n: 3 } }] }, { text: 'after the cancel' }] },
-      { conversationId },
-    );
+    const next = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'record', arguments: { n: 3 } }] }, { text: 'after the cancel' }] }, { conversationId });
     expect(next.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
     expect(requestsTo('/stuck').length - stuckBefore).toBe(1);
     expect(turnEvents(client, turnId).at(-1).type).toBe('turn-cancelled');

@@ -11,8 +11,7 @@ describe('the CLI and tool approvals', () => {
   });
   afterAll(() => harness.close());
 
-  const cli = (args: string[]) =>
-    runToExit('workers/cli.ts', harness.stack.childEnv({ LOG_LEVEL: 'silent' }), [...args, '--url', harness.stack.url, '--key', harness.apiKey]);
+  const cli = (args: string[]) => runToExit('workers/cli.ts', harness.stack.childEnv({ LOG_LEVEL: 'silent' }), [...args, '--url', harness.stack.url, '--key', harness.apiKey]);
 
   /** A turn parked on one approval of random_number, in a conversation of its own. */
   async function parkedTurn(): Promise<{ turnId: string; toolCallId: string; client: TestWsClient }> {
@@ -30,10 +29,19 @@ describe('the CLI and tool approvals', () => {
 
     const listed = await cli(['approvals', 'list']);
     expect([listed.code, listed.stderr]).toEqual([0, '2 pending\n']);
-    const lines = listed.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     // Newest first.
     expect(lines).toEqual([
-      expect.objectContaining({ turnId: denied.turnId, toolCallId: denied.toolCallId, toolName: 'random_number', args: expect.objectContaining({ min: 1, max: 6 }), approvalId: expect.any(String) }),
+      expect.objectContaining({
+        turnId: denied.turnId,
+        toolCallId: denied.toolCallId,
+        toolName: 'random_number',
+        args: expect.objectContaining({ min: 1, max: 6 }),
+        approvalId: expect.any(String),
+      }),
       expect.objectContaining({ turnId: approved.turnId, toolCallId: approved.toolCallId }),
     ]);
 

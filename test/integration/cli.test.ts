@@ -39,7 +39,7 @@ describe('the CLI', () => {
     expect(unknown.stderr).toContain('npm run cli -- --help');
   }, 60_000);
 
-  it('refuses to revoke a key that does not exist, and lists a user\'s keys without the keys', async () => {
+  it("refuses to revoke a key that does not exist, and lists a user's keys without the keys", async () => {
     const user = await stack.resources.users.createUserWithKey('frank');
     const unknown = await cli(['keys', 'revoke', 'key_nobody']);
     expect(unknown.code).toBe(1);
@@ -69,7 +69,9 @@ describe('the CLI', () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const watch = await cli(['watch', 'conv_x', '--url', url, '--key', 'sy_whatever'], {});
     expect(watch.code).toBe(1);
-    expect(watch.stderr.trim().split('\n')).toEqual([`watch: cannot reach the Switchyard API at ${url} (--url): ECONNREFUSED, connection refused (is it running, on that host and port?); gave up after 5 attempts`]);
+    expect(watch.stderr.trim().split('\n')).toEqual([
+      `watch: cannot reach the Switchyard API at ${url} (--url): ECONNREFUSED, connection refused (is it running, on that host and port?); gave up after 5 attempts`,
+    ]);
 
     const status = await cli(['batch', 'status', 'batch_x', '--url', url, '--key', 'sy_whatever'], {});
     expect(status.code).toBe(1);

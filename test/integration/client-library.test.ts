@@ -1,5 +1,13 @@
 import WebSocket from 'ws';
-import { SwitchyardClient, type SwitchyardClientOptions, type Subscription, type SwitchyardEvent, type TurnView, type WebSocketConstructor, type WebSocketLike } from '@switchyard/client';
+import {
+  SwitchyardClient,
+  type SwitchyardClientOptions,
+  type Subscription,
+  type SwitchyardEvent,
+  type TurnView,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from '@switchyard/client';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { scripted, startToolTurnHarness, type ToolTurnHarness } from '../support/tool-turns';
 
@@ -46,7 +54,16 @@ describe('client library', () => {
     const subscription = client.subscribe(conversation.id);
     await subscription.ready;
     const scenario = {
-      steps: [{ text: 'Adding.', toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }, { name: 'calculator', arguments: { expression: '3*3' } }] }, { text: ' 4 and 9.' }],
+      steps: [
+        {
+          text: 'Adding.',
+          toolCalls: [
+            { name: 'calculator', arguments: { expression: '2+2' } },
+            { name: 'calculator', arguments: { expression: '3*3' } },
+          ],
+        },
+        { text: ' 4 and 9.' },
+      ],
     };
     const { turnId } = await client.sendTurn(conversation.id, scripted(scenario));
     const views: string[] = [];
@@ -97,7 +114,10 @@ describe('client library', () => {
     const conversation = await client.createConversation();
     const subscription = client.subscribe(conversation.id);
     await subscription.ready;
-    const { turnId } = await client.sendTurn(conversation.id, scripted({ steps: [{ text: 'Adding.', toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }] }, { text: ' 4.' }] }));
+    const { turnId } = await client.sendTurn(
+      conversation.id,
+      scripted({ steps: [{ text: 'Adding.', toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }] }, { text: ' 4.' }] }),
+    );
     const view = await subscription.followTurn(turnId);
     expect(view).toMatchObject({ status: 'completed', text: 'Adding. 4.' });
     // Without passing over, each renamed event looked like a gap before the next: a resubscription, the same event again, for ever.
@@ -330,7 +350,12 @@ describe('client library', () => {
     const words = (from: number) => Array.from({ length: 40 }, (_, i) => ` w${from + i}`).join('');
     const { turnId } = await client.sendTurn(
       conversation.id,
-      scripted({ steps: [{ text: words(0), tokenDelayMs: 10, toolCalls: [{ name: 'ask_user' }] }, { text: words(40), tokenDelayMs: 10 }] }),
+      scripted({
+        steps: [
+          { text: words(0), tokenDelayMs: 10, toolCalls: [{ name: 'ask_user' }] },
+          { text: words(40), tokenDelayMs: 10 },
+        ],
+      }),
     );
     let cuts = 0;
     const cut = () => {
@@ -464,7 +489,14 @@ describe('client library', () => {
     const parkedView = new Promise<TurnView>((resolve) => (onParked = resolve));
     const followed = subscription.followTurn(turnId, (view) => view.status === 'waiting-for-approval' && onParked(view));
     const request = await firstAsk;
-    expect(request).toMatchObject({ turnId, conversationId: conversation.id, toolName: 'random_number', args: { min: 1, max: 6 }, approvalId: expect.any(String), expiresAt: expect.any(String) });
+    expect(request).toMatchObject({
+      turnId,
+      conversationId: conversation.id,
+      toolName: 'random_number',
+      args: { min: 1, max: 6 },
+      approvalId: expect.any(String),
+      expiresAt: expect.any(String),
+    });
     const parked = await parkedView;
     expect(parked.toolCalls[request.toolCallId]).toMatchObject({ status: 'awaiting-approval', approval: { approvalId: request.approvalId, expiresAt: request.expiresAt } });
 
@@ -505,7 +537,11 @@ describe('client library', () => {
     expect(asked).toEqual([expect.objectContaining({ turnId, toolName: 'random_number' })]);
     expect(view).toMatchObject({ status: 'completed', text: 'Rolled.' });
     expect(Object.values(view.toolCalls)).toEqual([
-      expect.objectContaining({ status: 'failed', error: expect.objectContaining({ code: 'denied', message: 'not now' }), approval: expect.objectContaining({ approved: false, reason: 'not now' }) }),
+      expect.objectContaining({
+        status: 'failed',
+        error: expect.objectContaining({ code: 'denied', message: 'not now' }),
+        approval: expect.objectContaining({ approved: false, reason: 'not now' }),
+      }),
     ]);
     expect((await decider.listPendingApprovals({ conversationId: conversation.id })).data).toEqual([]);
   });

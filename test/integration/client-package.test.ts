@@ -110,7 +110,10 @@ describe('the client package, packed and installed elsewhere', () => {
     await writeFile(path.join(project.dir, 'readme-example.ts'), snippet);
     await writeFile(
       path.join(project.dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, outDir: 'out' }, files: ['readme-example.ts'] }),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, outDir: 'out' },
+        files: ['readme-example.ts'],
+      }),
     );
     await project.exec('tsc', ['-p', 'tsconfig.json']);
 
@@ -125,7 +128,7 @@ describe('the client package, packed and installed elsewhere', () => {
     expect(stdout).toMatch(/\d+ turn-start\n[\s\S]*\d+ turn-finish\n$/);
   }, 60_000);
 
-  it('brings only its own dependencies, none of the server\'s, and is ESM that import() loads', async () => {
+  it("brings only its own dependencies, none of the server's, and is ESM that import() loads", async () => {
     const manifest = JSON.parse(await readFile(path.join(project.packageDir, 'package.json'), 'utf8'));
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'zod']);
     expect(manifest.peerDependencies ?? {}).toEqual({});
@@ -152,7 +155,10 @@ describe('the client package, packed and installed elsewhere', () => {
     await writeFile(path.join(project.dir, 'typed-requests.ts'), TYPED_REQUESTS);
     await writeFile(
       path.join(project.dir, 'tsconfig.answers.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true }, files: ['typed-answers.ts', 'typed-requests.ts'] }),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true },
+        files: ['typed-answers.ts', 'typed-requests.ts'],
+      }),
     );
     await project.exec('tsc', ['-p', 'tsconfig.answers.json']);
   }, 60_000);

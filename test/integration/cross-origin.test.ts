@@ -70,7 +70,10 @@ describe('CORS for a browser app on another origin', () => {
       expect([route.path, real.status < 300, real.headers.get('access-control-allow-origin')]).toEqual([route.path, true, APP]);
     }
     // The chat stream's header is readable by the page.
-    const chat = await call(APP, routes.find((route) => route.path === '/api/chat')!);
+    const chat = await call(
+      APP,
+      routes.find((route) => route.path === '/api/chat')!,
+    );
     await chat.text();
     expect(chat.headers.get('access-control-expose-headers')).toContain('x-vercel-ai-ui-message-stream');
   });

@@ -78,9 +78,7 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     await eventually('every scrape target is up', async () => {
       const active = await prometheus.activeTargets();
       const jobs = new Set(active.filter((target) => target.health === 'up').map((target) => target.job));
-      return jobs.has('switchyard-api') && jobs.has('switchyard-worker') && active.every((target) => target.health === 'up')
-        ? null
-        : JSON.stringify(active);
+      return jobs.has('switchyard-api') && jobs.has('switchyard-worker') && active.every((target) => target.health === 'up') ? null : JSON.stringify(active);
     });
 
     await driveLoad();
@@ -181,7 +179,12 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
       runTurn({ error: { status: 400, message: 'this request is refused' } }),
     ]);
     expect(toolTurn.at(-1).type).toBe('turn-finish');
-    expect(toolTurn.filter((event) => event.type === 'tool-result').map((event) => event.error?.code ?? 'ok').sort()).toEqual(['http_error', 'ok', 'ok'].sort());
+    expect(
+      toolTurn
+        .filter((event) => event.type === 'tool-result')
+        .map((event) => event.error?.code ?? 'ok')
+        .sort(),
+    ).toEqual(['http_error', 'ok', 'ok'].sort());
     expect(retriedTurn.at(-1).type).toBe('turn-finish');
     expect(rejectedTurn.at(-1).type).toBe('turn-error');
     await receiver.waitFor(1);
@@ -192,7 +195,11 @@ describeNeeding(prometheusMissing(), 'the dashboard on a real Prometheus', () =>
     const gated = (await http.post('/v1/conversations', { requireApproval: ['calculator'] })).body.id as string;
     ws.send({ type: 'subscribe', conversationId: gated });
     await ws.waitFor((frame) => frame.type === 'subscribed' && frame.conversationId === gated);
-    const gatedTurn = (await http.post(`/v1/conversations/${gated}/turns`, { content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { text: 'two' }] }) })).body.turnId as string;
+    const gatedTurn = (
+      await http.post(`/v1/conversations/${gated}/turns`, {
+        content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { text: 'two' }] }),
+      })
+    ).body.turnId as string;
     const approval = await ws.waitFor((frame) => frame.type === 'event' && frame.event.turnId === gatedTurn && frame.event.type === 'tool-approval-request');
     expect((await http.post(`/v1/turns/${gatedTurn}/approvals`, { toolCallId: approval.event.toolCallId, approved: true })).status).toBe(200);
     expect((await ws.waitForTurnEnd(gatedTurn, 30_000)).at(-1).type).toBe('turn-finish');
@@ -216,5 +223,10 @@ function describeTarget(target: DashboardTarget): string {
 /** Polls `check` (null: satisfied; else why not) until it is satisfied, failing with its last answer after SETTLE_MS. */
 async function eventually(what: string, check: () => Promise<string | null>): Promise<void> {
   let problem: string | null = null;
-  await poll(() => `${what}: not within ${SETTLE_MS / 1000} s:\n${problem}`, async () => (problem = await check()) === null, SETTLE_MS, 250);
+  await poll(
+    () => `${what}: not within ${SETTLE_MS / 1000} s:\n${problem}`,
+    async () => (problem = await check()) === null,
+    SETTLE_MS,
+    250,
+  );
 }

@@ -56,7 +56,11 @@ describe('fairness and limits', () => {
       const bob = await stack.createUser('bob');
       const aliceApi = apiClient(stack.url, alice.apiKey);
       const bobApi = apiClient(stack.url, bob.apiKey);
-      const conversations = await inParallel(Array.from({ length: BACKLOG }, (_, i) => i), 16, async () => (await stack.resources.conversations.create({ userId: alice.id })).id);
+      const conversations = await inParallel(
+        Array.from({ length: BACKLOG }, (_, i) => i),
+        16,
+        async () => (await stack.resources.conversations.create({ userId: alice.id })).id,
+      );
       const aliceTurns = await inParallel(conversations, 48, async (conversationId) => {
         const posted = await aliceApi.post(`/v1/conversations/${conversationId}/turns`, { content: `quick ${scripted({ text: 'ok' })}` });
         expect(posted.status).toBe(202);
@@ -165,7 +169,10 @@ describe('fairness and limits', () => {
 
       const otherClient = await watch(stack.url, otherKey, otherConversation);
       await otherClient.waitForTurnEnd(otherTurn.body.turnId);
-      const statuses = await checkInvariants(stack.resources.db, { turnIds: [running.body.turnId, queued.body.turnId, accepted.body.turnId, otherTurn.body.turnId], toolExecutions: [] });
+      const statuses = await checkInvariants(stack.resources.db, {
+        turnIds: [running.body.turnId, queued.body.turnId, accepted.body.turnId, otherTurn.body.turnId],
+        toolExecutions: [],
+      });
       expect(Object.values(statuses)).toEqual(['cancelled', 'cancelled', 'completed', 'completed']);
     });
 
@@ -236,9 +243,19 @@ describe('fairness and limits', () => {
       expect(end).toMatchObject({ status: 'completed', counts: { total: 40, succeeded: 40, failed: 0 } });
 
       // Every turn of the user, from when it was queued until it ended: never more than the limit at once.
-      const { rows } = await stack.resources.db.query<{ id: string; created_at: Date; finished_at: Date }>('SELECT id, created_at, finished_at FROM turns WHERE user_id = $1', [user.id]);
+      const { rows } = await stack.resources.db.query<{ id: string; created_at: Date; finished_at: Date }>('SELECT id, created_at, finished_at FROM turns WHERE user_id = $1', [
+        user.id,
+      ]);
       expect(rows).toHaveLength(45);
-      const moments = rows.flatMap((row) => [[row.created_at.getTime(), 1], [row.finished_at.getTime(), -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+      const moments = rows
+        .flatMap(
+          (row) =>
+            [
+              [row.created_at.getTime(), 1],
+              [row.finished_at.getTime(), -1],
+            ] as [number, number][],
+        )
+        .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
       let open = 0;
       let most = 0;
       for (const [, change] of moments) most = Math.max(most, (open += change));

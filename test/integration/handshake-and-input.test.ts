@@ -242,7 +242,11 @@ describe('websocket handshakes and bad input', () => {
       );
       await alice.post(`/v1/turns/${turn}/cancel`);
       expect(outcome.event).toMatchObject({ type: 'turn-finish' });
-      const streamed = client.events().filter((event) => event.turnId === turn && event.type === 'text-delta').map((event) => event.delta).join('');
+      const streamed = client
+        .events()
+        .filter((event) => event.turnId === turn && event.type === 'text-delta')
+        .map((event) => event.delta)
+        .join('');
       const stored = (await alice.get(`/v1/conversations/${conversation}`)).body.messages.at(-1).content;
       expect(streamed).toBe('a\uFFFDb');
       expect(stored).toBe(streamed);
@@ -273,7 +277,12 @@ describe('websocket handshakes within the per-user rate and the per-key connecti
   const refusal = async (handshake: ReturnType<typeof rawHandshake>) => {
     const answer = await handshake;
     answer.socket.destroy();
-    return { status: answer.status, upgrade: answer.headers.upgrade, retryAfter: Number(answer.headers['retry-after']), error: answer.status === 101 ? undefined : JSON.parse(answer.body).error };
+    return {
+      status: answer.status,
+      upgrade: answer.headers.upgrade,
+      retryAfter: Number(answer.headers['retry-after']),
+      error: answer.status === 101 ? undefined : JSON.parse(answer.body).error,
+    };
   };
   const bearer = (apiKey: string) => ({ headers: { authorization: `Bearer ${apiKey}` } });
 
@@ -311,7 +320,7 @@ describe('websocket handshakes within the per-user rate and the per-key connecti
     });
   });
 
-  describe('a handshake refused for its key\'s open websockets', () => {
+  describe("a handshake refused for its key's open websockets", () => {
     const CAP = 2;
     const PER_MINUTE = 10;
     let stack: TestStack;

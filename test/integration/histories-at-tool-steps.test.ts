@@ -53,7 +53,10 @@ describe('forks, edits and regenerates at a tool step', () => {
     const before = await conversationCount();
     const refused = await fork(conversationId, messageId);
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toMatchObject({ code: 'conflict', details: [{ field: 'messageId', message: expect.stringContaining(`the tool calls ${callIds.join(', ')} of ${messageId} have no results up to it`) }] });
+    expect(refused.body.error).toMatchObject({
+      code: 'conflict',
+      details: [{ field: 'messageId', message: expect.stringContaining(`the tool calls ${callIds.join(', ')} of ${messageId} have no results up to it`) }],
+    });
     expect(await conversationCount()).toBe(before);
   }
 

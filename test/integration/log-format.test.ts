@@ -41,7 +41,11 @@ describe('log format per entry point', () => {
     await allInOne.waitForOutput('turn ended');
 
     // Without colours, should the environment force them.
-    const lines = allInOne.stdout().replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter(Boolean);
+    const lines = allInOne
+      .stdout()
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
+      .filter(Boolean);
     expect(lines.filter(isJsonLine)).toEqual([]);
     expect(lines.find((line) => line.includes('turn ended'))).toMatch(new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\] INFO.*: turn ended .*"turnId":"${posted.body.turnId}"`));
   }, 60_000);

@@ -12,9 +12,7 @@ describe('several processes', () => {
     stack = await startTestStack({ workers: 0 });
     // Concurrency 1 makes both workers take turns, so the test shows them sharing the queue.
     const env = stack.childEnv({ WORKER_CONCURRENCY: '1' });
-    processes.push(
-      ...(await Promise.all([spawnService('api', env), spawnService('api', env), spawnService('worker', env), spawnService('worker', env)])),
-    );
+    processes.push(...(await Promise.all([spawnService('api', env), spawnService('api', env), spawnService('worker', env), spawnService('worker', env)])));
   }, 60_000);
   afterAll(async () => {
     await Promise.all(processes.map((service) => service.kill('SIGTERM')));
@@ -25,9 +23,7 @@ describe('several processes', () => {
     const [apiA, apiB, workerA, workerB] = processes;
     const { apiKey } = await stack.createUser('multi');
     const viaA = apiClient(apiA!.url, apiKey);
-    const conversations = await Promise.all(
-      Array.from({ length: 6 }, async () => (await viaA.post('/v1/conversations', {})).body.id as string),
-    );
+    const conversations = await Promise.all(Array.from({ length: 6 }, async () => (await viaA.post('/v1/conversations', {})).body.id as string));
     const clientA = await TestWsClient.connect(apiA!.url, { apiKey });
     const clientB = await TestWsClient.connect(apiB!.url, { apiKey });
     for (const conversationId of conversations) {

@@ -82,7 +82,10 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
 
     // The lines under "Try it (bash):", run as they are, in one shell.
     const lines = banner.split('\n');
-    const example = lines.slice(lines.indexOf('Try it (bash):') + 1, lines.findIndex((line, i) => i > 0 && line === '' && lines[i - 1]!.includes('stored messages')));
+    const example = lines.slice(
+      lines.indexOf('Try it (bash):') + 1,
+      lines.findIndex((line, i) => i > 0 && line === '' && lines[i - 1]!.includes('stored messages')),
+    );
     expect(example.length).toBe(5);
     const run = await inside(`set -e\n${example.join('\n')}`);
     expect(run.stderr).toBe('');
@@ -128,7 +131,9 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
   it('refuses a second npm start, and the CLI, on the same DATA_DIR with one line', async () => {
     const second = await inside('npm start --silent', { DATA_DIR: dataDir, PORT: '3001', LOG_LEVEL: 'warn' });
     expect(second.code).toBe(1);
-    expect(second.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^switchyard: the embedded database in .* is in use by another process: stop it, or set DATABASE_URL/)]);
+    expect(second.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^switchyard: the embedded database in .* is in use by another process: stop it, or set DATABASE_URL/),
+    ]);
 
     const cli = await inside('npm run --silent cli -- users list', { DATA_DIR: dataDir });
     expect(cli.code).toBe(1);

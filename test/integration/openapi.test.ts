@@ -44,7 +44,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('lists the error codes each route answers, and the credentials it takes', () => {
-    const codes = (route: string, method: string, status: string) => document.paths[route][method].responses[status].content['application/json'].schema.properties.error.properties.code.enum;
+    const codes = (route: string, method: string, status: string) =>
+      document.paths[route][method].responses[status].content['application/json'].schema.properties.error.properties.code.enum;
     expect(codes('/v1/conversations/{id}/turns', 'post', '409')).toEqual(['conversation_busy', 'idempotency_conflict', 'conflict']);
     expect(codes('/v1/conversations/{id}', 'get', '404')).toEqual(['not_found']);
     expect(codes('/v1/tools/{name}/invoke', 'post', '502')).toEqual(['tool_failed']);
@@ -98,9 +99,12 @@ describe('GET /openapi.json', () => {
       expectDocumented('post', '/v1/conversations', created, 201);
       expectDocumented('get', '/v1/conversations', await api.get('/v1/conversations?limit=1'), 200);
 
-      const run = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { text: 'Two.' }] }, {
-        conversationId: created.body.id,
-      });
+      const run = await harness.runTurn(
+        { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { text: 'Two.' }] },
+        {
+          conversationId: created.body.id,
+        },
+      );
       const turn = await api.get(`/v1/turns/${run.turnId}`);
       expectDocumented('get', '/v1/turns/{id}', turn, 200);
       expect(turn.body.toolCalls).toHaveLength(1);
@@ -133,9 +137,12 @@ describe('GET /openapi.json', () => {
 
     it("a chat's stored history as UIMessage[]: a turn with a tool call, and a chat not used yet", async () => {
       const { api } = harness;
-      await harness.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2*3' } }] }, { text: 'Six.' }] }, {
-        conversation: { externalId: 'doc-chat' },
-      });
+      await harness.runTurn(
+        { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2*3' } }] }, { text: 'Six.' }] },
+        {
+          conversation: { externalId: 'doc-chat' },
+        },
+      );
       const history = await api.get('/api/chat/doc-chat/messages');
       expectDocumented('get', '/api/chat/{id}/messages', history, 200);
       expect(history.body.map((message: any) => message.role)).toEqual(['user', 'assistant']);
@@ -182,7 +189,10 @@ describe('GET /openapi.json', () => {
       expectDocumented('post', '/v1/batches/{id}/retry', await api.post(`/v1/batches/${submitted.body.batchId}/retry`), 200);
       const results = await api.get(`/v1/batches/${submitted.body.batchId}/results`);
       expect(results.status).toBe(200);
-      const lines = String(results.body).trim().split('\n').map((line) => JSON.parse(line));
+      const lines = String(results.body)
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(lines).toHaveLength(2);
       for (const line of lines) expectDocumented('get', '/v1/batches/{id}/results', { ...results, body: line }, 200, 'application/x-ndjson');
       const refused = await api.post('/v1/batches', { items: [{ messages: [] }] });

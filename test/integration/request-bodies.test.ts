@@ -135,7 +135,11 @@ describe('request bodies', () => {
       const refused = await post('/v1/conversations', invalid, headers);
       const { error } = (await refused.json()) as any;
       expect([refused.status, error.code, error.message]).toEqual([400, 'invalid_request', expect.stringContaining('UTF-8')]);
-      const chat = Buffer.concat([Buffer.from(`{"id": "chat-${title}", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "`), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}]}')]);
+      const chat = Buffer.concat([
+        Buffer.from(`{"id": "chat-${title}", "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "`),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}]}]}'),
+      ]);
       expect(await errorOf(await post('/api/chat', chat, headers))).toEqual([400, 'invalid_request']);
       const listed = await apiClient(stack.url, apiKey).get('/v1/conversations');
       expect(JSON.stringify(listed.body)).not.toContain(title);

@@ -46,7 +46,8 @@ describe('turn body bytes in flight', () => {
     expect([refused.status, refused.headers['retry-after']]).toEqual([503, expect.stringMatching(/^\d+$/)]);
     expect(refused.body).toEqual({ error: { message: expect.stringContaining('MAX_TURN_BODY_BYTES_IN_FLIGHT'), type: 'server_error', param: null, code: 'unavailable' } });
     // /api/chat shares the budget, in its own error shape; other routes, whose requests end at once, do not.
-    const post = (path: string, body: unknown) => fetch(`${stack.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${stack.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const chat = await post('/api/chat', {});
     expect([chat.status, ((await chat.json()) as any).error.code]).toEqual([503, 'unavailable']);
     expect((await post('/v1/conversations', { title: 'not refused' })).status).toBe(201);
@@ -62,7 +63,11 @@ describe('turn body bytes in flight', () => {
     await waitForMetric(stack.url, IN_FLIGHT, 0);
 
     // All of it is free again: a body of the whole budget less a little goes through.
-    const whole = await fetch(`${stack.url}/openai/v1/responses`, { method: 'POST', headers: headers(3 * BODY_BYTES), body: padded({ input: 'a whole budget', background: true }, 3 * BODY_BYTES) });
+    const whole = await fetch(`${stack.url}/openai/v1/responses`, {
+      method: 'POST',
+      headers: headers(3 * BODY_BYTES),
+      body: padded({ input: 'a whole budget', background: true }, 3 * BODY_BYTES),
+    });
     expect(whole.status).toBe(200);
   });
 

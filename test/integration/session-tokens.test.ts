@@ -44,7 +44,12 @@ describe('POST /v1/session-tokens', () => {
     const socket = await TestWsClient.subscribed(stack.url, { ticket }, conversationId);
     expect((await session.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
 
-    for (const [method, path] of [['POST', '/v1/conversations'], ['POST', `/v1/conversations/${conversationId}/turns`], ['POST', '/v1/session-tokens'], ['GET', '/v1/tools']] as const) {
+    for (const [method, path] of [
+      ['POST', '/v1/conversations'],
+      ['POST', `/v1/conversations/${conversationId}/turns`],
+      ['POST', '/v1/session-tokens'],
+      ['GET', '/v1/tools'],
+    ] as const) {
       const refused = await session.request(method, path, method === 'GET' ? undefined : {});
       expect([method, path, refused.status, refused.body.error.code]).toEqual([method, path, 403, 'forbidden']);
     }
@@ -103,7 +108,7 @@ describe('POST /v1/session-tokens', () => {
     expect(sessionTokenMayFollow({ conversationId: '../batches/b/events' })).toBe(true);
   });
 
-  it("ends an /api/chat stream with an error chunk when the key it was opened with is revoked; the turn goes on", async () => {
+  it('ends an /api/chat stream with an error chunk when the key it was opened with is revoked; the turn goes on', async () => {
     const user = await stack.resources.users.createUserWithKey('chat-revoked');
     const response = await fetch(`${stack.url}/api/chat`, {
       method: 'POST',

@@ -47,24 +47,28 @@ describe('start-up', () => {
       await rm(dataDir, { recursive: true, force: true });
     });
 
-    it.each(['workers/api.ts', 'workers/worker.ts', 'workers/all-in-one.ts'])('stops %s with one line naming the file and the field, no stack and no password', async (entry) => {
-      const suffix = uniqueSuffix();
-      const result = await runToExit(entry, {
-        ...(entry === 'workers/all-in-one.ts' ? { DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground') } : { DATABASE_URL: TEST_POSTGRES_URL }),
-        DATABASE_SCHEMA: `t_${suffix}`,
-        REDIS_PREFIX: `test-${suffix}`,
-        TOOLS_DIR: toolsDir,
-        PORT: '0',
-        LOG_LEVEL: 'silent',
-      });
-      await dropSchema(`t_${suffix}`);
-      await dropRedisPrefix(`test-${suffix}`);
-      expect(result.code).toBe(1);
-      expect(result.stderr.trim().split('\n')).toEqual([
-        `switchyard: ${path.join(toolsDir, 'leaky.json')}: "url": must not carry credentials (user:password@), which errors would show; send them in "headers" with a \${ENV_VAR}`,
-      ]);
-      expect(result.stderr).not.toContain('hunter2');
-    }, 60_000);
+    it.each(['workers/api.ts', 'workers/worker.ts', 'workers/all-in-one.ts'])(
+      'stops %s with one line naming the file and the field, no stack and no password',
+      async (entry) => {
+        const suffix = uniqueSuffix();
+        const result = await runToExit(entry, {
+          ...(entry === 'workers/all-in-one.ts' ? { DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground') } : { DATABASE_URL: TEST_POSTGRES_URL }),
+          DATABASE_SCHEMA: `t_${suffix}`,
+          REDIS_PREFIX: `test-${suffix}`,
+          TOOLS_DIR: toolsDir,
+          PORT: '0',
+          LOG_LEVEL: 'silent',
+        });
+        await dropSchema(`t_${suffix}`);
+        await dropRedisPrefix(`test-${suffix}`);
+        expect(result.code).toBe(1);
+        expect(result.stderr.trim().split('\n')).toEqual([
+          `switchyard: ${path.join(toolsDir, 'leaky.json')}: "url": must not carry credentials (user:password@), which errors would show; send them in "headers" with a \${ENV_VAR}`,
+        ]);
+        expect(result.stderr).not.toContain('hunter2');
+      },
+      60_000,
+    );
   });
 
   it('stops on a models file whose key names an unset variable with one line naming the file and the field, and no secret', async () => {
@@ -98,9 +102,7 @@ describe('start-up', () => {
   it('stops with one line naming HOST when it does not resolve', async () => {
     const result = await runToExit('workers/api.ts', { DATABASE_URL: TEST_POSTGRES_URL, HOST: 'no-such-host.invalid', PORT: '0', LOG_LEVEL: 'silent' });
     expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      'switchyard: HOST no-such-host.invalid does not resolve: set HOST to an address of this machine (127.0.0.1, 0.0.0.0)',
-    ]);
+    expect(result.stderr.trim().split('\n')).toEqual(['switchyard: HOST no-such-host.invalid does not resolve: set HOST to an address of this machine (127.0.0.1, 0.0.0.0)']);
   });
 
   it('tells the operator that separate processes need DATABASE_URL', async () => {
@@ -141,7 +143,9 @@ describe('start-up', () => {
     await withSilentServer(async (port) => {
       const result = await runToExit('workers/worker.ts', { DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/postgres`, LOG_LEVEL: 'info' });
       expect(result.code).toBe(1);
-      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^switchyard: PostgreSQL at postgresql://postgres@127\\.0\\.0\\.1:${port}/postgres did not answer: timed out`))]);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(new RegExp(`^switchyard: PostgreSQL at postgresql://postgres@127\\.0\\.0\\.1:${port}/postgres did not answer: timed out`)),
+      ]);
     });
   }, 60_000);
 

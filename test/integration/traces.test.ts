@@ -47,8 +47,7 @@ describe('traces', () => {
     return { http, conversationId, client };
   }
 
-  const admitSpan = (spans: ReceivedSpan[], turnId: string) =>
-    spans.find((span) => span.name === 'admit turn' && span.attributes['switchyard.turn.id'] === turnId);
+  const admitSpan = (spans: ReceivedSpan[], turnId: string) => spans.find((span) => span.name === 'admit turn' && span.attributes['switchyard.turn.id'] === turnId);
   const count = (spans: ReceivedSpan[], traceId: string, prefix: string) => spans.filter((span) => span.traceId === traceId && span.name.startsWith(prefix)).length;
 
   it('joins a tool turn across the API, the queue and the worker, with GenAI attributes on its steps and tool calls', async () => {
@@ -57,7 +56,12 @@ describe('traces', () => {
     const secretText = 'the-user-said-something-private';
     const content = `${secretText} ${scripted({
       steps: [
-        { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }, { name: 'current_time', arguments: { timeZone: 'UTC' } }] },
+        {
+          toolCalls: [
+            { name: 'calculator', arguments: { expression: '6*7' } },
+            { name: 'current_time', arguments: { timeZone: 'UTC' } },
+          ],
+        },
         { text: 'Forty-two, and the time.' },
       ],
     })}`;
@@ -77,13 +81,23 @@ describe('traces', () => {
     const trace = spans.filter((span) => span.traceId === root.traceId);
 
     // The API's span starts the trace.
-    expect(root).toMatchObject({ service: 'switchyard-api', kind: SPAN_KIND.producer, parentSpanId: undefined, attributes: { 'gen_ai.conversation.id': conversationId, 'switchyard.turn.admission': 'created' } });
+    expect(root).toMatchObject({
+      service: 'switchyard-api',
+      kind: SPAN_KIND.producer,
+      parentSpanId: undefined,
+      attributes: { 'gen_ai.conversation.id': conversationId, 'switchyard.turn.admission': 'created' },
+    });
 
     // Every run of a turn job on the worker continues it: the first job, then the flow's continuation.
     const jobRuns = trace.filter((span) => span.name === 'run turn');
     expect(jobRuns.map((span) => span.attributes['switchyard.job.name']).sort()).toEqual(['continue-turn', 'run-turn']);
     for (const run of jobRuns) {
-      expect(run).toMatchObject({ service: 'switchyard-worker', kind: SPAN_KIND.consumer, parentSpanId: root.spanId, attributes: { 'switchyard.turn.id': turnId, 'switchyard.turn.attempt': 1 } });
+      expect(run).toMatchObject({
+        service: 'switchyard-worker',
+        kind: SPAN_KIND.consumer,
+        parentSpanId: root.spanId,
+        attributes: { 'switchyard.turn.id': turnId, 'switchyard.turn.attempt': 1 },
+      });
     }
     const firstRun = jobRuns.find((span) => span.attributes['switchyard.job.name'] === 'run-turn')!;
     const continuation = jobRuns.find((span) => span.attributes['switchyard.job.name'] === 'continue-turn')!;
@@ -93,7 +107,10 @@ describe('traces', () => {
     const [toolStep, followUp] = chats;
     expect(toolStep!.parentSpanId).toBe(firstRun.spanId);
     expect(followUp!.parentSpanId).toBe(continuation.spanId);
-    for (const [chat, finishReason] of [[toolStep!, 'tool_calls'], [followUp!, 'stop']] as const) {
+    for (const [chat, finishReason] of [
+      [toolStep!, 'tool_calls'],
+      [followUp!, 'stop'],
+    ] as const) {
       expect(chat).toMatchObject({
         name: 'chat scripted',
         kind: SPAN_KIND.client,
@@ -168,7 +185,7 @@ describe('traces', () => {
     expect(count(spans, root.traceId, 'execute_tool')).toBe(0);
   }, 60_000);
 
-  it('records each approval decision in the turn\'s trace, as a span event', async () => {
+  it("records each approval decision in the turn's trace, as a span event", async () => {
     const { http, conversationId, client } = await openConversation();
     const posted = await http.post(`/v1/conversations/${conversationId}/turns`, {
       content: scripted({ steps: [{ toolCalls: [{ name: 'approved_confirm', arguments: {} }] }, { text: 'Thanks.' }] }),
@@ -186,8 +203,6 @@ describe('traces', () => {
     const root = admitSpan(spans, turnId)!;
     const decision = spans.find((span) => span.traceId === root.traceId && span.name === 'decide_approval approved_confirm')!;
     expect(decision.attributes).toMatchObject({ 'gen_ai.tool.call.id': request.toolCallId, 'switchyard.tool.approval.outcome': 'denied' });
-    expect(decision.events).toEqual([
-      { name: 'tool_approval.decided', attributes: expect.objectContaining({ 'switchyard.tool.approval.outcome': 'denied' }) },
-    ]);
+    expect(decision.events).toEqual([{ name: 'tool_approval.decided', attributes: expect.objectContaining({ 'switchyard.tool.approval.outcome': 'denied' }) }]);
   }, 60_000);
 });

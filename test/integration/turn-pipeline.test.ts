@@ -31,7 +31,10 @@ describe('the turn pipeline', () => {
     expect(posted.body.status).toBe('queued');
 
     const events = await client.waitForTurnEnd(posted.body.turnId);
-    const assembled = events.filter((e) => e.type === 'text-delta').map((e) => e.delta).join('');
+    const assembled = events
+      .filter((e) => e.type === 'text-delta')
+      .map((e) => e.delta)
+      .join('');
     expect(assembled).toBe(text);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     const types = events.map((e) => e.type).filter((t) => t !== 'text-delta');
@@ -70,7 +73,10 @@ describe('the turn pipeline', () => {
     second.send({ type: 'subscribe', conversationId, after: lastSeen });
     const all = [...seen, ...(await second.waitForTurnEnd(posted.body.turnId))];
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
-    const text = all.filter((e) => e.type === 'text-delta').map((e) => e.delta).join('');
+    const text = all
+      .filter((e) => e.type === 'text-delta')
+      .map((e) => e.delta)
+      .join('');
     const stored = await alice.get(`/v1/conversations/${conversationId}`);
     expect(stored.body.messages[1].content).toBe(text);
     second.close();
@@ -79,10 +85,7 @@ describe('the turn pipeline', () => {
   it('returns the first turn for a repeated idempotency key, also when both arrive at once', async () => {
     const conversationId = await newConversation();
     const body = { content: 'same request', idempotencyKey: 'key-1' };
-    const [a, b] = await Promise.all([
-      alice.post(`/v1/conversations/${conversationId}/turns`, body),
-      alice.post(`/v1/conversations/${conversationId}/turns`, body),
-    ]);
+    const [a, b] = await Promise.all([alice.post(`/v1/conversations/${conversationId}/turns`, body), alice.post(`/v1/conversations/${conversationId}/turns`, body)]);
     expect([a.status, b.status].sort()).toEqual([200, 202]);
     expect(a.body.turnId).toBe(b.body.turnId);
     const again = await alice.post(`/v1/conversations/${conversationId}/turns`, body);
@@ -169,7 +172,10 @@ describe('the turn pipeline', () => {
     const events = await client.waitForTurnEnd(posted.body.turnId);
     expect(events.at(-1).type).toBe('turn-cancelled');
     // The conversation takes a new turn at once; the cancelled one left what it had streamed, marked incomplete.
-    const shown = events.filter((event: any) => event.type === 'text-delta').map((event: any) => event.delta).join('');
+    const shown = events
+      .filter((event: any) => event.type === 'text-delta')
+      .map((event: any) => event.delta)
+      .join('');
     const next = await alice.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ text: 'after cancel' }) });
     expect(next.status).toBe(202);
     await client.waitForTurnEnd(next.body.turnId);

@@ -41,7 +41,11 @@ describe('two deployments on one Redis', () => {
         );
         expect(result.code).toBe(1);
         expect(result.stderr.trim().split('\n')).toEqual([
-          expect.stringMatching(new RegExp(`^switchyard: REDIS_PREFIX "${stack.config.REDIS_PREFIX}" on redis://127\\.0\\.0\\.1:6379 belongs to another deployment \\(deployment ${stack.resources.deploymentId}; `)),
+          expect.stringMatching(
+            new RegExp(
+              `^switchyard: REDIS_PREFIX "${stack.config.REDIS_PREFIX}" on redis://127\\.0\\.0\\.1:6379 belongs to another deployment \\(deployment ${stack.resources.deploymentId}; `,
+            ),
+          ),
         ]);
       },
       30_000,
@@ -67,9 +71,7 @@ describe('two deployments on one Redis', () => {
       for (let i = 0; i < 2; i++) dataDirs.push(await mkdtemp(path.join(os.tmpdir(), 'switchyard-deployment-')));
       starts.push(
         ...(await Promise.all(
-          dataDirs.map((dataDir) =>
-            spawnAllInOne({ DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground'), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn' }),
-          ),
+          dataDirs.map((dataDir) => spawnAllInOne({ DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground'), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn' })),
         )),
       );
     }, 150_000);

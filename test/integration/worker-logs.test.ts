@@ -27,7 +27,12 @@ describe("a worker's log lines for a tool turn", () => {
     const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
     const scenario = {
       steps: [
-        { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }, { name: 'calculator', arguments: { expression: '2+3' } }] },
+        {
+          toolCalls: [
+            { name: 'calculator', arguments: { expression: '6*7' } },
+            { name: 'calculator', arguments: { expression: '2+3' } },
+          ],
+        },
         { text: 'both done' },
       ],
     };

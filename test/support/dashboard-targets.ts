@@ -45,7 +45,10 @@ const BUILT_INS: Record<string, string> = {
 /** Every visible Prometheus query of every panel of every dashboard file in `dir`. */
 export function dashboardTargets(dir: string): DashboardTarget[] {
   const found: DashboardTarget[] = [];
-  for (const file of fs.readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
     const dashboard = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as {
       title?: string;
       panels?: Panel[];
@@ -77,7 +80,7 @@ function variableValues(variables: TemplateVariable[]): Record<string, string> {
   const values: Record<string, string> = {};
   for (const variable of variables) {
     const current = variable.current?.value;
-    const value = Array.isArray(current) ? current[0] : current ?? variable.options?.[0]?.value;
+    const value = Array.isArray(current) ? current[0] : (current ?? variable.options?.[0]?.value);
     values[variable.name] = value === undefined || value === '$__all' ? '.*' : value;
   }
   return values;

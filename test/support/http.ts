@@ -89,5 +89,10 @@ export async function readMetric(baseUrl: string, name: string): Promise<number 
 /** Waits until the metric reads `value` (asked again each 20 ms, for up to `timeoutMs`). */
 export async function waitForMetric(baseUrl: string, name: string, value: number, timeoutMs = 10_000): Promise<void> {
   let last: number | null = null;
-  await poll(() => `${name} stayed ${last}, not ${value}`, async () => (last = await readMetric(baseUrl, name)) === value, timeoutMs, 20);
+  await poll(
+    () => `${name} stayed ${last}, not ${value}`,
+    async () => (last = await readMetric(baseUrl, name)) === value,
+    timeoutMs,
+    20,
+  );
 }

@@ -19,10 +19,7 @@ export interface ToolExecution {
  * is exactly its incomplete message (none when it showed no text).
  * Returns the turns' final statuses so a test can also check that they did not all simply fail.
  */
-export async function checkInvariants(
-  db: Queryable,
-  input: { turnIds: string[]; toolExecutions: ToolExecution[]; events?: any[] },
-): Promise<Record<string, string>> {
+export async function checkInvariants(db: Queryable, input: { turnIds: string[]; toolExecutions: ToolExecution[]; events?: any[] }): Promise<Record<string, string>> {
   const statuses: Record<string, string> = {};
   for (const turnId of input.turnIds) {
     const { rows: turns } = await db.query<{ status: string; step: number }>('SELECT status, step FROM turns WHERE id = $1', [turnId]);
@@ -38,7 +35,9 @@ export async function checkInvariants(
     const assistant = messages.filter((row) => !row.incomplete);
     const expectedSteps = Array.from({ length: turn.step }, (_, i) => i + 1);
     if (JSON.stringify(assistant.map((row) => row.step)) !== JSON.stringify(expectedSteps)) {
-      throw new Error(`turn ${turnId}: assistant messages of steps ${JSON.stringify(assistant.map((row) => row.step))}, expected one for each of steps ${JSON.stringify(expectedSteps)}`);
+      throw new Error(
+        `turn ${turnId}: assistant messages of steps ${JSON.stringify(assistant.map((row) => row.step))}, expected one for each of steps ${JSON.stringify(expectedSteps)}`,
+      );
     }
     // What a cancel kept of the step it stopped: one message after the committed ones, last.
     const incomplete = messages.filter((row) => row.incomplete);
@@ -50,7 +49,12 @@ export async function checkInvariants(
     if (input.events) {
       const stored = new Map(assistant.map((row) => [row.step, typeof row.content === 'string' ? row.content : '']));
       const kept = incomplete[0] && { step: incomplete[0].step, text: typeof incomplete[0].content === 'string' ? incomplete[0].content : '' };
-      checkEvents(turnId, input.events.filter((event) => event.turnId === turnId), stored, kept);
+      checkEvents(
+        turnId,
+        input.events.filter((event) => event.turnId === turnId),
+        stored,
+        kept,
+      );
     }
   }
   return statuses;

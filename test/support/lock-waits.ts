@@ -10,11 +10,14 @@ interface Queryable {
  * transaction sees one snapshot of pg_stat_activity.
  */
 export async function waitUntilStatementWaitsForLock(db: Queryable, statement: string, timeoutMs = 10_000): Promise<void> {
-  await poll(`no statement like "${statement}" waited for a lock within ${timeoutMs} ms`, async () => {
-    const { rows } = await db.query<{ waiting: number }>(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
-      [statement],
-    );
-    return rows[0]!.waiting > 0;
-  }, timeoutMs);
+  await poll(
+    `no statement like "${statement}" waited for a lock within ${timeoutMs} ms`,
+    async () => {
+      const { rows } = await db.query<{ waiting: number }>(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, [
+        statement,
+      ]);
+      return rows[0]!.waiting > 0;
+    },
+    timeoutMs,
+  );
 }

@@ -22,5 +22,6 @@ for (const name of FUNCTIONS) {
 afterAll(() => {
   // The module is the worker's own, which runs other projects' files next.
   Object.assign(childProcess, originals);
-  if (started.length > 0) throw new Error(`this file started processes, which the integration project runs none of: list it in jest.config.js's STARTS_PROCESSES (${started.join('; ')})`);
+  if (started.length > 0)
+    throw new Error(`this file started processes, which the integration project runs none of: list it in jest.config.js's STARTS_PROCESSES (${started.join('; ')})`);
 });

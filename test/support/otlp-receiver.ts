@@ -90,7 +90,18 @@ interface OtlpKeyValue {
 function decodeExport(request: {
   resourceSpans?: {
     resource?: { attributes?: OtlpKeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpKeyValue[]; status?: { code?: number }; events?: { name: string; attributes?: OtlpKeyValue[] }[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: OtlpKeyValue[];
+        status?: { code?: number };
+        events?: { name: string; attributes?: OtlpKeyValue[] }[];
+      }[];
+    }[];
   }[];
 }): ReceivedSpan[] {
   const received: ReceivedSpan[] = [];

@@ -28,8 +28,7 @@ export interface PrometheusSample {
 }
 
 /** Why a test cannot run Prometheus here, saying how to install it; undefined when it can. */
-export const prometheusMissing = () =>
-  missingProgram('prometheus', 'apt-get install -y --no-install-recommends prometheus (bash .ci/run installs it when missing)');
+export const prometheusMissing = () => missingProgram('prometheus', 'apt-get install -y --no-install-recommends prometheus (bash .ci/run installs it when missing)');
 
 /** The `prometheus` executable on PATH (Debian puts it in /usr/bin); throws saying how to install it. */
 export function findPrometheus(): string {
@@ -71,11 +70,9 @@ export async function startPrometheus(config: Record<string, unknown>): Promise<
   const configFile = path.join(dir, 'prometheus.yml');
   await writeFile(configFile, JSON.stringify(config, null, 2));
   const port = await closedPort();
-  const child = spawn(
-    binary,
-    [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const child = spawn(binary, [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let output = '';
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -92,7 +89,10 @@ export async function startPrometheus(config: Record<string, unknown>): Promise<
       await close();
       throw new Error(`prometheus exited with ${child.exitCode} before it was ready:\n${output}`);
     }
-    const ready = await fetch(`${url}/-/ready`).then((response) => response.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) {
       await close();

@@ -14,10 +14,7 @@ export interface RawResponse {
  * its Content-Length (a client that stalls, or lies), left open after what it wrote. Resolves with
  * the first response once it has arrived whole.
  */
-export function rawRequest(
-  baseUrl: string,
-  request: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
-): Promise<RawResponse> {
+export function rawRequest(baseUrl: string, request: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<RawResponse> {
   return rawExchange(baseUrl, `${request.method} ${request.path} HTTP/1.1`, headerLines(request.headers), request.body);
 }
 
@@ -43,9 +40,7 @@ export function rawExchange(baseUrl: string, requestLine: string, headers: strin
       const end = received.indexOf('\r\n\r\n');
       if (end < 0) return;
       const [statusLine = '', ...fieldLines] = received.subarray(0, end).toString('latin1').split('\r\n');
-      const headers = Object.fromEntries(
-        fieldLines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
-      );
+      const headers = Object.fromEntries(fieldLines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
       const status = Number(statusLine.split(' ')[1]);
       const length = status === 101 ? 0 : Number(headers['content-length'] ?? 0);
       if (received.length - end - 4 < length) return;

@@ -44,9 +44,24 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
     const child = spawn(
       'redis-server',
       [
-        '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
-        '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000),
-        '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction',
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        String(options.nodeTimeoutMs ?? 2000),
+        '--appendonly',
+        'yes',
+        '--save',
+        '',
+        '--maxmemory-policy',
+        'noeviction',
       ],
       { stdio: 'ignore' },
     );
@@ -82,7 +97,8 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
     await Promise.all(ports.map(kill));
     await rm(root, { recursive: true, force: true });
     reservation.release();
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('a Redis Cluster test needs redis-server and redis-cli on the PATH (apt-get install redis-server redis-tools)');
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error('a Redis Cluster test needs redis-server and redis-cli on the PATH (apt-get install redis-server redis-tools)');
     throw error;
   }
 

@@ -35,11 +35,9 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
   const url = `redis://127.0.0.1:${port}`;
 
   const start = async () => {
-    child = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', ...extraArgs],
-      { stdio: 'ignore' },
-    );
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', ...extraArgs], {
+      stdio: 'ignore',
+    });
     await waitForPing(url);
   };
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {

@@ -36,8 +36,7 @@ export interface RecordedRequest {
  * `until` until that promise settles (a tool that runs until the test has seen what it waits for).
  */
 export type ToolServerReply =
-  | { status?: number; body?: unknown; contentType?: string; headers?: Record<string, string>; delayMs?: number; until?: Promise<unknown> }
-  | { hang: true };
+  { status?: number; body?: unknown; contentType?: string; headers?: Record<string, string>; delayMs?: number; until?: Promise<unknown> } | { hang: true };
 
 export interface ToolHttpServer {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */

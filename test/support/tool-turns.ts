@@ -31,10 +31,7 @@ export interface ToolTurnHarness {
    * Subscribes, posts a turn and waits for its last event: in a new conversation (made with
    * `conversation`) unless `conversationId` is given.
    */
-  runTurn(
-    scenario: unknown,
-    options?: { conversationId?: string; body?: Record<string, unknown>; conversation?: Record<string, unknown> },
-  ): Promise<TurnRun>;
+  runTurn(scenario: unknown, options?: { conversationId?: string; body?: Record<string, unknown>; conversation?: Record<string, unknown> }): Promise<TurnRun>;
   /** The chat-completion requests the scripted model received for a turn (by its marker), oldest first. */
   providerRequests(marker: string): any[];
   close(): Promise<void>;

@@ -49,9 +49,19 @@ export function modelsFileFor(firstUrl: string, secondUrl: string, extra: { firs
   return {
     providers: { first: { baseURL: firstUrl, ...extra.first }, second: { baseURL: secondUrl, ...extra.second } },
     models: {
-      duo: { targets: [{ provider: 'first', model: 'scripted' }, { provider: 'second', model: 'scripted' }] },
+      duo: {
+        targets: [
+          { provider: 'first', model: 'scripted' },
+          { provider: 'second', model: 'scripted' },
+        ],
+      },
       solo: { targets: [{ provider: 'first', model: 'scripted' }] },
-      wide: { targets: [{ provider: 'first', model: 'scripted', contextWindow: 1000 }, { provider: 'second', model: 'scripted', contextWindow: 100_000 }] },
+      wide: {
+        targets: [
+          { provider: 'first', model: 'scripted', contextWindow: 1000 },
+          { provider: 'second', model: 'scripted', contextWindow: 100_000 },
+        ],
+      },
     },
     defaultModel: 'duo',
   };

@@ -18,11 +18,7 @@ export interface ReceivedWebhook {
  * until the receiver closes), a status with headers and a body of `bodyBytes` written as the
  * client reads it (`'endless'`: written until the client goes), or a status with these very bytes.
  */
-export type ReceiverAnswer =
-  | number
-  | 'hang'
-  | { status: number; headers?: Record<string, string>; bodyBytes: number | 'endless' }
-  | { status: number; body: Buffer };
+export type ReceiverAnswer = number | 'hang' | { status: number; headers?: Record<string, string>; bodyBytes: number | 'endless' } | { status: number; body: Buffer };
 
 /** What a streamed body is made of: text, so that the start a service keeps of it can be compared. */
 export const STREAMED_BODY_TEXT = 'receiver error ';

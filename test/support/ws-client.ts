@@ -82,10 +82,7 @@ export class TestWsClient {
 
   /** Waits for the turn's final event and returns all events of the conversation received so far. */
   async waitForTurnEnd(turnId: string, timeoutMs?: number): Promise<any[]> {
-    await this.waitFor(
-      (frame) => frame.type === 'event' && frame.event.turnId === turnId && ['turn-finish', 'turn-error', 'turn-cancelled'].includes(frame.event.type),
-      timeoutMs,
-    );
+    await this.waitFor((frame) => frame.type === 'event' && frame.event.turnId === turnId && ['turn-finish', 'turn-error', 'turn-cancelled'].includes(frame.event.type), timeoutMs);
     return this.events();
   }
 

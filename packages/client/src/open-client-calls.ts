@@ -9,9 +9,7 @@ export interface TurnToolCalls extends Pick<TurnDetail, 'id' | 'conversationId'>
 export const isTurnToolCalls = shapes.object({
   id: shapes.string,
   conversationId: shapes.string,
-  toolCalls: shapes.array(
-    shapes.object({ toolCallId: shapes.string, toolName: shapes.string, kind: shapes.nullable(shapes.string), status: shapes.string, args: shapes.unknown }),
-  ),
+  toolCalls: shapes.array(shapes.object({ toolCallId: shapes.string, toolName: shapes.string, kind: shapes.nullable(shapes.string), status: shapes.string, args: shapes.unknown })),
 }) as (value: unknown) => value is TurnToolCalls;
 
 const SETTLED = new Set(['succeeded', 'failed', 'cancelled']);

@@ -152,7 +152,7 @@ interface SubscriptionState {
 const OPEN = 1;
 const RECENT_EVENTS = 5_000;
 const NO_WEBSOCKET =
-  'no WebSocket implementation: this runtime has no globalThis.WebSocket (Node 20 has none); pass one as options.WebSocket, e.g. the ws package\'s: new SwitchyardClient({ ..., WebSocket })';
+  "no WebSocket implementation: this runtime has no globalThis.WebSocket (Node 20 has none); pass one as options.WebSocket, e.g. the ws package's: new SwitchyardClient({ ..., WebSocket })";
 
 type AckFrame = Extract<ReceivedServerFrame, { type: 'tool-result-ack' | 'tool-approval-ack' | 'error' }>;
 /** A frame sent over a socket, waiting for its acknowledgement (null: none will come on that socket). */
@@ -359,7 +359,12 @@ export class SwitchyardClient {
         return state.feed.lastSeq;
       },
       ready,
-      events: () => iterate(() => true, () => false, []),
+      events: () =>
+        iterate(
+          () => true,
+          () => false,
+          [],
+        ),
       turn: (turnId) => {
         const ofTurn = (event: SwitchyardEvent) => event.turnId === turnId;
         return iterate(ofTurn, (event) => TERMINAL_EVENT_TYPES.has(event.type), state.recent.filter(ofTurn));
@@ -498,10 +503,13 @@ export class SwitchyardClient {
         if (!state.approvalsRead && this.options.onApprovalRequest) {
           state.approvalsRead = true;
           // Asked before this subscription's first event (`after`): only the server's list has it.
-          void this.readPendingApprovals(state.conversationId).then((pending) => {
-            state.feed.addApprovals(pending);
-            this.askApprovals(state);
-          }, () => undefined);
+          void this.readPendingApprovals(state.conversationId).then(
+            (pending) => {
+              state.feed.addApprovals(pending);
+              this.askApprovals(state);
+            },
+            () => undefined,
+          );
         }
         this.askApprovals(state);
         return this.runClientTools(state);

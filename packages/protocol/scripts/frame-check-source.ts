@@ -43,7 +43,9 @@ export function shapeCheckSource(schema: z.ZodMiniType, indent = ''): string {
     case 'literal':
       return `oneOf(${def.values!.map((value) => JSON.stringify(value)).join(', ')})`;
     case 'enum':
-      return `oneOf(${Object.values(def.entries!).map((value) => JSON.stringify(value)).join(', ')})`;
+      return `oneOf(${Object.values(def.entries!)
+        .map((value) => JSON.stringify(value))
+        .join(', ')})`;
     case 'optional':
     case 'nullable':
       return `${def.type}(${inner(def.innerType!)})`;
@@ -63,9 +65,7 @@ export function shapeCheckSource(schema: z.ZodMiniType, indent = ''): string {
 /** The module `src/server-frame-check.generated.ts`, from the server frame schema. */
 export function serverFrameCheckModule(serverFrameSchema: z.ZodMiniType): string {
   const body = shapeCheckSource(serverFrameSchema);
-  const used = ['anyOf', 'array', 'boolean', 'nullable', 'number', 'object', 'oneOf', 'optional', 'string', 'unknown'].filter((name) =>
-    new RegExp(`\\b${name}\\b`).test(body),
-  );
+  const used = ['anyOf', 'array', 'boolean', 'nullable', 'number', 'object', 'oneOf', 'optional', 'string', 'unknown'].filter((name) => new RegExp(`\\b${name}\\b`).test(body));
   return [
     '// Generated from serverFrameSchema (./ws-frames.ts) by scripts/write-frame-check.ts:',
     '// `npm run generate -w @switchyard/protocol`. Do not edit; a test fails when it is stale.',

@@ -16,7 +16,7 @@ export const usage = z
     ...usageSchema.shape,
     cachedPromptTokens: z.optional(count),
     reasoningTokens: z.optional(count),
-    costUsd: z.optional(z.number()).check(z.describe("From the usage ledger: what its provider calls cost, discarded attempts included; priced models only.")),
+    costUsd: z.optional(z.number()).check(z.describe('From the usage ledger: what its provider calls cost, discarded attempts included; priced models only.')),
   })
   .check(z.meta({ id: 'Usage', description: 'Tokens used.' }));
 /** A stored error: a code and a message, and whatever else its source gave. */

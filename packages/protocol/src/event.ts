@@ -87,10 +87,7 @@ const envelope = {
   turnId: z.string(),
 };
 
-export const eventSchema = z.discriminatedUnion(
-  'type',
-  bodies.map((body) => z.extend(body, { ...envelope, seq: ordinal })) as unknown as [Bodies[0], ...Bodies],
-);
+export const eventSchema = z.discriminatedUnion('type', bodies.map((body) => z.extend(body, { ...envelope, seq: ordinal })) as unknown as [Bodies[0], ...Bodies]);
 
 type Body = z.infer<Bodies[number]>;
 /** What a producer emits: an event without its `seq`. */
@@ -100,4 +97,3 @@ export type SwitchyardEvent = EventBody & { seq: number };
 export type EventType = EventBody['type'];
 /** Distributes over the union so `Omit` keeps each member's own fields. */
 export type EventPayload = Body extends infer B ? (B extends unknown ? B : never) : never;
-

@@ -46,9 +46,7 @@ const turnFields = {
   status: turnStatusSchema,
   attempt: count.check(z.describe("Every start of the turn's work: 1 first, +1 per worker crash, broken stream or provider retry.")),
   providerRetries: count.check(z.describe('Provider failures retried so far (the turn shows `queued` meanwhile).')),
-  lastError: z
-    .nullable(z.object({ code: z.string(), message: z.string(), at: timestamp }))
-    .check(z.describe('The provider failure behind the latest retry.')),
+  lastError: z.nullable(z.object({ code: z.string(), message: z.string(), at: timestamp })).check(z.describe('The provider failure behind the latest retry.')),
   step: count.check(z.describe('Completed steps.')),
   steps: z.array(stepRecord),
   finishReason: z.nullable(z.string()),
@@ -103,13 +101,13 @@ export const turnDetailSchema = z
           outcome: z.enum(['ok', 'failed', 'discarded']),
           error: z.optional(errorValue),
           usage: z.optional(usage),
-          costUsd: z.number().check(z.describe('Its cost from the models file\'s prices; 0 when unpriced.')),
+          costUsd: z.number().check(z.describe("Its cost from the models file's prices; 0 when unpriced.")),
           estimated: z.boolean().check(z.describe('Its usage never arrived (a cut stream, a dead worker): counted with a tokenizer.')),
         }),
       )
       .check(
         z.describe(
-          "Every request the turn sent a provider, in order, each with its own id: a fallback within an attempt is a new entry. `failed`: it failed before any output; `discarded`: its output was dropped (the stream broke; the step started again).",
+          'Every request the turn sent a provider, in order, each with its own id: a fallback within an attempt is a new entry. `failed`: it failed before any output; `discarded`: its output was dropped (the stream broke; the step started again).',
         ),
       ),
     partialToolCalls: z

@@ -12,9 +12,7 @@ import { turnContentSchema } from './turn-content.js';
 /** `POST /v1/conversations/:id/turns` (a turn, a regenerate, an edit). */
 export const createTurnSchema = z
   .strictObject({
-    content: z
-      .optional(turnContentSchema)
-      .check(z.describe('The user message; with `fromMessageId`, it replaces that message (an edit). Absent with `regenerate`.')),
+    content: z.optional(turnContentSchema).check(z.describe('The user message; with `fromMessageId`, it replaces that message (an edit). Absent with `regenerate`.')),
     regenerate: z.optional(z.boolean()).check(z.describe('Answer again the last user message (or `fromMessageId`), superseding what followed it.')),
     fromMessageId: z.optional(messageIdSchema).check(z.describe('A user message on the path: the one a regenerate answers again, or an edit replaces.')),
     idempotencyKey: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
@@ -29,7 +27,11 @@ export const createTurnSchema = z
   .check(
     z.superRefine((body, context) => {
       if (body.regenerate && body.content !== undefined) {
-        context.addIssue({ code: 'custom', path: ['content'], message: 'a regenerate answers a stored message again: leave content out (to change the message, post content with fromMessageId)' });
+        context.addIssue({
+          code: 'custom',
+          path: ['content'],
+          message: 'a regenerate answers a stored message again: leave content out (to change the message, post content with fromMessageId)',
+        });
       }
       if (!body.regenerate && body.content === undefined) context.addIssue({ code: 'custom', path: ['content'], message: 'required (or regenerate: true)' });
     }),

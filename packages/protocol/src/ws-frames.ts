@@ -109,4 +109,14 @@ export type ReceivedServerFrame = z.infer<typeof serverFrameSchema>;
 export type ServerFrame =
   | Exclude<ReceivedServerFrame, { type: 'error' | 'event' | 'batch-finish' }>
   | { type: 'batch-finish'; batchId: string; status: string; counts: z.infer<typeof counts> }
-  | { type: 'error'; code: FrameErrorCode; message: string; conversationId?: string; batchId?: string; oldestSeq?: number; turnId?: string; toolCallId?: string; details?: unknown };
+  | {
+      type: 'error';
+      code: FrameErrorCode;
+      message: string;
+      conversationId?: string;
+      batchId?: string;
+      oldestSeq?: number;
+      turnId?: string;
+      toolCallId?: string;
+      details?: unknown;
+    };

@@ -52,7 +52,10 @@ export const batchResultLineSchema = z
     conversationId: z.string().nullable(),
     status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
     text: z.string(),
-    messageId: z.string().optional().meta({ description: 'The stored message `text` is (`GET /v1/conversations/:id`), for an edit, a regenerate or a fork of the item\'s conversation.' }),
+    messageId: z
+      .string()
+      .optional()
+      .meta({ description: "The stored message `text` is (`GET /v1/conversations/:id`), for an edit, a regenerate or a fork of the item's conversation." }),
     toolCalls: z.array(z.object({ toolName: z.string(), args: z.unknown(), result: z.unknown().optional(), error: z.unknown().optional(), attempts: count })),
     usage,
     error: z.optional(errorValue),

@@ -17,7 +17,7 @@ const uiMessageStream = eventStreamResponse(
 
 const uiMessagePartSchema = z.looseObject({ type: z.string() }).meta({
   description:
-    "A part as the AI SDK 6 types it: `step-start`, `reasoning` (what a cancelled step had streamed), `text`, `file`, `tool-<name>` (with `toolCallId`, `state`, `input`, `output` or `errorText`; server-run ones `providerExecuted: true` and `toolMetadata: {attempts, durationMs}`; a call that needs approval carries `approval: {id, approved?, reason?}` and is in state `approval-requested`, `approval-responded` or `output-denied` until it has an output), `data-tool-processing`.",
+    'A part as the AI SDK 6 types it: `step-start`, `reasoning` (what a cancelled step had streamed), `text`, `file`, `tool-<name>` (with `toolCallId`, `state`, `input`, `output` or `errorText`; server-run ones `providerExecuted: true` and `toolMetadata: {attempts, durationMs}`; a call that needs approval carries `approval: {id, approved?, reason?}` and is in state `approval-requested`, `approval-responded` or `output-denied` until it has an output), `data-tool-processing`.',
 });
 
 export const uiMessagesSchema = z
@@ -65,7 +65,7 @@ export const browserPaths = documentPaths('Browsers', {
       operationId: 'chat',
       summary: "The AI SDK's chat transport: send a message, answer client tools or decide approvals",
       description:
-        'The chat id is the conversation\'s `externalId`. Stored history wins: only the last message is read (a new user message, or the assistant message whose tool parts answer client tools or, in state `approval-responded`, decide calls awaiting approval).',
+        "The chat id is the conversation's `externalId`. Stored history wins: only the last message is read (a new user message, or the assistant message whose tool parts answer client tools or, in state `approval-responded`, decide calls awaiting approval).",
       access: 'user',
       jsonBody: chatRequestSchema,
       responses: { '200': uiMessageStream },

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { documentPaths, jsonResponse } from './operation';
 
-const priceSchema = z
-  .object({ input: z.number(), cachedInput: z.number(), output: z.number() })
-  .meta({ id: 'Price', description: 'USD per million tokens.' });
+const priceSchema = z.object({ input: z.number(), cachedInput: z.number(), output: z.number() }).meta({ id: 'Price', description: 'USD per million tokens.' });
 
 export const modelSchema = z
   .object({

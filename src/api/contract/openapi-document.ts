@@ -5,7 +5,13 @@ import { clientFrameSchemas, serverFrameSchema } from '../../events/ws-frames';
 import type { RouteFamilyDocument } from '../route-family';
 import { errorResponseSchema } from './error-contract';
 
-const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSchemas.unsubscribe, clientFrameSchemas['tool-result'], clientFrameSchemas['tool-approval'], clientFrameSchemas.ping]);
+const clientFrameSchema = z.union([
+  clientFrameSchemas.subscribe,
+  clientFrameSchemas.unsubscribe,
+  clientFrameSchemas['tool-result'],
+  clientFrameSchemas['tool-approval'],
+  clientFrameSchemas.ping,
+]);
 
 /**
  * The contract as data (docs/API.md): every HTTP route with its request and response schemas and
@@ -17,31 +23,34 @@ const clientFrameSchema = z.union([clientFrameSchemas.subscribe, clientFrameSche
 export function buildOpenApiDocument(version: string, families: readonly RouteFamilyDocument[]): oas31.OpenAPIObject {
   const tags = new Map<string, oas31.TagObject>();
   for (const { tag } of families) if (!tags.has(tag.name)) tags.set(tag.name, tag);
-  return createDocument({
-    openapi: '3.1.0',
-    info: {
-      title: 'Switchyard',
-      version,
-      description: 'A durable service for LLM conversations with tool calling. Errors are `{"error": {"code", "message", "details"?}}`.',
-    },
-    tags: [...tags.values()],
-    paths: Object.assign({}, ...families.map((family) => family.paths)),
-    components: {
-      securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'A user\'s API key (`sy_…`).' },
-        sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token (`POST /v1/session-tokens`), on the routes its scope allows.' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN.' },
+  return createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'Switchyard',
+        version,
+        description: 'A durable service for LLM conversations with tool calling. Errors are `{"error": {"code", "message", "details"?}}`.',
       },
-      schemas: {
-        // The instances themselves (no .meta() copies): the event inside a ServerFrame is then a $ref to Event.
-        Event: eventSchema,
-        ServerFrame: serverFrameSchema,
-        ClientFrame: clientFrameSchema,
-        ErrorResponse: errorResponseSchema,
-        ...Object.assign({}, ...families.map((family) => family.schemas ?? {})),
+      tags: [...tags.values()],
+      paths: Object.assign({}, ...families.map((family) => family.paths)),
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: "A user's API key (`sy_…`)." },
+          sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token (`POST /v1/session-tokens`), on the routes its scope allows.' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN.' },
+        },
+        schemas: {
+          // The instances themselves (no .meta() copies): the event inside a ServerFrame is then a $ref to Event.
+          Event: eventSchema,
+          ServerFrame: serverFrameSchema,
+          ClientFrame: clientFrameSchema,
+          ErrorResponse: errorResponseSchema,
+          ...Object.assign({}, ...families.map((family) => family.schemas ?? {})),
+        },
       },
     },
-  }, { override: keepAnswersOpen });
+    { override: keepAnswersOpen },
+  );
 }
 
 /**

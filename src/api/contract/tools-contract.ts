@@ -16,9 +16,7 @@ export const toolSchema = z
 
 export const toolListSchema = z.object({ tools: z.array(toolSchema) }).meta({ id: 'ToolList' });
 
-export const toolInvocationSchema = z
-  .object({ result: z.unknown(), attempts: count, durationMs: z.number().nonnegative() })
-  .meta({ id: 'ToolInvocation' });
+export const toolInvocationSchema = z.object({ result: z.unknown(), attempts: count, durationMs: z.number().nonnegative() }).meta({ id: 'ToolInvocation' });
 
 export const toolPaths = documentPaths('Tools', {
   '/v1/tools': {
@@ -34,7 +32,7 @@ export const toolPaths = documentPaths('Tools', {
       operationId: 'invokeTool',
       summary: 'Run a tool directly, on the workers',
       description:
-        'The same `Idempotency-Key` gets the stored outcome, never a second run. One that has not finished within the tool\'s time budget answers 503 `unavailable`: repeat it with the same key.',
+        "The same `Idempotency-Key` gets the stored outcome, never a second run. One that has not finished within the tool's time budget answers 503 `unavailable`: repeat it with the same key.",
       access: 'user',
       requestParams: { path: z.object({ name: z.string().meta({ description: "The tool's name." }) }), header: idempotencyKeyHeaderSchema },
       jsonBody: invokeToolSchema,

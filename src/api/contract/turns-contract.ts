@@ -30,7 +30,7 @@ export const turnPaths = documentPaths('Turns', {
     get: {
       operationId: 'streamTurnEvents',
       summary: "The turn's events as server-sent events",
-      description: 'Each `data:` is an `Event` (components.schemas.Event), its `id:` the event\'s seq; the stream ends after the turn\'s last event.',
+      description: "Each `data:` is an `Event` (components.schemas.Event), its `id:` the event's seq; the stream ends after the turn's last event.",
       access: 'user',
       requestParams: {
         path: idParams('turn'),

@@ -40,7 +40,7 @@ export const webhookDeliverySchema = z
     status: z.enum(['pending', 'delivered', 'failed']),
     attempts: count,
     lastStatusCode: z.number().int().optional(),
-    lastError: z.string().optional().meta({ description: 'The last failure; a receiver\'s answer is cut to its first 200 characters.' }),
+    lastError: z.string().optional().meta({ description: "The last failure; a receiver's answer is cut to its first 200 characters." }),
     nextAttemptAt: z.optional(timestamp),
     createdAt: timestamp,
     deliveredAt: z.optional(timestamp),
@@ -92,7 +92,8 @@ export const webhookPaths = documentPaths('Webhooks', {
     post: {
       operationId: 'enableWebhook',
       summary: 'Take an endpoint disabled for failing back into service',
-      description: 'Events are recorded for it again from now on; those that ended while it was disabled were not recorded, and its failed deliveries can be sent again with redeliver.',
+      description:
+        'Events are recorded for it again from now on; those that ended while it was disabled were not recorded, and its failed deliveries can be sent again with redeliver.',
       access: 'user',
       requestParams: { path: webhookId },
       responses: { '200': jsonResponse('The endpoint, enabled.', webhookSchema) },

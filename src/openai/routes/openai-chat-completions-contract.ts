@@ -26,12 +26,14 @@ export const openAiChatCompletionPaths = documentOpenAiPaths({
   '/openai/v1/chat/completions': {
     post: {
       operationId: 'openAiCreateChatCompletion',
-      summary: 'Create a chat completion (OpenAI\'s Chat Completions API), streamed or not',
-      description: 'Runs as a turn of a new conversation with the messages given whole. Settings go to the provider on every step; what Switchyard cannot honour (`n` > 1, `logprobs`, audio) is a 400 `unsupported_parameter` naming `param`.',
+      summary: "Create a chat completion (OpenAI's Chat Completions API), streamed or not",
+      description:
+        'Runs as a turn of a new conversation with the messages given whole. Settings go to the provider on every step; what Switchyard cannot honour (`n` > 1, `logprobs`, audio) is a 400 `unsupported_parameter` naming `param`.',
       jsonBody: createChatCompletionSchema,
       responses: {
         '200': {
-          description: 'The `chat.completion` once the turn has ended; with `stream: true`, `chat.completion.chunk`s as server-sent `data:` lines, a usage chunk with `stream_options.include_usage`, then `data: [DONE]`.',
+          description:
+            'The `chat.completion` once the turn has ended; with `stream: true`, `chat.completion.chunk`s as server-sent `data:` lines, a usage chunk with `stream_options.include_usage`, then `data: [DONE]`.',
           content: { 'application/json': { schema: chatCompletionSchema }, 'text/event-stream': { schema: { type: 'string' } } },
         },
       },

@@ -31,13 +31,22 @@ export function openAiChatCompletionsRouter(deps: OpenAiChatCompletionsRouterDep
   router.post('/', async (req, res) => {
     const { userId, keyId } = principalOf(res);
     const unsupported = unsupportedChatParameter(req.body);
-    if (unsupported) throw new AppError('unsupported_parameter', `unsupported parameter: ${unsupported.param}: ${unsupported.message}`, [{ field: unsupported.param, message: unsupported.message }]);
+    if (unsupported)
+      throw new AppError('unsupported_parameter', `unsupported parameter: ${unsupported.param}: ${unsupported.message}`, [
+        { field: unsupported.param, message: unsupported.message },
+      ]);
     const request = parseInput(createChatCompletionSchema, req.body);
     const { turn, callerFunctions } = await deps.chat.create(userId, request);
     releaseBody(req);
     const created = Math.floor(Date.now() / 1000);
     if (request.stream === true) {
-      const mapper = createChatChunkMapper({ id: chatCompletionId(turn.id), created, model: request.model, includeUsage: request.stream_options?.include_usage === true, callerFunctions });
+      const mapper = createChatChunkMapper({
+        id: chatCompletionId(turn.id),
+        created,
+        model: request.model,
+        includeUsage: request.stream_options?.include_usage === true,
+        callerFunctions,
+      });
       return streamChunks(deps, { turn, keyId, res, mapper });
     }
     const gone = new AbortController();

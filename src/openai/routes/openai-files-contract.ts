@@ -25,7 +25,7 @@ export const openAiListQuerySchema = z.object({
   order: z.enum(['asc', 'desc']).optional().meta({ description: 'Accepted; lists are newest first.' }),
 });
 
-const fileId = z.object({ id: z.string().meta({ description: 'The file\'s id.' }) });
+const fileId = z.object({ id: z.string().meta({ description: "The file's id." }) });
 
 export const openAiFilePaths = documentOpenAiPaths({
   '/openai/v1/files': {
@@ -41,21 +41,32 @@ export const openAiFilePaths = documentOpenAiPaths({
     },
     get: {
       operationId: 'openAiListFiles',
-      summary: 'The user\'s files, newest first',
+      summary: "The user's files, newest first",
       requestParams: { query: openAiListQuerySchema },
       responses: { '200': jsonResponse('A page of files.', openAiFileListSchema) },
     },
   },
   '/openai/v1/files/{id}': {
     get: { operationId: 'openAiGetFile', summary: 'One file', requestParams: { path: fileId }, responses: { '200': jsonResponse('The file.', openAiFileSchema) }, errors: [404] },
-    delete: { operationId: 'openAiDeleteFile', summary: 'Delete a file', requestParams: { path: fileId }, responses: { '200': jsonResponse('Deleted.', openAiFileDeletedSchema) }, errors: [404] },
+    delete: {
+      operationId: 'openAiDeleteFile',
+      summary: 'Delete a file',
+      requestParams: { path: fileId },
+      responses: { '200': jsonResponse('Deleted.', openAiFileDeletedSchema) },
+      errors: [404],
+    },
   },
   '/openai/v1/files/{id}/content': {
     get: {
       operationId: 'openAiFileContent',
-      summary: 'A file\'s bytes',
+      summary: "A file's bytes",
       requestParams: { path: fileId },
-      responses: { '200': { description: 'The file as uploaded (or written: a batch\'s output and error files are JSONL).', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } },
+      responses: {
+        '200': {
+          description: "The file as uploaded (or written: a batch's output and error files are JSONL).",
+          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+        },
+      },
       errors: [404],
     },
   },

@@ -39,10 +39,7 @@ export function openAiFilesRouter(deps: OpenAiFilesRouterDeps): Router {
         const message = purpose === undefined ? 'is required' : `"${purpose}" is not supported; files here are for batches ("batch")`;
         throw new AppError('invalid_request', `invalid request: purpose: ${message}`, [{ field: 'purpose', message }]);
       }
-      const file = await deps.files.create(
-        { id: newFileId(), userId: userIdOf(res), purpose, filename: upload.filename || 'upload.jsonl' },
-        upload.chunks(FILE_CHUNK_BYTES),
-      );
+      const file = await deps.files.create({ id: newFileId(), userId: userIdOf(res), purpose, filename: upload.filename || 'upload.jsonl' }, upload.chunks(FILE_CHUNK_BYTES));
       sendJson(res, openAiFileSchema, fileView(file));
     } finally {
       await upload.discard();

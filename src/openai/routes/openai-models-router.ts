@@ -38,13 +38,19 @@ export function openAiModelsRouter(deps: OpenAiModelsRouterDeps): Router {
   return router;
 }
 
-const modelId = z.object({ id: z.string().meta({ description: 'The model\'s name.' }) });
+const modelId = z.object({ id: z.string().meta({ description: "The model's name." }) });
 
 export const openAiModelPaths = documentOpenAiPaths({
   '/openai/v1/models': {
     get: { operationId: 'openAiListModels', summary: 'The models of "Models and providers"', responses: { '200': jsonResponse('The models.', openAiModelListSchema) } },
   },
   '/openai/v1/models/{id}': {
-    get: { operationId: 'openAiGetModel', summary: 'One model', requestParams: { path: modelId }, responses: { '200': jsonResponse('The model.', openAiModelSchema) }, errors: [404] },
+    get: {
+      operationId: 'openAiGetModel',
+      summary: 'One model',
+      requestParams: { path: modelId },
+      responses: { '200': jsonResponse('The model.', openAiModelSchema) },
+      errors: [404],
+    },
   },
 });

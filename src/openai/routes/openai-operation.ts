@@ -21,15 +21,15 @@ export const openAiErrorSchema = z
   .object({
     error: z.object({
       message: z.string(),
-      type: z.string().meta({ description: 'OpenAI\'s error type: `invalid_request_error`, `requests` (429), `server_error`.' }),
+      type: z.string().meta({ description: "OpenAI's error type: `invalid_request_error`, `requests` (429), `server_error`." }),
       param: z.string().nullable(),
       code: z.string().nullable(),
     }),
   })
-  .meta({ id: 'OpenAiError', description: 'OpenAI\'s error shape `{error: {message, type, param, code}}`.' });
+  .meta({ id: 'OpenAiError', description: "OpenAI's error shape `{error: {message, type, param, code}}`." });
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad request (the SDK\'s BadRequestError)',
+  400: "Bad request (the SDK's BadRequestError)",
   401: 'A missing or wrong API key (AuthenticationError)',
   403: 'A session token, which these routes do not take: they need the API key (PermissionDeniedError)',
   404: 'Not found, or not yours (NotFoundError)',
@@ -85,6 +85,9 @@ export function openAiListOf<T extends z.ZodType>(item: T) {
 }
 
 /** A page as OpenAI lists it, from items with ids. */
-export function openAiPage<T extends { id: string }>(data: T[], hasMore: boolean): { object: 'list'; data: T[]; first_id: string | null; last_id: string | null; has_more: boolean } {
+export function openAiPage<T extends { id: string }>(
+  data: T[],
+  hasMore: boolean,
+): { object: 'list'; data: T[]; first_id: string | null; last_id: string | null; has_more: boolean } {
   return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
 }

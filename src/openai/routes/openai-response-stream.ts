@@ -151,7 +151,12 @@ function sse(event: { type: string } & Record<string, unknown>): string {
  * Resolves when the turn has ended (its end event is in the log), or `signal` aborts: what a
  * foreground response without `stream` waits for before it answers.
  */
-export async function waitForTurnEnd(source: ConversationEventSource, record: Pick<ResponseRecord, 'conversationId' | 'afterSeq'>, turnId: string, signal: AbortSignal): Promise<void> {
+export async function waitForTurnEnd(
+  source: ConversationEventSource,
+  record: Pick<ResponseRecord, 'conversationId' | 'afterSeq'>,
+  turnId: string,
+  signal: AbortSignal,
+): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     let dispose = () => undefined as void;
     const finish = () => {

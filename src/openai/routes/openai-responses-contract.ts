@@ -26,7 +26,7 @@ export const openAiResponseSchema = z
     metadata: z.record(z.string(), z.string()),
     model: z.string(),
     output: z.array(outputItem),
-    output_text: z.string().meta({ description: 'The text of every message item, joined (what the SDK\'s `output_text` gives).' }),
+    output_text: z.string().meta({ description: "The text of every message item, joined (what the SDK's `output_text` gives)." }),
     parallel_tool_calls: z.boolean(),
     previous_response_id: z.string().nullable(),
     temperature: z.null(),
@@ -50,11 +50,13 @@ export const openAiResponseSchema = z
 /** `GET /openai/v1/responses/:id`'s query. */
 export const retrieveResponseQuerySchema = z.object({
   stream: z.enum(['true', 'false']).optional(),
-  starting_after: z.coerce.number().int().min(0).optional().meta({ description: 'With `stream=true`: the events after this `sequence_number`. At or past the end of the response, one `error` event naming `starting_after`, then the end.' }),
+  starting_after: z.coerce.number().int().min(0).optional().meta({
+    description: 'With `stream=true`: the events after this `sequence_number`. At or past the end of the response, one `error` event naming `starting_after`, then the end.',
+  }),
   include: z.unknown().optional().meta({ description: 'Accepted and ignored.' }),
 });
 
-const responseId = z.object({ id: z.string().meta({ description: 'The response\'s id.' }) });
+const responseId = z.object({ id: z.string().meta({ description: "The response's id." }) });
 const STREAM_DESCRIPTION =
   'Server-sent events named by `type`, each with a `sequence_number` counted within the response from 0: `response.created`, `response.queued`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`, `response.output_text.done`, `response.content_part.done`, `response.function_call_arguments.delta` / `.done`, `response.output_item.done`, then `response.completed`, `response.failed` or `response.incomplete` (cancelled, or cut short) with the stored response.';
 
@@ -62,8 +64,9 @@ export const openAiResponsePaths = documentOpenAiPaths({
   '/openai/v1/responses': {
     post: {
       operationId: 'openAiCreateResponse',
-      summary: 'Create a response (OpenAI\'s Responses API): in the background, streamed, or waited for',
-      description: 'Runs as a turn of a new conversation, or of the one `previous_response_id` belongs to. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
+      summary: "Create a response (OpenAI's Responses API): in the background, streamed, or waited for",
+      description:
+        'Runs as a turn of a new conversation, or of the one `previous_response_id` belongs to. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
       jsonBody: createResponseSchema,
       responses: {
         '200': {
@@ -96,6 +99,12 @@ export const openAiResponsePaths = documentOpenAiPaths({
     },
   },
   '/openai/v1/responses/{id}/cancel': {
-    post: { operationId: 'openAiCancelResponse', summary: 'Cancel a response', requestParams: { path: responseId }, responses: { '200': jsonResponse('The response, cancelled (or as it ended).', openAiResponseSchema) }, errors: [404] },
+    post: {
+      operationId: 'openAiCancelResponse',
+      summary: 'Cancel a response',
+      requestParams: { path: responseId },
+      responses: { '200': jsonResponse('The response, cancelled (or as it ended).', openAiResponseSchema) },
+      errors: [404],
+    },
   },
 });

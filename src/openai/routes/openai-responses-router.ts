@@ -64,11 +64,7 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
  * large as MAX_BODY_BYTES, and larger parsed) outlives this call: the turn is kept without its
  * input, which a stream or a wait does not need.
  */
-async function createResponse(
-  responses: ResponsesService,
-  userId: string,
-  body: unknown,
-): Promise<{ record: ResponseRecord; turn: Turn; stream: boolean; background: boolean }> {
+async function createResponse(responses: ResponsesService, userId: string, body: unknown): Promise<{ record: ResponseRecord; turn: Turn; stream: boolean; background: boolean }> {
   const request = parseInput(createResponseSchema, body);
   const { record, turn } = await responses.create(userId, request);
   return { record, turn: { ...turn, input: null }, stream: request.stream === true, background: request.background === true };

@@ -37,11 +37,23 @@ export class OpenAiBatchesRepository {
   constructor(private readonly db: Queryable) {}
 
   /** `on`: a transaction to write in (the one that stores its Switchyard batch). */
-  async insert(record: Pick<OpenAiBatchRecord, 'id' | 'userId' | 'batchId' | 'inputFileId' | 'endpoint' | 'completionWindow' | 'metadata' | 'errors'>, on: Queryable = this.db): Promise<OpenAiBatchRecord> {
+  async insert(
+    record: Pick<OpenAiBatchRecord, 'id' | 'userId' | 'batchId' | 'inputFileId' | 'endpoint' | 'completionWindow' | 'metadata' | 'errors'>,
+    on: Queryable = this.db,
+  ): Promise<OpenAiBatchRecord> {
     const { rows } = await on.query<Row>(
       `INSERT INTO openai_batches (id, user_id, batch_id, input_file_id, endpoint, completion_window, metadata, errors)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [record.id, record.userId, record.batchId, record.inputFileId, record.endpoint, record.completionWindow, record.metadata && JSON.stringify(record.metadata), record.errors && JSON.stringify(record.errors)],
+      [
+        record.id,
+        record.userId,
+        record.batchId,
+        record.inputFileId,
+        record.endpoint,
+        record.completionWindow,
+        record.metadata && JSON.stringify(record.metadata),
+        record.errors && JSON.stringify(record.errors),
+      ],
     );
     return toRecord(rows[0]!);
   }
@@ -67,10 +79,11 @@ export class OpenAiBatchesRepository {
   }
 
   async finalized(id: string, files: { outputFileId: string | null; errorFileId: string | null }, tx: Queryable): Promise<OpenAiBatchRecord> {
-    const { rows } = await tx.query<Row>(
-      'UPDATE openai_batches SET output_file_id = $2, error_file_id = $3, finalized_at = clock_timestamp() WHERE id = $1 RETURNING *',
-      [id, files.outputFileId, files.errorFileId],
-    );
+    const { rows } = await tx.query<Row>('UPDATE openai_batches SET output_file_id = $2, error_file_id = $3, finalized_at = clock_timestamp() WHERE id = $1 RETURNING *', [
+      id,
+      files.outputFileId,
+      files.errorFileId,
+    ]);
     return toRecord(rows[0]!);
   }
 }

@@ -73,10 +73,11 @@ export class OpenAiFilesRepository {
   /** The file's bytes in order, a few chunks per query: a file of any size costs a few MiB to read. */
   async *content(id: string): AsyncGenerator<Buffer> {
     for (let from = 0; ; from += CHUNKS_PER_READ) {
-      const { rows } = await this.db.query<{ data: Uint8Array }>(
-        'SELECT data FROM openai_file_chunks WHERE file_id = $1 AND position >= $2 ORDER BY position LIMIT $3',
-        [id, from, CHUNKS_PER_READ],
-      );
+      const { rows } = await this.db.query<{ data: Uint8Array }>('SELECT data FROM openai_file_chunks WHERE file_id = $1 AND position >= $2 ORDER BY position LIMIT $3', [
+        id,
+        from,
+        CHUNKS_PER_READ,
+      ]);
       // pg gives a Buffer, PGlite a Uint8Array: the same bytes either way.
       for (const row of rows) yield Buffer.isBuffer(row.data) ? row.data : Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength);
       if (rows.length < CHUNKS_PER_READ) return;

@@ -43,18 +43,9 @@ function App() {
   }
   return (
     <div className="layout">
-      <Sidebar
-        token={token}
-        current={opened}
-        version={listVersion}
-        onOpen={open}
-        onNew={() => open({ kind: 'chat', id: crypto.randomUUID() })}
-        onExpired={signOut}
-      />
+      <Sidebar token={token} current={opened} version={listVersion} onOpen={open} onNew={() => open({ kind: 'chat', id: crypto.randomUUID() })} onExpired={signOut} />
       <main>
-        {opened?.kind === 'chat' && (
-          <ChatLoader key={opened.id} token={token} chatId={opened.id} onExpired={signOut} onTurnEnd={() => setListVersion((v) => v + 1)} />
-        )}
+        {opened?.kind === 'chat' && <ChatLoader key={opened.id} token={token} chatId={opened.id} onExpired={signOut} onTurnEnd={() => setListVersion((v) => v + 1)} />}
         {opened?.kind === 'conversation' && <RestConversation key={opened.id} token={token} conversationId={opened.id} onExpired={signOut} />}
         {!opened && <p className="hint">Open a conversation, or start a new chat.</p>}
       </main>
@@ -89,7 +80,9 @@ function KeyForm({ onToken }: { onToken(token: string): void }) {
       <h1>Switchyard playground</h1>
       <p>Paste an API key. It is exchanged for a short-lived session token and not kept in the page.</p>
       <input name="key" type="password" placeholder="sy_…" autoComplete="off" data-testid="key-input" />
-      <button type="submit" data-testid="key-submit">Start</button>
+      <button type="submit" data-testid="key-submit">
+        Start
+      </button>
       {error && <p className="error">{error}</p>}
     </form>
   );

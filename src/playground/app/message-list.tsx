@@ -25,7 +25,12 @@ export function MessageList({ messages, onDecide, actions }: { messages: UIMessa
             <li key={message.id} className={`message ${message.role}`} data-testid={`${message.role}-message`}>
               {visibleParts(message.parts).map((part, index) => {
                 if (part.type === 'text') return <p key={index}>{part.text}</p>;
-                if (part.type === 'reasoning') return <p key={index} className="reasoning">{part.text}</p>;
+                if (part.type === 'reasoning')
+                  return (
+                    <p key={index} className="reasoning">
+                      {part.text}
+                    </p>
+                  );
                 if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} onDecide={onDecide} />;
                 if (part.type === 'data-provider-fallback') return <FallbackNote key={index} data={part.data as FallbackData} />;
                 return null;

@@ -50,8 +50,7 @@ export function Sidebar(props: { token: string; current: OpenTarget | null; vers
   const loadMore = () => {
     if (!listed.nextCursor) return;
     fetchPage(listed.nextCursor).then(
-      (page) =>
-        setListed((before) => ({ conversations: [...before.conversations, ...page.data], nextCursor: page.nextCursor, pages: before.pages + 1 })),
+      (page) => setListed((before) => ({ conversations: [...before.conversations, ...page.data], nextCursor: page.nextCursor, pages: before.pages + 1 })),
       failed,
     );
   };

@@ -18,9 +18,7 @@ export const MAX_EXPRESSION_LENGTH = 500;
 /** Bounds the recursion, whatever the input; 500 characters could otherwise nest 250 deep. */
 const MAX_NESTING = 64;
 
-export type ExpressionResult =
-  | { ok: true; value: number }
-  | { ok: false; code: 'invalid_expression' | 'division_by_zero' | 'math_error'; message: string };
+export type ExpressionResult = { ok: true; value: number } | { ok: false; code: 'invalid_expression' | 'division_by_zero' | 'math_error'; message: string };
 
 const CONSTANTS: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, { pi: Math.PI, e: Math.E });
 
@@ -47,10 +45,7 @@ class ExpressionError extends SwitchyardError<'invalid_expression' | 'division_b
   }
 }
 
-type Token =
-  | { kind: 'number'; value: number; position: number }
-  | { kind: 'name'; value: string; position: number }
-  | { kind: 'operator'; value: string; position: number };
+type Token = { kind: 'number'; value: number; position: number } | { kind: 'name'; value: string; position: number } | { kind: 'operator'; value: string; position: number };
 
 const NUMBER = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
@@ -150,10 +145,7 @@ class Parser {
     if (fn) return this.call(name, fn);
     const constant = CONSTANTS[name];
     if (constant !== undefined) return constant;
-    throw new ExpressionError(
-      'invalid_expression',
-      `unknown name "${token.value}"; known: ${[...Object.keys(CONSTANTS), ...Object.keys(FUNCTIONS)].join(', ')}`,
-    );
+    throw new ExpressionError('invalid_expression', `unknown name "${token.value}"; known: ${[...Object.keys(CONSTANTS), ...Object.keys(FUNCTIONS)].join(', ')}`);
   }
 
   private call(name: string, fn: MathFunction): number {

@@ -13,8 +13,7 @@ export function createCurrentTimeTool(options: CurrentTimeOptions = {}): Builtin
   return defineBuiltinTool({
     name: 'current_time',
     description:
-      'Returns the current date and time: in UTC (ISO 8601), and in the given IANA time zone (default UTC) ' +
-      'both as ISO 8601 with its offset and formatted for people.',
+      'Returns the current date and time: in UTC (ISO 8601), and in the given IANA time zone (default UTC) ' + 'both as ISO 8601 with its offset and formatted for people.',
     input: z.strictObject({
       timeZone: z.string().min(1).max(64).optional().describe('An IANA time zone such as "Europe/Paris" or "America/New_York"; default "UTC"'),
     }),

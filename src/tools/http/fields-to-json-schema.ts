@@ -13,7 +13,10 @@ export const fieldSchema = z
     description: z.string().optional(),
     required: z.boolean().default(false),
     default: z.unknown().optional(),
-    enum: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).min(1).optional(),
+    enum: z
+      .array(z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .min(1)
+      .optional(),
     items: z.union([z.enum(FIELD_TYPES), z.record(z.string(), z.unknown())]).optional(),
   })
   .refine((field) => field.items === undefined || field.type === 'array', {

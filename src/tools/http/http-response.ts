@@ -40,11 +40,7 @@ export function isRetryableStatus(status: number): boolean {
  * The outcome of a finished response: a 2xx body as parsed JSON (when it says it is JSON, or
  * says nothing and parses) or as text; anything else an `http_error`.
  */
-export function outcomeOfResponse(
-  response: { status: number; statusText: string; headers: Headers },
-  body: { text: string; truncated: boolean },
-  maxBytes: number,
-): ToolOutcome {
+export function outcomeOfResponse(response: { status: number; statusText: string; headers: Headers }, body: { text: string; truncated: boolean }, maxBytes: number): ToolOutcome {
   if (response.status >= 300 && response.status <= 399) {
     const location = response.headers.get('location');
     const where = location ? ` to ${withoutUrlCredentials(location)}` : '';

@@ -13,11 +13,7 @@ import { parseToolFile, type FileToolDefinition } from './parse-tool-file';
  * http and client tools. A directory that does not exist holds no tools (TOOLS_DIR has a default
  * that a fresh checkout may not have); anything wrong in a file is a `ToolLoadError`.
  */
-export async function loadToolFiles(options: {
-  toolsDir: string;
-  env: Record<string, string | undefined>;
-  http?: HttpToolOptions;
-}): Promise<ExecutableTool[]> {
+export async function loadToolFiles(options: { toolsDir: string; env: Record<string, string | undefined>; http?: HttpToolOptions }): Promise<ExecutableTool[]> {
   const files = await listToolFiles(options.toolsDir);
   const tools: ExecutableTool[] = [];
   for (const file of files) {
@@ -47,8 +43,6 @@ function toExecutable(definition: FileToolDefinition, http: HttpToolOptions | un
     return definition.kind === 'client' ? createClientTool(definition) : createHttpTool(definition, http);
   } catch (error) {
     // Only the schema compilation throws: Ajv's reason says which keyword is wrong.
-    throw new ToolLoadError(
-      `${definition.source}: tool "${definition.name}": the input schema is not valid JSON Schema: ${errorMessage(error)}`,
-    );
+    throw new ToolLoadError(`${definition.source}: tool "${definition.name}": the input schema is not valid JSON Schema: ${errorMessage(error)}`);
   }
 }

@@ -39,7 +39,11 @@ export const httpToolEntrySchema = z
     /** A call runs only once a person approves it. */
     needsApproval: z.boolean().default(false),
     /** How long a call waits for that decision (default 24 h, at most 30 days). */
-    approvalTimeoutMs: z.int().min(1000).max(30 * 86_400_000).optional(),
+    approvalTimeoutMs: z
+      .int()
+      .min(1000)
+      .max(30 * 86_400_000)
+      .optional(),
     inputSchema: inputSchema.optional(),
     fields: fieldListSchema.optional(),
   })
@@ -55,7 +59,11 @@ export const clientToolEntrySchema = z
     /** A call runs only once a person approves it. */
     needsApproval: z.boolean().default(false),
     /** How long a call waits for that decision (default 24 h, at most 30 days). */
-    approvalTimeoutMs: z.int().min(1000).max(30 * 86_400_000).optional(),
+    approvalTimeoutMs: z
+      .int()
+      .min(1000)
+      .max(30 * 86_400_000)
+      .optional(),
     inputSchema: inputSchema.optional(),
     fields: fieldListSchema.optional(),
   })

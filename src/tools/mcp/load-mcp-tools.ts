@@ -46,9 +46,7 @@ export async function loadMcpTools(options: LoadMcpToolsOptions): Promise<ToolSo
   // The MCP SDK is loaded only where mcp.json names servers: loading it costs every process (and
   // every test file that starts a stack) a tenth of a second of CPU.
   const { McpConnection } = require('./mcp-connection') as typeof import('./mcp-connection');
-  const connections = servers.map(
-    (server) => new McpConnection(server, { serviceEnv: options.env, connectTimeoutMs: options.timeoutMs, logger: options.logger }),
-  );
+  const connections = servers.map((server) => new McpConnection(server, { serviceEnv: options.env, connectTimeoutMs: options.timeoutMs, logger: options.logger }));
   const close = async () => {
     await Promise.all(connections.map((connection) => connection.close()));
   };
@@ -113,7 +111,6 @@ function toExecutable(connection: McpConnection, tool: Tool, options: LoadMcpToo
 function sourceOf(server: McpServerConfig): string {
   return `MCP server "${server.name}"`;
 }
-
 
 /** `needsApproval` of a server: every tool of it, or those it names (by the server's own names). */
 function needsApproval(server: McpServerConfig, toolName: string): boolean {

@@ -26,7 +26,11 @@ const commonFields = {
   retries: z.int().min(0).max(10).optional(),
   disabled: z.boolean().optional(),
   needsApproval: z.union([z.boolean(), z.array(z.string().min(1))]).optional(),
-  approvalTimeoutMs: z.int().min(1000).max(30 * 86_400_000).optional(),
+  approvalTimeoutMs: z
+    .int()
+    .min(1000)
+    .max(30 * 86_400_000)
+    .optional(),
 };
 
 const stdioEntrySchema = z.looseObject({
@@ -50,8 +54,7 @@ const httpEntrySchema = z.looseObject({
 const fileSchema = z.looseObject({ mcpServers: z.record(z.string(), z.unknown()) });
 
 export type McpTransportConfig =
-  | { type: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
-  | { type: 'http'; url: string; headers: Record<string, string> };
+  { type: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string } | { type: 'http'; url: string; headers: Record<string, string> };
 
 export interface McpServerConfig {
   name: string;
@@ -82,7 +85,7 @@ function parseServer(name: string, entry: unknown, env: Record<string, string | 
   const fields = entry as Record<string, unknown>;
   if (fields.disabled === true) return undefined;
   if (fields.type === 'sse') return `${where('type')}: the SSE transport is not supported; use a streamable HTTP "url"`;
-  if (('command' in fields) === ('url' in fields)) {
+  if ('command' in fields === 'url' in fields) {
     return `${where()}: give either "command" (a stdio server) or "url" (a streamable HTTP server)`;
   }
 

@@ -177,4 +177,3 @@ function textOf(result: CallToolResult): string {
     .map((part) => part.text)
     .join('\n');
 }
-

@@ -13,10 +13,7 @@ import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/std
  *   with `undefined`, which Node's spawn leaves out. A server that needs HOME (npx wants a cache
  *   directory) gets it from its entry: `"env": {"HOME": "${HOME}"}`.
  */
-export function stdioServerEnvironment(
-  entryEnv: Record<string, string>,
-  serviceEnv: Record<string, string | undefined>,
-): Record<string, string | undefined> {
+export function stdioServerEnvironment(entryEnv: Record<string, string>, serviceEnv: Record<string, string | undefined>): Record<string, string | undefined> {
   const environment: Record<string, string | undefined> = {};
   for (const name of DEFAULT_INHERITED_ENV_VARS) environment[name] = undefined;
   if (serviceEnv.PATH !== undefined) environment.PATH = serviceEnv.PATH;

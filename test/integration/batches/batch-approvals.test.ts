@@ -18,10 +18,7 @@ describe('a batch item waiting for approval', () => {
 
   it('counts in counts.waiting while the other items run to their end; the owner approves it with the same route and the item ends', async () => {
     const gated = scripted({ steps: [{ toolCalls: [{ name: 'random_number', arguments: { min: 1, max: 6 } }] }, { text: 'Rolled.' }] });
-    const items = [
-      { customId: 'gated', messages: [gated] },
-      ...[1, 2, 3].map((n) => ({ customId: `plain-${n}`, messages: [scripted({ text: `plain ${n}` })] })),
-    ];
+    const items = [{ customId: 'gated', messages: [gated] }, ...[1, 2, 3].map((n) => ({ customId: `plain-${n}`, messages: [scripted({ text: `plain ${n}` })] }))];
     const created = await api.post('/v1/batches', { items, concurrency: 3 });
     expect(created.status).toBe(202);
     const batchId = created.body.batchId as string;

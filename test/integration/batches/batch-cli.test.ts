@@ -38,7 +38,10 @@ describe('the batch CLI', () => {
     const items = path.join(dir, 'items.jsonl');
     const out = path.join(dir, 'results.jsonl');
     const total = 40;
-    await writeFile(items, Array.from({ length: total }, (_, i) => JSON.stringify({ customId: `t${i}`, messages: [scripted({ text: `label ${i}`, tokenDelayMs: 30 })] })).join('\n'));
+    await writeFile(
+      items,
+      Array.from({ length: total }, (_, i) => JSON.stringify({ customId: `t${i}`, messages: [scripted({ text: `label ${i}`, tokenDelayMs: 30 })] })).join('\n'),
+    );
     const args = ['batch', 'run', items, '--out', out, '--concurrency', '4', '--url', stack.url, '--key', apiKey];
 
     const first = spawnEntry('workers/cli.ts', {}, args);
@@ -53,7 +56,10 @@ describe('the batch CLI', () => {
     expect(second.stderr).toMatch(/resuming batch batch_/);
     expect(second.stderr).toMatch(/completed: 40 succeeded, 0 failed, 0 cancelled of 40; 40 results in/);
     expect(second.code).toBe(0);
-    const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.index).sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i));
     for (const line of lines) expect(line).toMatchObject({ customId: `t${line.index}`, status: 'succeeded', text: `label ${line.index}` });
     const batches = (await (await fetch(`${stack.url}/v1/batches`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { data: unknown[] };
@@ -75,7 +81,15 @@ describe('the batch CLI', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('line 2: not valid JSON');
     expect(run.stderr).toContain('line 3 messages:');
-    const keyless = await runToExit('workers/cli.ts', { DATA_DIR: dir, SWITCHYARD_API_KEY: '' }, ['batch', 'run', items, '--out', path.join(dir, 'bad-out.jsonl'), '--url', stack.url]);
+    const keyless = await runToExit('workers/cli.ts', { DATA_DIR: dir, SWITCHYARD_API_KEY: '' }, [
+      'batch',
+      'run',
+      items,
+      '--out',
+      path.join(dir, 'bad-out.jsonl'),
+      '--url',
+      stack.url,
+    ]);
     expect([keyless.code, keyless.stderr.trim()]).toEqual([1, expect.stringMatching(/^no API key: pass --key/)]);
   });
 
@@ -107,10 +121,17 @@ describe('the batch CLI', () => {
     await writeFile(path.join(dataDir, 'dev-api-key'), `${apiKey}\n`);
     const run = await runToExit('workers/cli.ts', { DATA_DIR: dataDir }, ['batch', 'run', 'docs/examples/batch/tickets.jsonl', '--out', out, '--url', stack.url]);
     expect(run.code).toBe(0);
-    const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(8);
     const refund = lines.find((line) => line.customId === 'T-1001');
-    expect(refund).toMatchObject({ status: 'succeeded', text: expect.stringContaining('25.00'), toolCalls: [expect.objectContaining({ toolName: 'calculator', result: expect.objectContaining({ result: 25 }) })] });
+    expect(refund).toMatchObject({
+      status: 'succeeded',
+      text: expect.stringContaining('25.00'),
+      toolCalls: [expect.objectContaining({ toolName: 'calculator', result: expect.objectContaining({ result: 25 }) })],
+    });
   }, 60_000);
 
   it('stops following on Ctrl-C (exit 130, the batch goes on) with plain progress lines off a terminal, and the same command resumes', async () => {
@@ -130,7 +151,10 @@ describe('the batch CLI', () => {
     expect(stderr).toMatch(/stopped following; the batch goes on\. Run the same command again to resume: \d+ results in /);
     // stderr is a pipe here: no bar, no cursor moves, only whole lines.
     expect(stderr).not.toMatch(/[\r\u001b]/);
-    const progress = stderr.trim().split('\n').filter((line) => !/^(submitted|resuming) batch|^stopped following/.test(line));
+    const progress = stderr
+      .trim()
+      .split('\n')
+      .filter((line) => !/^(submitted|resuming) batch|^stopped following/.test(line));
     expect(progress.length).toBeGreaterThan(0);
     for (const line of progress) expect(line).toMatch(new RegExp(`^\\d+/${total} done, \\d+ failed, \\d+ tokens, [\\d.]+ items/s(, ETA \\d+ s)?$`));
 
@@ -138,27 +162,42 @@ describe('the batch CLI', () => {
     expect(second.code).toBe(0);
     expect(second.stderr).toMatch(/resuming batch batch_/);
     expect(second.stderr).toContain(`${total}/${total} done, 0 failed`);
-    const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.index).sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i));
   }, 90_000);
 
-  it('after `batch retry`, the same `batch run` puts the retried items\' new lines in place of the failed ones', async () => {
+  it("after `batch retry`, the same `batch run` puts the retried items' new lines in place of the failed ones", async () => {
     const items = path.join(dir, 'retried.jsonl');
     const out = path.join(dir, 'retried-results.jsonl');
     // Its own words: the scripted model counts the arrivals of each conversation's messages.
     const failsOnce = `run then retry ${scripted({ attempts: [{ error: { status: 400, message: 'refused' } }, { text: 'fine on retry' }] })}`;
-    await writeFile(items, [JSON.stringify({ customId: 'flaky', messages: [failsOnce] }), JSON.stringify({ customId: 'steady', messages: [scripted({ text: 'fine' })] })].join('\n'));
+    await writeFile(
+      items,
+      [JSON.stringify({ customId: 'flaky', messages: [failsOnce] }), JSON.stringify({ customId: 'steady', messages: [scripted({ text: 'fine' })] })].join('\n'),
+    );
     const args = ['batch', 'run', items, '--out', out, '--url', stack.url, '--key', apiKey];
     const first = await runToExit('workers/cli.ts', {}, args);
     expect(first.code).toBe(2);
     const id = /batch (batch_\S+)/.exec(first.stderr)![1]!;
-    const before = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
-    expect(before.map((line) => [line.customId, line.status]).sort()).toEqual([['flaky', 'failed'], ['steady', 'succeeded']]);
+    const before = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(before.map((line) => [line.customId, line.status]).sort()).toEqual([
+      ['flaky', 'failed'],
+      ['steady', 'succeeded'],
+    ]);
 
     expect((await runToExit('workers/cli.ts', {}, ['batch', 'retry', id, '--url', stack.url, '--key', apiKey])).code).toBe(0);
     const second = await runToExit('workers/cli.ts', {}, args);
     expect([second.code, second.stderr]).toEqual([0, expect.stringContaining(`resuming batch ${id}`)]);
-    const after = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const after = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(after.map((line) => [line.customId, line.status, line.text]).sort()).toEqual([
       ['flaky', 'succeeded', 'fine on retry'],
       ['steady', 'succeeded', 'fine'],
@@ -217,7 +256,10 @@ describe('the batch CLI', () => {
     const code = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
     expect(stderr).toMatch(/completed: 1 succeeded, 0 failed, 0 cancelled of 1; 1 results in/);
     expect(code).toBe(0);
-    const results = (await readFile(path.join(dir, 'busy-out.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const results = (await readFile(path.join(dir, 'busy-out.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(results).toEqual([expect.objectContaining({ customId: 'patient', status: 'succeeded', text: 'served' })]);
   }, 60_000);
 });

@@ -17,7 +17,7 @@ describe('batches of two users', () => {
   });
   afterAll(() => stack.close());
 
-  it("run side by side: a small batch at priority 0 ends while a large one at priority 9 of another user is far from done", async () => {
+  it('run side by side: a small batch at priority 0 ends while a large one at priority 9 of another user is far from done', async () => {
     const [large, small] = await Promise.all([stack.createUser('large'), stack.createUser('small')]);
     const item = (text: string) => ({ messages: [scripted({ text, tokens: 5, tokenDelayMs: 5 })] });
     const big = await apiClient(stack.url, large.apiKey).post('/v1/batches', {
@@ -85,7 +85,15 @@ describe('batch turns beside interactive ones', () => {
     // a loop happened to sample.
     const periods = (await batchTurns()).map((row) => [row.started_at!.getTime(), row.finished_at!.getTime()] as const);
     expect(periods).toHaveLength(4);
-    const changes = periods.flatMap(([start, end]) => [[start, 1], [end, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const changes = periods
+      .flatMap(
+        ([start, end]) =>
+          [
+            [start, 1],
+            [end, -1],
+          ] as const,
+      )
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let running = 0;
     let mostRunning = 0;
     for (const [, change] of changes) mostRunning = Math.max(mostRunning, (running += change));

@@ -46,7 +46,11 @@ describe('running a batch', () => {
     (await fetch(`${stack.url}/v1/batches/${id}/results${after === undefined ? '' : `?after=${after}`}`, { headers: { authorization: `Bearer ${apiKey}` } })).text();
 
   it('runs the valid items of a JSONL batch with skipInvalid, and lists the skipped lines', async () => {
-    const lines = [JSON.stringify({ customId: 'good-1', messages: [scripted({ text: 'first good' })] }), '{oops', JSON.stringify({ customId: 'good-2', messages: [scripted({ text: 'second good' })] })];
+    const lines = [
+      JSON.stringify({ customId: 'good-1', messages: [scripted({ text: 'first good' })] }),
+      '{oops',
+      JSON.stringify({ customId: 'good-2', messages: [scripted({ text: 'second good' })] }),
+    ];
     const created = await fetch(`${stack.url}/v1/batches?skipInvalid=true`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-ndjson' },
@@ -55,7 +59,10 @@ describe('running a batch', () => {
     expect(created.status).toBe(202);
     expect(created.body.skipped).toEqual([{ line: 2, message: 'not valid JSON' }]);
     expect(await finished(created.body.batchId)).toMatchObject({ status: 'completed', counts: { total: 2, succeeded: 2 } });
-    const ran = (await results(created.body.batchId)).trim().split('\n').map((line) => JSON.parse(line));
+    const ran = (await results(created.body.batchId))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(ran.map((line) => [line.index, line.customId, line.text])).toEqual([
       [0, 'good-1', 'first good'],
       [1, 'good-2', 'second good'],
@@ -65,7 +72,10 @@ describe('running a batch', () => {
   it('runs 200 items, some with parallel tool calls and some over two messages, each once, results in input order', async () => {
     const items = Array.from({ length: 200 }, (_, i) => {
       if (i % 10 === 0) {
-        const calls = [{ name: 'calculator', arguments: { expression: `${i}+1` } }, { name: 'calculator', arguments: { expression: `${i}*2` } }];
+        const calls = [
+          { name: 'calculator', arguments: { expression: `${i}+1` } },
+          { name: 'calculator', arguments: { expression: `${i}*2` } },
+        ];
         return { customId: `row-${i}`, messages: [scripted({ steps: [{ toolCalls: calls }, { text: `tools done ${i}` }] })] };
       }
       if (i % 10 === 1) return { customId: `row-${i}`, messages: [scripted({ text: `first ${i}` }), { role: 'assistant', content: 'noted' }, scripted({ text: `second ${i}` })] };
@@ -81,7 +91,10 @@ describe('running a batch', () => {
     await expectFiguresOfItems(created.body.id);
     expect(done.finishedAt).not.toBeNull();
 
-    const lines = (await results(created.body.id)).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await results(created.body.id))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.index)).toEqual(items.map((_, i) => i));
     expect(lines.map((line) => line.customId)).toEqual(items.map((item) => item.customId));
     expect(new Set(lines.map((line) => line.conversationId)).size).toBe(200);
@@ -102,7 +115,7 @@ describe('running a batch', () => {
     }
     // Each message ran once: one turn per user message, and the context message between them.
     const turns = await stack.resources.db.query<{ count: string }>(
-      "SELECT count(*) AS count FROM turns t JOIN batch_items b ON b.conversation_id = t.conversation_id WHERE b.batch_id = $1",
+      'SELECT count(*) AS count FROM turns t JOIN batch_items b ON b.conversation_id = t.conversation_id WHERE b.batch_id = $1',
       [created.body.id],
     );
     expect(Number(turns.rows[0]!.count)).toBe(220);
@@ -122,7 +135,10 @@ describe('running a batch', () => {
     expect(lines[1].messageId).toBe(secondMessages.at(-1).id);
 
     // A download continues after the last index it has.
-    const rest = (await results(created.body.id, 197)).trim().split('\n').map((line) => JSON.parse(line).index);
+    const rest = (await results(created.body.id, 197))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).index);
     expect(rest).toEqual([198, 199]);
   });
 
@@ -172,7 +188,10 @@ describe('running a batch', () => {
     expect(cancelled.counts.succeeded + cancelled.counts.cancelled).toBe(40);
     expect(cancelled.counts.cancelled).toBeGreaterThan(30);
     await expectFiguresOfItems(batch.id);
-    const lines = (await results(batch.id)).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await results(batch.id))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(40);
     for (const line of lines.filter((each) => each.status === 'cancelled')) expect(line.error.code).toBe('cancelled');
     const started = lines.filter((line) => line.status === 'cancelled' && line.conversationId);
@@ -197,7 +216,10 @@ describe('running a batch', () => {
     const first = await finished(batch.id);
     expect(first.counts).toMatchObject({ succeeded: 4, failed: 2 });
     await expectFiguresOfItems(batch.id);
-    const before = (await results(batch.id)).trim().split('\n').map((line) => JSON.parse(line));
+    const before = (await results(batch.id))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(before.filter((line) => line.status === 'failed').map((line) => [line.index, line.error.code])).toEqual([
       [0, 'provider_error'],
       [3, 'provider_error'],
@@ -208,7 +230,10 @@ describe('running a batch', () => {
     const second = await finished(batch.id);
     expect(second.counts).toMatchObject({ succeeded: 6, failed: 0 });
     await expectFiguresOfItems(batch.id);
-    const after = (await results(batch.id)).trim().split('\n').map((line) => JSON.parse(line));
+    const after = (await results(batch.id))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(after.map((line) => line.text)).toEqual(['fine on retry 0', 'fine 1', 'fine 2', 'fine on retry 3', 'fine 4', 'fine 5']);
     expect(after[1].conversationId).toBe(before[1].conversationId);
     expect(after[0].conversationId).not.toBe(before[0].conversationId);
@@ -242,7 +267,13 @@ describe('running a batch', () => {
 
 /** The largest number of [start, end] intervals that hold at one moment (an end at a moment frees its slot before a start there takes it). */
 function maxOverlap(intervals: [number, number][]): number {
-  const moments = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as [number, number][]);
+  const moments = intervals.flatMap(
+    ([start, end]) =>
+      [
+        [start, 1],
+        [end, -1],
+      ] as [number, number][],
+  );
   moments.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let most = 0;
@@ -282,9 +313,14 @@ describe('batch results past one page', () => {
     );
     const ended = Array.from({ length: TOTAL }, (_, i) => i).filter((position) => !unended(position));
     const download = async (after?: number) => {
-      const response = await fetch(`${stack.url}/v1/batches/${created.body.id}/results${after === undefined ? '' : `?after=${after}`}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const response = await fetch(`${stack.url}/v1/batches/${created.body.id}/results${after === undefined ? '' : `?after=${after}`}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(response.status).toBe(200);
-      return (await response.text()).trim().split('\n').map((line) => JSON.parse(line));
+      return (await response.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
     };
 
     const all = await download();

@@ -29,7 +29,9 @@ describe('batch submission limits', () => {
       body: (await response.json()) as any,
     }));
   const storedRows = async () => {
-    const { rows } = await stack.resources.db.query<{ batches: string; items: string }>('SELECT (SELECT count(*) FROM batches) AS batches, (SELECT count(*) FROM batch_items) AS items');
+    const { rows } = await stack.resources.db.query<{ batches: string; items: string }>(
+      'SELECT (SELECT count(*) FROM batches) AS batches, (SELECT count(*) FROM batch_items) AS items',
+    );
     return { batches: Number(rows[0]!.batches), items: Number(rows[0]!.items) };
   };
   const line = (text: string) => JSON.stringify({ messages: [text] });

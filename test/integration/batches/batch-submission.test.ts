@@ -24,7 +24,11 @@ describe('batch submission', () => {
 
   it('takes a JSON batch with defaults, shows it with its counts, and lists it', async () => {
     const created = await api.post('/v1/batches', {
-      items: [{ customId: 'a', messages: ['one'] }, { messages: ['two', { role: 'assistant', content: 'ok' }, 'three'], model: 'other' }, { customId: 'c', messages: ['four'] }],
+      items: [
+        { customId: 'a', messages: ['one'] },
+        { messages: ['two', { role: 'assistant', content: 'ok' }, 'three'], model: 'other' },
+        { customId: 'c', messages: ['four'] },
+      ],
       concurrency: 2,
       metadata: { run: 'nightly' },
       defaults: { system: 'Be brief.', model: 'scripted' },
@@ -125,7 +129,9 @@ describe('batch submission', () => {
     const created = await postJsonl(lines);
     expect(created.status).toBe(202);
     expect(created.body.counts).toMatchObject({ total: 5000, queued: 5000 });
-    const last = await stack.resources.db.query<{ custom_id: string; line: number }>('SELECT custom_id, line FROM batch_items WHERE batch_id = $1 AND position = 4999', [created.body.id]);
+    const last = await stack.resources.db.query<{ custom_id: string; line: number }>('SELECT custom_id, line FROM batch_items WHERE batch_id = $1 AND position = 4999', [
+      created.body.id,
+    ]);
     expect(last.rows[0]).toEqual({ custom_id: 'row-4999', line: 5000 });
   });
 

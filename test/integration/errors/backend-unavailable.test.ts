@@ -18,7 +18,6 @@ import { startPostgresProxy } from '../../support/tcp-proxy';
  * wording or class in ioredis, pg or Node shows up here rather than as failed turns.
  */
 
-
 /** A TCP server that accepts connections and never answers. */
 async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
@@ -50,9 +49,7 @@ describe('isBackendUnavailable, by class, SQLSTATE and errno', () => {
   describe('Node sockets', () => {
     it('a refused connection (errno ECONNREFUSED, also inside an AggregateError or a cause)', async () => {
       const port = await closedPort();
-      const refused = await rejection(
-        new Promise((_, reject) => net.connect(port, '127.0.0.1').on('error', reject)),
-      );
+      const refused = await rejection(new Promise((_, reject) => net.connect(port, '127.0.0.1').on('error', reject)));
       expect((refused as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
       expect(isBackendUnavailable(refused)).toBe(true);
       expect(isBackendUnavailable(new AggregateError([refused], 'all addresses failed'))).toBe(true);
@@ -105,8 +102,32 @@ describe('isBackendUnavailable, by class, SQLSTATE and errno', () => {
       try {
         expect(isBackendUnavailable(await rejection(db.query('SELEC 1')))).toBe(false);
         expect(isBackendUnavailable(await rejection(db.query(`SELECT 'x'::int`)))).toBe(false);
-        expect(isBackendUnavailable(await rejection(db.query('SELECT $1::int', [{ toPostgres: () => { throw new TypeError('ours'); } }])))).toBe(false);
-        expect(isBackendUnavailable(await rejection(db.query('SELECT $1::int', [{ toPostgres: () => { throw new RangeError('ours too'); } }])))).toBe(false);
+        expect(
+          isBackendUnavailable(
+            await rejection(
+              db.query('SELECT $1::int', [
+                {
+                  toPostgres: () => {
+                    throw new TypeError('ours');
+                  },
+                },
+              ]),
+            ),
+          ),
+        ).toBe(false);
+        expect(
+          isBackendUnavailable(
+            await rejection(
+              db.query('SELECT $1::int', [
+                {
+                  toPostgres: () => {
+                    throw new RangeError('ours too');
+                  },
+                },
+              ]),
+            ),
+          ),
+        ).toBe(false);
       } finally {
         await db.close();
       }

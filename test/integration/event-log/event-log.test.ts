@@ -34,7 +34,14 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
   const subscribe = (conversationId: string, after: number | undefined, seen: { seq: number; json: string }[]) =>
     subscribeToConversation(
       { eventLog: log, liveEvents: live },
-      { conversationId, after, deliver: (json, seq) => seen.push({ seq, json }), onError: (error) => { throw error; } },
+      {
+        conversationId,
+        after,
+        deliver: (json, seq) => seen.push({ seq, json }),
+        onError: (error) => {
+          throw error;
+        },
+      },
     );
 
   it('numbers events from 1 per conversation and stores them with their seq first', async () => {
@@ -106,10 +113,11 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     const subscribed = await subscribe(id, 0, seen);
     if (!subscribed.ok) throw new Error(subscribed.message);
     subscribed.subscription.start();
-    const arrived = (count: number) => new Promise<void>((resolve) => {
-      const check = () => (seen.length >= count ? resolve() : setImmediate(check));
-      check();
-    });
+    const arrived = (count: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (seen.length >= count ? resolve() : setImmediate(check));
+        check();
+      });
 
     const events = new TurnEvents(pacedLog, id, 't1', { attempt: 1 });
     events.emit({ type: 'step-start', step: 1 });
@@ -186,7 +194,10 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
 
   it('hands a replay on a page of about its budget at a time, every event once and in order', async () => {
     const id = `c-${uniqueSuffix()}`;
-    await log.appendBatch(id, Array.from({ length: 20 }, (_, i) => delta(id, `${i}`.padEnd(200 * 1024, 'x'))));
+    await log.appendBatch(
+      id,
+      Array.from({ length: 20 }, (_, i) => delta(id, `${i}`.padEnd(200 * 1024, 'x'))),
+    );
     const pageBytes: number[] = [];
     const measured = {
       window: (conversationId: string) => log.window(conversationId),
@@ -199,7 +210,14 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     const seen: number[] = [];
     const outcome = await subscribeToConversation(
       { eventLog: measured, liveEvents: live, page: { maxBytes: 512 * 1024 } },
-      { conversationId: id, after: 0, deliver: (_json, seq) => seen.push(seq), onError: (error) => { throw error; } },
+      {
+        conversationId: id,
+        after: 0,
+        deliver: (_json, seq) => seen.push(seq),
+        onError: (error) => {
+          throw error;
+        },
+      },
     );
     if (!outcome.ok) throw new Error(outcome.message);
     outcome.subscription.start();
@@ -275,7 +293,14 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     const seen: { seq: number; json: string; appendedAt?: number }[] = [];
     const outcome = await subscribeToConversation(
       { eventLog: log, liveEvents: live },
-      { conversationId: id, after: 0, deliver: (json, seq, appendedAt) => seen.push({ seq, json, appendedAt }), onError: (error) => { throw error; } },
+      {
+        conversationId: id,
+        after: 0,
+        deliver: (json, seq, appendedAt) => seen.push({ seq, json, appendedAt }),
+        onError: (error) => {
+          throw error;
+        },
+      },
     );
     if (!outcome.ok) throw new Error(outcome.message);
     outcome.subscription.start();
@@ -333,7 +358,14 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     unreachable.on('error', () => undefined);
     const id = `c-${uniqueSuffix()}`;
     floors.set(id, 17);
-    const failFast = new EventLog({ redis, failFastRedis: unreachable, prefix, maxLength: 1000, ttlSeconds: 60, seqFloor: async (conversationId) => floors.get(conversationId) ?? 0 });
+    const failFast = new EventLog({
+      redis,
+      failFastRedis: unreachable,
+      prefix,
+      maxLength: 1000,
+      ttlSeconds: 60,
+      seqFloor: async (conversationId) => floors.get(conversationId) ?? 0,
+    });
     expect(await failFast.latestSeq(id)).toBe(17);
     unreachable.disconnect();
   });

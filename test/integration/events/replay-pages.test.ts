@@ -93,32 +93,36 @@ describe('replaying a turn of large events to a reader that stops reading', () =
     ['GET /v1/turns/:id/events', '/events', 'event: turn-finish\n'],
     ['GET /api/chat/:id/stream', '/ui', 'data: [DONE]\n\n'],
     ['GET /openai/v1/responses/:id?stream=true', '/response', 'event: response.completed\n'],
-  ])('%s reads the log a page of at most a quarter of WS_MAX_BUFFERED_BYTES at a time, and waits for the reader with about that much unsent', async (_route, path, end) => {
-    pages.length = 0;
-    const { res, streamed, reader } = await pausedRead(path);
-    // The server stops to wait for the reader, or it writes the whole replay into its memory.
-    const waiting = new Promise<void>((resolve) => res.on('newListener', (event) => event === 'drain' && resolve()));
-    await Promise.race([waiting, streamed]);
-    const sizes = await turnEventSizes();
-    const largestEvent = Math.max(...sizes);
-    expect(largestEvent).toBeGreaterThan(100 * 1024);
-    expect(res.writableLength).toBeLessThanOrEqual(MAX_BUFFERED_BYTES + 2 * largestEvent);
-    // It stopped reading too: what it read of the log in the pass that sends it (the UI stream
-    // reads it once before, for what the replay must know, keeping no event) is far from the
-    // turn: the kernel's buffers, its backlog and one page.
-    const turnBytes = sizes.reduce((sum, size) => sum + size, 0);
-    expect(turnBytes).toBeGreaterThan(12 * 1024 * 1024);
-    const passStart = pages.findLastIndex((page, index) => index > 0 && page.afterSeq < pages[index - 1]!.afterSeq);
-    expect(pages.slice(Math.max(0, passStart)).reduce((sum, page) => sum + page.bytes, 0)).toBeLessThan(8 * 1024 * 1024);
+  ])(
+    '%s reads the log a page of at most a quarter of WS_MAX_BUFFERED_BYTES at a time, and waits for the reader with about that much unsent',
+    async (_route, path, end) => {
+      pages.length = 0;
+      const { res, streamed, reader } = await pausedRead(path);
+      // The server stops to wait for the reader, or it writes the whole replay into its memory.
+      const waiting = new Promise<void>((resolve) => res.on('newListener', (event) => event === 'drain' && resolve()));
+      await Promise.race([waiting, streamed]);
+      const sizes = await turnEventSizes();
+      const largestEvent = Math.max(...sizes);
+      expect(largestEvent).toBeGreaterThan(100 * 1024);
+      expect(res.writableLength).toBeLessThanOrEqual(MAX_BUFFERED_BYTES + 2 * largestEvent);
+      // It stopped reading too: what it read of the log in the pass that sends it (the UI stream
+      // reads it once before, for what the replay must know, keeping no event) is far from the
+      // turn: the kernel's buffers, its backlog and one page.
+      const turnBytes = sizes.reduce((sum, size) => sum + size, 0);
+      expect(turnBytes).toBeGreaterThan(12 * 1024 * 1024);
+      const passStart = pages.findLastIndex((page, index) => index > 0 && page.afterSeq < pages[index - 1]!.afterSeq);
+      expect(pages.slice(Math.max(0, passStart)).reduce((sum, page) => sum + page.bytes, 0)).toBeLessThan(8 * 1024 * 1024);
 
-    const received = await readAll(reader);
-    await streamed;
-    expect(received).toContain(end);
-    expect(received.length).toBeGreaterThan(10 * 1024 * 1024);
-    // Every page within its budget (an event larger than it comes alone), several events to one where they fit.
-    for (const page of pages) expect(page.events === 1 || page.bytes <= PAGE_BYTES).toBe(true);
-    expect(Math.max(...pages.map((page) => page.events))).toBeGreaterThan(1);
-  }, 120_000);
+      const received = await readAll(reader);
+      await streamed;
+      expect(received).toContain(end);
+      expect(received.length).toBeGreaterThan(10 * 1024 * 1024);
+      // Every page within its budget (an event larger than it comes alone), several events to one where they fit.
+      for (const page of pages) expect(page.events === 1 || page.bytes <= PAGE_BYTES).toBe(true);
+      expect(Math.max(...pages.map((page) => page.events))).toBeGreaterThan(1);
+    },
+    120_000,
+  );
 
   it("the websocket gateway's replay reads the log by the same pages", async () => {
     const streamKey = `${stack.config.REDIS_PREFIX}:conv:{${turn.conversationId}}:events`;
@@ -157,7 +161,7 @@ describe('replaying a turn of large events to a reader that stops reading', () =
 
   async function turnEventSizes(): Promise<number[]> {
     const sizes: number[] = [];
-    for (let after = record.afterSeq; ; ) {
+    for (let after = record.afterSeq; ;) {
       const page = await stack.resources.eventLog.read(turn.conversationId, after);
       if (page.events.length === 0) return sizes;
       sizes.push(...page.events.map((event) => Buffer.byteLength(event.json)));

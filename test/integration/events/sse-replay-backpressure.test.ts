@@ -83,7 +83,7 @@ describe('replaying a finished turn over SSE to a reader that stops reading', ()
 
   async function turnEventsInLog(conversationId: string, turnId: string): Promise<LoggedEvent[]> {
     const events: LoggedEvent[] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const page = await harness.stack.resources.eventLog.read(conversationId, after);
       if (page.events.length === 0) return events;
       events.push(...page.events.filter((event) => JSON.parse(event.json).turnId === turnId));

@@ -55,7 +55,15 @@ describe('fallback between two providers', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.defaultModel).toBe('duo');
     expect(listed.body.data.map((model: any) => model.name)).toEqual(['duo', 'solo', 'wide']);
-    expect(listed.body.data[0]).toEqual({ name: 'duo', contextWindow: null, price: null, targets: [{ ...FIRST, state: 'ok' }, { ...SECOND, state: 'ok' }] });
+    expect(listed.body.data[0]).toEqual({
+      name: 'duo',
+      contextWindow: null,
+      price: null,
+      targets: [
+        { ...FIRST, state: 'ok' },
+        { ...SECOND, state: 'ok' },
+      ],
+    });
     expect(listed.body.data[2].contextWindow).toBe(1000);
   });
 
@@ -105,7 +113,11 @@ describe('fallback between two providers', () => {
     expect(typesOf(run.events)).toEqual(['turn-start', 'step-start', 'attempt-discarded', 'provider-fallback', 'step-start', 'step-finish', 'turn-finish']);
     expect(run.events.find((event) => event.type === 'attempt-discarded')).toMatchObject({ attempt: 1, step: 1 });
     const discardAt = run.events.findIndex((event) => event.type === 'attempt-discarded');
-    const shown = run.events.slice(0, discardAt).filter((event) => event.type === 'text-delta').map((event) => event.delta).join('');
+    const shown = run.events
+      .slice(0, discardAt)
+      .filter((event) => event.type === 'text-delta')
+      .map((event) => event.delta)
+      .join('');
     expect(shown.length).toBeGreaterThan(0);
     expect(TEXT.startsWith(shown) && shown !== TEXT).toBe(true);
     expect(visibleStepTexts(run.events)).toEqual(new Map([[1, TEXT]]));

@@ -30,22 +30,57 @@ describe('OpenAI-compatible batches', () => {
   afterAll(() => stack.close());
 
   const upload = async (lines: string[]) => client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
-  const fileLines = async (id: string) => (await (await client.files.content(id)).text()).trim().split('\n').map((line) => JSON.parse(line));
+  const fileLines = async (id: string) =>
+    (await (await client.files.content(id)).text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
 
   it('runs a file of chat completion lines as a Switchyard batch: progress events, output and error files in OpenAI line shapes', async () => {
     const input = await upload([
-      batchLine('plain', { model: 'scripted', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: scripted({ text: 'Plain answer.' }) }], temperature: 0.2, max_tokens: 50 }),
-      batchLine('server-tool', { model: 'scripted', messages: [{ role: 'user', content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'Five.' }] }) }], tools: [calculator] }),
-      batchLine('caller-tool', { model: 'scripted', messages: [{ role: 'user', content: scripted({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }) }], tools: [weather] }),
-      batchLine('own-calculator', { model: 'scripted', messages: [{ role: 'user', content: `own-calculator ${scripted({ toolCalls: [{ name: 'calculator', arguments: { a: 2, b: 3 } }] })}` }], tools: [ownCalculator] }),
+      batchLine('plain', {
+        model: 'scripted',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: scripted({ text: 'Plain answer.' }) },
+        ],
+        temperature: 0.2,
+        max_tokens: 50,
+      }),
+      batchLine('server-tool', {
+        model: 'scripted',
+        messages: [{ role: 'user', content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'Five.' }] }) }],
+        tools: [calculator],
+      }),
+      batchLine('caller-tool', {
+        model: 'scripted',
+        messages: [{ role: 'user', content: scripted({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }) }],
+        tools: [weather],
+      }),
+      batchLine('own-calculator', {
+        model: 'scripted',
+        messages: [{ role: 'user', content: `own-calculator ${scripted({ toolCalls: [{ name: 'calculator', arguments: { a: 2, b: 3 } }] })}` }],
+        tools: [ownCalculator],
+      }),
       batchLine('context', {
         model: 'scripted',
-        messages: [{ role: 'user', content: 'Earlier question' }, { role: 'assistant', content: 'Earlier answer' }, { role: 'user', content: scripted({ text: 'With context.' }) }],
+        messages: [
+          { role: 'user', content: 'Earlier question' },
+          { role: 'assistant', content: 'Earlier answer' },
+          { role: 'user', content: scripted({ text: 'With context.' }) },
+        ],
       }),
       batchLine('broken', { model: 'scripted', messages: [{ role: 'user', content: scripted({ error: { status: 400, message: 'refused by the provider' } }) }] }),
     ]);
     const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
-    expect(created).toMatchObject({ object: 'batch', status: 'in_progress', input_file_id: input.id, endpoint: '/v1/chat/completions', metadata: { job: 'nightly' }, request_counts: { total: 6 } });
+    expect(created).toMatchObject({
+      object: 'batch',
+      status: 'in_progress',
+      input_file_id: input.id,
+      endpoint: '/v1/chat/completions',
+      metadata: { job: 'nightly' },
+      request_counts: { total: 6 },
+    });
 
     // The same batch natively: its progress events, its id.
     const events = await followBatchEvents(stack.url, apiKey, created.id);
@@ -62,7 +97,12 @@ describe('OpenAI-compatible batches', () => {
     expect(output.map((line) => line.custom_id)).toEqual(['plain', 'server-tool', 'caller-tool', 'own-calculator', 'context']);
     for (const line of output) {
       expect(line).toMatchObject({ id: expect.stringMatching(/^batch_req_/), error: null, response: { status_code: 200, request_id: expect.stringMatching(/^turn_/) } });
-      expect(line.response.body).toMatchObject({ object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message: { role: 'assistant' } }], usage: { total_tokens: expect.any(Number) } });
+      expect(line.response.body).toMatchObject({
+        object: 'chat.completion',
+        model: 'scripted',
+        choices: [{ index: 0, message: { role: 'assistant' } }],
+        usage: { total_tokens: expect.any(Number) },
+      });
     }
     const [plain, serverTool, callerTool, ownCalculatorCall, context] = output.map((line) => line.response.body);
     expect(plain.choices[0]).toMatchObject({ message: { content: 'Plain answer.' }, finish_reason: 'stop' });
@@ -87,7 +127,12 @@ describe('OpenAI-compatible batches', () => {
     expect(plainRequest.messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
 
     expect(await fileLines(batch.error_file_id!)).toEqual([
-      { id: expect.stringMatching(/^batch_req_/), custom_id: 'broken', response: null, error: { code: expect.any(String), message: expect.stringContaining('refused by the provider') } },
+      {
+        id: expect.stringMatching(/^batch_req_/),
+        custom_id: 'broken',
+        response: null,
+        error: { code: expect.any(String), message: expect.stringContaining('refused by the provider') },
+      },
     ]);
     expect((await client.batches.list()).data.map((each) => each.id)).toContain(created.id);
   }, 60_000);
@@ -126,7 +171,9 @@ describe('OpenAI-compatible batches', () => {
 
   it('keeps the results of the items that ended when a batch is cancelled (partial results)', async () => {
     const quick = [0, 1].map((n) => batchLine(`quick-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ text: `Quick ${n}.` }) }] }));
-    const slow = Array.from({ length: 12 }, (_, n) => batchLine(`slow-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ tokens: 3000, tokenDelayMs: 20 }) }] }));
+    const slow = Array.from({ length: 12 }, (_, n) =>
+      batchLine(`slow-${n}`, { model: 'scripted', messages: [{ role: 'user', content: scripted({ tokens: 3000, tokenDelayMs: 20 }) }] }),
+    );
     const input = await upload([...quick, ...slow]);
     const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     const events = await followBatchEvents(stack.url, apiKey, created.id);
@@ -148,8 +195,12 @@ describe('OpenAI-compatible batches', () => {
     for (const line of errors) expect(line).toMatchObject({ custom_id: expect.stringMatching(/^slow-/), response: null, error: { code: 'batch_cancelled' } });
   }, 60_000);
 
-  it('fails a batch whose file has bad lines, naming each; answers 404 for a file that is not the user\'s', async () => {
-    const input = await upload([batchLine('ok', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] }), '{"custom_id": "bad", "method": "GET", "url": "/v1/chat/completions", "body": {}}', 'not json']);
+  it("fails a batch whose file has bad lines, naming each; answers 404 for a file that is not the user's", async () => {
+    const input = await upload([
+      batchLine('ok', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] }),
+      '{"custom_id": "bad", "method": "GET", "url": "/v1/chat/completions", "body": {}}',
+      'not json',
+    ]);
     const batch = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     expect(batch.status).toBe('failed');
     expect(batch.errors!.data!.map((error) => error.line)).toEqual(expect.arrayContaining([2, 3]));
@@ -163,9 +214,14 @@ describe('OpenAI-compatible batches', () => {
   it('stores a batch and its OpenAI record together: a record that cannot be stored leaves no batch to run', async () => {
     const owner = await stack.createUser('openai-batches-atomic');
     const ownClient = openAiClient(stack.url, owner.apiKey);
-    const input = await ownClient.files.create({ file: await toFile(Buffer.from(`${batchLine('one', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] })}\n`), 'batch.jsonl'), purpose: 'batch' });
+    const input = await ownClient.files.create({
+      file: await toFile(Buffer.from(`${batchLine('one', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }] })}\n`), 'batch.jsonl'),
+      purpose: 'batch',
+    });
     await withInsertsRefused(stack.config, 'openai_batches', owner.id, async (db) => {
-      await expect(ownClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+      await expect(ownClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toBeInstanceOf(
+        OpenAI.InternalServerError,
+      );
       const { rows } = await db.query('SELECT count(*)::int AS batches FROM batches WHERE user_id = $1', [owner.id]);
       expect(rows[0]).toEqual({ batches: 0 });
     });
@@ -181,7 +237,10 @@ describe('OpenAI-compatible batches', () => {
       const run = await runToExit('workers/cli.ts', {}, ['batch', 'run', items, '--out', out, '--url', stack.url, '--key', apiKey]);
       expect(run.stderr).toMatch(/completed: 3 succeeded, 0 failed, 0 cancelled of 3/);
       expect(run.code).toBe(0);
-      const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+      const lines = (await readFile(out, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(lines.map((line) => [line.customId, line.status, line.text]).sort()).toEqual([0, 1, 2].map((n) => [`req-${n}`, 'succeeded', `CLI ${n}.`]));
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -27,9 +27,16 @@ describe('OpenAI-compatible chat completions', () => {
   it('answers a chat.completion as a turn of a new conversation, found from its chatcmpl id', async () => {
     const completion = await client.chat.completions.create({
       model: 'scripted',
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: scripted({ text: 'Hello from chat.' }) }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: scripted({ text: 'Hello from chat.' }) },
+      ],
     });
-    expect(completion).toMatchObject({ object: 'chat.completion', model: 'scripted', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Hello from chat.' } }] });
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model: 'scripted',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Hello from chat.' } }],
+    });
     expect(completion.id).toMatch(/^chatcmpl-[0-9a-f]{32}$/);
     expect(completion.usage!.completion_tokens).toBeGreaterThan(0);
     const { switchyard } = completion as unknown as { switchyard: { turnId: string; conversationId: string } };
@@ -39,7 +46,12 @@ describe('OpenAI-compatible chat completions', () => {
   });
 
   it('streams chat.completion.chunks, a usage chunk with include_usage, then [DONE]', async () => {
-    const stream = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: scripted({ text: 'One two three.' }) }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'scripted',
+      messages: [{ role: 'user', content: scripted({ text: 'One two three.' }) }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk' && chunk.id === chunks[0]!.id)).toBe(true);
@@ -63,7 +75,9 @@ describe('OpenAI-compatible chat completions', () => {
       tools: [{ type: 'function', function: { name: 'calculator' } } as unknown as OpenAI.Chat.ChatCompletionTool],
     });
     expect(server.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'Five.' } });
-    expect((server as unknown as { switchyard: { toolCalls: unknown[] } }).switchyard.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', args: { expression: '2+3' }, result: expect.anything() })]);
+    expect((server as unknown as { switchyard: { toolCalls: unknown[] } }).switchyard.toolCalls).toEqual([
+      expect.objectContaining({ toolName: 'calculator', args: { expression: '2+3' }, result: expect.anything() }),
+    ]);
 
     const own = await client.chat.completions.create({
       model: 'scripted',
@@ -82,7 +96,10 @@ describe('OpenAI-compatible chat completions', () => {
     });
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]!.finish_reason).toBe('tool_calls');
-    expect((final.choices[0]!.message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall).function).toEqual({ name: 'calculator', arguments: JSON.stringify({ a: 4, b: 5 }) });
+    expect((final.choices[0]!.message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall).function).toEqual({
+      name: 'calculator',
+      arguments: JSON.stringify({ a: 4, b: 5 }),
+    });
 
     // The caller answers its call with the messages whole.
     const answered = await client.chat.completions.create({
@@ -99,14 +116,24 @@ describe('OpenAI-compatible chat completions', () => {
 
   it("refuses what it cannot honour, and a request mixing Switchyard's tools with the caller's functions", async () => {
     const refused = async (body: Record<string, unknown>) => {
-      const error = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }], ...body } as never).then(() => undefined, (thrown: unknown) => thrown);
+      const error = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }], ...body } as never).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       return (error as InstanceType<typeof OpenAI.BadRequestError>).error as { code: string; param: string };
     };
     expect(await refused({ n: 2 })).toMatchObject({ code: 'unsupported_parameter', param: 'n' });
     expect(await refused({ logprobs: true })).toMatchObject({ code: 'unsupported_parameter', param: 'logprobs' });
     expect(await refused({ audio: { voice: 'alloy', format: 'mp3' }, modalities: ['text', 'audio'] })).toMatchObject({ code: 'unsupported_parameter' });
-    expect(await refused({ tools: [{ type: 'function', function: { name: 'calculator' } }, { type: 'function', function: { name: 'adder', parameters: adds } }] })).toMatchObject({ code: 'unsupported_parameter', param: 'tools' });
+    expect(
+      await refused({
+        tools: [
+          { type: 'function', function: { name: 'calculator' } },
+          { type: 'function', function: { name: 'adder', parameters: adds } },
+        ],
+      }),
+    ).toMatchObject({ code: 'unsupported_parameter', param: 'tools' });
   });
 
   it('sends the settings to the provider on every step of the turn', async () => {
@@ -127,7 +154,16 @@ describe('OpenAI-compatible chat completions', () => {
     const requests = providerRequest(marker);
     expect(requests).toHaveLength(2);
     for (const request of requests) {
-      expect(request.body).toMatchObject({ temperature: 0.3, top_p: 0.9, max_tokens: 77, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, parallel_tool_calls: false });
+      expect(request.body).toMatchObject({
+        temperature: 0.3,
+        top_p: 0.9,
+        max_tokens: 77,
+        stop: ['END'],
+        seed: 7,
+        presence_penalty: 0.1,
+        frequency_penalty: 0.2,
+        parallel_tool_calls: false,
+      });
     }
   });
 

@@ -14,7 +14,13 @@ describe('OpenAI-compatible errors', () => {
   });
   afterAll(() => stack.close());
 
-  const caught = (promise: Promise<unknown>) => promise.then(() => { throw new Error('expected an error'); }, (error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+  const caught = (promise: Promise<unknown>) =>
+    promise.then(
+      () => {
+        throw new Error('expected an error');
+      },
+      (error: unknown) => error as InstanceType<typeof OpenAI.APIError>,
+    );
 
   it('400 BadRequestError naming the param; 401 AuthenticationError; 404 NotFoundError; 409 ConflictError; 413', async () => {
     const bad = await caught(client.responses.create({ input: 'hi', colour: 'red' } as never));
@@ -43,7 +49,10 @@ describe('OpenAI-compatible errors', () => {
   it('429 RateLimitError with retry-after', async () => {
     let limited: InstanceType<typeof OpenAI.APIError> | undefined;
     for (let i = 0; i < 60 && !limited; i++) {
-      const error = await client.files.list().then(() => undefined, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      const error = await client.files.list().then(
+        () => undefined,
+        (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>,
+      );
       if (error) limited = error;
     }
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);

@@ -47,7 +47,11 @@ describe('OpenAI-compatible files', () => {
     const error = await client.files.create({ file: await toFile(Buffer.from('{}'), 'x.jsonl'), purpose: 'assistants' }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'purpose' });
-    const notMultipart = await fetch(`${stack.url}/openai/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const notMultipart = await fetch(`${stack.url}/openai/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(notMultipart.status).toBe(415);
     expect(((await notMultipart.json()) as any).error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_media_type' });
   });

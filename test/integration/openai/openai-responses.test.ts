@@ -48,7 +48,14 @@ describe('OpenAI-compatible responses', () => {
     expect(response).toMatchObject({ object: 'response', status: 'completed', instructions: 'Be brief.', metadata: { run: 'one' }, background: false });
     expect(response.id).toMatch(/^resp_/);
     expect(response.output_text).toBe('Hello from the turn.');
-    expect(response.output).toEqual([expect.objectContaining({ type: 'message', role: 'assistant', status: 'completed', content: [expect.objectContaining({ type: 'output_text', text: 'Hello from the turn.' })] })]);
+    expect(response.output).toEqual([
+      expect.objectContaining({
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [expect.objectContaining({ type: 'output_text', text: 'Hello from the turn.' })],
+      }),
+    ]);
     expect(response.usage!.output_tokens).toBeGreaterThan(0);
     expect(await client.responses.retrieve(response.id)).toMatchObject({ id: response.id, status: 'completed', output_text: 'Hello from the turn.' });
   });
@@ -70,7 +77,15 @@ describe('OpenAI-compatible responses', () => {
     expectValidStream(events);
     expect(events.slice(0, 3).map((event) => event.type)).toEqual(['response.created', 'response.queued', 'response.in_progress']);
     expect(events.map((event) => event.type)).toEqual(
-      expect.arrayContaining(['response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']),
+      expect.arrayContaining([
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ]),
     );
     const deltas = events.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : []));
     expect(deltas.join('')).toBe('One two three four.');
@@ -102,7 +117,12 @@ describe('OpenAI-compatible responses', () => {
     const last = all.at(-1)!.sequence_number;
     for (const after of [last, last + 50]) {
       const stream = await client.responses.retrieve(done.id, { stream: true, starting_after: after });
-      const error = await collect(stream).then(() => { throw new Error('expected the stream to fail'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      const error = await collect(stream).then(
+        () => {
+          throw new Error('expected the stream to fail');
+        },
+        (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>,
+      );
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'starting_after', code: 'invalid_request', message: expect.stringContaining(`${last}`) });
     }
@@ -110,7 +130,13 @@ describe('OpenAI-compatible responses', () => {
     const raw = await fetch(`${stack.url}/openai/v1/responses/${done.id}?stream=true&starting_after=${last + 50}`, { headers: { authorization: `Bearer ${client.apiKey}` } });
     const events = (await raw.text()).split('\n\n').filter((block) => block.startsWith('event:'));
     expect(events).toHaveLength(1);
-    expect(JSON.parse(events[0]!.split('\ndata: ')[1]!)).toMatchObject({ type: 'error', code: 'invalid_request', param: 'starting_after', message: expect.any(String), sequence_number: last + 51 });
+    expect(JSON.parse(events[0]!.split('\ndata: ')[1]!)).toMatchObject({
+      type: 'error',
+      code: 'invalid_request',
+      param: 'starting_after',
+      message: expect.any(String),
+      sequence_number: last + 51,
+    });
     // Just before the end still gets the end.
     expect(await collect(await client.responses.retrieve(done.id, { stream: true, starting_after: last - 1 }))).toEqual([all.at(-1)]);
   });
@@ -169,7 +195,20 @@ describe('OpenAI-compatible responses', () => {
       { type: 'function', name: 'calculator', description: 'Adds two numbers', parameters: adds, strict: false },
       { type: 'function', name: 'confirm', parameters: asks, strict: false },
     ];
-    const input = markedScripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { a: 6, b: 7 } }, { name: 'confirm', arguments: { question: 'Sure?' } }] }, { text: 'Thirteen, confirmed.' }] }, 'own-functions');
+    const input = markedScripted(
+      {
+        steps: [
+          {
+            toolCalls: [
+              { name: 'calculator', arguments: { a: 6, b: 7 } },
+              { name: 'confirm', arguments: { question: 'Sure?' } },
+            ],
+          },
+          { text: 'Thirteen, confirmed.' },
+        ],
+      },
+      'own-functions',
+    );
     // In the foreground: nothing waits for a websocket client the caller does not have.
     const response = await client.responses.create({ input, tools });
     expect(response.status).toBe('completed');
@@ -178,7 +217,10 @@ describe('OpenAI-compatible responses', () => {
       expect.objectContaining({ type: 'function_call', name: 'confirm', arguments: JSON.stringify({ question: 'Sure?' }) }),
     ]);
     const sent = (stack.scripted.requests.find((request) => JSON.stringify(request.body).includes('own-functions'))!.body as any).tools;
-    expect(sent.map((tool: any) => [tool.function.name, tool.function.parameters])).toEqual([['calculator', adds], ['confirm', asks]]);
+    expect(sent.map((tool: any) => [tool.function.name, tool.function.parameters])).toEqual([
+      ['calculator', adds],
+      ['confirm', asks],
+    ]);
     // Nothing of it ran here.
     const { rows } = await stack.resources.db.query<{ turn_id: string }>('SELECT turn_id FROM openai_responses WHERE id = $1', [response.id]);
     expect(await stack.resources.toolCalls.listForTurn(rows[0]!.turn_id)).toEqual([]);
@@ -198,22 +240,46 @@ describe('OpenAI-compatible responses', () => {
     const ownClient = openAiClient(stack.url, owner.apiKey);
     for (const name of ['confirm', 'random_number']) {
       const error = await ownClient.responses
-        .create({ input: scripted({ text: 'Never.' }), tools: [{ type: 'function', name: 'calculator', parameters: null, strict: null }, { type: 'function', name, parameters: null, strict: null }], background: true })
-        .then(() => { throw new Error('expected a 400'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+        .create({
+          input: scripted({ text: 'Never.' }),
+          tools: [
+            { type: 'function', name: 'calculator', parameters: null, strict: null },
+            { type: 'function', name, parameters: null, strict: null },
+          ],
+          background: true,
+        })
+        .then(
+          () => {
+            throw new Error('expected a 400');
+          },
+          (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>,
+        );
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'tools', code: 'unsupported_parameter', message: expect.stringContaining(`"${name}"`) });
     }
     // Switchyard's calculator and the caller's in one request: the model could not tell them apart.
     await expect(
-      ownClient.responses.create({ input: 'hi', tools: [{ type: 'function', name: 'calculator', parameters: null, strict: null }, { type: 'function', name: 'calculator', parameters: {}, strict: false }], background: true }),
+      ownClient.responses.create({
+        input: 'hi',
+        tools: [
+          { type: 'function', name: 'calculator', parameters: null, strict: null },
+          { type: 'function', name: 'calculator', parameters: {}, strict: false },
+        ],
+        background: true,
+      }),
     ).rejects.toMatchObject({ status: 400, error: { param: 'tools', code: 'invalid_request', message: expect.stringContaining('declared twice') } });
-    const { rows } = await stack.resources.db.query('SELECT (SELECT count(*)::int FROM conversations WHERE user_id = $1) AS conversations, (SELECT count(*)::int FROM turns WHERE user_id = $1) AS turns', [owner.id]);
+    const { rows } = await stack.resources.db.query(
+      'SELECT (SELECT count(*)::int FROM conversations WHERE user_id = $1) AS conversations, (SELECT count(*)::int FROM turns WHERE user_id = $1) AS turns',
+      [owner.id],
+    );
     expect(rows[0]).toEqual({ conversations: 0, turns: 0 });
   });
 
   it("leaves the caller's own function to it, and goes on with its function_call_output", async () => {
     const scenario = scripted({ steps: [{ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'It is sunny in Oslo.' }] });
-    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true }];
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true },
+    ];
     const events = await collect(await client.responses.create({ input: scenario, tools, stream: true }));
     expectValidStream(events);
     const asked = (events.at(-1) as OpenAI.Responses.ResponseCompletedEvent).response;
@@ -230,9 +296,12 @@ describe('OpenAI-compatible responses', () => {
       tools,
     });
     expect(answered).toMatchObject({ status: 'completed', output_text: 'It is sunny in Oslo.', previous_response_id: asked.id });
-    const sent = (stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes("sunny")).at(-1)!.body as any).messages;
+    const sent = (stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('sunny')).at(-1)!.body as any).messages;
     expect(sent.slice(-2)).toEqual([
-      expect.objectContaining({ role: 'assistant', tool_calls: [expect.objectContaining({ id: call.call_id, function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) } })] }),
+      expect.objectContaining({
+        role: 'assistant',
+        tool_calls: [expect.objectContaining({ id: call.call_id, function: { name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) } })],
+      }),
       { role: 'tool', tool_call_id: call.call_id, content: JSON.stringify({ sky: 'sunny' }) },
     ]);
   });
@@ -241,7 +310,12 @@ describe('OpenAI-compatible responses', () => {
     const owner = await stack.createUser('responses-orphan');
     const ownClient = openAiClient(stack.url, owner.apiKey);
     const refused = async (request: OpenAI.Responses.ResponseCreateParamsNonStreaming) => {
-      const error = await ownClient.responses.create(request).then(() => { throw new Error('expected a 400'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+      const error = await ownClient.responses.create(request).then(
+        () => {
+          throw new Error('expected a 400');
+        },
+        (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>,
+      );
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'input', code: 'invalid_request', message: expect.stringContaining('call_nowhere') });
     };
@@ -249,14 +323,31 @@ describe('OpenAI-compatible responses', () => {
       (await stack.resources.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [owner.id])).rows[0]!.n;
 
     // Without previous_response_id: nothing in the input calls it.
-    await refused({ input: [{ role: 'user', content: 'Go on.' }, { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' }] });
+    await refused({
+      input: [
+        { role: 'user', content: 'Go on.' },
+        { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' },
+      ],
+    });
     // An output given before its call does not answer it either.
-    await refused({ input: [{ type: 'function_call_output', call_id: 'call_nowhere', output: '{}' }, { type: 'function_call', call_id: 'call_nowhere', name: 'f', arguments: '{}' }, { role: 'user', content: 'Go on.' }] });
+    await refused({
+      input: [
+        { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' },
+        { type: 'function_call', call_id: 'call_nowhere', name: 'f', arguments: '{}' },
+        { role: 'user', content: 'Go on.' },
+      ],
+    });
     expect([await count('conversations'), await count('turns')]).toEqual([0, 0]);
 
     // With previous_response_id: that response called no function.
     const first = await ownClient.responses.create({ input: scripted({ text: 'Orphan first.' }) });
-    await refused({ previous_response_id: first.id, input: [{ role: 'user', content: 'Go on.' }, { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' }] });
+    await refused({
+      previous_response_id: first.id,
+      input: [
+        { role: 'user', content: 'Go on.' },
+        { type: 'function_call_output', call_id: 'call_nowhere', output: '{}' },
+      ],
+    });
     expect(await count('turns')).toBe(1);
 
     const next = await ownClient.responses.create({ previous_response_id: first.id, input: scripted({ text: 'Orphan next.' }) });
@@ -268,13 +359,24 @@ describe('OpenAI-compatible responses', () => {
   it('refuses to continue a response that is not the latest of its conversation (409), and sends nothing of it to the model', async () => {
     const r1 = await client.responses.create({ input: scripted({ text: 'Branch one.' }) });
     const r2 = await client.responses.create({ previous_response_id: r1.id, input: scripted({ text: 'Branch two.' }) });
-    const error = await client.responses
-      .create({ previous_response_id: r1.id, input: scripted({ text: 'Branch from one.' }) })
-      .then(() => { throw new Error('expected a 409'); }, (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>);
+    const error = await client.responses.create({ previous_response_id: r1.id, input: scripted({ text: 'Branch from one.' }) }).then(
+      () => {
+        throw new Error('expected a 409');
+      },
+      (thrown: unknown) => thrown as InstanceType<typeof OpenAI.APIError>,
+    );
     expect(error).toBeInstanceOf(OpenAI.ConflictError);
-    expect(error.error).toMatchObject({ type: 'invalid_request_error', param: 'previous_response_id', code: 'conflict', message: expect.stringContaining('only the latest response') });
+    expect(error.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'previous_response_id',
+      code: 'conflict',
+      message: expect.stringContaining('only the latest response'),
+    });
     expect(stack.scripted.requests.some((request) => JSON.stringify(request.body).includes('Branch from one.'))).toBe(false);
     // The latest one still goes on.
-    expect(await client.responses.create({ previous_response_id: r2.id, input: scripted({ text: 'Branch three.' }) })).toMatchObject({ status: 'completed', output_text: 'Branch three.' });
+    expect(await client.responses.create({ previous_response_id: r2.id, input: scripted({ text: 'Branch three.' }) })).toMatchObject({
+      status: 'completed',
+      output_text: 'Branch three.',
+    });
   });
 });

@@ -46,7 +46,12 @@ describe('function calls and their outputs in Responses input', () => {
     const given = { type: 'function_call' as const, call_id: 'call_given', name: 'get_weather', arguments: '{"city":"Oslo"}' };
     expect((await refusal(client, { input: [{ role: 'user', content: 'Weather?' }, given], tools })).message).toContain('no tool output found for function call call_given');
     // Its output after a later message does not answer it either: the provider takes outputs right after their calls.
-    const late = [{ role: 'user' as const, content: 'Weather?' }, given, { role: 'user' as const, content: 'Well?' }, { type: 'function_call_output' as const, call_id: 'call_given', output: '{}' }];
+    const late = [
+      { role: 'user' as const, content: 'Weather?' },
+      given,
+      { role: 'user' as const, content: 'Well?' },
+      { type: 'function_call_output' as const, call_id: 'call_given', output: '{}' },
+    ];
     expect((await refusal(client, { input: late, tools })).message).toContain('call_given');
     expect([await count('conversations'), await count('turns')]).toEqual([0, 0]);
 
@@ -118,13 +123,18 @@ describe('function calls and their outputs in Responses input', () => {
 
     const edit = await api.post(`/v1/conversations/${conversation.id}/turns`, { content: 'Never mind.', fromMessageId: answering.id });
     expect(edit.status).toBe(400);
-    expect(edit.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'fromMessageId', message: expect.stringContaining(`the tool calls ${call.call_id} of ${asking.id} have no results`) }] });
+    expect(edit.body.error).toMatchObject({
+      code: 'invalid_request',
+      details: [{ field: 'fromMessageId', message: expect.stringContaining(`the tool calls ${call.call_id} of ${asking.id} have no results`) }],
+    });
     expect((await api.get(`/v1/conversations/${conversation.id}`)).body.messages).toEqual(path);
 
     const regenerate = await api.post(`/v1/conversations/${conversation.id}/turns`, { regenerate: true });
     expect(regenerate.status).toBe(202);
     let turn: any;
-    await poll('the regenerate did not end', async () => ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${regenerate.body.turnId}`)).body).status));
+    await poll('the regenerate did not end', async () =>
+      ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${regenerate.body.turnId}`)).body).status),
+    );
     expect(turn).toMatchObject({ status: 'completed' });
     const sent = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('"sky\\":\\"sunny')).at(-1)!.body as any;
     expect(sent.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'tool']);
@@ -134,7 +144,7 @@ describe('function calls and their outputs in Responses input', () => {
     const forked = await api.post(`/v1/conversations/${conversation.id}/fork`, { messageId: answering.id });
     expect(forked.status).toBe(201);
     const next = await api.post(`/v1/conversations/${forked.body.id}/turns`, { content: scripted({ text: 'Forked on.' }) });
-    await poll('the fork\'s turn did not end', async () => ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${next.body.turnId}`)).body).status));
+    await poll("the fork's turn did not end", async () => ['completed', 'failed', 'cancelled'].includes((turn = (await api.get(`/v1/turns/${next.body.turnId}`)).body).status));
     expect(turn).toMatchObject({ status: 'completed' });
   });
 });

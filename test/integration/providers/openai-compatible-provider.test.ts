@@ -39,7 +39,12 @@ describe('the OpenAI-compatible provider', () => {
   it('streams text, then one finish with the usage', async () => {
     const { chunks, error } = await consume(provider.stream(request({ text: 'Hello there.' }), new AbortController().signal));
     expect(error).toBeUndefined();
-    expect(chunks.filter((chunk) => chunk.type === 'text').map((chunk) => (chunk as { delta: string }).delta).join('')).toBe('Hello there.');
+    expect(
+      chunks
+        .filter((chunk) => chunk.type === 'text')
+        .map((chunk) => (chunk as { delta: string }).delta)
+        .join(''),
+    ).toBe('Hello there.');
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop', usage: { completionTokens: 3 } });
   });
 

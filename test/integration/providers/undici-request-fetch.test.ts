@@ -55,7 +55,7 @@ describe('undiciRequestFetch', () => {
     expect(failure).toMatchObject({ message: 'fetch failed', cause: { code: 'ECONNREFUSED' } });
   });
 
-  it('rejects an aborted request with the signal\'s reason', async () => {
+  it("rejects an aborted request with the signal's reason", async () => {
     const controller = new AbortController();
     const pending = undiciRequestFetch(`${url}/held`, { signal: controller.signal });
     const reason = new DOMException('stopped', 'AbortError');

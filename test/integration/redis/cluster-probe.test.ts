@@ -14,6 +14,13 @@ describe('probeCluster', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     expect(await probeCluster([{ host: '127.0.0.1', port }])).toEqual({ reason: expect.stringMatching(/^connection refused/), refused: false });
     // The last node's answer is what the start reports.
-    expect((await probeCluster([{ host: '127.0.0.1', port }, { host: '127.0.0.1', port: 6379 }]))?.reason).toMatch(/not a cluster node/);
+    expect(
+      (
+        await probeCluster([
+          { host: '127.0.0.1', port },
+          { host: '127.0.0.1', port: 6379 },
+        ])
+      )?.reason,
+    ).toMatch(/not a cluster node/);
   });
 });

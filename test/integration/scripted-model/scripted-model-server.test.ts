@@ -64,9 +64,7 @@ describe('the scripted model over HTTP', () => {
   });
 
   it('sends usage in the last chunk when asked', async () => {
-    const chunks = await collect(
-      await stream([{ role: 'user', content: scripted({ tokens: 12 }) }], { stream_options: { include_usage: true } }),
-    );
+    const chunks = await collect(await stream([{ role: 'user', content: scripted({ tokens: 12 }) }], { stream_options: { include_usage: true } }));
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
     expect(last.usage).toMatchObject({ completion_tokens: 12 });
@@ -96,9 +94,7 @@ describe('the scripted model over HTTP', () => {
   });
 
   it('ends normally but without any finish_reason when told to', async () => {
-    const chunks = await collect(
-      await stream([{ role: 'user', content: scripted({ text: 'no finish', omitFinishReason: true }) }], { stream_options: { include_usage: true } }),
-    );
+    const chunks = await collect(await stream([{ role: 'user', content: scripted({ text: 'no finish', omitFinishReason: true }) }], { stream_options: { include_usage: true } }));
     expect(contentOf(chunks)).toBe('no finish');
     expect(finishReasons(chunks)).toEqual([]);
     expect(chunks.at(-1)!.usage).toMatchObject({ completion_tokens: 2 });
@@ -116,9 +112,7 @@ describe('the scripted model over HTTP', () => {
   });
 
   it('fails the same request twice and then answers, with attempts', async () => {
-    const messages: ChatCompletionMessageParam[] = [
-      { role: 'user', content: scripted({ attempts: [{ error: { status: 503 } }, { error: { status: 503 } }, { text: 'ok' }] }) },
-    ];
+    const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: scripted({ attempts: [{ error: { status: 503 } }, { error: { status: 503 } }, { text: 'ok' }] }) }];
     const statuses: number[] = [];
     for (let i = 0; i < 2; i++) {
       const error = await stream(messages).catch((thrown: unknown) => thrown);
@@ -216,7 +210,10 @@ describe('the scripted model over HTTP', () => {
 
     const malformed = await fetch(`${model.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model": ' });
     expect(malformed.status).toBe(400);
-    expect(((await malformed.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('could not parse the JSON body') });
+    expect(((await malformed.json()) as { error: unknown }).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('could not parse the JSON body'),
+    });
 
     const unknown = await fetch(`${model.url}/embeddings`, { method: 'POST' });
     expect(unknown.status).toBe(404);

@@ -68,7 +68,11 @@ describe('migrations', () => {
         await tx.exec('ALTER TABLE turns ADD COLUMN running_job text');
         await tx.exec(toolCalls!.sql);
       });
-      expect(await migrate(db)).toEqual(readMigrations(defaultMigrationsDir()).filter((migration) => migration.id > 2).map((migration) => migration.id));
+      expect(await migrate(db)).toEqual(
+        readMigrations(defaultMigrationsDir())
+          .filter((migration) => migration.id > 2)
+          .map((migration) => migration.id),
+      );
       const { rows } = await db.query<{ checksum: string | null }>('SELECT checksum FROM switchyard_migrations WHERE id IN (1, 2)');
       expect(rows.every((row) => row.checksum !== null)).toBe(true);
       await db.query(`SELECT running_job FROM turns LIMIT 1`);
@@ -83,11 +87,13 @@ describe('migrations', () => {
     const { db } = await open();
     try {
       await migrate(db, before);
-      await db.transaction((tx) => tx.exec(`INSERT INTO users (id, name) VALUES ('u1', 'one'), ('u2', 'two');
+      await db.transaction((tx) =>
+        tx.exec(`INSERT INTO users (id, name) VALUES ('u1', 'one'), ('u2', 'two');
         INSERT INTO batches (id, user_id, concurrency, priority, total, request_hash) VALUES ('batch_a', 'u1', 1, 0, 1, 'h');
         INSERT INTO conversations (id, user_id, external_id) VALUES
           ('run1', 'u1', 'batch:batch_a:0:1'), ('run2', 'u1', 'batch:batch_a:0:2'), ('chat', 'u1', 'a-chat'), ('rest', 'u1', NULL),
-          ('lookalike', 'u1', 'batch:batch_missing:0:1'), ('foreign', 'u2', 'batch:batch_a:0:1')`));
+          ('lookalike', 'u1', 'batch:batch_missing:0:1'), ('foreign', 'u2', 'batch:batch_a:0:1')`),
+      );
       expect(await migrate(db)).toEqual([14]);
       const { rows } = await db.query<{ id: string; batch_id: string | null }>('SELECT id, batch_id FROM conversations ORDER BY ordinal');
       expect(rows).toEqual([
@@ -114,6 +120,8 @@ describe('migrations', () => {
     }
     const result = await runToExit('workers/worker.ts', { DATABASE_URL: TEST_POSTGRES_URL, DATABASE_SCHEMA: schema, LOG_LEVEL: 'silent' });
     expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^switchyard: .*0002_tool_calls\.sql changed after it was applied to this database; migrations only move forward/)]);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^switchyard: .*0002_tool_calls\.sql changed after it was applied to this database; migrations only move forward/),
+    ]);
   });
 });

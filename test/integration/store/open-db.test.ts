@@ -16,7 +16,9 @@ describe('the embedded database', () => {
       expect(refused).toHaveLength(1);
       const error = refused[0]!.reason;
       expect(error).toBeInstanceOf(DatabaseLockedError);
-      expect(error.message.split('\n')).toEqual([`the embedded database in ${path.join(dataDir, 'db')} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`]);
+      expect(error.message.split('\n')).toEqual([
+        `the embedded database in ${path.join(dataDir, 'db')} is in use by another process: stop it, or set DATABASE_URL to share a PostgreSQL server`,
+      ]);
 
       // The one that opened works, and once it is closed the folder opens again.
       const db = (opened[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof openDb>>>).value;

@@ -17,8 +17,7 @@ describe('prepared statements on PostgreSQL', () => {
     opened.push(db);
     return db;
   };
-  const prepared = async (db: Db) =>
-    (await db.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((row) => row.statement);
+  const prepared = async (db: Db) => (await db.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows.map((row) => row.statement);
 
   beforeAll(async () => {
     admin = new Client({ connectionString: TEST_POSTGRES_URL });

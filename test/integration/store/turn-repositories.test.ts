@@ -93,7 +93,8 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
         fields.toolCallId ?? null,
       ]);
     const admit = async () => (await turns.admitIfClear({ conversationId: conversation.id, userId, input: 'hi', options: {}, requestHash: 'h' }, 100)).outcome;
-    const lastStep = async () => (await messages.listLastStepOutline(conversation.id)).map((message) => [message.role, message.tool_calls.map((call) => call.id), message.tool_call_id]);
+    const lastStep = async () =>
+      (await messages.listLastStepOutline(conversation.id)).map((message) => [message.role, message.tool_calls.map((call) => call.id), message.tool_call_id]);
     await insert('user');
     await insert('assistant', { toolCalls: ['s1', 'c1'] });
     await insert('tool', { toolCallId: 's1' });
@@ -228,7 +229,14 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const ahead = await turns.insert({ conversationId: conversation.id, userId, input: 'three', options: {}, requestHash: 'h' });
     await turns.beginAttempt(ahead.id, 'ahead-job');
     const firstPoint = (await messages.findBranchPoint(conversation.id, (await messages.list(conversation.id))[0]!.id.slice('msg_'.length)))!;
-    const edit = await turns.insert({ conversationId: conversation.id, userId, input: 'one, edited', options: {}, requestHash: 'h', branch: { kind: 'edit', fromMessageId: firstPoint.messageId } });
+    const edit = await turns.insert({
+      conversationId: conversation.id,
+      userId,
+      input: 'one, edited',
+      options: {},
+      requestHash: 'h',
+      branch: { kind: 'edit', fromMessageId: firstPoint.messageId },
+    });
     await turns.supersede(conversation.id, firstPoint, 'edit', edit.id);
     expect(transcriptOf(await messages.list(conversation.id))).toEqual([['user', 'three']]);
     // What the turn ahead writes after the admission is on the replaced branch too: marked when the edit starts.
@@ -254,7 +262,7 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect(await messages.listOutline(conversation.id, { rowId: all[0]!.id.slice('msg_'.length), inclusive: true })).toEqual([]);
   });
 
-  it('outlines a path up to a message: roles and call ids, a step\'s other results, the messages of a chat-messages input', async () => {
+  it("outlines a path up to a message: roles and call ids, a step's other results, the messages of a chat-messages input", async () => {
     const conversation = await conversations.create({ userId });
     const replacing = await newTurn(conversation.id);
     const insert = async (role: string, fields: { content?: unknown; toolCalls?: unknown; toolCallId?: string; supersededBy?: string } = {}) =>
@@ -262,7 +270,14 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
         (
           await db.query<{ id: string }>(
             'INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, superseded_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
-            [conversation.id, role, JSON.stringify(fields.content ?? 'text'), fields.toolCalls ? JSON.stringify(fields.toolCalls) : null, fields.toolCallId ?? null, fields.supersededBy ?? null],
+            [
+              conversation.id,
+              role,
+              JSON.stringify(fields.content ?? 'text'),
+              fields.toolCalls ? JSON.stringify(fields.toolCalls) : null,
+              fields.toolCallId ?? null,
+              fields.supersededBy ?? null,
+            ],
           )
         ).rows[0]!.id,
       );
@@ -271,7 +286,14 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const step = await insert('assistant', { content: null, toolCalls: [call('a'), call('b'), call('c')] });
     const [a, b, c] = [await insert('tool', { toolCallId: 'a' }), await insert('tool', { toolCallId: 'b' }), await insert('tool', { toolCallId: 'c' })];
     const input = await insert('user', {
-      content: { type: 'chat_messages', messages: [{ role: 'assistant', content: null, tool_calls: [call('x')] }, { role: 'tool', tool_call_id: 'x', content: 'r' }, { role: 'user', content: 'go' }] },
+      content: {
+        type: 'chat_messages',
+        messages: [
+          { role: 'assistant', content: null, tool_calls: [call('x')] },
+          { role: 'tool', tool_call_id: 'x', content: 'r' },
+          { role: 'user', content: 'go' },
+        ],
+      },
     });
     await insert('user', { supersededBy: replacing.id });
     const answer = await insert('assistant');
@@ -307,7 +329,14 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     const ahead = await turns.insert({ conversationId: conversation.id, userId, input: 'question', options: {}, requestHash: 'h' });
     await turns.beginAttempt(ahead.id, 'ahead-job');
     const point = (await messages.findBranchPoint(conversation.id, null))!;
-    const edit = await turns.insert({ conversationId: conversation.id, userId, input: 'better question', options: {}, requestHash: 'h', branch: { kind: 'edit', fromMessageId: point.messageId } });
+    const edit = await turns.insert({
+      conversationId: conversation.id,
+      userId,
+      input: 'better question',
+      options: {},
+      requestHash: 'h',
+      branch: { kind: 'edit', fromMessageId: point.messageId },
+    });
     await turns.supersede(conversation.id, point, 'edit', edit.id);
     // The running turn still reads its question.
     expect(transcriptOf(await messages.list(conversation.id))).toEqual([['user', 'question']]);
@@ -380,7 +409,10 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     // A call without its outcome: the take writes nothing, and the run reads the history itself.
     const early = await turns.beginAttempt(turn.id, 'continuation', true);
     expect(early).toMatchObject({ toolCallIds: ['a', 'b'], lastStep: { toolMessagesWritten: false, toolMessagesWrittenHere: false } });
-    expect(early?.lastStep?.calls.map((call) => [call.toolCallId, call.status])).toEqual([['a', 'pending'], ['b', 'failed']]);
+    expect(early?.lastStep?.calls.map((call) => [call.toolCallId, call.status])).toEqual([
+      ['a', 'pending'],
+      ['b', 'failed'],
+    ]);
     expect(early).not.toHaveProperty('history');
     await turns.setWaiting(turn.id, 1, 'tools');
 

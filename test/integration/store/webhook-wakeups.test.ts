@@ -11,7 +11,10 @@ async function users(db: Db) {
   const usersRepository = new UsersRepository(db);
   const withEndpoint = await usersRepository.createUserWithKey('hooked');
   const without = await usersRepository.createUserWithKey('unhooked');
-  await new WebhooksRepository(db).createEndpoint({ id: `wh_${withEndpoint.id}`, userId: withEndpoint.id, url: 'https://example.com/hook', events: ['*'], description: null, secret: 'sealed' }, 1);
+  await new WebhooksRepository(db).createEndpoint(
+    { id: `wh_${withEndpoint.id}`, userId: withEndpoint.id, url: 'https://example.com/hook', events: ['*'], description: null, secret: 'sealed' },
+    1,
+  );
   return { withEndpoint: withEndpoint.id, without: without.id };
 }
 
@@ -42,7 +45,7 @@ describe('wakeups of the webhook relays (PostgreSQL)', () => {
       await record(ours.db, ourUsers.withEndpoint);
       await ours.db.query(`SELECT pg_notify($1, 'relayed')`, [channel]);
       // Once a relay has taken what waited, the next delivery wakes it again.
-      await ours.db.query("UPDATE webhook_deliveries SET enqueued_at = clock_timestamp() WHERE enqueued_at IS NULL");
+      await ours.db.query('UPDATE webhook_deliveries SET enqueued_at = clock_timestamp() WHERE enqueued_at IS NULL');
       await record(ours.db, ourUsers.withEndpoint);
       // Notifications reach a listener in commit order: this one comes after any of those.
       await ours.db.query(`SELECT pg_notify($1, 'end')`, [channel]);

@@ -31,7 +31,14 @@ describe('tool approvals', () => {
           },
           { name: 'lookup', description: 'Reads the balance', url: `${server.url}/lookup`, timeoutMs: 2000, retries: 0 },
           { name: 'slow_lookup', description: 'Reads the balance, slowly', url: `${server.url}/slow-lookup`, timeoutMs: 20_000, retries: 0 },
-          { kind: 'client', name: 'open_file', description: 'Opens a file on the user\'s machine', timeoutMs: 20_000, needsApproval: true, fields: [{ name: 'path', required: true }] },
+          {
+            kind: 'client',
+            name: 'open_file',
+            description: "Opens a file on the user's machine",
+            timeoutMs: 20_000,
+            needsApproval: true,
+            fields: [{ name: 'path', required: true }],
+          },
         ],
       },
       env: { APPROVAL_REQUIRED_TOOLS: 'random_number' },
@@ -184,7 +191,7 @@ describe('tool approvals', () => {
     expect(transfersTo('grace')).toHaveLength(0);
   });
 
-  it('takes a decision while the step\'s other calls still run: the approved call runs once, before them, and the turn completes', async () => {
+  it("takes a decision while the step's other calls still run: the approved call runs once, before them, and the turn completes", async () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     let onArrived = () => {};
@@ -208,7 +215,7 @@ describe('tool approvals', () => {
     expect(harness.providerRequests(marker)).toHaveLength(2);
   });
 
-  it('runs the step\'s other calls meanwhile; two devices deciding at once: one decision wins', async () => {
+  it("runs the step's other calls meanwhile; two devices deciding at once: one decision wins", async () => {
     const { client, turnId, requests } = await startGatedTurn([{ name: 'lookup', arguments: {} }, transferTo('carol')]);
     const [request] = requests;
     const lookupResult = (await client.waitFor((frame) => isEvent('tool-result', turnId)(frame) && frame.event.toolCallId !== request.toolCallId)).event;
@@ -343,7 +350,7 @@ describe('tool approvals', () => {
     expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, result: '127.0.0.1 localhost' })]);
   });
 
-  it('refuses unknown tool names in a batch\'s defaults.requireApproval', async () => {
+  it("refuses unknown tool names in a batch's defaults.requireApproval", async () => {
     const refused = await harness.api.post('/v1/batches', { items: [{ messages: ['hi'] }], defaults: { requireApproval: ['nope'] } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details).toEqual([{ line: 0, field: 'defaults.requireApproval', message: 'unknown tool "nope"' }]);
@@ -364,7 +371,7 @@ describe('a turn waiting for approval, with one worker slot', () => {
   });
   afterAll(() => harness.close());
 
-  it('holds no worker: another conversation\'s turn runs to its end while it waits, and the decision resumes it', async () => {
+  it("holds no worker: another conversation's turn runs to its end while it waits, and the decision resumes it", async () => {
     const waiting = await harness.newConversation({ requireApproval: ['calculator'] });
     const waitingClient = await harness.subscribe(waiting);
     const { turnId } = await harness.postTurn(waiting, { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'done' }] });

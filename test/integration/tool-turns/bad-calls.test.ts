@@ -144,9 +144,7 @@ describe('tool-call arguments', () => {
     expect(messages[6]).toMatch(/"other".*does not offer/);
 
     const results = eventsOfType(run.events, 'tool-result');
-    expect(results.map((event) => [event.toolCallId, event.error.code, event.attempts])).toEqual(
-      ends.map((end) => [end.toolCallId, 'invalid_arguments', 0]),
-    );
+    expect(results.map((event) => [event.toolCallId, event.error.code, event.attempts])).toEqual(ends.map((end) => [end.toolCallId, 'invalid_arguments', 0]));
     expect(eventsOfType(run.events, 'tool_processing_start')[0].toolCalls.map((call: any) => call.args)).toEqual(calls.map(() => null));
     expect(eventsOfType(run.events, 'tool_processing_complete')).toEqual([expect.objectContaining({ results: calls.length, failed: calls.length })]);
     // Nothing ran: the tool server saw no request.
@@ -156,17 +154,13 @@ describe('tool-call arguments', () => {
     const followUp = harness.providerRequests(run.marker)[1];
     const toolMessages = followUp.messages.filter((message: any) => message.role === 'tool');
     expect(toolMessages.map((message: any) => message.tool_call_id)).toEqual(ends.map((end) => end.toolCallId));
-    expect(toolMessages.map((message: any) => JSON.parse(message.content))).toEqual(
-      messages.map((message) => ({ error: { code: 'invalid_arguments', message } })),
-    );
+    expect(toolMessages.map((message: any) => JSON.parse(message.content))).toEqual(messages.map((message) => ({ error: { code: 'invalid_arguments', message } })));
     const assistant = followUp.messages.at(-calls.length - 1);
     expect(assistant.tool_calls.map((call: any) => call.function.arguments)).toEqual(
       calls.map((call) => (typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments))),
     );
 
     const turn = await harness.api.get(`/v1/turns/${run.turnId}`);
-    expect(turn.body.toolCalls.map((call: any) => [call.status, call.attempts, call.args, call.error.code])).toEqual(
-      calls.map(() => ['failed', 0, null, 'invalid_arguments']),
-    );
+    expect(turn.body.toolCalls.map((call: any) => [call.status, call.attempts, call.args, call.error.code])).toEqual(calls.map(() => ['failed', 0, null, 'invalid_arguments']));
   });
 });

@@ -82,9 +82,7 @@ describe('client tools', () => {
 
     const events = (await client.waitForTurnEnd(turnId)).filter((event) => event.turnId === turnId);
     expect(events.at(-1).type).toBe('turn-finish');
-    expect(eventsOfType(events, 'tool-result')).toEqual([
-      expect.objectContaining({ toolCallId: request.toolCallId, error: { code: 'declined', message: 'the user said no' } }),
-    ]);
+    expect(eventsOfType(events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: request.toolCallId, error: { code: 'declined', message: 'the user said no' } })]);
     const followUp = harness.providerRequests(marker)[1];
     expect(followUp.messages.at(-1)).toEqual({
       role: 'tool',
@@ -138,7 +136,15 @@ describe('client tools next to server tools', () => {
     };
     try {
       const run = await harness.runTurn({
-        steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }, { name: 'confirm', arguments: { question: 'Now?' } }] }, { text: 'done' }],
+        steps: [
+          {
+            toolCalls: [
+              { name: 'calculator', arguments: { expression: '1+1' } },
+              { name: 'confirm', arguments: { question: 'Now?' } },
+            ],
+          },
+          { text: 'done' },
+        ],
       });
       expect(answered).toBe(true);
       expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });

@@ -87,7 +87,15 @@ describe('the event order of a tool step', () => {
     const conversationId = await harness.newConversation();
     const client = await harness.subscribe(conversationId);
     const { turnId } = await harness.postTurn(conversationId, {
-      steps: [{ toolCalls: [{ name: 'weather', arguments: { city: 'Oslo' } }, { name: 'confirm', arguments: {} }] }, { text: 'done' }],
+      steps: [
+        {
+          toolCalls: [
+            { name: 'weather', arguments: { city: 'Oslo' } },
+            { name: 'confirm', arguments: {} },
+          ],
+        },
+        { text: 'done' },
+      ],
     });
     const waiting = (await client.waitFor((frame) => frame.type === 'event' && frame.event.type === 'turn-waiting')).event;
     const [, confirmId] = eventsOfType(client.events(), 'tool-call-end').map((event) => event.toolCallId);

@@ -37,11 +37,7 @@ describe('a bounded history', () => {
     ]);
     // Its own turn is five messages long by its second step: all of them go, past the bound of four.
     const third = await sent(conversationId, { steps: [calculate, calculate, { text: 'three' }] });
-    expect(third.requests).toEqual([
-      [`user:${third.marker}`],
-      [`user:${third.marker}`, 'assistant', 'tool'],
-      [`user:${third.marker}`, 'assistant', 'tool', 'assistant', 'tool'],
-    ]);
+    expect(third.requests).toEqual([[`user:${third.marker}`], [`user:${third.marker}`, 'assistant', 'tool'], [`user:${third.marker}`, 'assistant', 'tool', 'assistant', 'tool']]);
     // The turn's own bound wins over the default; the last eight messages start with the second turn's answer.
     const fourth = await sent(conversationId, { text: 'four' }, { maxHistoryMessages: 8 });
     expect(fourth.requests).toEqual([[`user:${third.marker}`, 'assistant', 'tool', 'assistant', 'tool', 'assistant', `user:${fourth.marker}`]]);

@@ -88,7 +88,15 @@ describe('mcp and http tools in turns', () => {
   it('calls an http tool from a tools file with its body, headers and Idempotency-Key', async () => {
     const before = server.requests.length;
     const run = await harness.runTurn({
-      steps: [{ toolCalls: [{ name: 'create_ticket', arguments: { title: 'Printer on fire', priority: 1 } }, { name: 'search', arguments: { q: 'red shoes' } }] }, { text: 'filed' }],
+      steps: [
+        {
+          toolCalls: [
+            { name: 'create_ticket', arguments: { title: 'Printer on fire', priority: 1 } },
+            { name: 'search', arguments: { q: 'red shoes' } },
+          ],
+        },
+        { text: 'filed' },
+      ],
     });
     expect(run.events.at(-1).type).toBe('turn-finish');
     const [ticketCall, searchCall] = eventsOfType(run.events, 'tool-call-end').map((event) => event.toolCallId);
@@ -106,7 +114,15 @@ describe('mcp and http tools in turns', () => {
 
   it('shows tool calls with their args, status, attempts and results on GET /v1/turns/:id', async () => {
     const run = await harness.runTurn({
-      steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }, { name: 'missing', arguments: {} }] }, { text: '42' }],
+      steps: [
+        {
+          toolCalls: [
+            { name: 'calculator', arguments: { expression: '6*7' } },
+            { name: 'missing', arguments: {} },
+          ],
+        },
+        { text: '42' },
+      ],
     });
     const turn = await harness.api.get(`/v1/turns/${run.turnId}`);
     expect(turn.status).toBe(200);
@@ -125,7 +141,14 @@ describe('mcp and http tools in turns', () => {
         result: expect.anything(),
         durationMs: expect.any(Number),
       }),
-      expect.objectContaining({ toolCallId: ids[1], toolName: 'missing', kind: 'http', status: 'failed', attempts: 1, error: { code: 'http_error', status: 404, message: 'no such thing' } }),
+      expect.objectContaining({
+        toolCallId: ids[1],
+        toolName: 'missing',
+        kind: 'http',
+        status: 'failed',
+        attempts: 1,
+        error: { code: 'http_error', status: 404, message: 'no such thing' },
+      }),
     ]);
     expect(turn.body.toolCalls[1]).not.toHaveProperty('result');
   });

@@ -75,9 +75,7 @@ describe('parallel tool jobs with retries', () => {
     expect(first.messages.at(-1).role).toBe('user');
     const assistant = followUp.messages.at(-4);
     expect(assistant.role).toBe('assistant');
-    expect(assistant.tool_calls).toEqual(
-      calls.map((call, index) => ({ id: ids[index], type: 'function', function: { name: 'held', arguments: JSON.stringify(call.arguments) } })),
-    );
+    expect(assistant.tool_calls).toEqual(calls.map((call, index) => ({ id: ids[index], type: 'function', function: { name: 'held', arguments: JSON.stringify(call.arguments) } })));
     // In the assistant's order, not in the order the calls finished.
     const toolMessages = followUp.messages.slice(-3);
     expect(toolMessages.map((message: any) => message.role)).toEqual(['tool', 'tool', 'tool']);
@@ -112,7 +110,15 @@ describe('parallel tool jobs with retries', () => {
 
   it('gives a call that always fails and one that times out error results, and the turn still completes', async () => {
     const run = await harness.runTurn({
-      steps: [{ toolCalls: [{ name: 'broken', arguments: {} }, { name: 'hang', arguments: {} }] }, { text: 'both failed' }],
+      steps: [
+        {
+          toolCalls: [
+            { name: 'broken', arguments: {} },
+            { name: 'hang', arguments: {} },
+          ],
+        },
+        { text: 'both failed' },
+      ],
     });
     expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
     const [broken, hang] = eventsOfType(run.events, 'tool-call-end').map((event) => event.toolCallId);
@@ -126,10 +132,7 @@ describe('parallel tool jobs with retries', () => {
     // The model reads both failures as the calls' results.
     const followUp = harness.providerRequests(run.marker)[1];
     const contents = followUp.messages.filter((message: any) => message.role === 'tool').map((message: any) => JSON.parse(message.content));
-    expect(contents).toEqual([
-      { error: { code: 'http_error', message: 'always broken' } },
-      { error: { code: 'timeout', message: 'no result within 300 ms' } },
-    ]);
+    expect(contents).toEqual([{ error: { code: 'http_error', message: 'always broken' } }, { error: { code: 'timeout', message: 'no result within 300 ms' } }]);
     const turn = await harness.api.get(`/v1/turns/${run.turnId}`);
     expect(turn.body.status).toBe('completed');
     expect(turn.body.toolCalls.map((call: any) => [call.status, call.attempts, call.error.code])).toEqual([

@@ -39,7 +39,12 @@ describe('multi-step tool turns', () => {
     const run = await harness.runTurn({
       steps: [
         { toolCalls: [{ name: 'lookup', arguments: { key: 'first' } }] },
-        { toolCalls: [{ name: 'lookup', arguments: { key: 'second' } }, { name: 'lookup', arguments: { key: 'third' } }] },
+        {
+          toolCalls: [
+            { name: 'lookup', arguments: { key: 'second' } },
+            { name: 'lookup', arguments: { key: 'third' } },
+          ],
+        },
         { text: 'all found' },
       ],
     });
@@ -97,10 +102,7 @@ describe('multi-step tool turns', () => {
   it('retries a follow-up completion the provider refuses, without running the tools again', async () => {
     const before = server.requests.length;
     const run = await harness.runTurn({
-      steps: [
-        { toolCalls: [{ name: 'lookup', arguments: { key: 'once' } }] },
-        { attempts: [{ error: { status: 503, message: 'overloaded' } }, { text: 'found it' }] },
-      ],
+      steps: [{ toolCalls: [{ name: 'lookup', arguments: { key: 'once' } }] }, { attempts: [{ error: { status: 503, message: 'overloaded' } }, { text: 'found it' }] }],
     });
     expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
     expect(eventsOfType(run.events, 'provider-retry')).toHaveLength(1);
@@ -130,26 +132,24 @@ describe('multi-step tool turns', () => {
     toolsMessagesAnswerEveryCall(conversation.body.messages);
     // The scripted model checks the history as OpenAI does: a call without its tool message is
     // a 400. The next turn's call has the id `call_0` again, which is its own to use.
-    const next = await harness.runTurn(
-      { steps: [{ toolCalls: [{ name: 'lookup', arguments: { key: 'next turn' } }] }, { text: 'fine' }] },
-      { conversationId: run.conversationId },
-    );
+    const next = await harness.runTurn({ steps: [{ toolCalls: [{ name: 'lookup', arguments: { key: 'next turn' } }] }, { text: 'fine' }] }, { conversationId: run.conversationId });
     expect(next.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'stop' });
     expect(eventsOfType(next.events, 'tool-result')).toEqual([expect.objectContaining({ toolCallId: 'call_0', result: { found: { key: 'next turn' } } })]);
     expect(server.requests.at(-1)!.headers['idempotency-key']).toBe(`${next.turnId}:call_0`);
   });
 
   it('stops a model that makes invalid calls at every step at maxSteps, running none of them', async () => {
-    const bad = [{ name: 'lookup', arguments: '{"key": "unterminated' }, { name: 'no_such_tool', arguments: {} }];
+    const bad = [
+      { name: 'lookup', arguments: '{"key": "unterminated' },
+      { name: 'no_such_tool', arguments: {} },
+    ];
     const before = server.requests.length;
     const run = await harness.runTurn({ steps: Array.from({ length: 10 }, () => ({ toolCalls: bad })) }, { body: { maxSteps: 3 } });
     expect(run.events.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'max_steps' });
     expect(eventsOfType(run.events, 'step-start').map((event) => event.step)).toEqual([1, 2, 3]);
     expect(harness.providerRequests(run.marker)).toHaveLength(3);
     // Each step's calls were answered with invalid_arguments (the last step's are never answered: the turn is over).
-    expect(eventsOfType(run.events, 'tool-result').map((event) => [event.error.code, event.attempts])).toEqual(
-      Array(4).fill(['invalid_arguments', 0]),
-    );
+    expect(eventsOfType(run.events, 'tool-result').map((event) => [event.error.code, event.attempts])).toEqual(Array(4).fill(['invalid_arguments', 0]));
     for (const end of eventsOfType(run.events, 'tool-call-end')) expect(end).toMatchObject({ args: null, error: { code: 'invalid_arguments' } });
     expect(server.requests.length).toBe(before);
     const [, second, third] = harness.providerRequests(run.marker);

@@ -72,7 +72,7 @@ describe('tool selection', () => {
     expect(JSON.stringify(conversation.body.error)).toContain('no_such_tool');
   });
 
-  it("offers, lists and invokes only the tools an admin allowed a user", async () => {
+  it('offers, lists and invokes only the tools an admin allowed a user', async () => {
     const limited = await harness.stack.resources.users.createUserWithKey('limited', ['calculator', 'confirm']);
     const api = apiClient(harness.stack.url, limited.apiKey);
     expect((await api.get('/v1/tools')).body.tools.map((tool: any) => tool.name)).toEqual(['calculator', 'confirm']);
@@ -127,7 +127,17 @@ describe("a user's tool allow-list in a turn", () => {
     const client = await TestWsClient.subscribed(harness.stack.url, { apiKey: user.apiKey }, conversationId);
     try {
       const marker = 'allow-list-turn';
-      const scenario = { steps: [{ toolCalls: [{ name: 'secret', arguments: { n: 1 } }, { name: 'record', arguments: { n: 2 } }] }, { text: 'done' }] };
+      const scenario = {
+        steps: [
+          {
+            toolCalls: [
+              { name: 'secret', arguments: { n: 1 } },
+              { name: 'record', arguments: { n: 2 } },
+            ],
+          },
+          { text: 'done' },
+        ],
+      };
       const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, marker) });
       expect(posted.status).toBe(202);
       const events = (await client.waitForTurnEnd(posted.body.turnId)).filter((event) => event.turnId === posted.body.turnId);

@@ -24,7 +24,17 @@ describe('http tools against a real HTTP server', () => {
   };
 
   it('POSTs the arguments as JSON with the Idempotency-Key <turnId>:<toolCallId>, the same on every attempt', async () => {
-    const tools = await load([{ name: 'create_ticket', description: 'Creates a ticket', url: `${server.url}/tickets`, fields: [{ name: 'title', required: true }, { name: 'priority', type: 'integer' }] }]);
+    const tools = await load([
+      {
+        name: 'create_ticket',
+        description: 'Creates a ticket',
+        url: `${server.url}/tickets`,
+        fields: [
+          { name: 'title', required: true },
+          { name: 'priority', type: 'integer' },
+        ],
+      },
+    ]);
     const outcome = await tools.execute('create_ticket', { title: 'Printer on fire', priority: 1 }, context('call_7'));
     expect(outcome).toEqual({ ok: true, result: { method: 'POST', path: '/tickets', query: {}, body: { title: 'Printer on fire', priority: 1 } } });
     await tools.execute('create_ticket', { title: 'Printer on fire', priority: 1 }, { ...context('call_7'), attempt: 2 });
@@ -143,7 +153,10 @@ describe('http tools against a real HTTP server', () => {
     const closed = await startToolHttpServer();
     await closed.close();
     const tools = await load([{ name: 'gone', description: 'Gone', url: `${closed.url}/gone` }]);
-    expect(await tools.execute('gone', {}, context())).toMatchObject({ ok: false, error: { code: 'network_error', message: expect.stringMatching(/ECONNREFUSED/), retryable: true } });
+    expect(await tools.execute('gone', {}, context())).toMatchObject({
+      ok: false,
+      error: { code: 'network_error', message: expect.stringMatching(/ECONNREFUSED/), retryable: true },
+    });
   });
 
   it('stops the request when the caller cancels', async () => {

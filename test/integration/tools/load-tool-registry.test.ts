@@ -41,7 +41,7 @@ describe('loadToolRegistry', () => {
     }
   });
 
-  it('marks what needs approval: a tool file\'s needsApproval, mcp.json per server (all, or a list of its tools), and approvalRequired', async () => {
+  it("marks what needs approval: a tool file's needsApproval, mcp.json per server (all, or a list of its tools), and approvalRequired", async () => {
     const toolsDir = await writeToolsDir({
       'a.json': [{ ...httpTool('gated'), needsApproval: true, approvalTimeoutMs: 60_000 }, httpTool('open')],
       'mcp.json': { mcpServers: { scripted: { ...scriptedMcpServerEntry(), needsApproval: ['echo', 'sleep'], approvalTimeoutMs: 5_000 } } },
@@ -95,6 +95,8 @@ describe('loadToolRegistry', () => {
 
   it('refuses an MCP tool whose name collides with an http tool', async () => {
     const toolsDir = await writeToolsDir({ 'clash.json': httpTool('scripted__echo'), 'mcp.json': { mcpServers: { scripted: scriptedMcpServerEntry() } } });
-    await expect(loadToolRegistry({ toolsDir, env: { PATH: process.env.PATH } })).rejects.toThrow(/tool "scripted__echo" is declared twice: by .*clash\.json and by MCP server "scripted"/);
+    await expect(loadToolRegistry({ toolsDir, env: { PATH: process.env.PATH } })).rejects.toThrow(
+      /tool "scripted__echo" is declared twice: by .*clash\.json and by MCP server "scripted"/,
+    );
   });
 });

@@ -24,7 +24,11 @@ describe('MCP servers only where tools run', () => {
 
   it('an API process starts no MCP server, yet lists, checks and invokes MCP tools', async () => {
     // An MCP server would be a child of it.
-    const children = spawnSync('pgrep', ['-a', '-P', String(api.child.pid)]).stdout.toString().trim().split('\n').filter(Boolean);
+    const children = spawnSync('pgrep', ['-a', '-P', String(api.child.pid)])
+      .stdout.toString()
+      .trim()
+      .split('\n')
+      .filter(Boolean);
     expect(children).toEqual([]);
 
     const client = apiClient(api.url, harness.apiKey);
@@ -38,6 +42,10 @@ describe('MCP servers only where tools run', () => {
     expect(echoed.status).toBe(200);
     const { text, pid } = JSON.parse(echoed.body.result.content[0].text) as { text: string; pid: number };
     expect(text).toBe('hi');
-    expect(spawnSync('pgrep', ['-P', String(process.pid)]).stdout.toString().split('\n')).toContain(String(pid));
+    expect(
+      spawnSync('pgrep', ['-P', String(process.pid)])
+        .stdout.toString()
+        .split('\n'),
+    ).toContain(String(pid));
   });
 });

@@ -23,7 +23,7 @@ describe('queue events on demand', () => {
 
   beforeAll(async () => {
     queue = new Queue('jobs', { connection: redis, prefix });
-    worker = new Worker('jobs', async (job: Job) => ((await holds.get(job.id!)), `done ${job.id}`), {
+    worker = new Worker('jobs', async (job: Job) => (await holds.get(job.id!), `done ${job.id}`), {
       connection: workerConnection,
       prefix,
     });

@@ -15,7 +15,14 @@ describe('budgets', () => {
 
   beforeAll(async () => {
     two = await startTwoProviderStack({
-      models: { duo: { targets: [{ provider: 'first', model: 'scripted', price: PRICE }, { provider: 'second', model: 'scripted', price: PRICE }] } },
+      models: {
+        duo: {
+          targets: [
+            { provider: 'first', model: 'scripted', price: PRICE },
+            { provider: 'second', model: 'scripted', price: PRICE },
+          ],
+        },
+      },
       env: { ADMIN_TOKEN: ADMIN },
     });
     admin = apiClient(two.stack.url, ADMIN);

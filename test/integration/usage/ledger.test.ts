@@ -17,7 +17,14 @@ describe('the usage ledger', () => {
   beforeAll(async () => {
     two = await startTwoProviderStack({
       // duo's first target priced, its second not.
-      models: { duo: { targets: [{ provider: 'first', model: 'scripted', price: PRICE }, { provider: 'second', model: 'scripted' }] } },
+      models: {
+        duo: {
+          targets: [
+            { provider: 'first', model: 'scripted', price: PRICE },
+            { provider: 'second', model: 'scripted' },
+          ],
+        },
+      },
       env: { PROVIDER_RETRY_BASE_MS: '20', PROVIDER_COOLDOWN_BASE_MS: '1000', ADMIN_TOKEN: ADMIN },
     });
     apiKey = (await two.stack.createUser('ledger')).apiKey;

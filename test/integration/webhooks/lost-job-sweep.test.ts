@@ -85,7 +85,11 @@ describe("the webhook relay's sweep for lost jobs", () => {
   /** Waits until every delivery of `runs` has a job. */
   async function untilAllHaveJobs(runs: DeliveryToRun[], readded: string[]): Promise<void> {
     const missing = async () => (await Promise.all(runs.map(async (run) => ((await hasDeliveryJob(queue, run)) ? [] : [run.id])))).flat();
-    await poll(() => `deliveries still without a job after the sweeps (${readded.length} re-added)`, async () => (await missing()).length === 0, 20_000);
+    await poll(
+      () => `deliveries still without a job after the sweeps (${readded.length} re-added)`,
+      async () => (await missing()).length === 0,
+      20_000,
+    );
   }
 
   beforeEach(async () => {
@@ -100,7 +104,12 @@ describe("the webhook relay's sweep for lost jobs", () => {
     } finally {
       await relay.stop();
     }
-    expect([...relay.readded].sort()).toEqual(runs.slice(550).map((run) => run.id).sort());
+    expect([...relay.readded].sort()).toEqual(
+      runs
+        .slice(550)
+        .map((run) => run.id)
+        .sort(),
+    );
   });
 
   it('goes on from where the sweep before stopped, and starts over once it reached the end', async () => {

@@ -21,7 +21,10 @@ describe('a redelivered delivery and the attempt that read it before', () => {
   /** A pending delivery as its first attempt reads it. */
   async function readDelivery() {
     const user = await new UsersRepository(db).createUserWithKey('redelivery-guard');
-    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url: 'https://example.com/hook', events: ['*'], description: null, secret: 'sealed' }, 1);
+    const endpoint = await webhooks.createEndpoint(
+      { id: `wh_${user.id}`, userId: user.id, url: 'https://example.com/hook', events: ['*'], description: null, secret: 'sealed' },
+      1,
+    );
     await db.query(`SELECT record_webhook_event($1, 'turn.completed', '{"turnId": "turn_1"}'::jsonb)`, [user.id]);
     const [listed] = (await webhooks.listDeliveries(endpoint!.id, { limit: 1 })).data;
     return (await webhooks.pendingWithEndpoints([listed!.id])).get(listed!.id)!.delivery;

@@ -35,14 +35,18 @@ describe('the webhook relay woken by the commit that records a delivery (Postgre
   async function listeningBackend(not?: number): Promise<{ pid: number; applicationName: string }> {
     const listen = `LISTEN "${webhookWakeupChannel(stack.config.DATABASE_SCHEMA)}"`;
     let backend: { pid: number; applicationName: string } | undefined;
-    await poll(`no backend ${not === undefined ? '' : `other than ${not} `}listened within ${PROMPTLY_MS} ms`, async () => {
-      const { rows } = await admin.query<{ pid: number; applicationName: string }>(
-        'SELECT pid, application_name AS "applicationName" FROM pg_stat_activity WHERE query = $1 AND pid <> $2',
-        [listen, not ?? 0],
-      );
-      backend = rows[0];
-      return backend !== undefined;
-    }, PROMPTLY_MS);
+    await poll(
+      `no backend ${not === undefined ? '' : `other than ${not} `}listened within ${PROMPTLY_MS} ms`,
+      async () => {
+        const { rows } = await admin.query<{ pid: number; applicationName: string }>(
+          'SELECT pid, application_name AS "applicationName" FROM pg_stat_activity WHERE query = $1 AND pid <> $2',
+          [listen, not ?? 0],
+        );
+        backend = rows[0];
+        return backend !== undefined;
+      },
+      PROMPTLY_MS,
+    );
     return backend!;
   }
 
@@ -54,10 +58,14 @@ describe('the webhook relay woken by the commit that records a delivery (Postgre
       return Number(new RegExp(`^${name}\\{listener="webhook_relay"\\} (\\S+)$`, 'm').exec(page)?.[1]);
     };
     let figures = { connected: Number.NaN, losses: Number.NaN };
-    await poll(() => `the listener's figures stayed ${JSON.stringify(figures)}`, async () => {
-      figures = { connected: await sample('switchyard_db_listener_connected'), losses: await sample('switchyard_db_listener_losses_total') };
-      return wanted(figures);
-    }, PROMPTLY_MS);
+    await poll(
+      () => `the listener's figures stayed ${JSON.stringify(figures)}`,
+      async () => {
+        figures = { connected: await sample('switchyard_db_listener_connected'), losses: await sample('switchyard_db_listener_losses_total') };
+        return wanted(figures);
+      },
+      PROMPTLY_MS,
+    );
     return figures;
   }
 

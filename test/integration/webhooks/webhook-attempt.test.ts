@@ -47,7 +47,10 @@ describe('a webhook delivery attempt', () => {
   /** An endpoint at `url` (sealed with `sealedWith`'s key; as if its host resolved publicly when registered) with one event recorded for it; returns the delivery's id. */
   async function pendingDelivery(url: string, sealedWith = secretBox): Promise<string> {
     const user = await new UsersRepository(db).createUserWithKey('webhook-attempt');
-    const endpoint = await webhooks.createEndpoint({ id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: sealedWith.seal(generateWebhookSecret()) }, 1);
+    const endpoint = await webhooks.createEndpoint(
+      { id: `wh_${user.id}`, userId: user.id, url, events: ['*'], description: null, secret: sealedWith.seal(generateWebhookSecret()) },
+      1,
+    );
     await db.query(`SELECT record_webhook_event($1, 'turn.completed', '{"turnId": "turn_1"}'::jsonb)`, [user.id]);
     const [delivery] = (await webhooks.listDeliveries(endpoint!.id, { limit: 1 })).data;
     return delivery!.id;
@@ -91,7 +94,12 @@ describe('a webhook delivery attempt', () => {
     const { next, delivery, counted } = await attempt(deliveryId, { insideRefused: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
 
     expect(next).toMatchObject({ kind: 'retry' });
-    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'the host hooks.example.test does not resolve, or resolves to an address that is not public (loopback, private, link-local)' });
+    expect(delivery).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatusCode: null,
+      lastError: 'the host hooks.example.test does not resolve, or resolves to an address that is not public (loopback, private, link-local)',
+    });
     expect(counted).toEqual({ refused: 1 });
     expect(hook.received).toHaveLength(0);
   });

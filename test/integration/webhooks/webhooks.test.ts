@@ -209,7 +209,10 @@ describe('webhooks', () => {
     expect(refused).toHaveLength(12 - MAX_ENDPOINTS);
     for (const answer of refused) {
       expect(answer.status).toBe(400);
-      expect(answer.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(`at most ${MAX_ENDPOINTS} webhook endpoints \\(WEBHOOK_MAX_ENDPOINTS_PER_USER\\)`) });
+      expect(answer.body.error).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(`at most ${MAX_ENDPOINTS} webhook endpoints \\(WEBHOOK_MAX_ENDPOINTS_PER_USER\\)`),
+      });
     }
     const listed = (await user.api.get('/v1/webhooks')).body.data;
     expect(listed).toHaveLength(MAX_ENDPOINTS);
@@ -331,7 +334,12 @@ describe('webhooks', () => {
     const hook = await receiver();
     const user = await newUser();
     const endpoint = await user.register(hook.url(), ['batch.completed', 'turn.completed']);
-    const batch = await user.api.post('/v1/batches', { items: [{ customId: 'first', messages: [scripted({ text: 'one' })] }, { customId: 'second', messages: [scripted({ text: 'two' })] }] });
+    const batch = await user.api.post('/v1/batches', {
+      items: [
+        { customId: 'first', messages: [scripted({ text: 'one' })] },
+        { customId: 'second', messages: [scripted({ text: 'two' })] },
+      ],
+    });
     expect(batch.status).toBe(202);
     const webhooks = await hook.waitFor(3);
     const payloads = webhooks.map((webhook) => verify(endpoint.secret, webhook));
@@ -347,7 +355,9 @@ describe('webhooks', () => {
     const user = await newUser();
     const endpoint = await user.register(hook.url(), ['turn.requires_action', 'turn.cancelled']);
     const conversationId = (await user.api.post('/v1/conversations', {})).body.id;
-    const { turnId } = (await user.api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] }) })).body;
+    const { turnId } = (
+      await user.api.post(`/v1/conversations/${conversationId}/turns`, { content: scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] }) })
+    ).body;
     // Cancelled once its first step has run (and used tokens), while it waits for its client tool.
     const [waiting] = await hook.waitFor(1);
     expect((await user.api.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
@@ -359,7 +369,14 @@ describe('webhooks', () => {
       type: 'turn.cancelled',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       // The turn's view adds the ledger's cost and token details to the same counts.
-      data: { turnId, conversationId, status: 'cancelled', finishReason: 'cancelled', usage: { promptTokens: turn.usage.promptTokens, completionTokens: turn.usage.completionTokens, totalTokens: turn.usage.totalTokens }, lastSeq: expect.any(Number) },
+      data: {
+        turnId,
+        conversationId,
+        status: 'cancelled',
+        finishReason: 'cancelled',
+        usage: { promptTokens: turn.usage.promptTokens, completionTokens: turn.usage.completionTokens, totalTokens: turn.usage.totalTokens },
+        lastSeq: expect.any(Number),
+      },
     });
     expect(turn.usage.totalTokens).toBeGreaterThan(0);
     expect(JSON.parse(webhook!.body).data.lastSeq).toBeGreaterThan(verify(endpoint.secret, waiting!).data.lastSeq);
@@ -371,7 +388,14 @@ describe('webhooks', () => {
     const endpoint = await user.register(hook.url(), ['turn.requires_action', 'batch.cancelled']);
     // Each item parks on its client tool after a step that used tokens; the batch is cancelled while they wait.
     const waits = scripted({ steps: [{ toolCalls: [{ name: 'confirm', arguments: {} }] }, { text: 'never' }] });
-    const batch = (await user.api.post('/v1/batches', { items: [{ customId: 'a', messages: [waits] }, { customId: 'b', messages: [waits] }] })).body;
+    const batch = (
+      await user.api.post('/v1/batches', {
+        items: [
+          { customId: 'a', messages: [waits] },
+          { customId: 'b', messages: [waits] },
+        ],
+      })
+    ).body;
     await hook.waitFor(2);
     expect((await user.api.post(`/v1/batches/${batch.id}/cancel`)).status).toBe(200);
 

@@ -35,12 +35,26 @@ describe('the client library turn view', () => {
       [2, 'It is 2.'],
     ]);
     expect(Object.keys(view.toolCalls)).toEqual(['a']);
-    expect(view.toolCalls.a).toMatchObject({ status: 'succeeded', argsText: '{"expression":"1+1"}', args: { expression: '1+1' }, result: { result: 2 }, attempts: 2, durationMs: 12 });
+    expect(view.toolCalls.a).toMatchObject({
+      status: 'succeeded',
+      argsText: '{"expression":"1+1"}',
+      args: { expression: '1+1' },
+      result: { result: 2 },
+      attempts: 2,
+      durationMs: 12,
+    });
   });
 });
 
 describe('the client library turn view and approvals', () => {
-  const request = (toolCallId: string) => ({ type: 'tool-approval-request', toolCallId, toolName: 'transfer', args: { to: 'bob' }, approvalId: `appr_${toolCallId}`, expiresAt: '2030-01-01T00:00:00.000Z' });
+  const request = (toolCallId: string) => ({
+    type: 'tool-approval-request',
+    toolCallId,
+    toolName: 'transfer',
+    args: { to: 'bob' },
+    approvalId: `appr_${toolCallId}`,
+    expiresAt: '2030-01-01T00:00:00.000Z',
+  });
   const start = [
     event({ type: 'turn-start', attempt: 1 }),
     event({ type: 'step-start', step: 1 }),

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
     expect(config.KEEP_ALIVE_TIMEOUT_MS).toBe(65_000);
   });
 
-  it("gives webhooks the contract's figures by default (docs/API.md, \"Webhooks\")", () => {
+  it('gives webhooks the contract\'s figures by default (docs/API.md, "Webhooks")', () => {
     const config = loadConfig({});
     // Each attempt times out after 10 s.
     expect(config.WEBHOOK_TIMEOUT_MS).toBe(10_000);

@@ -12,8 +12,7 @@ describe('docker-compose.yml', () => {
   const { services } = readCompose();
   const switchyard = { api: services.api!, worker: services.worker! };
   const portOf = (service: ComposeService) => Number(service.environment?.PORT);
-  const mountOf = (service: ComposeService, container: string) =>
-    (service.volumes ?? []).map(bindMount).find((mount) => mount?.container === container) ?? undefined;
+  const mountOf = (service: ComposeService, container: string) => (service.volumes ?? []).map(bindMount).find((mount) => mount?.container === container) ?? undefined;
   const dependencies = (service: ComposeService): Record<string, { condition?: string }> =>
     Array.isArray(service.depends_on) ? Object.fromEntries(service.depends_on.map((name) => [name, {}])) : (service.depends_on ?? {});
   const commandText = (service: ComposeService) => [service.entrypoint, service.command].flat().filter(Boolean).join(' ');

@@ -32,7 +32,10 @@ function anchorsOf(file: string): Set<string> {
   // GitHub's rule: lower case, punctuation dropped (not `-` or `_`), spaces to `-`, repeats numbered.
   const slugger = {
     slug(text: string): string {
-      const base = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+      const base = text
+        .toLowerCase()
+        .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+        .replace(/ /g, '-');
       const count = seen.get(base) ?? 0;
       seen.set(base, count + 1);
       return count === 0 ? base : `${base}-${count}`;

@@ -64,7 +64,7 @@ describe('isCoded', () => {
     expect(isCoded(new (secondCopyOfAppError())('conversation_busy', 'x'), 'conversation_busy')).toBe(true);
   });
 
-  it('does not match other libraries\' codes of the same spelling', () => {
+  it("does not match other libraries' codes of the same spelling", () => {
     expect(isCoded(Object.assign(new Error('x'), { code: 'not_found' }), 'not_found')).toBe(false);
     expect(isCoded({ code: 'not_found' }, 'not_found')).toBe(false);
     expect(isCoded(undefined, 'not_found')).toBe(false);
@@ -72,7 +72,7 @@ describe('isCoded', () => {
 });
 
 describe('errorMessage', () => {
-  it('reads an error\'s message', () => {
+  it("reads an error's message", () => {
     expect(errorMessage(new Error('boom'))).toBe('boom');
     expect(errorMessage(new AppError('not_found', 'conversation not found'))).toBe('conversation not found');
     expect(errorMessage(new Error(''))).toBe('');

@@ -30,7 +30,10 @@ describe('createLogger', () => {
 
   it('redacts keys, tokens and tickets by name', () => {
     const { logger, text } = capture();
-    logger.info({ apiKey: 'secret-1', user: { apiKey: 'secret-2' }, config: { LLM_API_KEY: 'secret-3', ADMIN_TOKEN: 'secret-4' }, ticket: 'secret-5', session: { token: 'secret-6' } }, 'keys');
+    logger.info(
+      { apiKey: 'secret-1', user: { apiKey: 'secret-2' }, config: { LLM_API_KEY: 'secret-3', ADMIN_TOKEN: 'secret-4' }, ticket: 'secret-5', session: { token: 'secret-6' } },
+      'keys',
+    );
     expect(text()).not.toMatch(/secret-\d/);
   });
 });

@@ -70,13 +70,25 @@ describe('a models file', () => {
 
   it.each([
     ['not JSON', '{"providers": ', /^models file \/etc\/switchyard\/models\.json: not valid JSON \(/],
-    ['a misspelt field', { ...example, providers: { ...example.providers, groq: { ...example.providers.groq, maxConcurency: 3 } } }, /: "providers\.groq\.maxConcurency" is not a known field$/],
+    [
+      'a misspelt field',
+      { ...example, providers: { ...example.providers, groq: { ...example.providers.groq, maxConcurency: 3 } } },
+      /: "providers\.groq\.maxConcurency" is not a known field$/,
+    ],
     ['a bad URL', { ...example, providers: { groq: { baseURL: 'groq.com' }, openai: example.providers.openai } }, /: "providers\.groq\.baseURL": an http:\/\/ or https:\/\/ URL$/],
-    ['a target of no provider', { ...example, models: { fast: { targets: [{ provider: 'grok', model: 'x' }] } }, defaultModel: 'fast' }, /: "models\.fast\.targets\[0\]\.provider": no provider "grok" \(the providers are groq, openai\)$/],
+    [
+      'a target of no provider',
+      { ...example, models: { fast: { targets: [{ provider: 'grok', model: 'x' }] } }, defaultModel: 'fast' },
+      /: "models\.fast\.targets\[0\]\.provider": no provider "grok" \(the providers are groq, openai\)$/,
+    ],
     ['a model without targets', { ...example, models: { fast: { targets: [] } } }, /: "models\.fast\.targets": needs at least one target$/],
     ['a default that is no model', { ...example, defaultModel: 'fastest' }, /: "defaultModel": no model "fastest" \(the models are fast, smart\)$/],
     ['a provider name with a slash', { ...example, providers: { 'a/b': example.providers.groq } }, /: "providers\.a\/b": a provider name is letters, digits/],
-    ['a negative price', { ...example, models: { fast: { targets: [{ provider: 'groq', model: 'x' }], price: { input: -1, cachedInput: 0, output: 0 } } }, defaultModel: 'fast' }, /: "models\.fast\.price\.input": /],
+    [
+      'a negative price',
+      { ...example, models: { fast: { targets: [{ provider: 'groq', model: 'x' }], price: { input: -1, cachedInput: 0, output: 0 } } }, defaultModel: 'fast' },
+      /: "models\.fast\.price\.input": /,
+    ],
   ])('stops on %s with one line naming the file and the field', (_name, file, message) => {
     const line = refusal(file);
     expect(line).toMatch(message);

@@ -9,12 +9,24 @@ const usable: UsableTools = new Map([
 const schema = { type: 'object', properties: { expression: { type: 'number' } }, required: ['expression'] };
 
 describe("an OpenAI request's functions: Switchyard's tools or the caller's", () => {
-  it("runs a function named after a builtin or http tool here when it declares no parameters, absent or null", () => {
-    expect(splitFunctionTools([{ name: 'calculator' }, { name: 'weather', parameters: null, description: null }], usable)).toEqual({ ok: true, serverTools: ['calculator', 'weather'], functions: [] });
+  it('runs a function named after a builtin or http tool here when it declares no parameters, absent or null', () => {
+    expect(splitFunctionTools([{ name: 'calculator' }, { name: 'weather', parameters: null, description: null }], usable)).toEqual({
+      ok: true,
+      serverTools: ['calculator', 'weather'],
+      functions: [],
+    });
   });
 
-  it("leaves a function that declares parameters to the caller, with its schema, whatever its name", () => {
-    expect(splitFunctionTools([{ name: 'calculator', description: 'Mine', parameters: schema }, { name: 'confirm', parameters: {} }], usable)).toEqual({
+  it('leaves a function that declares parameters to the caller, with its schema, whatever its name', () => {
+    expect(
+      splitFunctionTools(
+        [
+          { name: 'calculator', description: 'Mine', parameters: schema },
+          { name: 'confirm', parameters: {} },
+        ],
+        usable,
+      ),
+    ).toEqual({
       ok: true,
       serverTools: [],
       functions: [
@@ -36,11 +48,23 @@ describe("an OpenAI request's functions: Switchyard's tools or the caller's", ()
   });
 
   it('refuses a client tool or one needing approval named without parameters: neither could end here', () => {
-    expect(splitFunctionTools([{ name: 'calculator' }, { name: 'confirm' }], usable)).toEqual({ ok: false, code: 'unsupported_parameter', message: expect.stringMatching(/^"confirm" .*client tool/) });
-    expect(splitFunctionTools([{ name: 'transfer', parameters: null }], usable)).toEqual({ ok: false, code: 'unsupported_parameter', message: expect.stringMatching(/^"transfer" .*approval/) });
+    expect(splitFunctionTools([{ name: 'calculator' }, { name: 'confirm' }], usable)).toEqual({
+      ok: false,
+      code: 'unsupported_parameter',
+      message: expect.stringMatching(/^"confirm" .*client tool/),
+    });
+    expect(splitFunctionTools([{ name: 'transfer', parameters: null }], usable)).toEqual({
+      ok: false,
+      code: 'unsupported_parameter',
+      message: expect.stringMatching(/^"transfer" .*approval/),
+    });
   });
 
   it('refuses two functions of one name', () => {
-    expect(splitFunctionTools([{ name: 'calculator' }, { name: 'calculator', parameters: schema }], usable)).toEqual({ ok: false, code: 'invalid_request', message: expect.stringContaining('"calculator" is declared twice') });
+    expect(splitFunctionTools([{ name: 'calculator' }, { name: 'calculator', parameters: schema }], usable)).toEqual({
+      ok: false,
+      code: 'invalid_request',
+      message: expect.stringContaining('"calculator" is declared twice'),
+    });
   });
 });

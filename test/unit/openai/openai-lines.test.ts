@@ -10,8 +10,14 @@ describe('an OpenAI batch line as a Switchyard item', () => {
   it('takes system messages as the system prompt, one user message as the turn, and splits functions between Switchyard tools and the caller', () => {
     const outcome = openAiLineToItem(
       line({
-        messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'Q' }],
-        tools: [{ type: 'function', function: { name: 'calculator' } }, { type: 'function', function: { name: 'mine', parameters: { type: 'object' } } }],
+        messages: [
+          { role: 'system', content: 'S' },
+          { role: 'user', content: 'Q' },
+        ],
+        tools: [
+          { type: 'function', function: { name: 'calculator' } },
+          { type: 'function', function: { name: 'mine', parameters: { type: 'object' } } },
+        ],
         tool_choice: 'required',
         temperature: 0.3,
       }),
@@ -20,7 +26,14 @@ describe('an OpenAI batch line as a Switchyard item', () => {
     expect(outcome).toEqual({
       ok: true,
       customId: 'a',
-      spec: { messages: ['Q'], system: 'S', model: 'm', tools: ['calculator'], functions: [{ name: 'mine', description: '', inputSchema: { type: 'object' } }], toolChoice: 'required' },
+      spec: {
+        messages: ['Q'],
+        system: 'S',
+        model: 'm',
+        tools: ['calculator'],
+        functions: [{ name: 'mine', description: '', inputSchema: { type: 'object' } }],
+        toolChoice: 'required',
+      },
     });
   });
 
@@ -47,13 +60,19 @@ describe('an OpenAI batch line as a Switchyard item', () => {
     expect(problems([{ role: 'user', content: 'Q' }, asking, { role: 'user', content: 'more' }, { role: 'tool', tool_call_id: 'c1', content: 'R' }])).toEqual([
       { field: 'body.messages[1]', message: 'its tool_calls c1, c2 have no tool message right after it' },
     ]);
-    expect(problems([{ role: 'user', content: 'Q' }, { role: 'tool', tool_call_id: 'c9', content: 'R' }])).toEqual([
-      { field: 'body.messages[1]', message: 'the tool_call_id c9 is not a call of the assistant message right before this run of tool messages' },
-    ]);
+    expect(
+      problems([
+        { role: 'user', content: 'Q' },
+        { role: 'tool', tool_call_id: 'c9', content: 'R' },
+      ]),
+    ).toEqual([{ field: 'body.messages[1]', message: 'the tool_call_id c9 is not a call of the assistant message right before this run of tool messages' }]);
   });
 
   it("refuses a line naming a client tool as a function without parameters, with OpenAI's code", () => {
-    const outcome = openAiLineToItem(line({ messages: [{ role: 'user', content: 'Q' }], tools: [{ type: 'function', function: { name: 'confirm' } }] }), new Map([['confirm', { kind: 'client' as const }]]));
+    const outcome = openAiLineToItem(
+      line({ messages: [{ role: 'user', content: 'Q' }], tools: [{ type: 'function', function: { name: 'confirm' } }] }),
+      new Map([['confirm', { kind: 'client' as const }]]),
+    );
     expect(outcome).toEqual({ ok: false, problems: [{ field: 'body.tools', code: 'unsupported_parameter', message: expect.stringContaining('"confirm"') }] });
   });
 
@@ -66,13 +85,28 @@ describe('an OpenAI batch line as a Switchyard item', () => {
 
 describe('an ended item as an OpenAI output line', () => {
   const item = (status: BatchItemRecord['status'], result: BatchItemRecord['result']): BatchItemRecord =>
-    ({ batchId: 'batch_x', position: 3, line: 4, customId: 'c', spec: { messages: ['Q'], model: 'm' }, status, run: 1, conversationId: 'conv_1', messageIndex: 0, result }) as BatchItemRecord;
+    ({
+      batchId: 'batch_x',
+      position: 3,
+      line: 4,
+      customId: 'c',
+      spec: { messages: ['Q'], model: 'm' },
+      status,
+      run: 1,
+      conversationId: 'conv_1',
+      messageIndex: 0,
+      result,
+    }) as BatchItemRecord;
 
-  it('is a chat.completion of the last step with the caller\'s calls, usage totals and what ran here', () => {
+  it("is a chat.completion of the last step with the caller's calls, usage totals and what ran here", () => {
     const calls = [{ id: 'k', type: 'function' as const, function: { name: 'mine', arguments: '{}' } }];
     const usage = { promptTokens: 5, completionTokens: 7, totalTokens: 12 };
     const toolCalls = [{ toolName: 'calculator', args: {}, result: 1, attempts: 1 }];
-    const out = outputLine(item('succeeded', { text: '', toolCalls, usage, turnId: 'turn_9', finishReason: 'tool_calls', callerToolCalls: calls }), { batchId: 'batch_x', created: 1, defaultModel: 'd' }) as any;
+    const out = outputLine(item('succeeded', { text: '', toolCalls, usage, turnId: 'turn_9', finishReason: 'tool_calls', callerToolCalls: calls }), {
+      batchId: 'batch_x',
+      created: 1,
+      defaultModel: 'd',
+    }) as any;
     expect(out).toMatchObject({ custom_id: 'c', error: null, response: { status_code: 200, request_id: 'turn_9' } });
     expect(out.response.body).toMatchObject({
       object: 'chat.completion',
@@ -83,9 +117,15 @@ describe('an ended item as an OpenAI output line', () => {
     });
   });
 
-  it('puts a failed or cancelled item in the error file\'s shape', () => {
+  it("puts a failed or cancelled item in the error file's shape", () => {
     const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    expect(outputLine(item('cancelled', { text: '', toolCalls: [], usage, error: { code: 'cancelled', message: 'the batch was cancelled' } }), { batchId: 'batch_x', created: 1, defaultModel: 'd' })).toEqual({
+    expect(
+      outputLine(item('cancelled', { text: '', toolCalls: [], usage, error: { code: 'cancelled', message: 'the batch was cancelled' } }), {
+        batchId: 'batch_x',
+        created: 1,
+        defaultModel: 'd',
+      }),
+    ).toEqual({
       id: 'batch_req_x_3',
       custom_id: 'c',
       response: null,

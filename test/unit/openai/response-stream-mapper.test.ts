@@ -121,7 +121,7 @@ describe('the Responses stream of a turn', () => {
     expect(final).toMatchObject({ type: 'response.incomplete', sequence_number: cancelled.events.at(-1)!.sequence_number + 1 });
   });
 
-  it('numbers the end of a turn it could not map after the opening events and the reader\'s starting_after', () => {
+  it("numbers the end of a turn it could not map after the opening events and the reader's starting_after", () => {
     const end = (startingAfter: number) => {
       const mapper = createResponseStreamMapper({ turnId: TURN, shell });
       mapper.start();

@@ -16,7 +16,10 @@ describe('the generated check of server frames', () => {
     ['subscribed', { type: 'subscribed', conversationId: 'c', seq: 0 }],
     ['an event', { type: 'event', event: { type: 'text-delta', delta: 'Hi', ...event } }],
     ['an event with more fields than this client knows', { type: 'event', event: { type: 'turn-start', attempt: 1, region: 'eu', ...event } }],
-    ['a tool result with an error', { type: 'event', event: { type: 'tool-result', toolCallId: 'x', error: { code: 'e', message: 'm', retryable: false }, attempts: 2, durationMs: 1.5, ...event } }],
+    [
+      'a tool result with an error',
+      { type: 'event', event: { type: 'tool-result', toolCallId: 'x', error: { code: 'e', message: 'm', retryable: false }, attempts: 2, durationMs: 1.5, ...event } },
+    ],
     ['a tool call end with null args', { type: 'event', event: { type: 'tool-call-end', toolCallId: 'x', args: null, ...event } }],
     ['batch progress', { type: 'batch-finish', batchId: 'b', status: 'completed', counts: { total: 1, queued: 0, running: 0, waiting: 0, succeeded: 1, failed: 0, cancelled: 0 } }],
     ['an error frame', { type: 'error', code: 'cursor_expired', message: 'gone', conversationId: 'c', oldestSeq: 9 }],
@@ -25,7 +28,10 @@ describe('the generated check of server frames', () => {
     ['a seq of 0', { type: 'event', event: { type: 'turn-cancelled', ...event, seq: 0 } }],
     ['a fractional seq', { type: 'event', event: { type: 'turn-cancelled', ...event, seq: 1.5 } }],
     ['a missing field', { type: 'event', event: { type: 'text-delta', ...event } }],
-    ['a wrong enum value', { type: 'batch-finish', batchId: 'b', status: 'paused', counts: { total: 1, queued: 0, running: 0, waiting: 0, succeeded: 1, failed: 0, cancelled: 0 } }],
+    [
+      'a wrong enum value',
+      { type: 'batch-finish', batchId: 'b', status: 'paused', counts: { total: 1, queued: 0, running: 0, waiting: 0, succeeded: 1, failed: 0, cancelled: 0 } },
+    ],
     ['args missing (nullable, not optional)', { type: 'event', event: { type: 'tool-call-end', toolCallId: 'x', ...event } }],
     ['an array', []],
     ['null', null],

@@ -40,8 +40,24 @@ describe('storedToUiMessages', () => {
         parts: [
           { type: 'step-start' },
           { type: 'text', text: 'Checking.', state: 'done' },
-          { type: 'tool-weather', toolCallId: 'a', providerExecuted: true, state: 'output-available', input: { city: 'Lisbon' }, output: { tempC: 21 }, toolMetadata: { attempts: 1, durationMs: 700 } },
-          { type: 'tool-weather', toolCallId: 'b', providerExecuted: true, state: 'output-error', input: { city: 'Porto' }, errorText: 'http_error: down', toolMetadata: { attempts: 3, durationMs: 12 } },
+          {
+            type: 'tool-weather',
+            toolCallId: 'a',
+            providerExecuted: true,
+            state: 'output-available',
+            input: { city: 'Lisbon' },
+            output: { tempC: 21 },
+            toolMetadata: { attempts: 1, durationMs: 700 },
+          },
+          {
+            type: 'tool-weather',
+            toolCallId: 'b',
+            providerExecuted: true,
+            state: 'output-error',
+            input: { city: 'Porto' },
+            errorText: 'http_error: down',
+            toolMetadata: { attempts: 3, durationMs: 12 },
+          },
           { type: 'data-tool-processing', id: 't1:1', data: { status: 'complete', step: 1, results: 2, failed: 1 } },
           { type: 'step-start' },
           { type: 'text', text: 'Lisbon is 21.', state: 'done' },
@@ -70,7 +86,15 @@ describe('storedToUiMessages', () => {
       parts: [
         { type: 'step-start' },
         { type: 'tool-browser_timezone', toolCallId: 'c', state: 'input-available', input: {} },
-        { type: 'tool-calculator', toolCallId: 'd', providerExecuted: true, state: 'output-available', input: {}, output: { result: 2 }, toolMetadata: { attempts: 1, durationMs: 12 } },
+        {
+          type: 'tool-calculator',
+          toolCallId: 'd',
+          providerExecuted: true,
+          state: 'output-available',
+          input: {},
+          output: { result: 2 },
+          toolMetadata: { attempts: 1, durationMs: 12 },
+        },
         { type: 'data-tool-processing', id: 't1:1', data: { status: 'start', step: 1 } },
       ],
     });
@@ -83,7 +107,15 @@ describe('storedToUiMessages', () => {
       { role: 'assistant', content: '', toolCalls: [requested('x', 'nope')], turnId: 't1' },
       toolMessage('t1', 'x'),
     ];
-    const refused = call({ turnId: 't1', toolCallId: 'x', args: null, status: 'failed', error: { code: 'invalid_arguments', message: 'unknown tool "nope"' }, attempts: 0, durationMs: 0 });
+    const refused = call({
+      turnId: 't1',
+      toolCallId: 'x',
+      args: null,
+      status: 'failed',
+      error: { code: 'invalid_arguments', message: 'unknown tool "nope"' },
+      attempts: 0,
+      durationMs: 0,
+    });
     const [, assistant] = storedToUiMessages({ messages, turns: [turn('t1', 'completed')], toolCalls: [refused] });
     expect(assistant!.parts[1]).toEqual({
       type: 'tool-nope',
@@ -101,7 +133,14 @@ describe('storedToUiMessages', () => {
       { role: 'assistant', content: 'Context given with the batch item.', turnId: null },
       { role: 'user', content: 'first', turnId: 't1' },
       { role: 'assistant', content: 'one', turnId: 't1' },
-      { role: 'user', content: [{ type: 'text', text: 'third, with a picture' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }], turnId: 't3' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'third, with a picture' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+        ],
+        turnId: 't3',
+      },
     ];
     const turns = [
       turn('t1', 'completed'),
@@ -116,7 +155,15 @@ describe('storedToUiMessages', () => {
       ['t1', 'assistant', 'completed', [{ type: 'step-start' }, { type: 'text', text: 'one', state: 'done' }]],
       ['t2:user', 'user', undefined, [{ type: 'text', text: 'second, cancelled before it ran' }]],
       ['t2', 'assistant', 'cancelled', []],
-      ['t3:user', 'user', undefined, [{ type: 'text', text: 'third, with a picture' }, { type: 'file', mediaType: 'image/png', url: 'data:image/png;base64,AAAA' }]],
+      [
+        't3:user',
+        'user',
+        undefined,
+        [
+          { type: 'text', text: 'third, with a picture' },
+          { type: 'file', mediaType: 'image/png', url: 'data:image/png;base64,AAAA' },
+        ],
+      ],
       ['t3', 'assistant', 'running', []],
       ['t4:user', 'user', undefined, [{ type: 'file', mediaType: 'image/*', url: 'https://images.example/cat.jpg' }]],
       ['t4', 'assistant', 'queued', []],
@@ -124,7 +171,7 @@ describe('storedToUiMessages', () => {
     await expect(validateUIMessages({ messages: ui.filter((message) => message.parts.length > 0) })).resolves.toHaveLength(6);
   });
 
-  it('shows the path: a regenerate answers the user message of the turn it replaced, an edit\'s turn replaces the turns after it', () => {
+  it("shows the path: a regenerate answers the user message of the turn it replaced, an edit's turn replaces the turns after it", () => {
     const messages: StoredMessage[] = [
       { role: 'user', content: 'first', turnId: 't1' },
       { role: 'assistant', content: 'replaced answer', turnId: 't1', supersededBy: 'r1' },
@@ -163,9 +210,24 @@ describe('storedToUiMessages', () => {
     const toolCalls = [
       call({ turnId: 't1', toolCallId: 'a', status: 'awaiting_approval', args: { to: 'a' }, approval: approval('a', null), attempts: 0 }),
       call({ turnId: 't1', toolCallId: 'b', status: 'pending', args: { to: 'b' }, approval: approval('b', { approved: true, reason: null }), attempts: 0 }),
-      call({ turnId: 't1', toolCallId: 'c', status: 'failed', args: { to: 'c' }, error: { code: 'denied', message: 'no' }, approval: approval('c', { approved: false, reason: 'no' }), attempts: 0 }),
+      call({
+        turnId: 't1',
+        toolCallId: 'c',
+        status: 'failed',
+        args: { to: 'c' },
+        error: { code: 'denied', message: 'no' },
+        approval: approval('c', { approved: false, reason: 'no' }),
+        attempts: 0,
+      }),
       call({ turnId: 't1', toolCallId: 'd', status: 'succeeded', args: { to: 'd' }, result: { ok: true }, approval: approval('d', { approved: true, reason: 'fine' }) }),
-      call({ turnId: 't1', toolCallId: 'e', status: 'cancelled', args: { to: 'e' }, error: { code: 'cancelled', message: 'the turn was cancelled' }, approval: approval('e', null) }),
+      call({
+        turnId: 't1',
+        toolCallId: 'e',
+        status: 'cancelled',
+        args: { to: 'e' },
+        error: { code: 'cancelled', message: 'the turn was cancelled' },
+        approval: approval('e', null),
+      }),
     ];
     const [, assistant] = storedToUiMessages({ messages, turns: [turn('t1', 'waiting_approval')], toolCalls });
     expect(assistant!.metadata).toEqual({ turnStatus: 'waiting_approval' });

@@ -13,11 +13,7 @@ async function batches(body: AsyncIterable<Uint8Array>): Promise<string[][]> {
 
 describe('serverSentData', () => {
   it('yields the data of the events each read completes, in order, one batch per read', async () => {
-    expect(await batches(reads('data: {"a":1}\n\ndata: {"b":2}\n\ndata: {"c"', ':3}\n\n', 'data: [DONE]\n\n'))).toEqual([
-      ['{"a":1}', '{"b":2}'],
-      ['{"c":3}'],
-      ['[DONE]'],
-    ]);
+    expect(await batches(reads('data: {"a":1}\n\ndata: {"b":2}\n\ndata: {"c"', ':3}\n\n', 'data: [DONE]\n\n'))).toEqual([['{"a":1}', '{"b":2}'], ['{"c":3}'], ['[DONE]']]);
   });
 
   it('skips comments and events without data, joins multi-line data and reads CRLF lines', async () => {

@@ -4,8 +4,7 @@ import { ProviderError } from '../../../src/providers/provider-error';
 
 const nothingOfOurs = { idleTimedOut: false, callerAborted: false, idleTimeoutMs: 300 };
 /** What the SDK throws for an HTTP error answer whose JSON body is `{error}`. */
-const httpError = (status: number, error: object, headers: Record<string, string> = {}) =>
-  APIError.generate(status, { error }, undefined, new Headers(headers));
+const httpError = (status: number, error: object, headers: Record<string, string> = {}) => APIError.generate(status, { error }, undefined, new Headers(headers));
 
 describe('toProviderError', () => {
   it('classifies HTTP answers by status, keeping the status and Retry-After', () => {

@@ -37,7 +37,7 @@ describe('the job catalog', () => {
     for (const name of names) expect(JOB_CATALOG[name].queues.length).toBeGreaterThan(0);
   });
 
-  it("parses every job with the payload of each queue it goes on, as the worker of that queue does", () => {
+  it('parses every job with the payload of each queue it goes on, as the worker of that queue does', () => {
     for (const name of names) {
       expect(JOB_CATALOG[name].payload.safeParse(samples[name]).success).toBe(true);
       for (const queue of JOB_CATALOG[name].queues) expect(queuePayloads[queue].safeParse(samples[name])).toMatchObject({ success: true, data: samples[name] });

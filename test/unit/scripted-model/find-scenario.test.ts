@@ -20,9 +20,7 @@ describe('parseScenario', () => {
       return parsed.ok ? 'no error' : parsed.message;
     };
     expect(message({ txt: 'typo' })).toBe('Unrecognized key: "txt"');
-    expect(message({ steps: [{ text: 'a' }, { attempts: [{ tokens: 'many' }] }] })).toBe(
-      '"steps[1].attempts[0].tokens": Invalid input: expected number, received string',
-    );
+    expect(message({ steps: [{ text: 'a' }, { attempts: [{ tokens: 'many' }] }] })).toBe('"steps[1].attempts[0].tokens": Invalid input: expected number, received string');
     expect(message({ toolCalls: [{ name: 'f', arguments: 3 }] })).toBe('"toolCalls[0].arguments": expected an object or a string');
     expect(message({ toolCalls: 'all' })).toBe('"toolCalls": Invalid input: expected "offered"');
     expect(message({ cutAfterTokens: 1, stallAfterTokens: 1 })).toContain('exclude each other');
@@ -53,7 +51,13 @@ describe('findScenario', () => {
   });
 
   it('reads the text parts of a content array, joined', () => {
-    const messages = [user([{ type: 'text', text: '[[scripted {"steps": [' }, { type: 'image_url', image_url: { url: 'data:,' } }, { type: 'text', text: '{"text": "parts"}]}]]' }])];
+    const messages = [
+      user([
+        { type: 'text', text: '[[scripted {"steps": [' },
+        { type: 'image_url', image_url: { url: 'data:,' } },
+        { type: 'text', text: '{"text": "parts"}]}]]' },
+      ]),
+    ];
     expect(findScenario(undefined, messages)).toMatchObject({ kind: 'found', scenario: { steps: [{ text: 'parts' }] }, anchorIndex: 0 });
   });
 

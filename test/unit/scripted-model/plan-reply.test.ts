@@ -46,7 +46,12 @@ describe('planReply', () => {
   });
 
   it('prefers text over tokens, and makes N filler tokens otherwise', () => {
-    expect(text(plan({ text: 'exact', tokens: 50 }).chunks.map((c) => c.delta), 'content')).toBe('exact');
+    expect(
+      text(
+        plan({ text: 'exact', tokens: 50 }).chunks.map((c) => c.delta),
+        'content',
+      ),
+    ).toBe('exact');
     expect(plan({ tokens: 50 }).chunks).toHaveLength(50);
     expect(plan({}).chunks).toEqual([]);
   });

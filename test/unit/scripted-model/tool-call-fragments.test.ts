@@ -79,7 +79,10 @@ describe('fragmentToolCalls', () => {
       { index: 0, id: 'call_0', function: { name: 'her', arguments: '' } },
       { index: 0, function: { arguments: '{"city":"Paris"}' } },
     ]);
-    const joined = fragments.filter((fragment) => fragment.index === 1).map((fragment) => fragment.function.name ?? '').join('');
+    const joined = fragments
+      .filter((fragment) => fragment.index === 1)
+      .map((fragment) => fragment.function.name ?? '')
+      .join('');
     expect(joined).toBe('time');
   });
 });

@@ -19,7 +19,13 @@ describe('validateChatRequest', () => {
     const histories = [
       [user()],
       [{ role: 'system', content: 'be brief' }, user(), { role: 'assistant', content: 'hello' }, user('again')],
-      [{ role: 'developer', content: [{ type: 'text', text: 'rules' }] }, user([{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:,' } }])],
+      [
+        { role: 'developer', content: [{ type: 'text', text: 'rules' }] },
+        user([
+          { type: 'text', text: 'look' },
+          { type: 'image_url', image_url: { url: 'data:,' } },
+        ]),
+      ],
       [user(), assistantCalling('a', 'b'), toolResult('b'), toolResult('a'), { role: 'assistant', content: 'done' }, user('more')],
       [user(), assistantCalling('a'), toolResult('a'), assistantCalling('c'), toolResult('c')],
       [user(), { role: 'assistant', content: 'let me check', tool_calls: [call('x')] }, toolResult('x', 'result')],
@@ -66,20 +72,12 @@ describe('validateChatRequest', () => {
     expect(rejection({ messages: [user()] }).message).toBe("Missing required parameter: 'model'.");
     expect(rejection(body([])).message).toContain("Invalid 'messages': empty array.");
     expect(rejection({ model: '', messages: [user()] }).message).toContain("Invalid 'model': empty string.");
-    expect(rejection(body([{ role: 'robot', content: 'x' }])).message).toBe(
-      "Invalid value: \"robot\". Supported values are: 'system', 'developer', 'user', 'assistant', 'tool'.",
-    );
+    expect(rejection(body([{ role: 'robot', content: 'x' }])).message).toBe("Invalid value: \"robot\". Supported values are: 'system', 'developer', 'user', 'assistant', 'tool'.");
     expect(rejection(body([{ content: 'x' }])).message).toBe("Missing required parameter: 'messages[0].role'.");
-    expect(rejection(body([user(), assistantCalling('a'), { role: 'tool', content: 'x' }])).message).toBe(
-      "Missing required parameter: 'messages[2].tool_call_id'.",
-    );
+    expect(rejection(body([user(), assistantCalling('a'), { role: 'tool', content: 'x' }])).message).toBe("Missing required parameter: 'messages[2].tool_call_id'.");
     expect(rejection(body([user(42)])).message).toBe("Invalid 'messages[0].content': expected a string or an array of content parts.");
-    expect(rejection(body([user([{ type: 'text', text: 3 }])])).message).toBe(
-      "Invalid type for 'messages[0].content[0].text': expected a string, but got a number instead.",
-    );
-    expect(rejection(body([user(), { role: 'assistant', content: null }])).message).toBe(
-      "Invalid 'messages[1]': an assistant message needs 'content' or 'tool_calls'.",
-    );
+    expect(rejection(body([user([{ type: 'text', text: 3 }])])).message).toBe("Invalid type for 'messages[0].content[0].text': expected a string, but got a number instead.");
+    expect(rejection(body([user(), { role: 'assistant', content: null }])).message).toBe("Invalid 'messages[1]': an assistant message needs 'content' or 'tool_calls'.");
     expect(rejection(body([user(), assistantCalling('a'), toolResult('a', { result: 4 } as never)])).param).toBe('messages[2].content');
   });
 

@@ -6,8 +6,7 @@ import { defaultBuiltinTools } from '../../../src/tools/builtin/default-builtins
 import { createRandomNumberTool } from '../../../src/tools/builtin/random-number';
 import { createToolRegistry } from '../../../src/tools/tool-registry';
 
-const registryOf = (tools: BuiltinTool[]) =>
-  createToolRegistry(tools.map(builtinToExecutable), { logger: pino({ level: 'silent' }), close: async () => undefined });
+const registryOf = (tools: BuiltinTool[]) => createToolRegistry(tools.map(builtinToExecutable), { logger: pino({ level: 'silent' }), close: async () => undefined });
 const context = () => ({ turnId: 'turn_1', toolCallId: 'call_1', attempt: 1, signal: new AbortController().signal });
 
 describe('shipped builtins', () => {
@@ -29,12 +28,18 @@ describe('calculator', () => {
   const registry = registryOf([createCalculatorTool()]);
 
   it('computes, hiding floating-point noise', async () => {
-    expect(await registry.execute('calculator', { expression: '(2 + 3) * sqrt(16) / 2' }, context())).toEqual({ ok: true, result: { expression: '(2 + 3) * sqrt(16) / 2', result: 10 } });
+    expect(await registry.execute('calculator', { expression: '(2 + 3) * sqrt(16) / 2' }, context())).toEqual({
+      ok: true,
+      result: { expression: '(2 + 3) * sqrt(16) / 2', result: 10 },
+    });
     expect(await registry.execute('calculator', { expression: '0.1 + 0.2' }, context())).toMatchObject({ ok: true, result: { result: 0.3 } });
   });
 
   it('fails for good (not retryable) on division by zero and bad syntax', async () => {
-    expect(await registry.execute('calculator', { expression: '1/0' }, context())).toEqual({ ok: false, error: { code: 'division_by_zero', message: 'division by zero', retryable: false } });
+    expect(await registry.execute('calculator', { expression: '1/0' }, context())).toEqual({
+      ok: false,
+      error: { code: 'division_by_zero', message: 'division by zero', retryable: false },
+    });
     expect(await registry.execute('calculator', { expression: 'process.exit()' }, context())).toMatchObject({ ok: false, error: { code: 'invalid_expression', retryable: false } });
   });
 

@@ -13,9 +13,7 @@ describe('known tool names', () => {
   });
 
   it('names the unknown and the known in one line', () => {
-    expect(unknownToolsMessage(['nope'], known)).toBe(
-      'unknown tools: nope; the known tools are: calculator, current_time, any tool of the MCP server "files" (files__<tool>)',
-    );
+    expect(unknownToolsMessage(['nope'], known)).toBe('unknown tools: nope; the known tools are: calculator, current_time, any tool of the MCP server "files" (files__<tool>)');
     expect(describeKnownTools({ names: [] })).toBe('none');
   });
 });

@@ -32,9 +32,7 @@ describe('parseMcpConfig', () => {
 
   it('names the server and the field of every problem', () => {
     expect(loadError({ servers: {} })).toBe('tools/mcp.json: "mcpServers" is required');
-    expect(loadError({ mcpServers: { a: { command: 'x', env: { TOKEN: '${NOPE}' } } } })).toBe(
-      'tools/mcp.json: "mcpServers.a.env.TOKEN": environment variable "NOPE" is not set',
-    );
+    expect(loadError({ mcpServers: { a: { command: 'x', env: { TOKEN: '${NOPE}' } } } })).toBe('tools/mcp.json: "mcpServers.a.env.TOKEN": environment variable "NOPE" is not set');
     expect(loadError({ mcpServers: { a: {} } })).toBe('tools/mcp.json: "mcpServers.a": give either "command" (a stdio server) or "url" (a streamable HTTP server)');
     expect(loadError({ mcpServers: { a: { command: 'x', args: 'y' } } })).toMatch(/^tools\/mcp\.json: "mcpServers\.a\.args": /);
     expect(loadError({ mcpServers: { 'a.b': { command: 'x' } } })).toMatch(/^tools\/mcp\.json: "mcpServers\.a\.b": a server name must be/);

@@ -67,9 +67,7 @@ describe('parseToolFile', () => {
   });
 
   it('names the file and the field of every problem', () => {
-    expect(loadError({ tools: [weather, { ...weather, timeoutMs: 'soon' }] })).toBe(
-      'tools/weather.json: "tools[1].timeoutMs": Invalid input: expected number, received string',
-    );
+    expect(loadError({ tools: [weather, { ...weather, timeoutMs: 'soon' }] })).toBe('tools/weather.json: "tools[1].timeoutMs": Invalid input: expected number, received string');
     expect(loadError([{ ...weather, url: undefined }])).toBe('tools/weather.json: "[0].url" is required');
     expect(loadError({ ...weather, url: 'ftp://example.com' })).toBe('tools/weather.json: "url": must be an http:// or https:// URL');
     expect(loadError({ ...weather, name: 'get weather' })).toBe('tools/weather.json: "name": must be 1 to 64 letters, digits, "_" or "-"');

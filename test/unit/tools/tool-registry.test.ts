@@ -7,8 +7,7 @@ import type { ToolCallContext } from '../../../src/tools/tool';
 
 const tool = (name: string, run: BuiltinTool['run'], timeoutMs = 1_000) =>
   defineBuiltinTool({ name, description: name, input: z.strictObject({ n: z.number().optional() }), timeoutMs, run });
-const registryOf = (tools: BuiltinTool[], close = async () => undefined) =>
-  createToolRegistry(tools.map(builtinToExecutable), { logger: pino({ level: 'silent' }), close });
+const registryOf = (tools: BuiltinTool[], close = async () => undefined) => createToolRegistry(tools.map(builtinToExecutable), { logger: pino({ level: 'silent' }), close });
 const context = (signal = new AbortController().signal): ToolCallContext => ({ turnId: 'turn_1', toolCallId: 'call_1', attempt: 1, signal });
 
 describe('createToolRegistry', () => {
@@ -17,9 +16,7 @@ describe('createToolRegistry', () => {
     expect(registry.list().map((each) => each.name)).toEqual(['alpha', 'zeta']);
     expect(registry.get('zeta')).toMatchObject({ name: 'zeta', kind: 'builtin', timeoutMs: 1_000, retries: 0 });
     expect(registry.get('nope')).toBeUndefined();
-    expect(() => registryOf([tool('same', async () => 1), tool('same', async () => 2)])).toThrow(
-      new ToolLoadError('tool "same" is declared twice: by builtin and by builtin'),
-    );
+    expect(() => registryOf([tool('same', async () => 1), tool('same', async () => 2)])).toThrow(new ToolLoadError('tool "same" is declared twice: by builtin and by builtin'));
   });
 
   it('passes the call context through and returns the result', async () => {
@@ -63,7 +60,9 @@ describe('createToolRegistry', () => {
 
   it('reports a cancellation by the caller as cancelled, not retryable', async () => {
     const controller = new AbortController();
-    const registry = registryOf([tool('waits', (_args, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))), 10_000)]);
+    const registry = registryOf([
+      tool('waits', (_args, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))), 10_000),
+    ]);
     const pending = registry.execute('waits', {}, context(controller.signal));
     controller.abort();
     expect(await pending).toEqual({ ok: false, error: { code: 'cancelled', message: 'the call was cancelled', retryable: false } });

@@ -23,13 +23,15 @@ describe('GenAI span attributes', () => {
   });
 
   it('describes a response: finish reasons as an array, tokens, and the model only when the provider named one', () => {
-    expect(chatResponseAttributes({ finishReason: 'stop', usage: { promptTokens: 12, completionTokens: 5 }, responseModel: 'gpt-4o-mini-2024', responseId: 'chatcmpl-1' })).toEqual({
-      'gen_ai.response.finish_reasons': ['stop'],
-      'gen_ai.usage.input_tokens': 12,
-      'gen_ai.usage.output_tokens': 5,
-      'gen_ai.response.model': 'gpt-4o-mini-2024',
-      'gen_ai.response.id': 'chatcmpl-1',
-    });
+    expect(chatResponseAttributes({ finishReason: 'stop', usage: { promptTokens: 12, completionTokens: 5 }, responseModel: 'gpt-4o-mini-2024', responseId: 'chatcmpl-1' })).toEqual(
+      {
+        'gen_ai.response.finish_reasons': ['stop'],
+        'gen_ai.usage.input_tokens': 12,
+        'gen_ai.usage.output_tokens': 5,
+        'gen_ai.response.model': 'gpt-4o-mini-2024',
+        'gen_ai.response.id': 'chatcmpl-1',
+      },
+    );
     expect(chatResponseAttributes({ finishReason: 'length', usage: { promptTokens: 1, completionTokens: 2 } })).not.toHaveProperty('gen_ai.response.model');
   });
 

@@ -16,7 +16,10 @@ describe('a stored path that providers would refuse', () => {
     expect(findPathFault([question, step])).toMatchObject({ messageId: `msg_${step.rowId}`, unsettledEnd: true, text: `the tool calls a, b of msg_${step.rowId} have no results` });
     expect(findPathFault([question, step, message('user')])).toMatchObject({ unsettledEnd: false });
     const stray = result('z');
-    expect(findPathFault([question, stray])).toMatchObject({ messageId: `msg_${stray.rowId}`, text: `msg_${stray.rowId} answers the tool call z, which the assistant message before it did not make` });
+    expect(findPathFault([question, stray])).toMatchObject({
+      messageId: `msg_${stray.rowId}`,
+      text: `msg_${stray.rowId} answers the tool call z, which the assistant message before it did not make`,
+    });
   });
 });
 
@@ -30,7 +33,10 @@ describe('the history of an edit or a regenerate', () => {
     const point = '42';
     const before = [message('user'), step];
     const refusal = unacceptableBranch(edit, before, point);
-    expect(refusal).toMatchObject({ code: 'invalid_request', details: [{ field: 'fromMessageId', message: expect.stringContaining(`the tool calls call_1 of msg_${step.rowId} have no results`) }] });
+    expect(refusal).toMatchObject({
+      code: 'invalid_request',
+      details: [{ field: 'fromMessageId', message: expect.stringContaining(`the tool calls call_1 of msg_${step.rowId} have no results`) }],
+    });
     expect(refusal!.message).toContain('regenerate it, or edit an earlier message');
     expect(unacceptableBranch(regenerate, [...before, result('call_1', point), message('user', { rowId: point })], point)).toBeUndefined();
   });
@@ -42,12 +48,22 @@ describe('the history of an edit or a regenerate', () => {
   });
 });
 
-describe('a new turn after the path\'s last step', () => {
+describe("a new turn after the path's last step", () => {
   it('is refused while calls of that step have no results, unless its input answers them first', () => {
     const step = asking('s1', 'c1');
     const lastStep = [step, result('s1')];
-    expect(unansweredCallsRefusal(lastStep, 'hello')).toMatchObject({ code: 'conflict', details: { toolCallIds: ['c1'] }, message: expect.stringContaining(`the tool calls c1 of msg_${step.rowId} have no results`) });
-    const answering = { type: 'chat_messages', messages: [{ role: 'tool', tool_call_id: 'c1', content: 'R' }, { role: 'user', content: 'and?' }] };
+    expect(unansweredCallsRefusal(lastStep, 'hello')).toMatchObject({
+      code: 'conflict',
+      details: { toolCallIds: ['c1'] },
+      message: expect.stringContaining(`the tool calls c1 of msg_${step.rowId} have no results`),
+    });
+    const answering = {
+      type: 'chat_messages',
+      messages: [
+        { role: 'tool', tool_call_id: 'c1', content: 'R' },
+        { role: 'user', content: 'and?' },
+      ],
+    };
     expect(unansweredCallsRefusal(lastStep, answering)).toBeUndefined();
     expect(unansweredCallsRefusal([...lastStep, result('c1')], 'hello')).toBeUndefined();
     expect(unansweredCallsRefusal([], 'hello')).toBeUndefined();

@@ -45,7 +45,7 @@ describe('decideReconcile', () => {
     expect(decideReconcile(waiting, { turnJobs: [job('unknown'), job('unknown'), job('live')], clientTimeouts: [] })).toEqual({ kind: 'none' });
   });
 
-  it('treats a turn waiting for approvals as one waiting for answers: left alone while expiries and approved calls\' jobs are live', () => {
+  it("treats a turn waiting for approvals as one waiting for answers: left alone while expiries and approved calls' jobs are live", () => {
     const waiting = { status: 'waiting_tools', awaiting: 'approvals' } as const;
     expect(decideReconcile(waiting, { turnJobs: [job('unknown')], clientTimeouts: [job('live')] })).toEqual({ kind: 'none' });
     // An approved call whose job never went out (its deciding process died): a run sends it.

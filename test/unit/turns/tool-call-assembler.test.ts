@@ -83,7 +83,10 @@ describe('ToolCallAssembler', () => {
         ...assembler.finish(),
       ];
       expect(assembler.calls().map((call) => call.function.arguments)).toEqual(texts);
-      for (const [id, text] of [['a', texts[0]], ['b', texts[1]]] as const) {
+      for (const [id, text] of [
+        ['a', texts[0]],
+        ['b', texts[1]],
+      ] as const) {
         const deltas = out.flatMap((each) => (each.type === 'delta' && each.toolCallId === id ? [each.argsTextDelta] : []));
         expect(deltas.join('')).toBe(text);
       }

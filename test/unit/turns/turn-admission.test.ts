@@ -9,9 +9,7 @@ describe('admitTurn', () => {
       kind: 'replay',
       turn: turn('t1', 'h'),
     });
-    expect(admitTurn({ existingForKey: turn('t1', 'h'), requestHash: 'other', activeTurns: [], onBusy: 'reject' }).kind).toBe(
-      'idempotency_conflict',
-    );
+    expect(admitTurn({ existingForKey: turn('t1', 'h'), requestHash: 'other', activeTurns: [], onBusy: 'reject' }).kind).toBe('idempotency_conflict');
   });
 
   it('creates and enqueues a turn on an idle conversation', () => {

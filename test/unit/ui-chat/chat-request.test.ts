@@ -14,14 +14,25 @@ describe('readChatRequest', () => {
   const user = (parts: unknown[]) => ({ id: 'u', role: 'user', parts });
 
   it('names a bad part by its path from the body, with the shared formatter', () => {
-    const error = refusal({ id: 'c', messages: [user([{ type: 'text', text: 'hi' }]), user([{ type: 'text', text: 'ok' }, { type: 'text', text: 7 }])] });
+    const error = refusal({
+      id: 'c',
+      messages: [
+        user([{ type: 'text', text: 'hi' }]),
+        user([
+          { type: 'text', text: 'ok' },
+          { type: 'text', text: 7 },
+        ]),
+      ],
+    });
     expect(error.code).toBe('invalid_request');
     expect(error.details).toEqual([{ field: 'messages[1].parts[1].text', message: expect.stringContaining('string') }]);
     expect(error.message).toBe(`invalid request: "messages[1].parts[1].text": ${(error.details as any)[0].message}`);
   });
 
   it('names the message, its parts or the trigger when that is what is wrong', () => {
-    expect(refusal({ id: 'c', messages: [user([{ type: 'step-start' }])] }).details).toEqual([{ field: 'messages[0].parts', message: 'the user message has no text and no image' }]);
+    expect(refusal({ id: 'c', messages: [user([{ type: 'step-start' }])] }).details).toEqual([
+      { field: 'messages[0].parts', message: 'the user message has no text and no image' },
+    ]);
     expect(refusal({ id: 'c', messages: [user([{ type: 'file', mediaType: 'application/pdf', url: 'data:,' }])] }).details).toEqual([
       { field: 'messages[0].parts[0].mediaType', message: 'only image files (mediaType image/*, with a url) can be sent' },
     ]);
@@ -62,7 +73,10 @@ describe('readChatRequest', () => {
       answers: [{ toolCallId: 'b', answer: { result: 'yes' } }],
       approvals: [{ toolCallId: 'a', approvalId: 'appr_1', approved: false, reason: 'no' }],
     });
-    const undecided = { id: 'c', messages: [{ id: 't', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'a', state: 'approval-responded', approval: { id: 'appr_1' } }] }] };
+    const undecided = {
+      id: 'c',
+      messages: [{ id: 't', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'a', state: 'approval-responded', approval: { id: 'appr_1' } }] }],
+    };
     expect(refusal(undecided).details).toEqual([{ field: 'messages[0].parts[0].approval.approved', message: expect.any(String) }]);
   });
 });

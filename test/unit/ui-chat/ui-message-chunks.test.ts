@@ -69,9 +69,10 @@ describe('UI message chunks', () => {
 
   it('labels the tool processing of the step a stream starts in, before any step-start of its own', () => {
     const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => true, step: 3 });
-    const chunks = [event({ type: 'tool-result', toolCallId: 'c', result: 'yes', attempts: 1, durationMs: 5 }), event({ type: 'tool_processing_complete', results: 1, failed: 0 })].flatMap(
-      (each) => mapper.map(each).chunks,
-    );
+    const chunks = [
+      event({ type: 'tool-result', toolCallId: 'c', result: 'yes', attempts: 1, durationMs: 5 }),
+      event({ type: 'tool_processing_complete', results: 1, failed: 0 }),
+    ].flatMap((each) => mapper.map(each).chunks);
     expect(chunks.at(-1)).toEqual({ type: 'data-tool-processing', id: 'turn_1:3', data: { status: 'complete', step: 3, results: 1, failed: 0 } });
   });
 
@@ -132,7 +133,7 @@ describe('UI message chunks', () => {
     expect(waiting.chunks.map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-start', 'tool-input-available', 'finish']);
   });
 
-  it('asks for approval after the call\'s input, shows a denial as output-denied instead of its error, and marks a wait on approvals only', () => {
+  it("asks for approval after the call's input, shows a denial as output-denied instead of its error, and marks a wait on approvals only", () => {
     const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => false });
     const chunks = [
       event({ type: 'tool-call-start', toolCallId: 'a', toolName: 'transfer' }),

@@ -16,6 +16,11 @@ describe('a budget reached', () => {
     const budget = { period: 'day' as const, limitUsd: 1, limitTokens: 100, onExceeded: 'reject' as const };
     expect(budgetReached(budget, { spentUsd: 0.99, spentTokens: 99 }, null)).toBeNull();
     expect(budgetReached(budget, { spentUsd: 0.99, spentTokens: 100 }, null)).toEqual({ limit: { tokens: 100 }, spent: 100, resetsAt: null, onExceeded: 'reject' });
-    expect(budgetReached(budget, { spentUsd: 1, spentTokens: 0 }, new Date('2027-01-01T00:00:00Z'))).toEqual({ limit: { usd: 1 }, spent: 1, resetsAt: '2027-01-01T00:00:00.000Z', onExceeded: 'reject' });
+    expect(budgetReached(budget, { spentUsd: 1, spentTokens: 0 }, new Date('2027-01-01T00:00:00Z'))).toEqual({
+      limit: { usd: 1 },
+      spent: 1,
+      resetsAt: '2027-01-01T00:00:00.000Z',
+      onExceeded: 'reject',
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { costOf } from '../../../src/usage/call-cost';
 import { estimatePromptTokens, StreamedTokenTally } from '../../../src/usage/usage-estimate';
 
-describe('a call\'s cost', () => {
+describe("a call's cost", () => {
   it('prices uncached prompt, cached prompt and completion tokens per million', () => {
     const tokens = { promptTokens: 1_000_000, cachedPromptTokens: 400_000, completionTokens: 200_000, reasoningTokens: 50_000 };
     expect(costOf(tokens, { input: 3, cachedInput: 0.3, output: 15 })).toEqual({ costUsd: 0.6 * 3 + 0.4 * 0.3 + 0.2 * 15, priced: true });

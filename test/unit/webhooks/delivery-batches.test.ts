@@ -36,7 +36,12 @@ describe('delivery batches', () => {
     const batches = new DeliveryBatches(repository);
     const [first, second] = [attemptBasis('whd_1'), attemptBasis('whd_2')];
     await Promise.all([batches.markDelivered(first, 204), batches.markDelivered(second, 200)]);
-    expect(successes).toEqual([[{ delivery: first, statusCode: 204 }, { delivery: second, statusCode: 200 }]]);
+    expect(successes).toEqual([
+      [
+        { delivery: first, statusCode: 204 },
+        { delivery: second, statusCode: 200 },
+      ],
+    ]);
   });
 
   it('fails every attempt of a batch whose statement failed, so their jobs are retried', async () => {

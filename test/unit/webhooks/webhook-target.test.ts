@@ -1,7 +1,10 @@
 import { isPublicAddress, resolveWebhookTarget } from '../../../src/webhooks/webhook-target';
 
 const UNREACHABLE = (host: string) => `the host ${host} does not resolve, or resolves to an address that is not public (loopback, private, link-local)`;
-const resolvingTo = (...addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolvingTo =
+  (...addresses: string[]) =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 describe('webhook targets', () => {
   it.each([

@@ -204,7 +204,13 @@ function settledToolPart(
   if (call.args === null && call.error) return { ...base, state: 'output-error', input: undefined, rawInput: null, errorText: describe(call.error), toolMetadata };
   if (call.status === 'succeeded') return { ...base, state: 'output-available', input: call.args, output: call.result ?? null, toolMetadata };
   if (call.status === 'failed' || call.status === 'cancelled') {
-    return { ...base, state: 'output-error', input: call.args, errorText: describe(call.error ?? { code: 'outcome_unknown', message: 'the tool call ended without a result' }), toolMetadata };
+    return {
+      ...base,
+      state: 'output-error',
+      input: call.args,
+      errorText: describe(call.error ?? { code: 'outcome_unknown', message: 'the tool call ended without a result' }),
+      toolMetadata,
+    };
   }
   return { ...base, state: 'input-available', input: call.args };
 }
