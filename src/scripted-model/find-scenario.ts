@@ -16,26 +16,25 @@ export type ScenarioLookup =
 
 /**
  * Finds the scenario of a request: the `x-scripted-scenario` header, else the last user
- * message containing `[[scripted <json>]]`. A scenario that is there but broken is an error
+ * message's `[[scripted <json>]]`, if it has one. A scenario that is there but broken is an error
  * rather than "no scenario", so that a typo fails the test that made it.
  */
 export function findScenario(header: string | undefined, messages: readonly ChatMessage[]): ScenarioLookup {
   const lastUser = messages.map((message) => message.role).lastIndexOf('user');
   if (header !== undefined) return fromJson(header, lastUser, `the ${SCENARIO_HEADER} header`, SCENARIO_HEADER);
 
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!;
-    if (message.role !== 'user') continue;
-    const text = messageText(message);
-    const marker = MARKER.exec(text);
-    if (!marker) continue;
-    const start = marker.index + marker[0].length;
-    const end = text.lastIndexOf(']]');
-    const where = `messages[${index}]`;
-    if (end < start) return invalid(`The [[scripted …]] in ${where} has no closing "]]".`, `${where}.content`);
-    return fromJson(text.slice(start, end), index, where, `${where}.content`);
-  }
-  return { kind: 'none' };
+  // Only the newest user message: a plain "hello" after a scripted one is a chat of its own, not
+  // the earlier scenario again (the scripted model's guide says so).
+  const message = messages[lastUser];
+  if (message === undefined) return { kind: 'none' };
+  const text = messageText(message);
+  const marker = MARKER.exec(text);
+  if (!marker) return { kind: 'none' };
+  const start = marker.index + marker[0].length;
+  const end = text.lastIndexOf(']]');
+  const where = `messages[${lastUser}]`;
+  if (end < start) return invalid(`The [[scripted …]] in ${where} has no closing "]]".`, `${where}.content`);
+  return fromJson(text.slice(start, end), lastUser, where, `${where}.content`);
 }
 
 function fromJson(json: string, anchorIndex: number, where: string, param: string): ScenarioLookup {

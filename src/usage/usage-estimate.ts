@@ -1,5 +1,16 @@
-import { countTokens } from 'gpt-tokenizer';
 import type { CompletionRequest } from '../providers/model-provider';
+
+let loadedCountTokens: ((text: string) => number) | undefined;
+
+/**
+ * The o200k tokenizer, loaded on first use: building its rank tables costs a process a good part
+ * of a second of CPU, which one that never estimates (an API process, most test files) should
+ * not pay.
+ */
+function countTokens(text: string): number {
+  loadedCountTokens ??= (require('gpt-tokenizer') as typeof import('gpt-tokenizer')).countTokens;
+  return loadedCountTokens(text);
+}
 
 /**
  * The tokens of a call whose usage never arrived (a stream cut, a worker that died), counted
@@ -16,15 +27,24 @@ export function estimatePromptTokens(request: Pick<CompletionRequest, 'messages'
   return tokens;
 }
 
-/** What a call has streamed so far, counted a delta at a time so no text is kept. */
+/**
+ * What a call has streamed so far. The deltas since the last reading are kept and counted when
+ * the count is read (the in-flight marker reads it at most once per throttle period), not one
+ * tokenizer call per delta on the stream's path.
+ */
 export class StreamedTokenTally {
   private tokens = 0;
+  private pending = '';
 
   add(delta: string): void {
-    if (delta.length > 0) this.tokens += countTokens(delta);
+    this.pending += delta;
   }
 
   get completionTokens(): number {
+    if (this.pending.length > 0) {
+      this.tokens += countTokens(this.pending);
+      this.pending = '';
+    }
     return this.tokens;
   }
 }

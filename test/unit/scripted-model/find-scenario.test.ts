@@ -35,19 +35,25 @@ describe('findScenario', () => {
     expect(findScenario('{"text":"from header"}', messages)).toEqual({ kind: 'found', scenario: { steps: [{ text: 'from header' }] }, anchorIndex: 2 });
   });
 
-  it('takes the last user message that has a scenario, the JSON running to its last "]]"', () => {
-    const messages = [
-      user('[[scripted {"text":"old"}]]'),
-      assistant('old'),
-      user('now [[scripted {"text":"with ]] inside and [[brackets]]"}]] and after'),
-      assistant('…'),
-      user('no scenario here'),
-    ];
+  it('reads the last user message only, the JSON running to its last "]]"', () => {
+    const earlier = [user('[[scripted {"text":"old"}]]'), assistant('old')];
+    const messages = [...earlier, user('now [[scripted {"text":"with ]] inside and [[brackets]]"}]] and after'), assistant('…')];
     expect(findScenario(undefined, messages)).toEqual({
       kind: 'found',
       scenario: { steps: [{ text: 'with ]] inside and [[brackets]]' }] },
       anchorIndex: 2,
     });
+    // A plain message after a scripted one is not answered with the earlier scenario.
+    expect(findScenario(undefined, [...earlier, user('hello')])).toEqual({ kind: 'none' });
+  });
+
+  it('anchors at the last user message through the tool results that follow it', () => {
+    const toolStep: ChatMessage[] = [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'done' },
+    ];
+    const messages = [user('plain'), assistant('x'), user('[[scripted {"steps":[{"text":"a"},{"text":"b"}]}]]'), ...toolStep];
+    expect(findScenario(undefined, messages)).toMatchObject({ kind: 'found', anchorIndex: 2 });
   });
 
   it('reads the text parts of a content array, joined', () => {

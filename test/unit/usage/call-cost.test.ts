@@ -20,11 +20,14 @@ describe('the estimate of a cut call', () => {
     expect(long).toBeGreaterThan(short + 50);
   });
 
-  it('counts what streamed, a delta at a time', () => {
+  it('counts what streamed, however the deltas and the readings fall', () => {
     const tally = new StreamedTokenTally();
     tally.add('Hello');
     tally.add(' world');
     tally.add('');
     expect(tally.completionTokens).toBe(2);
+    expect(tally.completionTokens).toBe(2);
+    tally.add(' again');
+    expect(tally.completionTokens).toBe(3);
   });
 });
