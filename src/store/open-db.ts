@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import lockfile from 'proper-lockfile';
 import { Pool, type PoolClient } from 'pg';
 import { coerceError } from '../errors/switchyard-error';
@@ -191,6 +191,9 @@ async function openPglite(options: OpenDbOptions): Promise<Db> {
   const releaseLock = await lockFolder(dir, options.onError);
   let pglite: PGlite;
   try {
+    // Loaded only here: half a megabyte of script that every process on PostgreSQL (and every
+    // test file's stack) would otherwise compile for nothing.
+    const { PGlite } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
     pglite = await PGlite.create(dir);
     await pglite.exec(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"; SET search_path TO "${options.schema}";`);
   } catch (error) {
