@@ -25,6 +25,7 @@ import { DeliveryBatches } from '../webhooks/delivery-batches';
 import { PerKeyCap } from '../limits/per-key-cap';
 import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
 import { meteredChannelListener } from './metered-channel-listener';
+import { loadTokenizer } from '../usage/usage-estimate';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -38,6 +39,7 @@ export interface RunningWorker {
  */
 export async function startWorker(resources: Resources, options: { withHealthServer: boolean; providerUrl?: string }): Promise<RunningWorker> {
   const { config, logger } = resources;
+  loadTokenizer();
   const providers = connectModelProviders(resources.models, {
     idleTimeoutMs: config.PROVIDER_IDLE_TIMEOUT_MS,
     slices: new LoopSlices(config.STREAM_READ_SLICE_MS),

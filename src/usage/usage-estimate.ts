@@ -3,13 +3,18 @@ import type { CompletionRequest } from '../providers/model-provider';
 let loadedCountTokens: ((text: string) => number) | undefined;
 
 /**
- * The o200k tokenizer, loaded on first use: building its rank tables costs a process a good part
- * of a second of CPU, which one that never estimates (an API process, most test files) should
- * not pay.
+ * Loads the o200k tokenizer. Building its rank tables takes a process a good part of a second
+ * of CPU, which one that never estimates (an API process, most test files) should not pay, and
+ * which a worker pays before it takes a job (runtime/start-worker.ts): loaded at a stream's first
+ * token instead, it would hold that stream up long enough to merge its first deltas.
  */
-function countTokens(text: string): number {
+export function loadTokenizer(): (text: string) => number {
   loadedCountTokens ??= (require('gpt-tokenizer') as typeof import('gpt-tokenizer')).countTokens;
-  return loadedCountTokens(text);
+  return loadedCountTokens;
+}
+
+function countTokens(text: string): number {
+  return loadTokenizer()(text);
 }
 
 /**
