@@ -32,6 +32,7 @@ import { heldMemory } from './cases/held-memory';
 import { modelFallback } from './cases/model-fallback';
 import { deadlines } from './cases/deadlines';
 import { memoryProbes } from './cases/memory-probes';
+import { turnCost } from './cases/turn-cost';
 import { websocketFanOut } from './cases/websocket-fan-out';
 import { parseBenchArgs, USAGE } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
@@ -80,6 +81,7 @@ const BENCHMARKS: Benchmark[] = [
   modelFallback,
   deadlines,
   memoryProbes,
+  turnCost,
 ];
 
 const FINDINGS = path.join(REPO_ROOT, 'bench', 'FINDINGS.md');
