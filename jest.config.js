@@ -15,6 +15,7 @@ const STARTS_PROCESSES = [
   'cross-origin',
   'dashboard',
   'docs-examples/openai-sdk-guide',
+  'examples/examples',
   'log-format',
   'multi-process',
   'npm-start',

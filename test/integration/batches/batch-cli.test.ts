@@ -115,11 +115,11 @@ describe('the batch CLI', () => {
     expect(JSON.parse(await readFile(out, 'utf8'))).toMatchObject({ customId: 'ok', status: 'succeeded', text: 'fine' });
   }, 60_000);
 
-  it('runs the example data set of docs/examples/batch as its README says, with the key `npm start` keeps in DATA_DIR', async () => {
+  it('runs the example data set of examples/batch-from-jsonl as its README says, with the key `npm start` keeps in DATA_DIR', async () => {
     const out = path.join(dir, 'tickets-results.jsonl');
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'batch-cli-data-'));
     await writeFile(path.join(dataDir, 'dev-api-key'), `${apiKey}\n`);
-    const run = await runToExit('workers/cli.ts', { DATA_DIR: dataDir }, ['batch', 'run', 'docs/examples/batch/tickets.jsonl', '--out', out, '--url', stack.url]);
+    const run = await runToExit('workers/cli.ts', { DATA_DIR: dataDir }, ['batch', 'run', 'examples/batch-from-jsonl/tickets.jsonl', '--out', out, '--url', stack.url]);
     expect(run.code).toBe(0);
     const lines = (await readFile(out, 'utf8'))
       .trim()
