@@ -1,0 +1,81 @@
+import { useChat } from '@ai-sdk/react';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
+import { useEffect, useState, type FormEvent } from 'react';
+
+/** Switchyard's origin, and a session token this page's own server minted for the signed-in user. */
+interface Backend {
+  api: string;
+  token: string;
+}
+
+/** A chat: its stored history first (a reload shows it, pending approvals included), then useChat over it. */
+export function ChatPage({ chatId, backend }: { chatId: string; backend: Backend }) {
+  const [history, setHistory] = useState<UIMessage[] | null>(null);
+  useEffect(() => {
+    fetch(`${backend.api}/api/chat/${encodeURIComponent(chatId)}/messages`, { headers: { authorization: `Bearer ${backend.token}` } })
+      .then((response) => response.json())
+      .then(setHistory);
+  }, [chatId, backend]);
+  return history ? <Chat chatId={chatId} backend={backend} history={history} /> : <p>Loading…</p>;
+}
+
+function Chat({ chatId, backend, history }: { chatId: string; backend: Backend; history: UIMessage[] }) {
+  const { messages, sendMessage, status, addToolOutput, addToolApprovalResponse } = useChat({
+    id: chatId, // the conversation's externalId: made on first use
+    messages: history,
+    transport: new DefaultChatTransport({
+      api: `${backend.api}/api/chat`,
+      headers: { authorization: `Bearer ${backend.token}` },
+      // Switchyard reads only the last message: send only that one.
+      prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } }),
+    }),
+    resume: ['queued', 'running', 'waiting_tools', 'waiting_approval'].includes((history.at(-1)?.metadata as { turnStatus?: string } | undefined)?.turnStatus ?? ''),
+    // A client tool's output or a person's decision completes the step: send it, the same turn goes on.
+    sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
+    // The client tool of examples/tools/browser.json: only a browser knows its user's time zone.
+    onToolCall: ({ toolCall }) => {
+      if (toolCall.toolName === 'browser_timezone') {
+        addToolOutput({ tool: 'browser_timezone', toolCallId: toolCall.toolCallId, output: { timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone } });
+      }
+    },
+  });
+  const send = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const input = event.currentTarget.elements.namedItem('text') as HTMLInputElement;
+    sendMessage({ text: input.value });
+    input.value = '';
+  };
+  return (
+    <div>
+      {messages.map((message) => (
+        <div key={message.id} data-role={message.role}>
+          {message.parts.map((part, index) => {
+            if (part.type === 'text') return <p key={index}>{part.text}</p>;
+            if (!part.type.startsWith('tool-') || !('state' in part)) return null;
+            const tool = part.type.slice('tool-'.length);
+            if (part.state === 'approval-requested') {
+              return (
+                <span key={index} data-tool={tool} data-state={part.state}>
+                  {tool} wants to run with {JSON.stringify(part.input)}
+                  <button onClick={() => addToolApprovalResponse({ id: part.approval.id, approved: true })}>Approve</button>
+                  <button onClick={() => addToolApprovalResponse({ id: part.approval.id, approved: false, reason: 'not now' })}>Deny</button>
+                </span>
+              );
+            }
+            return (
+              <code key={index} data-tool={tool} data-state={part.state}>
+                {tool}: {part.state === 'output-available' ? JSON.stringify(part.output) : part.state}
+              </code>
+            );
+          })}
+        </div>
+      ))}
+      <form onSubmit={send}>
+        <input name="text" />
+        <button type="submit" disabled={status !== 'ready'}>
+          Send
+        </button>
+      </form>
+    </div>
+  );
+}
