@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../src/api/contract/openapi-document';
-import { ERROR_STATUS } from '../src/api/contract/error-contract';
+import { ERROR_MEANING, ERROR_STATUS } from '../src/api/contract/error-contract';
 import { configSchema } from '../src/config/config';
 import { apiRouteFamilies } from '../src/runtime/api-route-families';
 
@@ -237,7 +237,10 @@ export function renderErrorsReference(document = openApiDocument()): string {
   }
   const rows = Object.entries(ERROR_STATUS).map(([code, status]) => {
     const routes = answeredBy.get(code) ?? [];
-    return `| \`${code}\` | ${status} | ${cell(descriptions.get(code) ?? '')} | ${routes.length ? routes.join(', ') : 'any route (not listed per route)'} |`;
+    // The document's text of the status names every code it covers; only its `details` sentence is this code's own.
+    const details = /With `[a-z_]+`, `details` [^.]*(?:\.[^ ][^.]*)*\./.exec(descriptions.get(code) ?? '')?.[0];
+    const meaning = [ERROR_MEANING[code as keyof typeof ERROR_MEANING], ...(details?.startsWith(`With \`${code}\``) ? [details] : [])].join(' ');
+    return `| \`${code}\` | ${status} | ${cell(meaning)} | ${routes.length ? routes.join(', ') : 'any route (not listed per route)'} |`;
   });
   return [
     HEADER,
@@ -245,8 +248,8 @@ export function renderErrorsReference(document = openApiDocument()): string {
     '# Errors',
     '',
     'Every error answer is `{"error": {"code", "message", "details"?}}`. The codes, their HTTP status (`ERROR_STATUS` in',
-    '`src/api/contract/error-contract.ts`, the one map the error handler answers with), what the OpenAPI document says of',
-    "them, and the routes whose documented answers include them. The websocket's `error` frames are in",
+    '`src/api/contract/error-contract.ts`, the one map the error handler answers with), when each is answered',
+    "(`ERROR_MEANING`, beside it) and what its `details` hold, and the routes whose documented answers include them. The websocket's `error` frames are in",
     '[events and frames](events.md).',
     '',
     '| Code | Status | Meaning | Answered by |',

@@ -24,6 +24,34 @@ export const ERROR_STATUS: Record<AppErrorCode, number> = {
   internal: 500,
 };
 
+/**
+ * When each code is answered, in a reader's words (docs/reference/errors.md): a new code does
+ * not type-check until it says when.
+ */
+export const ERROR_MEANING: Record<AppErrorCode, string> = {
+  unauthorized: 'No API key or session token, or one that is not valid (revoked, or never issued).',
+  forbidden:
+    'The caller is known but may not do this: a user route called with a session token that needs an API key, an admin route without the admin token, a tool the user may not use.',
+  not_found: "No such resource for this user: another user's conversation, turn or batch answers this too, never 403, so ids cannot be probed.",
+  invalid_json: 'The body is not JSON (or not the JSON type the route takes).',
+  invalid_request: 'The body, query or path fails validation: a missing or unknown field, a value out of its bounds.',
+  unsupported_parameter:
+    'A parameter Switchyard understands but cannot honour (an OpenAI setting such as `n` > 1 or built-in tools): refused rather than dropped, `param` naming it.',
+  unsupported_media_type: 'A body that is not `application/json` (or `multipart/form-data` where a route takes files).',
+  payload_too_large: "A body over the route's limit (`MAX_BODY_BYTES`, `MAX_CHAT_BODY_BYTES`, the file and batch limits).",
+  conversation_busy: 'A turn was posted while the conversation has one active (`details.activeTurnId`); wait for its end or cancel it.',
+  idempotency_conflict: 'An `Idempotency-Key` used before with a different body.',
+  external_id_conflict: 'A conversation with this `externalId` already exists for the user (`details.conversationId`).',
+  already_decided: 'An approval decision for a call someone already decided; the stored decision is in `details`.',
+  conflict:
+    "The resource is not in a state that allows this: a turn posted while calls of the caller's functions are unanswered (`details.toolCallIds`), a fork at a message it cannot start from, a response that is not its conversation's latest continued, an OpenAI batch retried.",
+  rate_limited: 'Too many requests or open connections for this key (`Retry-After` says when to try again).',
+  budget_exceeded: 'A budget of the user or key is spent for its period: new work is refused until it resets or is raised (`details`).',
+  unavailable: 'Redis or PostgreSQL cannot be reached, or the process is shutting down (`Retry-After`); a turn already recorded goes on by itself.',
+  tool_failed: 'A tool invoked directly failed after its retries; its error is in `details`.',
+  internal: 'A fault of the service itself, logged with the request id; the answer says no more.',
+};
+
 /** What `details` holds, by code, in the document's words. */
 const DETAILS: Partial<Record<AppErrorCode, string>> = {
   invalid_request: 'names the fields at fault: `[{field, message}]` (a batch: `[{line, field?, message}]`)',
