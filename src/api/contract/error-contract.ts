@@ -5,6 +5,7 @@ import type { AppErrorCode } from '../../errors/app-error';
 /** The HTTP status of each error code: the error handler answers with it, the document lists it. */
 export const ERROR_STATUS: Record<AppErrorCode, number> = {
   unauthorized: 401,
+  token_expired: 401,
   forbidden: 403,
   not_found: 404,
   invalid_json: 400,
