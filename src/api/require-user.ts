@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
-import type { Authenticator } from '../auth/authenticator';
+import { TOKEN_EXPIRED, type Authenticator } from '../auth/authenticator';
 import type { FailedAuthGuard } from '../auth/failed-auth-guard';
 import type { Principal } from '../auth/principal';
 import { AppError } from '../errors/app-error';
@@ -21,11 +21,15 @@ export function requireUser(authenticator: Authenticator, guard: AuthGuard): Req
     const address = guard.addressOf(req);
     const wait = await guard.failures.waitSeconds(address);
     if (wait > 0) throw new AppError('rate_limited', 'too many requests with a missing or wrong key from this address; wait', undefined, wait);
-    const principal = await authenticator.fromAuthorizationHeader(req.headers.authorization);
-    if (!principal) {
+    const authentication = await authenticator.fromAuthorizationHeader(req.headers.authorization);
+    // An expired token is no guess at a credential: it is not counted against the address, so
+    // that a page refreshing its token is never held back by the failed-login guard.
+    if (!authentication.ok && authentication.refusal === 'token_expired') throw new AppError('token_expired', TOKEN_EXPIRED);
+    if (!authentication.ok) {
       await guard.failures.failed(address);
       throw new AppError('unauthorized', 'a valid API key is required (Authorization: Bearer <key>)');
     }
+    const { principal } = authentication;
     if (principal.viaSession && !sessionTokenMayUse(req.method, `${req.baseUrl}${req.path}`)) {
       throw new AppError('forbidden', `${SESSION_TOKEN_SCOPE}; this route needs the API key`);
     }

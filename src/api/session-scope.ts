@@ -1,25 +1,21 @@
 /** What a session token may do, in words, for the refusals of every transport. */
-export const SESSION_TOKEN_SCOPE = 'a session token may read conversations and turns, cancel turns, decide tool approvals, get websocket tickets and use /api/chat';
+export const SESSION_TOKEN_SCOPE =
+  'a session token may read conversations and turns, create conversations and post turns, cancel turns, answer client tools, decide tool approvals, get websocket tickets and use /api/chat';
 
 /**
- * What a session token may do (docs/API.md): read conversations and turns, cancel a turn,
- * decide a tool approval (and list the pending ones), get a websocket ticket, and chat through
- * the AI SDK routes. Everything else (posting through the
- * REST API, tools, minting tokens, keys and users) needs the API key itself. Pure.
+ * What a session token may do (docs/API.md, "AI SDK compatible routes"): read conversations and
+ * turns, create a conversation and post a turn (edits and regenerations are turns too; the
+ * tools they name are held to the user's, as with the key), cancel a turn, answer a client
+ * tool, decide a tool approval (and list the pending ones), get a websocket ticket, and chat
+ * through the AI SDK routes. Everything else (deleting and forking, tools, batches, webhooks,
+ * minting tokens, keys and users) needs the API key itself. Pure.
  */
 export function sessionTokenMayUse(method: string, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return /^\/v1\/(conversations|turns|approvals)(\/|$)|^\/api\/chat\/[^/]+\/(stream|messages)$/.test(path);
-  if (method === 'POST') return /^\/v1\/turns\/[^/]+\/(cancel|approvals)$/.test(path) || path === '/v1/ws-tickets' || path === '/api/chat';
+  if (method === 'POST') {
+    return /^\/v1\/conversations(\/[^/]+\/turns)?$|^\/v1\/turns\/[^/]+\/(cancel|approvals|tool-results)$/.test(path) || path === '/v1/ws-tickets' || path === '/api/chat';
+  }
   return false;
-}
-
-/**
- * What a browser app on another origin may call (CORS): what its session token may use, and
- * minting one, for a page that exchanges a key a person pastes (as the playground does). The
- * rest needs the API key, which belongs on a server, so it is not opened to browsers. Pure.
- */
-export function crossOriginMayUse(method: string, path: string): boolean {
-  return sessionTokenMayUse(method, path) || (method === 'POST' && path === '/v1/session-tokens');
 }
 
 /**

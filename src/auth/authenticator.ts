@@ -9,6 +9,17 @@ export interface ApiKeyLookup {
   isKeyActive(keyId: string): Promise<boolean>;
 }
 
+/**
+ * Who the credentials are, or why they are refused: missing or wrong (`unauthorized`), or a
+ * session token that was valid and has expired (`token_expired`: the page gets a new one).
+ */
+export type Authentication = { ok: true; principal: Principal } | { ok: false; refusal: 'unauthorized' | 'token_expired' };
+
+/** What a page is told when its session token has expired, over HTTP and at the websocket handshake. */
+export const TOKEN_EXPIRED = 'the session token has expired: get a new one (POST /v1/session-tokens, with the API key) and send again';
+
+const UNAUTHORIZED: Authentication = { ok: false, refusal: 'unauthorized' };
+
 /** Turns credentials into a principal; shared by the HTTP API and the websocket handshake. */
 export class Authenticator {
   constructor(
@@ -18,22 +29,26 @@ export class Authenticator {
   ) {}
 
   /** An API key, or a session token minted with one (`viaSession`) while that key is active. */
-  async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
+  async fromAuthorizationHeader(header: string | undefined): Promise<Authentication> {
     const credential = bearerToken(header);
-    if (!credential) return null;
-    if (!isSessionToken(credential)) return this.users.findUserByApiKey(credential);
-    const principal = await this.sessions.resolve(credential);
-    return principal && (await this.users.isKeyActive(principal.keyId)) ? { ...principal, viaSession: true } : null;
+    if (!credential) return UNAUTHORIZED;
+    if (!isSessionToken(credential)) return found(await this.users.findUserByApiKey(credential));
+    const session = await this.sessions.resolve(credential);
+    if (!session.ok) return session.reason === 'expired' ? { ok: false, refusal: 'token_expired' } : UNAUTHORIZED;
+    // A revoked key's tokens are wrong ones, not expired: a new token would be refused too.
+    return (await this.users.isKeyActive(session.principal.keyId)) ? { ok: true, principal: { ...session.principal, viaSession: true } } : UNAUTHORIZED;
   }
 
   /** A websocket handshake: `Authorization: Bearer` or `?ticket=` (void once its key is revoked). */
-  async fromUpgradeRequest(req: IncomingMessage): Promise<Principal | null> {
+  async fromUpgradeRequest(req: IncomingMessage): Promise<Authentication> {
     if (req.headers.authorization) return this.fromAuthorizationHeader(req.headers.authorization);
     const ticket = new URL(req.url ?? '/', 'http://localhost').searchParams.get('ticket');
     const principal = ticket ? await this.tickets.redeem(ticket) : null;
-    return principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null;
+    return found(principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null);
   }
 }
+
+const found = (principal: Principal | null): Authentication => (principal ? { ok: true, principal } : UNAUTHORIZED);
 
 export function bearerToken(header: string | undefined): string | null {
   if (!header) return null;

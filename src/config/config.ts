@@ -108,7 +108,7 @@ export const configSchema = z
     PLAYGROUND_DIR: z.string().default('./dist/playground'),
     /** Enables the admin routes (at least 16 characters). Unset: the admin routes answer 404. */
     ADMIN_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
-    /** Comma-separated Origins allowed for browser websocket clients and CORS on every route a session token may use, and `/v1/session-tokens` (`*` for any); another Origin is refused (403) naming this variable. */
+    /** Comma-separated Origins allowed for browser websocket clients and CORS on every route under `/v1` and `/api` (`*` for any); another Origin is refused (403) naming this variable. */
     ALLOWED_ORIGINS: z.string().optional(),
     /** Where embedded data lives (PGlite's database, the dev API key, the started Redis). */
     DATA_DIR: z.string().default('./.switchyard'),

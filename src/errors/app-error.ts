@@ -6,6 +6,8 @@ import { SwitchyardError } from './switchyard-error';
  */
 export type AppErrorCode =
   | 'unauthorized'
+  /** A session token that was valid and has expired: the page gets a new one and sends again. */
+  | 'token_expired'
   | 'forbidden'
   | 'not_found'
   | 'invalid_json'

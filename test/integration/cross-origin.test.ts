@@ -1,4 +1,4 @@
-import { crossOriginMayUse } from '../../src/api/session-scope';
+import { sessionTokenMayUse } from '../../src/api/session-scope';
 import { apiClient } from '../support/http';
 import { rawHandshake } from '../support/raw-websocket';
 import { spawnService, type ServiceProcess } from '../support/processes';
@@ -31,6 +31,8 @@ describe('CORS for a browser app on another origin', () => {
     const approval = await callAwaitingApproval(stack.url, apiKey);
     routes = [
       { method: 'GET', path: '/v1/conversations' },
+      { method: 'POST', path: '/v1/conversations', body: { title: 'made by a page' } },
+      { method: 'POST', path: `/v1/conversations/${conversation.id}/turns`, body: { content: scripted({ text: 'ok' }), onBusy: 'enqueue' } },
       { method: 'GET', path: `/v1/conversations/${conversation.id}` },
       { method: 'GET', path: `/v1/turns/${message.id}` },
       { method: 'GET', path: `/v1/turns/${message.id}/events` },
@@ -59,7 +61,7 @@ describe('CORS for a browser app on another origin', () => {
 
   it('answers preflights of every route a session token may use for an allowed origin, then serves the token from it', async () => {
     for (const route of routes) {
-      expect([route.method, route.path, crossOriginMayUse(route.method, route.path)]).toEqual([route.method, route.path, true]);
+      expect([route.method, route.path, route.withKey ?? sessionTokenMayUse(route.method, route.path)]).toEqual([route.method, route.path, true]);
       const allowed = await preflight(APP, route.method, route.path);
       expect([route.path, allowed.status, allowed.headers.get('access-control-allow-origin')]).toEqual([route.path, 204, APP]);
       expect(allowed.headers.get('access-control-allow-headers')).toContain('authorization');
@@ -92,21 +94,28 @@ describe('CORS for a browser app on another origin', () => {
     }
   });
 
-  it('keeps the routes that need the API key closed to browsers: their preflight says so, never a bare 401', async () => {
-    const closed: [string, string][] = [
-      ['POST', '/v1/conversations'],
-      ['POST', '/v1/conversations/c/turns'],
-      ['POST', '/v1/turns/t/tool-results'],
-      ['GET', '/v1/tools'],
-      ['GET', '/v1/batches'],
-      ['POST', '/v1/admin/users'],
+  it('answers CORS on the routes that need the API key too, so that a page reads their 403 (never an opaque "Failed to fetch")', async () => {
+    const needKey: Route[] = [
+      { method: 'GET', path: '/v1/tools' },
+      { method: 'GET', path: '/v1/batches' },
+      { method: 'POST', path: '/v1/session-tokens', body: {} },
+      { method: 'POST', path: '/v1/webhooks', body: { url: 'https://example.com/hook', events: ['*'] } },
     ];
-    for (const [method, path] of closed) {
-      expect(crossOriginMayUse(method, path)).toBe(false);
-      const refused = await preflight(APP, method, path);
-      expect([path, refused.status, refused.headers.get('access-control-allow-origin')]).toEqual([path, 403, null]);
-      expect((await errorOf(refused)).error.message).toBe(`${method} ${path} is not open to browsers on other origins: it needs the API key, which belongs on a server`);
+    for (const route of needKey) {
+      expect(sessionTokenMayUse(route.method, route.path)).toBe(false);
+      const allowed = await preflight(APP, route.method, route.path);
+      expect([route.path, allowed.status, allowed.headers.get('access-control-allow-origin')]).toEqual([route.path, 204, APP]);
+      const refused = await call(APP, route);
+      expect([route.path, refused.status, refused.headers.get('access-control-allow-origin')]).toEqual([route.path, 403, APP]);
+      const { error } = await errorOf(refused);
+      expect([route.path, error.code, error.message]).toEqual([route.path, 'forbidden', expect.stringContaining('this route needs the API key')]);
     }
+    // Methods besides GET and POST are allowed to be asked for: DELETE answers the same readable 403.
+    const deletion = await preflight(APP, 'DELETE', '/v1/conversations/c');
+    expect([deletion.status, deletion.headers.get('access-control-allow-methods')]).toEqual([204, expect.stringContaining('DELETE')]);
+    // An expired or wrong token's 401 is as readable.
+    const wrong = await fetch(`${stack.url}/v1/conversations`, { headers: { origin: APP, authorization: 'Bearer sst_wrong' } });
+    expect([wrong.status, wrong.headers.get('access-control-allow-origin'), (await errorOf(wrong)).error.code]).toEqual([401, APP, 'unauthorized']);
   });
 
   describe('without ALLOWED_ORIGINS', () => {

@@ -56,6 +56,9 @@ describe('GET /openapi.json', () => {
     expect(document.paths['/v1/turns/{id}/cancel'].post.responses['403']).toBeUndefined();
     expect(document.paths['/v1/tools'].get.security).toEqual([{ apiKey: [] }]);
     expect(codes('/v1/tools', 'get', '403')).toEqual(['forbidden']);
+    // Where a session token is taken, its expiry is a 401 of its own.
+    expect(codes('/v1/conversations', 'post', '401')).toEqual(['unauthorized', 'token_expired']);
+    expect(codes('/v1/tools', 'get', '401')).toEqual(['unauthorized']);
     expect(document.paths['/v1/admin/users'].post.security).toEqual([{ adminToken: [] }]);
     expect(document.paths['/healthz'].get.security).toEqual([]);
   });

@@ -17,7 +17,7 @@ describe('POST /v1/session-tokens', () => {
   });
   afterAll(() => stack.close());
 
-  it('mints a token that reads conversations and turns, cancels, and gets websocket tickets, but manages nothing', async () => {
+  it('mints a token that reads conversations and turns, makes conversations and turns, cancels, and gets websocket tickets, but manages nothing', async () => {
     const user = await stack.resources.users.createUserWithKey('browser-user');
     const keyed = apiClient(stack.url, user.apiKey);
     const minted = await keyed.post('/v1/session-tokens', {});
@@ -44,14 +44,26 @@ describe('POST /v1/session-tokens', () => {
     const socket = await TestWsClient.subscribed(stack.url, { ticket }, conversationId);
     expect((await session.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
 
+    // It makes conversations and posts turns, naming only the user's tools, as the key does.
+    const own = await session.post('/v1/conversations', { title: 'from a browser' });
+    expect(own.status).toBe(201);
+    const posted = await session.post(`/v1/conversations/${own.body.id}/turns`, { content: scripted({ text: 'hi' }), tools: ['calculator'] });
+    expect(posted.status).toBe(202);
+    const unknownTool = await session.post(`/v1/conversations/${own.body.id}/turns`, { content: 'hi', tools: ['no_such_tool'] });
+    expect([unknownTool.status, unknownTool.body.error.code]).toEqual([400, 'invalid_request']);
+    // Answering a client tool is open to it (this turn has no such call: not found, not forbidden).
+    const answered = await session.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: 'call_0', result: 1 });
+    expect(answered.status).not.toBe(403);
+
     for (const [method, path] of [
-      ['POST', '/v1/conversations'],
-      ['POST', `/v1/conversations/${conversationId}/turns`],
+      ['DELETE', `/v1/conversations/${conversationId}`],
+      ['POST', `/v1/conversations/${conversationId}/fork`],
       ['POST', '/v1/session-tokens'],
       ['GET', '/v1/tools'],
     ] as const) {
-      const refused = await session.request(method, path, method === 'GET' ? undefined : {});
+      const refused = await session.request(method, path, method === 'GET' || method === 'DELETE' ? undefined : {});
       expect([method, path, refused.status, refused.body.error.code]).toEqual([method, path, 403, 'forbidden']);
+      expect(refused.body.error.message).toContain('this route needs the API key');
     }
     // Another user's data stays unseen, as with their key.
     const other = await stack.resources.users.createUserWithKey('someone-else');
@@ -99,7 +111,11 @@ describe('POST /v1/session-tokens', () => {
     expect(sessionTokenMayUse('POST', '/api/chat')).toBe(true);
     expect(sessionTokenMayUse('GET', '/api/chat/my-chat/stream')).toBe(true);
     expect(sessionTokenMayUse('GET', '/api/chat/my-chat/messages')).toBe(true);
-    expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/tool-results')).toBe(false);
+    expect(sessionTokenMayUse('POST', '/v1/turns/turn_1/tool-results')).toBe(true);
+    expect(sessionTokenMayUse('POST', '/v1/conversations')).toBe(true);
+    expect(sessionTokenMayUse('POST', '/v1/conversations/c/turns')).toBe(true);
+    expect(sessionTokenMayUse('POST', '/v1/conversations/c/fork')).toBe(false);
+    expect(sessionTokenMayUse('POST', '/v1/conversations/c/compact')).toBe(false);
     expect(sessionTokenMayUse('DELETE', '/v1/conversations/c')).toBe(false);
     expect(sessionTokenMayUse('GET', '/v1/admin/users')).toBe(false);
     // The websocket follows what the HTTP routes serve.
@@ -145,7 +161,7 @@ describe('an expired session token', () => {
   });
   afterAll(() => stack.close());
 
-  it('is refused everywhere it was accepted once its SESSION_TOKEN_TTL_SECONDS are over', async () => {
+  it('answers 401 token_expired everywhere it was accepted once its SESSION_TOKEN_TTL_SECONDS are over', async () => {
     const user = await stack.resources.users.createUserWithKey('short-lived');
     const minted = (await apiClient(stack.url, user.apiKey).post('/v1/session-tokens', {})).body;
     const session = apiClient(stack.url, minted.token);
@@ -155,14 +171,18 @@ describe('an expired session token', () => {
     // Expiry emits nothing to wait for: poll Redis until its key is gone, bounded by twice the TTL.
     const key = `${stack.config.REDIS_PREFIX}:session:${createHash('sha256').update(minted.token).digest('hex')}`;
     await poll('the session token did not expire', async () => (await stack.resources.redis.exists(key)) === 0, 2000);
-    for (const refused of [await session.get('/v1/conversations'), await session.post('/v1/ws-tickets'), await chat()]) {
-      expect([refused.status, refused.body.error.code]).toEqual([401, 'unauthorized']);
+    for (const refused of [await session.get('/v1/conversations'), await session.post('/v1/ws-tickets'), await chat(), await session.post('/v1/conversations', {})]) {
+      expect([refused.status, refused.body.error.code]).toEqual([401, 'token_expired']);
+      expect(refused.body.error.message).toContain('the session token has expired');
     }
+    // One of the right shape that was never minted is a wrong token, not an expired one.
+    const forged = await apiClient(stack.url, `sst_${randomBytes(32).toString('base64url')}`).get('/v1/conversations');
+    expect([forged.status, forged.body.error.code]).toEqual([401, 'unauthorized']);
     // The key it came from still works.
     expect((await apiClient(stack.url, user.apiKey).get('/v1/conversations')).status).toBe(200);
   });
 
-  it('is refused at the websocket handshake with 401 once expired, as are forged and malformed ones; a valid one is let in', async () => {
+  it('is refused at the websocket handshake with 401 token_expired once expired, forged and malformed ones with 401 unauthorized; a valid one is let in', async () => {
     const user = await stack.resources.users.createUserWithKey('short-lived-socket');
     const keyed = apiClient(stack.url, user.apiKey);
     const expiring = (await keyed.post('/v1/session-tokens', {})).body.token as string;
@@ -175,7 +195,7 @@ describe('an expired session token', () => {
     // Expiry emits nothing to wait for: poll Redis until its key is gone, bounded by twice the TTL.
     const key = `${stack.config.REDIS_PREFIX}:session:${createHash('sha256').update(expiring).digest('hex')}`;
     await poll('the session token did not expire', async () => (await stack.resources.redis.exists(key)) === 0, 2000);
-    expect(await refusedUpgrade(expiring)).toEqual([401, 'unauthorized', undefined]);
+    expect(await refusedUpgrade(expiring)).toEqual([401, 'token_expired', undefined]);
     // Right prefix and shape, never minted; then malformed ones.
     const forged = `sst_${randomBytes(32).toString('base64url')}`;
     expect(forged.length).toBe(valid.length);

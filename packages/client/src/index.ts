@@ -13,7 +13,7 @@ export type {
   WebSocketLike,
 } from './switchyard-client.js';
 export { httpApi, SwitchyardApiError } from './http-api.js';
-export type { HttpCall, HttpOptions } from './http-api.js';
+export type { HttpCall, HttpOptions, TokenProvider } from './http-api.js';
 export { applyTurnEvent, emptyTurnView, isTurnOver, turnViewOf } from './turn-view.js';
 export type { ProviderFallbackView, StepView, ToolCallView, TurnView } from './turn-view.js';
 export type { ApprovalRequest, ToolCallRequest } from './conversation-feed.js';

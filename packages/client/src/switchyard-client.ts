@@ -23,7 +23,7 @@ import {
 } from '@switchyard/protocol';
 import { AsyncQueue } from './async-queue.js';
 import { ConversationFeed, type ApprovalRequest, type ToolCallRequest } from './conversation-feed.js';
-import { httpApi, SwitchyardApiError, type HttpCall } from './http-api.js';
+import { httpCall, httpConnection, SwitchyardApiError, type HttpCall, type HttpConnection, type TokenProvider } from './http-api.js';
 import { isTurnToolCalls, openClientCalls, turnsToCheck, type TurnToolCalls } from './open-client-calls.js';
 import { replayTurnEvents } from './turn-replay.js';
 import { applyTurnEvent, emptyTurnView, type TurnView } from './turn-view.js';
@@ -61,8 +61,13 @@ export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 export interface SwitchyardClientOptions {
   /** The API's base URL, e.g. `http://127.0.0.1:3000`. */
   baseUrl: string;
-  /** An API key, or (in browsers) a session token from `POST /v1/session-tokens`. */
-  token: string;
+  /**
+   * An API key, or (in browsers) a session token from `POST /v1/session-tokens`; or a function
+   * giving one (possibly async, e.g. asking the page's backend), asked again whenever the server
+   * answers 401 `token_expired`: the request is sent once more with the new token, and the
+   * websocket's next ticket is got with it.
+   */
+  token: string | TokenProvider;
   /**
    * Defaults to `globalThis.WebSocket` (browsers, Node 22); on Node 20 pass `ws`'s. Without either,
    * a subscription's `ready` rejects with code `no_websocket`.
@@ -174,6 +179,7 @@ const retriable = (error: unknown) => error instanceof SwitchyardApiError && (er
  */
 export class SwitchyardClient {
   readonly http: HttpCall;
+  private readonly connection: HttpConnection;
   private readonly subscriptions = new Map<string, SubscriptionState>();
   private socket: WebSocketLike | null = null;
   private connecting = false;
@@ -185,7 +191,8 @@ export class SwitchyardClient {
   private readonly ackWaiters = new Map<string, Set<AckWaiter>>();
 
   constructor(private readonly options: SwitchyardClientOptions) {
-    this.http = httpApi(options);
+    this.connection = httpConnection(options);
+    this.http = httpCall(this.connection);
   }
 
   createConversation(body: CreateConversationRequest = {}): Promise<Conversation> {
@@ -382,7 +389,7 @@ export class SwitchyardClient {
           // The subscription began after the turn did (`after`, a reload): the events it missed
           // (the step-start its text belongs to, the text before) come from the replay log.
           if (first && !(event.type === 'turn-start' && event.attempt === 1)) {
-            for (const earlier of await replayTurnEvents(this.options, turnId, event.seq)) apply(earlier);
+            for (const earlier of await replayTurnEvents(this.connection, turnId, event.seq)) apply(earlier);
           }
           first = false;
           apply(event);

@@ -1,24 +1,24 @@
 import { isEventEnvelope, isServerFrame, type SwitchyardEvent } from '@switchyard/protocol';
 import { createParser } from 'eventsource-parser';
-import { openStream, type HttpOptions } from './http-api.js';
+import { openStream, type HttpConnection } from './http-api.js';
 
 /**
  * The turn's events with a seq below `before`, from the server's replay log
  * (`GET /v1/turns/:id/events`): what a subscription that began in the middle of the turn did not
  * see. When the log no longer keeps the turn's first events, from the oldest it keeps.
  */
-export async function replayTurnEvents(options: HttpOptions, turnId: string, before: number): Promise<SwitchyardEvent[]> {
-  const replayed = await readReplay(options, turnId, before, undefined);
+export async function replayTurnEvents(connection: HttpConnection, turnId: string, before: number): Promise<SwitchyardEvent[]> {
+  const replayed = await readReplay(connection, turnId, before, undefined);
   if (replayed.kind === 'events') return replayed.events;
-  return (await readReplay(options, turnId, before, replayed.oldestSeq - 1)).events;
+  return (await readReplay(connection, turnId, before, replayed.oldestSeq - 1)).events;
 }
 
 type Replay = { kind: 'events'; events: SwitchyardEvent[] } | { kind: 'expired'; oldestSeq: number; events: [] };
 
 /** Reads the stream until it reaches `before` (then lets it go: the rest is live) or ends. */
-async function readReplay(options: HttpOptions, turnId: string, before: number, after: number | undefined): Promise<Replay> {
+async function readReplay(connection: HttpConnection, turnId: string, before: number, after: number | undefined): Promise<Replay> {
   const query = after === undefined ? '' : `?lastEventId=${after}`;
-  const reader = (await openStream(options, `/v1/turns/${encodeURIComponent(turnId)}/events${query}`)).getReader();
+  const reader = (await openStream(connection, `/v1/turns/${encodeURIComponent(turnId)}/events${query}`)).getReader();
   const events: SwitchyardEvent[] = [];
   let outcome: Replay | undefined;
   const parser = createParser({

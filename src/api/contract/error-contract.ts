@@ -5,6 +5,7 @@ import type { AppErrorCode } from '../../errors/app-error';
 /** The HTTP status of each error code: the error handler answers with it, the document lists it. */
 export const ERROR_STATUS: Record<AppErrorCode, number> = {
   unauthorized: 401,
+  token_expired: 401,
   forbidden: 403,
   not_found: 404,
   invalid_json: 400,
@@ -30,8 +31,10 @@ export const ERROR_STATUS: Record<AppErrorCode, number> = {
  */
 export const ERROR_MEANING: Record<AppErrorCode, string> = {
   unauthorized: 'No API key or session token, or one that is not valid (revoked, or never issued).',
+  token_expired:
+    'A session token past its `expiresAt` (over HTTP and at the websocket handshake): mint a new one with the API key and try again; the client package does so with a token provider.',
   forbidden:
-    'The caller is known but may not do this: a user route called with a session token that needs an API key, an admin route without the admin token, a tool the user may not use.',
+    'The caller is known but may not do this: a route a session token may not use (it needs the API key), an Origin not in `ALLOWED_ORIGINS`, an admin route without the admin token.',
   not_found: "No such resource for this user: another user's conversation, turn or batch answers this too, never 403, so ids cannot be probed.",
   invalid_json: 'The body is not JSON (or not the JSON type the route takes).',
   invalid_request: 'The body, query or path fails validation: a missing or unknown field, a value out of its bounds.',

@@ -59,8 +59,8 @@ function operation(tag: string, method: Method, path: string, spec: OperationSpe
   const sessionTokenToo = access === 'user' && sessionTokenMayUse(method.toUpperCase(), path.replace(/\{[^}]+\}/g, 'x'));
   const codes = [
     ...ACCESS_ERRORS[access],
-    // A session token on a route beyond its scope.
-    ...(access === 'user' && !sessionTokenToo ? (['forbidden'] as const) : []),
+    // A session token on a route beyond its scope; on one within it, past its lifetime.
+    ...(access === 'user' ? (sessionTokenToo ? (['token_expired'] as const) : (['forbidden'] as const)) : []),
     ...(jsonBody || requestBody ? BODY_ERRORS : []),
     ...errors,
   ];
