@@ -19,6 +19,7 @@ export const openAiResponseSchema = z
     status: z.enum(['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete']),
     background: z.boolean(),
     completed_at: unixSeconds.nullable(),
+    conversation: z.object({ id: z.string() }).nullable().meta({ description: 'The conversation the request named.' }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     incomplete_details: z.object({ reason: z.string() }).nullable(),
     instructions: z.string().nullable(),
@@ -66,7 +67,7 @@ export const openAiResponsePaths = documentOpenAiPaths({
       operationId: 'openAiCreateResponse',
       summary: "Create a response (OpenAI's Responses API): in the background, streamed, or waited for",
       description:
-        'Runs as a turn of a new conversation, or of the one `previous_response_id` belongs to. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
+        'Runs as a turn of a new conversation, of the one `previous_response_id` belongs to, or of `conversation`. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
       jsonBody: createResponseSchema,
       responses: {
         '200': {
