@@ -11,10 +11,11 @@ import type { TurnService } from '../turns/turn-service';
 import { functionToolsError, splitFunctionTools, type UsableTools } from './function-tools';
 import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
+import { inputItems, itemPage } from './conversation-items';
 
 export interface ResponsesServiceDeps {
   conversations: Pick<ConversationsRepository, 'create' | 'get'>;
-  messages: Pick<MessagesRepository, 'listTurnAnswer' | 'listLastStepOutline'>;
+  messages: Pick<MessagesRepository, 'listTurnAnswer' | 'listLastStepOutline' | 'findTurnInput'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get' | 'delete'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
@@ -139,6 +140,17 @@ export class ResponsesService {
       });
     if (!(await this.deps.responses.delete(userId, id))) throw notFound('response');
     return { id, object: 'response', deleted: true };
+  }
+
+  /**
+   * The items of the response's input (`GET /openai/v1/responses/:id/input_items`), a page of
+   * them: what its request gave, as its turn stored it. Its system and developer messages went
+   * to `instructions` and are not items.
+   */
+  async inputItems(userId: string, id: string, query: { after?: string | undefined; limit: number; order: 'asc' | 'desc' }): Promise<ReturnType<typeof itemPage>> {
+    const { record } = await this.get(userId, id);
+    const input = await this.deps.messages.findTurnInput(record.turnId);
+    return itemPage(input ? inputItems(input.id, input.content) : [], query);
   }
 
   /** Cancels the response's turn (a finished one stays as it ended). */

@@ -108,6 +108,12 @@ export class MessagesRepository {
     return rows.map(toStoredMessage);
   }
 
+  /** The user message a turn wrote (its input), replaced or not; null for a regenerate, which writes none. */
+  async findTurnInput(turnId: string): Promise<StoredMessage | null> {
+    const { rows } = await this.db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE turn_id = $1 AND role = 'user' ORDER BY id LIMIT 1`, [turnId]);
+    return rows[0] ? toStoredMessage(rows[0]) : null;
+  }
+
   /**
    * A user message on the conversation's path: `messageId` (a row id), or (null) the last one. Null when
    * there is none, or the id names no user message on this path (someone else's, replaced, not

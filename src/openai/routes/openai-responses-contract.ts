@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { createResponseSchema } from '../response-request';
+import { openAiItemListQuerySchema } from '../conversation-request';
+import { openAiItemListSchema } from './openai-conversations-contract';
 import { jsonResponse } from '../../api/contract/operation';
 import { documentOpenAiPaths, unixSeconds } from './openai-operation';
 
@@ -96,6 +98,16 @@ export const openAiResponsePaths = documentOpenAiPaths({
           content: { 'application/json': { schema: openAiResponseSchema }, 'text/event-stream': { schema: { type: 'string' } } },
         },
       },
+      errors: [404],
+    },
+  },
+  '/openai/v1/responses/{id}/input_items': {
+    get: {
+      operationId: 'openAiListResponseInputItems',
+      summary: "A response's input items: what its request gave as `input`",
+      description: 'Its system and developer messages went to `instructions` and are not items.',
+      requestParams: { path: responseId, query: openAiItemListQuerySchema },
+      responses: { '200': jsonResponse('A page of items (`order` `desc` unless told).', openAiItemListSchema) },
       errors: [404],
     },
   },

@@ -42,7 +42,7 @@ interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
   /** Where the dialect's files, batches and responses are kept (openai/store/). */
   db: Db;
   conversations: Pick<ConversationsRepository, 'create' | 'get' | 'updateMetadata' | 'deleteIfIdle'>;
-  messages: Pick<MessagesRepository, 'listTurnAnswer' | 'list' | 'insertItems' | 'listLastStepOutline'>;
+  messages: Pick<MessagesRepository, 'listTurnAnswer' | 'list' | 'insertItems' | 'listLastStepOutline' | 'findTurnInput'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   batches: BatchesRepository;
   turnService: Pick<TurnService, 'create' | 'cancel'>;

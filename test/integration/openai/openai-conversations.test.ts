@@ -131,4 +131,33 @@ describe('OpenAI-compatible conversations', () => {
     await client.responses.cancel(running.id);
     expect(await client.conversations.delete(conversation.id)).toMatchObject({ deleted: true });
   });
+
+  it("lists a response's input items, and a deleted response is not found while its conversation keeps its items", async () => {
+    const conversation = await client.conversations.create({});
+    const response = await client.responses.create({
+      conversation: conversation.id,
+      instructions: 'Be brief.',
+      input: [
+        { role: 'user', content: 'Earlier question.' },
+        { role: 'assistant', content: 'Earlier answer.' },
+        { role: 'user', content: [{ type: 'input_text', text: scripted({ text: 'Now answered.' }) }] },
+      ],
+    });
+    const asc = await client.responses.inputItems.list(response.id, { order: 'asc' });
+    expect(asc.data.map((item: any) => [item.type, item.role, item.content[0].text])).toEqual([
+      ['message', 'user', 'Earlier question.'],
+      ['message', 'assistant', 'Earlier answer.'],
+      ['message', 'user', scripted({ text: 'Now answered.' })],
+    ]);
+    const ids = asc.data.map((item) => item.id);
+    const paged: string[] = [];
+    for await (const item of client.responses.inputItems.list(response.id, { limit: 1 })) paged.push(item.id!);
+    expect(paged).toEqual([...ids].reverse());
+
+    expect(await client.responses.delete(response.id)).toMatchObject({ id: response.id, deleted: true });
+    await expect(client.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.responses.inputItems.list(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const items = await client.conversations.items.list(conversation.id, { order: 'asc' });
+    expect(items.data.map((item: any) => item.content[0].text)).toEqual(['Earlier question.', 'Earlier answer.', scripted({ text: 'Now answered.' }), 'Now answered.']);
+  });
 });
