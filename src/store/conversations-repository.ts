@@ -58,6 +58,10 @@ interface ConversationRow {
   updated_at: Date;
 }
 
+/** A conversation `c` made by `/openai/v1` whose last turn (or making) is before `$2`, with no turn active. */
+const EXPIRED_SQL = `c.openai_retained AND c.updated_at < $2 AND c.created_at < $2
+  AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $2 OR t.finished_at >= $2))`;
+
 const COLUMNS =
   'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
@@ -239,6 +243,16 @@ export class ConversationsRepository {
   }
 
   /**
+   * Deletes a conversation made by `/openai/v1` if it is still expired (see `listExpiredOpenAi`):
+   * read again under its row lock, so that a turn admitted since the listing keeps it.
+   */
+  async deleteIfExpired(id: string, before: Date, tx: Queryable): Promise<boolean> {
+    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [id]);
+    const { rows } = await tx.query(`DELETE FROM conversations c WHERE c.id = $1 AND ${EXPIRED_SQL} RETURNING c.id`, [id, before]);
+    return rows.length > 0;
+  }
+
+  /**
    * Up to `limit` conversations made by `/openai/v1` whose last turn (or, with none, their
    * making) is older than `before`, with no turn active: what the retention sweep deletes.
    * `updated_at` moves with every event, so the index leaves out the recent ones at once.
@@ -246,8 +260,7 @@ export class ConversationsRepository {
   async listExpiredOpenAi(before: Date, limit: number): Promise<{ id: string; userId: string }[]> {
     const { rows } = await this.db.query<{ id: string; user_id: string }>(
       `SELECT c.id, c.user_id FROM conversations c
-       WHERE c.openai_retained AND c.updated_at < $1 AND c.created_at < $1
-         AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $1 OR t.finished_at >= $1))
+       WHERE ${EXPIRED_SQL.replaceAll('$2', '$1')}
        ORDER BY c.updated_at LIMIT $2`,
       [before, limit],
     );
