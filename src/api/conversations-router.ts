@@ -2,19 +2,22 @@ import { Router } from 'express';
 import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
+import type { Db } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
+import { deleteConversation } from '../turns/delete-conversation';
 import { parseMessageId } from '../store/message-id';
 import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
 import { forkConversation } from '../turns/fork-conversation';
 import type { TurnService } from '../turns/turn-service';
 import { userIdOf } from './require-user';
-import { conversationPageSchema } from './contract/conversations-contract';
+import { conversationDeletedSchema, conversationPageSchema } from './contract/conversations-contract';
 import { getConversationSchema, listConversationsSchema } from './request-schemas';
 import { sendJson } from './send-json';
 import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
 
 export interface ConversationsRouterDeps {
+  db: Db;
   conversations: ConversationsRepository;
   messages: MessagesRepository;
   turnService: TurnService;
@@ -57,6 +60,12 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const { include } = parseInput(getConversationSchema, req.query);
     const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }), deps.latestSeq(conversation.id)]);
     sendJson(res, conversationWithMessagesSchema, { ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
+  });
+
+  router.delete('/:id', async (req, res) => {
+    const id = parseRouteId(req.params.id, 'conversation');
+    await deleteConversation(deps, userIdOf(res), id);
+    sendJson(res, conversationDeletedSchema, { id, deleted: true });
   });
 
   router.post('/:id/turns', async (req, res) => {

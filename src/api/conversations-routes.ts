@@ -1,4 +1,5 @@
 import type { EventLog } from '../event-log/event-log';
+import type { Db } from '../store/db';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { TurnService } from '../turns/turn-service';
@@ -8,6 +9,7 @@ import type { RouteFamily } from './route-family';
 import { usableToolsOf, type UserToolsNeeds } from './usable-tools';
 
 interface ConversationsRoutesNeeds extends UserToolsNeeds {
+  db: Db;
   conversations: ConversationsRepository;
   messages: MessagesRepository;
   turnService: TurnService;
@@ -23,6 +25,7 @@ export const conversationsRoutes: RouteFamily<ConversationsRoutesNeeds> = {
     app.use(
       '/v1/conversations',
       conversationsRouter({
+        db: needs.db,
         conversations: needs.conversations,
         messages: needs.messages,
         turnService: needs.turnService,

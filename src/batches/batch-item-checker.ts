@@ -3,7 +3,7 @@ import { AppError } from '../errors/app-error';
 import { fieldIssues } from '../errors/zod-issues';
 import { findUnstorableValue } from '../storable/storable-json';
 import { itemSchema, type BatchDefaults, type BatchItem, type BatchItemSpec, type BatchOptions } from '../store/batch-item';
-import { isOpenAiBatchLine, openAiLineToItem } from '../openai/batch-line';
+import { isOpenAiBatchLine, openAiLineToItem, type OpenAiEndpoint } from '../openai/batch-line';
 import type { UsableTools } from '../openai/function-tools';
 
 /** Line problems listed in one refusal; the count of the rest is said. */
@@ -48,6 +48,8 @@ export class BatchItemChecker {
       maxItems: number;
       /** The tools the submitting user may use. */
       usableTools: UsableTools;
+      /** An OpenAI batch's `endpoint`: the `url` its lines must have (any, when absent). */
+      openAiEndpoint?: OpenAiEndpoint;
     },
   ) {
     const { metadata, ...options } = input.options;
@@ -86,7 +88,7 @@ export class BatchItemChecker {
     const unstorable = findUnstorableValue(value);
     if (unstorable) return this.problem({ line, ...(unstorable.field !== '(body)' ? { field: unstorable.field } : {}), message: unstorable.message });
     if (isOpenAiBatchLine(value)) {
-      const converted = openAiLineToItem(value, this.input.usableTools);
+      const converted = openAiLineToItem(value, this.input.usableTools, this.input.openAiEndpoint);
       if (!converted.ok) {
         for (const problem of converted.problems) this.problem({ line, ...problem });
         return null;

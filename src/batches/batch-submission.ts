@@ -1,3 +1,4 @@
+import type { OpenAiEndpoint } from '../openai/batch-line';
 import { isUtf8 } from 'node:buffer';
 import { AppError } from '../errors/app-error';
 import type { BatchesRepository, CreateBatchOutcome } from '../store/batches-repository';
@@ -34,6 +35,8 @@ export interface BatchSubmission {
   metadata?: Record<string, unknown>;
   /** What must be stored with the batch, in its transaction (an OpenAI batch's record). */
   alongside?: (tx: Queryable, batchId: string) => Promise<void>;
+  /** An OpenAI batch's `endpoint`: the `url` every one of its lines must have. */
+  openAiEndpoint?: OpenAiEndpoint;
 }
 
 /**
@@ -55,7 +58,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
 
   if (submission.format === 'json') {
     const batch = readJsonBatch(await readJsonBody(submission.body, deps), submission.query);
-    const checker = newChecker(deps, batch.options, batch.defaults, usableTools);
+    const checker = newChecker(deps, batch.options, batch.defaults, usableTools, submission.openAiEndpoint);
     const items: BatchItem[] = [];
     batch.items.forEach((value, index) => {
       const item = checker.checkValue(index + 1, value);
@@ -65,7 +68,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
   }
 
   const options = { ...readJsonlOptions(submission.query), ...(submission.metadata ? { metadata: submission.metadata } : {}) };
-  const checker = newChecker(deps, options, {}, usableTools);
+  const checker = newChecker(deps, options, {}, usableTools, submission.openAiEndpoint);
   const maxLineBytes = Math.min(deps.maxBatchJsonBytes, deps.maxBatchBytes);
   const spool = BatchSpool.create(deps.spoolDir);
   try {
@@ -83,7 +86,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
 }
 
 /** Tools every item gets (`defaults.tools`, `defaults.requireApproval`) are the batch's problem, not one line's. */
-function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: UsableTools): BatchItemChecker {
+function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: BatchDefaults, usableTools: UsableTools, openAiEndpoint?: OpenAiEndpoint): BatchItemChecker {
   const unknown = (['tools', 'requireApproval'] as const).flatMap((field) => (defaults[field] ?? []).filter((name) => !usableTools.has(name)).map((name) => ({ name, field })));
   if (unknown.length > 0) {
     throw new AppError(
@@ -92,7 +95,7 @@ function newChecker(deps: BatchSubmissionDeps, options: BatchOptions, defaults: 
       unknown.map(({ name, field }) => ({ line: 0, field: `defaults.${field}`, message: `unknown tool "${name}"` })),
     );
   }
-  return new BatchItemChecker({ options, defaults, maxItems: deps.maxBatchItems, usableTools });
+  return new BatchItemChecker({ options, defaults, maxItems: deps.maxBatchItems, usableTools, ...(openAiEndpoint ? { openAiEndpoint } : {}) });
 }
 
 /** A JSON body, parsed whole: at most MAX_BATCH_JSON_BYTES of strict UTF-8. */

@@ -142,6 +142,12 @@ export const configSchema = z
     MAX_BATCH_BYTES: positiveInt.default(64 * 1024 * 1024),
     /** A file uploaded to `/openai/v1/files` (streamed to storage in 1 MiB chunks, never held whole). OpenAI's own batch input limit. */
     OPENAI_MAX_FILE_BYTES: positiveInt.default(200 * 1024 * 1024),
+    /**
+     * Days a conversation made by `/openai/v1` (Responses, Chat Completions, Conversations) is
+     * kept after its last turn, as OpenAI keeps responses; then it is deleted like
+     * `DELETE /v1/conversations/:id` (the usage ledger keeps its rows). `0` keeps them.
+     */
+    OPENAI_RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
     /** Most items in one batch submission (400 past it). */
     MAX_BATCH_ITEMS: positiveInt.default(50_000),
     /**

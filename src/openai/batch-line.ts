@@ -1,8 +1,14 @@
 import { z } from 'zod';
 import { fieldIssues } from '../errors/zod-issues';
-import type { BatchItemSpec } from '../store/batch-item';
+import { findToolExchangeFault } from '../providers/tool-exchange-fault';
+import type { BatchItemSpec, BatchMessage } from '../store/batch-item';
 import { splitFunctionTools, type UsableTools } from './function-tools';
 import { chatFunctionToolSchema, chatMessageSchema, chatToolChoiceSchema, planChatTurn, turnToolChoice } from './chat-messages';
+import { createResponseSchema, hasTurnInput, planResponseTurn } from './response-request';
+
+/** The endpoints an OpenAI batch runs (its `endpoint`, its lines' `url`). */
+export const OPENAI_BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses'] as const;
+export type OpenAiEndpoint = (typeof OPENAI_BATCH_ENDPOINTS)[number];
 
 /**
  * The part of a `/v1/chat/completions` body Switchyard runs; its other fields (`temperature`,
@@ -19,15 +25,18 @@ const chatCompletionBody = z
   })
   .loose();
 
-/** A line of OpenAI's Batch API input file. */
-const openAiBatchLine = z
-  .object({
-    custom_id: z.string().min(1).max(200),
-    method: z.literal('POST'),
-    url: z.literal('/v1/chat/completions'),
-    body: chatCompletionBody,
-  })
-  .strict();
+/**
+ * A `/v1/responses` body: a Responses request that stands alone, as a batch line must (no
+ * conversation to continue, nothing to stream or to run in the background of).
+ */
+const responseBody = createResponseSchema.omit({ previous_response_id: true, conversation: true, background: true, stream: true }).extend({
+  background: z.literal(false).nullable().optional(),
+  stream: z.literal(false).nullable().optional(),
+});
+
+/** A line of OpenAI's Batch API input file; its `body` is read by its `url`'s schema. */
+const openAiBatchLine = z.object({ custom_id: z.string().min(1).max(200), method: z.literal('POST'), url: z.enum(OPENAI_BATCH_ENDPOINTS), body: z.unknown() }).strict();
+const BODY_SCHEMAS = { '/v1/chat/completions': chatCompletionBody, '/v1/responses': responseBody } as const;
 
 /** An item value in OpenAI's shape: what tells it from a Switchyard item (which has neither field). */
 export function isOpenAiBatchLine(value: unknown): boolean {
@@ -41,17 +50,30 @@ export type OpenAiLineOutcome =
 
 /**
  * One line of an OpenAI Batch API file as a Switchyard batch item, pure: its system and developer
- * messages are the item's `system`; the rest is the one turn that answers the request (a single
- * user message as it is, earlier messages and tool answers as chat messages); its functions are
- * split between Switchyard's tools and the caller's as every OpenAI route splits them
- * (function-tools.ts): a step that calls one of the caller's ends the item with the calls in its
- * result, as OpenAI does.
+ * messages (a Responses body's `instructions` too) are the item's `system`; the rest is the one
+ * turn that answers the request (a single user message as it is, earlier messages and tool
+ * answers as chat messages); its functions are split between Switchyard's tools and the
+ * caller's as every OpenAI route splits them (function-tools.ts): a step that calls one of the
+ * caller's ends the item with the calls in its result, as OpenAI does. `endpoint`: the batch's,
+ * which every line's `url` must be, as OpenAI requires.
  */
-export function openAiLineToItem(value: unknown, usableTools: UsableTools): OpenAiLineOutcome {
-  const parsed = openAiBatchLine.safeParse(value);
-  if (!parsed.success)
-    return { ok: false, problems: fieldIssues(parsed.error.issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
-  const { custom_id: customId, body } = parsed.data;
+export function openAiLineToItem(value: unknown, usableTools: UsableTools, endpoint?: OpenAiEndpoint): OpenAiLineOutcome {
+  const envelope = openAiBatchLine.safeParse(value);
+  // The body is read as its url says, else as the batch's endpoint's: a line's every problem is named at once.
+  const url = envelope.success ? envelope.data.url : (endpoint ?? '/v1/chat/completions');
+  const body = BODY_SCHEMAS[url].safeParse((value as { body?: unknown }).body);
+  if (!envelope.success || !body.success) {
+    const issues = [...(envelope.success ? [] : envelope.error.issues), ...(body.success ? [] : body.error.issues.map((issue) => ({ ...issue, path: ['body', ...issue.path] })))];
+    return { ok: false, problems: fieldIssues(issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
+  }
+  const customId = envelope.data.custom_id;
+  if (endpoint && url !== endpoint) return { ok: false, problems: [{ field: 'url', message: `the batch's endpoint is ${endpoint}: every line's url must be it` }] };
+  if (url === '/v1/responses') return responseLineToItem(customId, body.data as z.infer<typeof responseBody>, usableTools);
+  return chatLineToItem(customId, body.data as z.infer<typeof chatCompletionBody>, usableTools);
+}
+
+/** A `/v1/chat/completions` line's body as an item. */
+function chatLineToItem(customId: string, body: z.infer<typeof chatCompletionBody>, usableTools: UsableTools): OpenAiLineOutcome {
   const plan = planChatTurn(body.messages);
   if (!plan.ok) return { ok: false, problems: [{ field: plan.index < 0 ? 'body.messages' : `body.messages[${plan.index}]`, message: plan.message }] };
   const tools = splitFunctionTools(
@@ -65,7 +87,7 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
     ok: true,
     customId,
     spec: {
-      messages: [typeof plan.content === 'string' || Array.isArray(plan.content) ? plan.content : { role: 'user', content: plan.content }],
+      messages: [asBatchMessage(plan.content)],
       ...(plan.system !== undefined ? { system: plan.system } : {}),
       model: body.model,
       tools: serverTools,
@@ -73,4 +95,36 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
       ...(choice !== undefined ? { toolChoice: turnToolChoice(choice) } : {}),
     },
   };
+}
+
+/** A `/v1/responses` line's body as an item, by the rules `POST /openai/v1/responses` has (responses-service.ts). */
+function responseLineToItem(customId: string, body: z.infer<typeof responseBody>, usableTools: UsableTools): OpenAiLineOutcome {
+  const plan = planResponseTurn(body);
+  if (!hasTurnInput(plan)) return { ok: false, problems: [{ field: 'body.input', message: 'gives no message to answer (only system or developer messages)' }] };
+  const fault = findToolExchangeFault(plan.messages);
+  if (fault) {
+    const message =
+      fault.kind === 'unanswered'
+        ? `no tool output found for function call ${fault.callIds.join(', ')}`
+        : `no function call found for function_call_output with call_id ${fault.callId}`;
+    return { ok: false, problems: [{ field: 'body.input', message }] };
+  }
+  const tools = splitFunctionTools(body.tools ?? [], usableTools);
+  if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
+  return {
+    ok: true,
+    customId,
+    spec: {
+      messages: [asBatchMessage(plan.content)],
+      ...(plan.instructions !== undefined ? { system: plan.instructions } : {}),
+      ...(body.model !== undefined ? { model: body.model } : {}),
+      tools: tools.serverTools,
+      ...(tools.functions.length > 0 ? { functions: tools.functions } : {}),
+      ...(plan.toolChoice !== undefined ? { toolChoice: plan.toolChoice } : {}),
+    },
+  };
+}
+
+function asBatchMessage(content: ReturnType<typeof planResponseTurn>['content']): BatchMessage {
+  return typeof content === 'string' || Array.isArray(content) ? content : { role: 'user', content };
 }

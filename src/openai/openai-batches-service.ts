@@ -8,12 +8,13 @@ import type { Batch, BatchesRepository } from '../store/batches-repository';
 import type { OpenAiBatchesRepository, OpenAiBatchRecord } from './store/openai-batches-repository';
 import type { OpenAiFilesRepository } from './store/openai-files-repository';
 import { jsonlChunks, outputLine, type OutputContext } from './batch-output-lines';
+import { OPENAI_BATCH_ENDPOINTS, type OpenAiEndpoint } from './batch-line';
 
 /** `POST /openai/v1/batches`. */
 export const createOpenAiBatchSchema = z
   .object({
     input_file_id: z.string().min(1).max(200),
-    endpoint: z.literal('/v1/chat/completions').meta({ description: 'The one endpoint batches run.' }),
+    endpoint: z.enum(OPENAI_BATCH_ENDPOINTS).meta({ description: "The endpoint every line's `url` names; the output lines' bodies are its answers." }),
     completion_window: z.literal('24h'),
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
     output_expires_after: z.unknown().optional().meta({ description: 'Accepted and ignored: files are kept until deleted.' }),
@@ -70,6 +71,7 @@ export class OpenAiBatchesService {
         query: {},
         body: this.deps.files.content(file.id),
         alongside,
+        openAiEndpoint: request.endpoint,
         ...(request.metadata ? { metadata: request.metadata } : {}),
       });
     } catch (error) {
@@ -112,7 +114,12 @@ export class OpenAiBatchesService {
 
   /** Writes the output file (succeeded items) and the error file (the others), each only when it has lines. */
   private async finalize(record: OpenAiBatchRecord, batch: Batch): Promise<OpenAiBatchRecord> {
-    const context: OutputContext = { batchId: batch.id, created: Math.floor(Date.parse(batch.finishedAt ?? batch.createdAt) / 1000), defaultModel: this.deps.defaultModel };
+    const context: OutputContext = {
+      batchId: batch.id,
+      endpoint: record.endpoint as OpenAiEndpoint,
+      created: Math.floor(Date.parse(batch.finishedAt ?? batch.createdAt) / 1000),
+      defaultModel: this.deps.defaultModel,
+    };
     return this.deps.db.transaction(async (tx) => {
       const locked = await this.deps.openAiBatches.lockForFinalizing(record.id, tx);
       if (!locked || locked.finalizedAt) return locked ?? record;

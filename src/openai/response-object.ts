@@ -13,6 +13,8 @@ export interface ResponseObject {
   status: ResponseStatus;
   background: boolean;
   completed_at: number | null;
+  /** The conversation the request named, as OpenAI shows it; null for one of `previous_response_id` or none. */
+  conversation: { id: string } | null;
   error: { code: string; message: string } | null;
   incomplete_details: { reason: string } | null;
   instructions: string | null;
@@ -107,6 +109,7 @@ export function responseShell(record: ResponseRecord, defaultModel: string, turn
     created_at: Math.floor(record.createdAt.getTime() / 1000),
     background: request.background,
     completed_at: null,
+    conversation: request.conversation ? { id: request.conversation } : null,
     error: null,
     incomplete_details: null,
     instructions: request.instructions,

@@ -11,7 +11,8 @@ const contentPart = z.discriminatedUnion('type', [
 ]);
 const content = z.union([text, z.array(contentPart).min(1).max(100)]);
 const itemMeta = { id: z.string().max(200).optional(), status: z.string().max(50).optional() };
-const inputItem = z.union([
+/** An item of a Responses input, or of the items a conversation is made with. */
+export const inputItem = z.union([
   z.object({ type: z.literal('message').optional(), role: z.enum(['user', 'assistant', 'system', 'developer']), content, ...itemMeta }).strict(),
   z.object({ type: z.literal('function_call'), call_id: z.string().min(1).max(200), name: toolNameSchema, arguments: text, ...itemMeta }).strict(),
   z.object({ type: z.literal('function_call_output'), call_id: z.string().min(1).max(200), output: content, ...itemMeta }).strict(),
@@ -58,6 +59,11 @@ export const createResponseSchema = z
     background: z.boolean().nullable().optional(),
     stream: z.boolean().nullable().optional(),
     previous_response_id: z.string().min(1).max(200).nullable().optional(),
+    // OpenAI's SDK sends the id, or `{id}`.
+    conversation: z
+      .union([z.string().min(1).max(200), z.object({ id: z.string().min(1).max(200) }).strict()])
+      .nullable()
+      .optional(),
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
     ...Object.fromEntries(IGNORED_RESPONSE_FIELDS.map((field) => [field, z.unknown().optional()])),
   })

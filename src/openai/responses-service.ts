@@ -5,17 +5,17 @@ import type { Queryable } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { OpenAiResponsesRepository, ResponseRecord } from './store/openai-responses-repository';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
-import type { ChatMessage } from '../providers/model-provider';
-import { findToolExchangeFault } from '../providers/tool-exchange-fault';
+import { findToolExchangeFault, type ExchangeMessage } from '../providers/tool-exchange-fault';
 import { buildMessages } from '../turns/build-messages';
 import type { TurnService } from '../turns/turn-service';
 import { functionToolsError, splitFunctionTools, type UsableTools } from './function-tools';
 import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
+import { inputItems, itemPage } from './conversation-items';
 
 export interface ResponsesServiceDeps {
-  conversations: Pick<ConversationsRepository, 'create'>;
-  messages: Pick<MessagesRepository, 'listTurnAnswer'>;
+  conversations: Pick<ConversationsRepository, 'create' | 'get'>;
+  messages: Pick<MessagesRepository, 'listTurnAnswer' | 'listLastStepOutline' | 'findTurnInput'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get' | 'delete'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
@@ -35,27 +35,40 @@ export class ResponsesService {
    *    Switchyard tool that cannot run here is refused (function-tools.ts).
    * 2. With `previous_response_id`: that response's conversation, once its turn has ended, when
    *    it is the conversation's latest turn.
-   * 3. Otherwise a new conversation.
+   * 3. With `conversation`: that conversation of the user's, appended to (a turn still active
+   *    on it is a 409, as on `/v1`).
+   * 4. Otherwise a new conversation.
    * Either way the input must pair every function call with its output, as OpenAI checks: each
    * call of the caller's functions the previous response ended with, and each `function_call`
    * given in the input, is answered right after it, and each `function_call_output` answers
    * one of them. An input that does not would be stored, and every later request of the
    * conversation would fail at the provider.
-   * 4. The turn, keyed by the response's id, then the response that names it.
+   * 5. The turn, keyed by the response's id, then the response that names it.
    */
   async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
     const tools = splitFunctionTools(request.tools ?? [], await this.deps.usableTools(userId));
     if (!tools.ok) throw functionToolsError(tools);
     const plan = planResponseTurn(request);
     if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
+    const joinedId = typeof request.conversation === 'string' ? request.conversation : request.conversation?.id;
+    if (joinedId && request.previous_response_id) throw invalid('conversation', 'give previous_response_id or conversation, not both');
+    const joined = joinedId ? await this.deps.conversations.get(userId, joinedId) : null;
+    if (joinedId && !joined) throw notFound('conversation');
     const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id) : null;
-    // The history before the previous response's answer was checked when it was stored: its answer and the input are what can pair wrongly.
-    const answer = previous ? buildMessages(null, await this.deps.messages.listTurnAnswer(previous.turnId)) : [];
-    const unpaired = unpairedCall(answer, plan.messages);
+    // The history before the last step was checked when it was stored: that step and the input are what can pair wrongly.
+    const before: ExchangeMessage[] = previous
+      ? buildMessages(null, await this.deps.messages.listTurnAnswer(previous.turnId))
+      : joined
+        ? await this.deps.messages.listLastStepOutline(joined.id)
+        : [];
+    const unpaired = unpairedCall(before, plan.messages);
     if (unpaired) throw invalid('input', unpaired);
-    const conversationId = previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' } })).id;
+    const conversationId =
+      previous?.conversationId ??
+      joined?.id ??
+      (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' }, openaiRetained: true })).id;
     // A conversation made here has no event yet: no need to ask the log.
-    const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
+    const afterSeq = previous || joined ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
     let record: ResponseRecord | undefined;
     // The response is recorded in the turn's transaction: a crash in between would leave a turn
@@ -76,6 +89,7 @@ export class ResponsesService {
             toolChoice: request.tool_choice ?? 'auto',
             metadata: request.metadata ?? {},
             background: request.background === true,
+            conversation: joined?.id ?? null,
           },
         },
         tx,
@@ -128,6 +142,17 @@ export class ResponsesService {
     return { id, object: 'response', deleted: true };
   }
 
+  /**
+   * The items of the response's input (`GET /openai/v1/responses/:id/input_items`), a page of
+   * them: what its request gave, as its turn stored it. Its system and developer messages went
+   * to `instructions` and are not items.
+   */
+  async inputItems(userId: string, id: string, query: { after?: string | undefined; limit: number; order: 'asc' | 'desc' }): Promise<ReturnType<typeof itemPage>> {
+    const { record } = await this.get(userId, id);
+    const input = await this.deps.messages.findTurnInput(record.turnId);
+    return itemPage(input ? inputItems(input.id, input.content) : [], query);
+  }
+
   /** Cancels the response's turn (a finished one stays as it ended). */
   async cancel(userId: string, id: string): Promise<ResponseObject> {
     const { record } = await this.get(userId, id);
@@ -155,9 +180,9 @@ export class ResponsesService {
 
 /**
  * What pairs a function call wrongly when `input` follows `answer` (the previous response's
- * messages), naming the `call_id` as OpenAI's refusals do; undefined when providers accept it.
+ * messages, or the conversation's last step), naming the `call_id` as OpenAI's refusals do; undefined when providers accept it.
  */
-function unpairedCall(answer: readonly ChatMessage[], input: readonly ChatMessage[]): string | undefined {
+function unpairedCall(answer: readonly ExchangeMessage[], input: readonly ExchangeMessage[]): string | undefined {
   const history = [...answer, ...input];
   const fault = findToolExchangeFault(history);
   switch (fault?.kind) {

@@ -26,6 +26,7 @@ import { PerKeyCap } from '../limits/per-key-cap';
 import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
 import { meteredChannelListener } from './metered-channel-listener';
 import { loadTokenizer } from '../usage/usage-estimate';
+import { startConversationRetention } from '../openai/conversation-retention';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -88,6 +89,13 @@ export async function startWorker(resources: Resources, options: { withHealthSer
     { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },
   );
   const batchRepair = startBatchRepair(batchRunner, { intervalMs: config.RECONCILE_INTERVAL_MS, logger });
+  const retention =
+    config.OPENAI_RETENTION_DAYS > 0
+      ? startConversationRetention(
+          { db: resources.db, conversations: resources.conversations },
+          { intervalMs: config.RECONCILE_INTERVAL_MS, retentionDays: config.OPENAI_RETENTION_DAYS, logger },
+        )
+      : null;
   const webhookWorker = startWebhookWorker(
     { ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY },
     {
@@ -121,6 +129,7 @@ export async function startWorker(resources: Resources, options: { withHealthSer
     async close() {
       await reconciler.stop();
       await batchRepair.stop();
+      await retention?.stop();
       await webhookRelay.stop();
       await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS), webhookWorker.close(config.SHUTDOWN_GRACE_MS)]);
       cancellations.close();

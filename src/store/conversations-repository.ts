@@ -31,7 +31,12 @@ export interface NewConversation {
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
+  /** Made by `/openai/v1`: kept OPENAI_RETENTION_DAYS after its last turn (migrations/0028_openai_conversations.sql). */
+  openaiRetained?: boolean;
 }
+
+/** What `deleteIfIdle` did: a conversation with a turn still active stays. */
+export type ConversationDeletion = { kind: 'deleted' } | { kind: 'missing' } | { kind: 'busy'; activeTurnId: string };
 
 /** What `createUnlessExternalIdTaken` did. */
 export type NewConversationOutcome = { kind: 'created'; conversation: Conversation } | { kind: 'external_id_taken'; existing: Conversation };
@@ -53,6 +58,10 @@ interface ConversationRow {
   updated_at: Date;
 }
 
+/** A conversation `c` made by `/openai/v1` whose last turn (or making) is before `$2`, with no turn active. */
+const EXPIRED_SQL = `c.openai_retained AND c.updated_at < $2 AND c.created_at < $2
+  AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $2 OR t.finished_at >= $2))`;
+
 const COLUMNS =
   'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
@@ -70,10 +79,10 @@ export class ConversationsRepository {
     await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
   }
 
-  async create(input: NewConversation): Promise<Conversation> {
-    const { rows } = await this.db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+  async create(input: NewConversation, db: Queryable = this.db): Promise<Conversation> {
+    const { rows } = await db.query<ConversationRow>(
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -87,8 +96,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -204,7 +213,58 @@ export class ConversationsRepository {
       input.metadata === undefined ? null : JSON.stringify(input.metadata),
       input.batchId ?? null,
       input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
+      input.openaiRetained === true,
     ];
+  }
+
+  /** Replaces the user's conversation's `metadata`; null when it is not the user's. */
+  async updateMetadata(userId: string, id: string, metadata: Record<string, unknown> | null): Promise<Conversation | null> {
+    const { rows } = await this.db.query<ConversationRow>(`UPDATE conversations SET metadata = $3, updated_at = now() WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`, [
+      id,
+      userId,
+      metadata === null ? null : JSON.stringify(metadata),
+    ]);
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  /**
+   * Deletes the user's conversation with its messages, turns and what hangs on them (the
+   * foreign keys cascade; the usage ledger's rows stay), unless a turn of it is active. Under
+   * the conversation's row lock, which admitting a turn takes too: no turn starts on a
+   * conversation being deleted.
+   */
+  async deleteIfIdle(userId: string, id: string, tx: Queryable): Promise<ConversationDeletion> {
+    const { rows } = await tx.query('SELECT id FROM conversations WHERE id = $1 AND user_id = $2 FOR UPDATE', [id, userId]);
+    if (rows.length === 0) return { kind: 'missing' };
+    const active = await tx.query<{ id: string }>("SELECT id FROM turns WHERE conversation_id = $1 AND status IN ('queued', 'running', 'waiting_tools') LIMIT 1", [id]);
+    if (active.rows[0]) return { kind: 'busy', activeTurnId: active.rows[0].id };
+    await tx.query('DELETE FROM conversations WHERE id = $1', [id]);
+    return { kind: 'deleted' };
+  }
+
+  /**
+   * Deletes a conversation made by `/openai/v1` if it is still expired (see `listExpiredOpenAi`):
+   * read again under its row lock, so that a turn admitted since the listing keeps it.
+   */
+  async deleteIfExpired(id: string, before: Date, tx: Queryable): Promise<boolean> {
+    await tx.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [id]);
+    const { rows } = await tx.query(`DELETE FROM conversations c WHERE c.id = $1 AND ${EXPIRED_SQL} RETURNING c.id`, [id, before]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Up to `limit` conversations made by `/openai/v1` whose last turn (or, with none, their
+   * making) is older than `before`, with no turn active: what the retention sweep deletes.
+   * `updated_at` moves with every event, so the index leaves out the recent ones at once.
+   */
+  async listExpiredOpenAi(before: Date, limit: number): Promise<{ id: string; userId: string }[]> {
+    const { rows } = await this.db.query<{ id: string; user_id: string }>(
+      `SELECT c.id, c.user_id FROM conversations c
+       WHERE ${EXPIRED_SQL.replaceAll('$2', '$1')}
+       ORDER BY c.updated_at LIMIT $2`,
+      [before, limit],
+    );
+    return rows.map((row) => ({ id: row.id, userId: row.user_id }));
   }
 
   /** Keeps PostgreSQL's copy of the latest seq; never moves it back. */

@@ -56,6 +56,14 @@ export interface OutlineEnd {
   withToolRun?: boolean;
 }
 
+/** A message stored with no turn (migrations/0001_init.sql's columns). */
+export interface ItemRow {
+  role: 'user' | 'assistant' | 'tool';
+  content: unknown;
+  toolCalls?: AssistantToolCall[];
+  toolCallId?: string;
+}
+
 /** A regenerate answers its branch point again; an edit replaces it. */
 export type BranchKind = 'regenerate' | 'edit';
 
@@ -98,6 +106,12 @@ export class MessagesRepository {
       [turnId],
     );
     return rows.map(toStoredMessage);
+  }
+
+  /** The user message a turn wrote (its input), replaced or not; null for a regenerate, which writes none. */
+  async findTurnInput(turnId: string): Promise<StoredMessage | null> {
+    const { rows } = await this.db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE turn_id = $1 AND role = 'user' ORDER BY id LIMIT 1`, [turnId]);
+    return rows[0] ? toStoredMessage(rows[0]) : null;
   }
 
   /**
@@ -203,6 +217,24 @@ export class MessagesRepository {
       params,
     );
     return rows.map((row) => ({ rowId: String(row.id), role: row.role, tool_calls: row.call_ids.map((id) => ({ id })), tool_call_id: row.tool_call_id }));
+  }
+
+  /**
+   * Messages a conversation is made with (OpenAI's Conversations API), before any turn, of no
+   * turn, in order: a user message's content as a turn's input is stored (chat messages when
+   * several); an assistant message's calls in its column, where admission looks for unanswered
+   * ones.
+   */
+  async insertItems(conversationId: string, rows: readonly ItemRow[], db: Queryable = this.db): Promise<void> {
+    for (const row of rows) {
+      await db.query('INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id) VALUES ($1, $2, $3, $4, $5)', [
+        conversationId,
+        row.role,
+        JSON.stringify(row.content),
+        row.toolCalls ? JSON.stringify(row.toolCalls) : null,
+        row.toolCallId ?? null,
+      ]);
+    }
   }
 
   /** Assistant messages given as context (a batch item's), before the turn that follows them. */

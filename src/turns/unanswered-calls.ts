@@ -21,7 +21,7 @@ export function unansweredCallsRefusal(lastStep: readonly MessageOutline[], cont
   const toolCallIds = fault.fault.kind === 'unanswered' ? fault.fault.callIds : [];
   const message =
     fault.fault.kind === 'unanswered'
-      ? `${fault.text}: answer them first (function_call_output items of POST /openai/v1/responses with previous_response_id)`
+      ? `${fault.text}: answer them first (function_call_output items of POST /openai/v1/responses with previous_response_id or conversation)`
       : `the turn would send a history providers refuse: ${fault.text}`;
   return new AppError('conflict', `conflict: ${message}`, { toolCallIds });
 }

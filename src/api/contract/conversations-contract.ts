@@ -8,6 +8,8 @@ import { idParams, pageOf } from './shared-schemas';
 
 export const conversationPageSchema = pageOf(conversationSchema).check(z.meta({ id: 'ConversationPage' }));
 
+export const conversationDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'ConversationDeleted' });
+
 export const conversationPaths = documentPaths('Conversations', {
   '/v1/conversations': {
     post: {
@@ -34,6 +36,15 @@ export const conversationPaths = documentPaths('Conversations', {
       requestParams: { path: idParams('conversation'), query: getConversationSchema },
       responses: { '200': jsonResponse('The conversation.', conversationWithMessagesSchema) },
       errors: ['not_found'],
+    },
+    delete: {
+      operationId: 'deleteConversation',
+      summary: 'Delete a conversation with its messages and turns; the usage ledger keeps its rows',
+      description: 'Refused (409 conversation_busy, naming the active turn) while a turn is active: cancel it first.',
+      access: 'user',
+      requestParams: { path: idParams('conversation') },
+      responses: { '200': jsonResponse('Deleted.', conversationDeletedSchema) },
+      errors: ['not_found', 'conversation_busy'],
     },
   },
   '/v1/conversations/{id}/turns': {

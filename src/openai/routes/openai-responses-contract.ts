@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { createResponseSchema } from '../response-request';
+import { openAiItemListQuerySchema } from '../conversation-request';
+import { openAiItemListSchema } from './openai-conversations-contract';
 import { jsonResponse } from '../../api/contract/operation';
 import { documentOpenAiPaths, unixSeconds } from './openai-operation';
 
@@ -19,6 +21,7 @@ export const openAiResponseSchema = z
     status: z.enum(['queued', 'in_progress', 'completed', 'failed', 'cancelled', 'incomplete']),
     background: z.boolean(),
     completed_at: unixSeconds.nullable(),
+    conversation: z.object({ id: z.string() }).nullable().meta({ description: 'The conversation the request named.' }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     incomplete_details: z.object({ reason: z.string() }).nullable(),
     instructions: z.string().nullable(),
@@ -66,7 +69,7 @@ export const openAiResponsePaths = documentOpenAiPaths({
       operationId: 'openAiCreateResponse',
       summary: "Create a response (OpenAI's Responses API): in the background, streamed, or waited for",
       description:
-        'Runs as a turn of a new conversation, or of the one `previous_response_id` belongs to. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
+        'Runs as a turn of a new conversation, of the one `previous_response_id` belongs to, or of `conversation`. Fields OpenAI has and Switchyard does not act on are accepted and ignored (README).',
       jsonBody: createResponseSchema,
       responses: {
         '200': {
@@ -95,6 +98,16 @@ export const openAiResponsePaths = documentOpenAiPaths({
           content: { 'application/json': { schema: openAiResponseSchema }, 'text/event-stream': { schema: { type: 'string' } } },
         },
       },
+      errors: [404],
+    },
+  },
+  '/openai/v1/responses/{id}/input_items': {
+    get: {
+      operationId: 'openAiListResponseInputItems',
+      summary: "A response's input items: what its request gave as `input`",
+      description: 'Its system and developer messages went to `instructions` and are not items.',
+      requestParams: { path: responseId, query: openAiItemListQuerySchema },
+      responses: { '200': jsonResponse('A page of items (`order` `desc` unless told).', openAiItemListSchema) },
       errors: [404],
     },
   },

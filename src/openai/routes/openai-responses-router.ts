@@ -3,6 +3,8 @@ import type { ResponsesService } from '../responses-service';
 import type { ResponseRecord } from '../store/openai-responses-repository';
 import type { Turn } from '../../store/turns-repository';
 import { createResponseSchema } from '../response-request';
+import { openAiItemListQuerySchema } from '../conversation-request';
+import { openAiItemListSchema } from './openai-conversations-contract';
 import { releaseBody } from '../../api/body-bytes';
 import { principalOf } from '../../api/require-user';
 import { sendJson } from '../../api/send-json';
@@ -46,6 +48,12 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
     const { record, turn } = await deps.responses.get(userId, parseRouteId(req.params.id, 'response'));
     if (query.stream === 'true') return deps.streamer.stream({ record, turn, keyId, startingAfter: query.starting_after ?? -1, res });
     sendJson(res, openAiResponseSchema, await deps.responses.object(record, turn));
+  });
+
+  router.get('/:id/input_items', async (req, res) => {
+    const id = parseRouteId(req.params.id, 'response');
+    const query = parseInput(openAiItemListQuerySchema, req.query);
+    sendJson(res, openAiItemListSchema, await deps.responses.inputItems(principalOf(res).userId, id, query));
   });
 
   router.delete('/:id', async (req, res) => {

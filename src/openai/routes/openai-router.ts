@@ -8,6 +8,8 @@ import { openAiBatchesRouter } from './openai-batches-router';
 import type { OpenAiBatchesService } from '../openai-batches-service';
 import { openAiChatCompletionsRouter, type OpenAiChatCompletionsRouterDeps } from './openai-chat-completions-router';
 import { openAiModelsRouter, type OpenAiModelsRouterDeps } from './openai-models-router';
+import { openAiConversationsRouter } from './openai-conversations-router';
+import type { OpenAiConversationsService } from '../openai-conversations-service';
 
 export interface OpenAiRouterDeps {
   files: OpenAiFilesRouterDeps;
@@ -15,6 +17,7 @@ export interface OpenAiRouterDeps {
   batches: OpenAiBatchesService;
   chat: OpenAiChatCompletionsRouterDeps;
   models: OpenAiModelsRouterDeps;
+  conversations: OpenAiConversationsService;
   /** MAX_BODY_BYTES: the JSON bodies of the other routes. */
   maxBodyBytes: number;
   /** MAX_TURN_BODY_BYTES_IN_FLIGHT: `POST /responses` shares it with `POST /api/chat`. */
@@ -36,5 +39,6 @@ export function openAiRouter(deps: OpenAiRouterDeps): Router {
   router.use('/responses', openAiResponsesRouter(deps.responses));
   router.use('/chat/completions', openAiChatCompletionsRouter(deps.chat));
   router.use('/batches', openAiBatchesRouter({ batches: deps.batches }));
+  router.use('/conversations', openAiConversationsRouter({ conversations: deps.conversations }));
   return router;
 }

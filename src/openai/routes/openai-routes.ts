@@ -31,6 +31,8 @@ import { openAiModelPaths, openAiModels } from './openai-models-router';
 import { openAiChatCompletionPaths } from './openai-chat-completions-contract';
 import type { ModelCatalogue } from '../../models/model-catalogue';
 import type { SubmissionSlots } from '../../api/submission-slots';
+import { OpenAiConversationsService } from '../openai-conversations-service';
+import { openAiConversationPaths } from './openai-conversations-contract';
 
 interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
   config: Pick<Config, 'MAX_BODY_BYTES' | 'OPENAI_MAX_FILE_BYTES' | 'MAX_BATCH_BYTES' | 'MAX_BATCH_JSON_BYTES' | 'MAX_BATCH_ITEMS'>;
@@ -39,8 +41,8 @@ interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
   logger: Logger;
   /** Where the dialect's files, batches and responses are kept (openai/store/). */
   db: Db;
-  conversations: Pick<ConversationsRepository, 'create'>;
-  messages: Pick<MessagesRepository, 'listTurnAnswer'>;
+  conversations: Pick<ConversationsRepository, 'create' | 'get' | 'updateMetadata' | 'deleteIfIdle'>;
+  messages: Pick<MessagesRepository, 'listTurnAnswer' | 'list' | 'insertItems' | 'listLastStepOutline' | 'findTurnInput'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   batches: BatchesRepository;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
@@ -56,8 +58,8 @@ interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
 }
 
 /**
- * The OpenAI dialect under `/openai/v1` (docs/API.md, "OpenAI-compatible routes"): Files, Batches
- * and Responses, on the dialect's own repositories and services. Before the API's body parsers,
+ * The OpenAI dialect under `/openai/v1` (docs/API.md, "OpenAI-compatible routes"): Files, Batches,
+ * Responses and Conversations, on the dialect's own repositories and services. Before the API's body parsers,
  * as its uploads are multipart; OpenAI's SDKs answer to OpenAI's error shape, so these routes
  * have their own 404 and error handler, which also answer their refused credentials.
  */
@@ -68,7 +70,7 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
       name: 'OpenAI-compatible',
       description: 'OpenAI\'s SDKs work against `/openai/v1` by changing `baseURL`; errors are OpenAI\'s `{"error": {message, type, param, code}}`.',
     },
-    paths: { ...openAiChatCompletionPaths, ...openAiModelPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths },
+    paths: { ...openAiConversationPaths, ...openAiChatCompletionPaths, ...openAiModelPaths, ...openAiFilePaths, ...openAiBatchPaths, ...openAiResponsePaths },
     schemas: { OpenAiError: openAiErrorSchema },
   },
   mount: (app, needs) => {
@@ -119,6 +121,7 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
         batches,
         chat: { chat, events: needs.eventSource, streams: chatStreams },
         models: { models: openAiModels(needs.models, Math.floor(Date.now() / 1000)) },
+        conversations: new OpenAiConversationsService({ db: needs.db, conversations: needs.conversations, messages: needs.messages }),
         maxBodyBytes: config.MAX_BODY_BYTES,
         turnBodyBytes: needs.turnBodyBytes,
       }),

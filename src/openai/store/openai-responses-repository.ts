@@ -9,6 +9,8 @@ export interface ResponseRequestEcho {
   toolChoice: unknown;
   metadata: Record<string, string>;
   background: boolean;
+  /** The conversation the request named (`conversation`); absent in responses stored before it could. */
+  conversation?: string | null;
 }
 
 /** A response of the OpenAI-compatible Responses API: one turn (migrations/0017_openai_compat.sql). */

@@ -137,6 +137,59 @@ describe('OpenAI-compatible batches', () => {
     expect((await client.batches.list()).data.map((each) => each.id)).toContain(created.id);
   }, 60_000);
 
+  it('runs a file of /v1/responses lines: output lines carry response objects, and a line for another endpoint fails the batch', async () => {
+    const responseLine = (customId: string, body: Record<string, unknown>) => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/responses', body });
+    const input = await upload([
+      responseLine('answer', { model: 'scripted', instructions: 'Be brief.', input: scripted({ text: 'A response line.' }) }),
+      responseLine('server-tool', {
+        input: [{ role: 'user', content: scripted({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+3' } }] }, { text: 'Five.' }] }) }],
+        tools: [{ type: 'function', name: 'calculator' }],
+      }),
+      responseLine('caller-tool', {
+        model: 'scripted',
+        input: scripted({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }),
+        tools: [{ type: 'function', ...weather.function }],
+      }),
+    ]);
+    const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/responses', completion_window: '24h' });
+    expect(created).toMatchObject({ status: 'in_progress', endpoint: '/v1/responses', request_counts: { total: 3 } });
+    const events = await followBatchEvents(stack.url, apiKey, created.id);
+    try {
+      expect(await events.finished()).toMatchObject({ status: 'completed', counts: { total: 3, succeeded: 3 } });
+    } finally {
+      events.close();
+    }
+    const batch = await client.batches.retrieve(created.id);
+    const output = await fileLines(batch.output_file_id!);
+    expect(output.map((line) => [line.custom_id, line.response.status_code, line.error])).toEqual([
+      ['answer', 200, null],
+      ['server-tool', 200, null],
+      ['caller-tool', 200, null],
+    ]);
+    const [answer, serverTool, callerTool] = output.map((line) => line.response.body);
+    expect(answer).toMatchObject({
+      id: expect.stringMatching(/^resp_/),
+      object: 'response',
+      status: 'completed',
+      model: 'scripted',
+      instructions: 'Be brief.',
+      output_text: 'A response line.',
+      output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'A response line.' }] }],
+      usage: { total_tokens: expect.any(Number) },
+    });
+    expect(serverTool).toMatchObject({
+      output_text: 'Five.',
+      switchyard: { toolCalls: [expect.objectContaining({ toolName: 'calculator', result: { expression: '2+3', result: 5 } })] },
+    });
+    expect(callerTool.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'get_weather', arguments: JSON.stringify({ city: 'Oslo' }) })]);
+    const answerRequest = stack.scripted.requests.filter((request: any) => JSON.stringify(request.body.messages).includes('A response line.')).at(-1)!.body as any;
+    expect(answerRequest.messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
+
+    const mixed = await upload([responseLine('fine', { input: 'Hi' }), batchLine('other', { model: 'scripted', messages: [{ role: 'user', content: 'Hi' }] })]);
+    const refused = await client.batches.create({ input_file_id: mixed.id, endpoint: '/v1/responses', completion_window: '24h' });
+    expect(refused).toMatchObject({ status: 'failed', errors: { data: [expect.objectContaining({ line: 2, param: 'url' })] } });
+  }, 60_000);
+
   it('fails a batch whose line names a tool needing approval as a function declaring no parameters: unsupported_parameter on body.tools', async () => {
     const input = await upload([
       batchLine('ok', { model: 'scripted', messages: [{ role: 'user', content: 'hi' }], tools: [calculator] }),

@@ -104,6 +104,7 @@ describe('an ended item as an OpenAI output line', () => {
     const toolCalls = [{ toolName: 'calculator', args: {}, result: 1, attempts: 1 }];
     const out = outputLine(item('succeeded', { text: '', toolCalls, usage, turnId: 'turn_9', finishReason: 'tool_calls', callerToolCalls: calls }), {
       batchId: 'batch_x',
+      endpoint: '/v1/chat/completions',
       created: 1,
       defaultModel: 'd',
     }) as any;
@@ -122,6 +123,7 @@ describe('an ended item as an OpenAI output line', () => {
     expect(
       outputLine(item('cancelled', { text: '', toolCalls: [], usage, error: { code: 'cancelled', message: 'the batch was cancelled' } }), {
         batchId: 'batch_x',
+        endpoint: '/v1/chat/completions',
         created: 1,
         defaultModel: 'd',
       }),
