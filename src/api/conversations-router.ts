@@ -1,8 +1,20 @@
 import { Router } from 'express';
-import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
+import {
+  type CompactionPolicy,
+  conversationSchema,
+  conversationWithMessagesSchema,
+  createConversationSchema,
+  createTurnSchema,
+  forkConversationSchema,
+  turnAcceptedSchema,
+} from '@switchyard/protocol';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
+import { publicCompaction, type CompactionsRepository } from '../store/compactions-repository';
+import type { ModelCatalogue } from '../models/model-catalogue';
+import { compactionLimits } from '../turns/compaction-plan';
+import { routeWindow } from '../turns/compacted-request';
 import { parseMessageId } from '../store/message-id';
 import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
 import { forkConversation } from '../turns/fork-conversation';
@@ -17,6 +29,9 @@ import { parseInput, parseRouteId } from './validate';
 export interface ConversationsRouterDeps {
   conversations: ConversationsRepository;
   messages: MessagesRepository;
+  compactions: Pick<CompactionsRepository, 'list'>;
+  /** A compaction policy needs its model's window, or `triggerTokens`. */
+  models: Pick<ModelCatalogue, 'lookup' | 'defaultModel'>;
   turnService: TurnService;
   /** To refuse `tools` lists naming tools the user may not use. */
   usableTools: UsableToolsDeps;
@@ -32,6 +47,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
+    if (body.compaction) assertCompactionFits(deps.models, body.compaction, body.model ?? deps.models.defaultModel);
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
@@ -55,8 +71,17 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const conversation = await deps.conversations.get(userIdOf(res), parseRouteId(req.params.id, 'conversation'));
     if (!conversation) throw notFound('conversation');
     const { include } = parseInput(getConversationSchema, req.query);
-    const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }), deps.latestSeq(conversation.id)]);
-    sendJson(res, conversationWithMessagesSchema, { ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
+    const [messages, latestSeq, compactions] = await Promise.all([
+      deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }),
+      deps.latestSeq(conversation.id),
+      deps.compactions.list(conversation.id),
+    ]);
+    sendJson(res, conversationWithMessagesSchema, {
+      ...conversation,
+      lastSeq: Math.max(conversation.lastSeq, latestSeq),
+      messages,
+      compactions: compactions.map(publicCompaction),
+    });
   });
 
   router.post('/:id/turns', async (req, res) => {
@@ -90,6 +115,16 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   });
 
   return router;
+}
+
+/** A 400 for a policy that cannot trigger: its model has no known window and it gives no `triggerTokens`. */
+function assertCompactionFits(models: Pick<ModelCatalogue, 'lookup'>, policy: CompactionPolicy, model: string): void {
+  const lookup = models.lookup(model);
+  const limits = compactionLimits(policy, lookup.ok ? routeWindow(lookup.route) : undefined);
+  if (!limits.ok) throw new AppError('invalid_request', limits.message, [{ field: 'compaction.triggerTokens', message: limits.message }]);
+  if (policy.model !== undefined && !models.lookup(policy.model).ok) {
+    throw new AppError('invalid_request', `no model "${policy.model}"`, [{ field: 'compaction.model', message: `no model "${policy.model}"` }]);
+  }
 }
 
 /** A regenerate (`regenerate`, optionally `fromMessageId`) or an edit (`content` and `fromMessageId`); undefined for a plain turn. */
