@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import {
   type CompactionPolicy,
+  compactConversationSchema,
   conversationSchema,
   conversationWithMessagesSchema,
   createConversationSchema,
@@ -105,6 +106,20 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
       },
     });
     sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, created ? 202 : 200);
+  });
+
+  router.post('/:id/compact', async (req, res) => {
+    const conversationId = parseRouteId(req.params.id, 'conversation');
+    const { instructions } = parseInput(compactConversationSchema, req.body);
+    const conversation = await deps.conversations.get(userIdOf(res), conversationId);
+    if (!conversation) throw notFound('conversation');
+    assertCompactionFits(deps.models, conversation.compaction ?? {}, conversation.model ?? deps.models.defaultModel);
+    const { turn } = await deps.turnService.create(userIdOf(res), conversationId, {
+      content: null,
+      onBusy: 'reject',
+      options: { compact: instructions ? { instructions } : {} },
+    });
+    sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, 202);
   });
 
   router.post('/:id/fork', async (req, res) => {

@@ -39,6 +39,8 @@ export interface TurnOptions {
   modelSettings?: ModelSettings;
   /** Structured output: sent as `response_format` on every step, the final answer validated against it. */
   responseFormat?: ResponseFormat;
+  /** A compaction turn (`POST /v1/conversations/:id/compact`): no user message, no step, one forced compaction. */
+  compact?: { instructions?: string };
 }
 
 export interface StepRecord {
@@ -350,7 +352,7 @@ export class TurnsRepository {
          RETURNING turns.*, target.previous_status, target.previous_awaiting
        ), user_message AS (
          INSERT INTO messages (conversation_id, turn_id, step, role, content)
-         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools' AND branch IS DISTINCT FROM 'regenerate'
+         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools' AND branch IS DISTINCT FROM 'regenerate' AND begun.options->'compact' IS NULL
          ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
          RETURNING ${MESSAGE_COLUMNS}
        ), branched_from AS (

@@ -70,6 +70,8 @@ export type CompactedRequest =
   /** `counted`: the tokenizer's count of the messages (uncorrected), recorded with the call. */
   | { kind: 'ok'; messages: ChatMessage[]; counted: number }
   | { kind: 'failed'; code: 'context_length_exceeded'; message: string }
+  /** Forced, with nothing before the last user message to summarise. */
+  | { kind: 'nothing-to-compact'; tokens: number }
   | { kind: 'provider-failed'; error: ProviderError }
   | { kind: 'fenced' }
   | { kind: 'aborted' };
@@ -95,10 +97,8 @@ export async function compactedRequest(deps: CompactionStepDeps, input: Compacte
     requestOverhead: Math.ceil(overhead * state.correction),
     ...(input.force ? { force: true } : {}),
   });
-  if (plan.kind === 'send' || plan.kind === 'nothing-to-compact') {
-    if (input.force) return tooLong(`the request counts ${plan.tokens} tokens and nothing before its last user message is left to compact`);
-    return { kind: 'ok', messages: plan.messages, counted: raw(plan.messages) };
-  }
+  if (plan.kind === 'send') return { kind: 'ok', messages: plan.messages, counted: raw(plan.messages) };
+  if (plan.kind === 'nothing-to-compact') return { kind: 'nothing-to-compact', tokens: plan.tokens };
   if (plan.kind === 'too-long') {
     return tooLong(`the messages that must be kept (from the last user message) count ${plan.tailTokens} tokens, over the compaction trigger of ${state.limits.triggerTokens}`);
   }

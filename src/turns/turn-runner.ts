@@ -194,6 +194,7 @@ type StepEnd = TurnRunOutcome | typeof NEXT_STEP;
  */
 async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const run = await openAttempt(deps, job, begun, log, jobSignal);
+  if (run.turn.options.compact) return compactNow(run);
   if (run.turn.step > 0) {
     const resumed = await resumeLastStep(run);
     if (resumed !== NEXT_STEP) return resumed;
@@ -236,7 +237,9 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
   }
   const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
   const route = deps.models.lookup(model);
-  const compaction = await loadCompactionState(deps, turn.conversationId, conversation.compaction, route.ok ? route.route : null, (message) =>
+  // A compaction turn compacts under the conversation's policy, or the default one, with its own instructions.
+  const policy = turn.options.compact ? { ...conversation.compaction, ...turn.options.compact } : conversation.compaction;
+  const compaction = await loadCompactionState(deps, turn.conversationId, policy, route.ok ? route.route : null, (message) =>
     log.warn({ model, reason: message }, "the conversation's compaction policy does not apply to the turn's model; it runs without"),
   );
   const offered = new Set(
@@ -347,6 +350,10 @@ async function streamOneStep(run: AttemptRun, step: number, force = false): Prom
     events.emit({ type: 'step-start', step });
     if (request.kind === 'fenced' || request.kind === 'aborted') return { kind: 'aborted', outputSent: false };
     if (request.kind === 'failed') return { kind: 'failed', code: request.code, message: request.message, outputSent: false };
+    if (request.kind === 'nothing-to-compact') {
+      const message = `the request counts ${request.tokens} tokens and nothing before its last user message is left to compact`;
+      return { kind: 'failed', code: 'context_length_exceeded', message, outputSent: false };
+    }
     if (request.kind === 'provider-failed') {
       const error = new ProviderError(request.error.kind, `the compaction request failed: ${request.error.message}`, request.error.status, request.error.retryAfterMs);
       return error.retryable ? { kind: 'wait', error, waitMs: 0, outputSent: false } : { kind: 'failed', code: 'provider_error', message: error.message, outputSent: false };
@@ -382,6 +389,51 @@ async function streamOneStep(run: AttemptRun, step: number, force = false): Prom
   // The next step's count is corrected by what the provider made of this one.
   if (routed.kind === 'ok' && run.compaction && counted !== undefined) run.compaction.correction = countCorrection({ reported: routed.result.output.usage.promptTokens, counted });
   return routed;
+}
+
+/**
+ * A compaction turn (`POST /v1/conversations/:id/compact`): one compaction, forced, before the
+ * step that would come next, and no step. It ends `compacted`, or `nothing_to_compact` when all
+ * there is belongs to the kept tail; its failures are a step's.
+ */
+async function compactNow(run: AttemptRun): Promise<TurnRunOutcome> {
+  const { deps, turn, attempt, events } = run;
+  events.emit(...run.opening.splice(0));
+  const state = run.compaction;
+  if (!state || !run.route.ok)
+    return failTurn(run, 1, false, { code: 'provider_error', message: run.route.ok ? 'the conversation cannot be compacted on its model' : run.route.message });
+  const request = await compactedRequest(deps, {
+    turn,
+    attempt,
+    step: turn.step + 1,
+    system: turn.options.instructions ?? run.begun.conversation.system,
+    path: await run.readHistory(),
+    tools: [],
+    state,
+    model: run.model,
+    events,
+    signal: run.signal,
+    now: run.now,
+    force: true,
+  });
+  switch (request.kind) {
+    case 'ok':
+      return finish(run, 'compacted');
+    case 'nothing-to-compact':
+      return finish(run, 'nothing_to_compact');
+    case 'failed':
+      return failTurn(run, 1, false, { code: request.code, message: request.message });
+    case 'provider-failed': {
+      const error = new ProviderError(request.error.kind, `the compaction request failed: ${request.error.message}`, request.error.status, request.error.retryAfterMs);
+      return onProviderFailure(
+        run,
+        1,
+        error.retryable ? { kind: 'wait', error, waitMs: 0, outputSent: false } : { kind: 'failed', code: 'provider_error', message: error.message, outputSent: false },
+      );
+    }
+    default:
+      return done(events, request.kind === 'fenced' ? FENCED : ABORTED);
+  }
 }
 
 /**

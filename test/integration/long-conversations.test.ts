@@ -179,6 +179,38 @@ describe('long conversations', () => {
     expect(sent!.map((message) => message.content)).not.toContain(second.text);
   });
 
+  it('compacts on request, as a turn of its own: 409 while a turn is active', async () => {
+    const chat = await conversation({ compaction: { triggerTokens: 100_000, keepRecentTokens: 50 } });
+    const first = await turn(chat, scripted({ tokens: 300 }));
+    const busy = await api.post(`/v1/conversations/${chat.id}/turns`, { content: scripted({ tokens: 30, tokenDelayMs: 50 }) });
+    expect((await api.post(`/v1/conversations/${chat.id}/compact`, {})).status).toBe(409);
+    await chat.client.waitForTurnEnd(busy.body.turnId);
+
+    const posted = await api.post(`/v1/conversations/${chat.id}/compact`, { instructions: 'Summarise in one line.' });
+    expect(posted.status).toBe(202);
+    const events = (await chat.client.waitForTurnEnd(posted.body.turnId)).filter((event) => event.turnId === posted.body.turnId);
+    expect(events.map((event) => event.type)).toEqual(['turn-start', 'compaction-start', 'compaction-finish', 'turn-finish']);
+    expect(events.at(-1)).toMatchObject({ finishReason: 'compacted' });
+    const detail = (await api.get(`/v1/turns/${posted.body.turnId}`)).body;
+    expect(detail).toMatchObject({ status: 'completed', steps: [] });
+    expect(detail.providerCalls.map((call: any) => call.kind)).toEqual(['compaction']);
+    expect(summaryRequests().at(-1)![0]).toEqual({ role: 'system', content: 'Summarise in one line.' });
+    expect(summaryRequests().at(-1)![1].content).toContain(first.text);
+
+    const stored = (await api.get(`/v1/conversations/${chat.id}`)).body;
+    expect(stored.messages).toHaveLength(4);
+    expect(stored.compactions).toEqual([expect.objectContaining({ upToMessageId: stored.messages[1].id, turnId: posted.body.turnId })]);
+    const next = await turn(chat, 'after the compaction');
+    expect(stepRequests(next.text)[0]!.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'user']);
+
+    // All there is belongs to the tail: nothing to summarise.
+    const fresh = await conversation({ compaction: { triggerTokens: 100_000 } });
+    await turn(fresh, 'hello');
+    const nothing = await api.post(`/v1/conversations/${fresh.id}/compact`, {});
+    const ended = await fresh.client.waitForTurnEnd(nothing.body.turnId);
+    expect(ended.at(-1)).toMatchObject({ type: 'turn-finish', finishReason: 'nothing_to_compact' });
+  });
+
   it('refuses a policy that cannot trigger: no triggerTokens on a model with no known window', async () => {
     const refused = await api.post('/v1/conversations', { compaction: { keepRecentTokens: 100 } });
     expect(refused.status).toBe(400);
