@@ -9,6 +9,8 @@ import type { Compaction, CompactionsRepository } from '../store/compactions-rep
 import type { Db } from '../store/db';
 import type { ProviderCall, ProviderCallsRepository } from '../store/provider-calls-repository';
 import { costOf } from '../usage/call-cost';
+import { estimatePromptTokens, StreamedTokenTally } from '../usage/usage-estimate';
+import type { InflightState } from '../event-log/inflight-state';
 import { rowIdOf, summaryRequest, type CompactionPlan } from './compaction-plan';
 
 export interface CompactionStepDeps {
@@ -33,6 +35,8 @@ export interface CompactionInput {
   /** The step's request with this summary in place of what it covers, counted. */
   tokensAfter: (summary: string) => number;
   events: TurnEvents;
+  /** The turn's in-flight marker: it holds the summary request while it streams, for the ledger line of a worker that dies meanwhile. */
+  inflight: InflightState;
   signal: AbortSignal;
   now: () => Date;
 }
@@ -62,7 +66,6 @@ export async function compactBeforeStep(deps: CompactionStepDeps, input: Compact
   const target = route.route.targets[0]!;
   const connected = deps.providers.get(target.provider);
   if (!connected) return { kind: 'failed', error: new ProviderError('rejected', `provider "${target.provider}" has no URL in this process`) };
-  input.events.emit({ type: 'compaction-start', compactionId: id });
   const messages = summaryRequest(input.instructions, input.previous, input.plan.span);
   let release: () => void;
   try {
@@ -71,9 +74,37 @@ export async function compactBeforeStep(deps: CompactionStepDeps, input: Compact
     return { kind: 'aborted' };
   }
   const startedAt = input.now();
-  const answer = await summarise(connected, target.model, messages, input.signal).finally(release);
+  const callId = `pcall_${randomUUID()}`;
+  const promptTokens = estimatePromptTokens({ messages });
+  const tally = new StreamedTokenTally();
+  const mark = () =>
+    input.inflight.update(() => ({
+      attempt: input.attempt,
+      step: input.step,
+      toolCalls: [],
+      call: {
+        id: callId,
+        kind: 'compaction',
+        provider: target.provider,
+        model: target.model,
+        startedAt: startedAt.toISOString(),
+        promptTokens,
+        completionTokens: tally.completionTokens,
+        ...(target.price ? { price: target.price } : {}),
+      },
+    }));
+  // Marked before it is sent (with its start event): the provider may bill it from its first token.
+  mark();
+  input.events.emit({ type: 'compaction-start', compactionId: id });
+  const answer = await summarise(connected, target.model, messages, input.signal, (delta) => {
+    tally.add(delta);
+    mark();
+  }).finally(release);
+  input.inflight.streamEnded();
   if (input.signal.aborted) return { kind: 'aborted' };
-  const call = callRecord(input, `pcall_${randomUUID()}`, target, startedAt, answer);
+  const call = callRecord(input, callId, target, startedAt, answer);
+  // Its ledger line is written below: the marker goes with the next announcement.
+  input.inflight.clear();
   if (!answer.ok) {
     await deps.providerCalls.insert(call);
     return { kind: 'failed', error: answer.error };
@@ -107,11 +138,14 @@ export async function compactBeforeStep(deps: CompactionStepDeps, input: Compact
 
 type SummaryAnswer = { ok: true; text: string; usage: Usage } | { ok: false; error: ProviderError };
 
-async function summarise(connected: ConnectedProvider, model: string, messages: ChatMessage[], signal: AbortSignal): Promise<SummaryAnswer> {
+async function summarise(connected: ConnectedProvider, model: string, messages: ChatMessage[], signal: AbortSignal, onText: (delta: string) => void): Promise<SummaryAnswer> {
   let text = '';
   try {
     for await (const chunk of connected.provider.stream({ model, messages }, signal)) {
-      if (chunk.type === 'text') text += chunk.delta;
+      if (chunk.type === 'text') {
+        text += chunk.delta;
+        onText(chunk.delta);
+      }
       if (chunk.type === 'finish') return { ok: true, text, usage: chunk.usage };
     }
     return { ok: false, error: new ProviderError('truncated', 'the summary stream ended without a finish') };

@@ -10,7 +10,8 @@ const isSummaryRequest = (body: any) => /^<conversation-to-summarise>/.test(body
 /**
  * docs/API.md, "Long conversations": a compaction belongs to its turn's step and is committed
  * once. A worker SIGKILLed while its summary request is out leaves the compaction to the next
- * attempt, which makes it again: one summary of the span, never two.
+ * attempt, which makes it again: one summary of the span, never two; the killed request is in the
+ * usage ledger once, estimated.
  */
 describe('a worker SIGKILLed during a compaction', () => {
   let stack: TestStack;
@@ -58,10 +59,18 @@ describe('a worker SIGKILLed during a compaction', () => {
       const { rows } = await stack.resources.db.query<any>('SELECT turn_id, step FROM compactions WHERE conversation_id = $1', [conversationId]);
       expect(rows).toEqual([{ turn_id: turnId, step: 1 }]);
       const turn = (await api.get(`/v1/turns/${turnId}`)).body;
-      expect(turn.providerCalls.map((call: any) => [call.kind, call.attempt])).toEqual([
-        ['compaction', 2],
-        ['step', 2],
+      // The killed summary request is billed once, estimated from its marker; the one that took over as reported.
+      expect(turn.providerCalls.map((call: any) => [call.kind, call.attempt, call.outcome])).toEqual([
+        ['compaction', 1, 'discarded'],
+        ['compaction', 2, 'ok'],
+        ['step', 2, 'ok'],
       ]);
+      const { rows: lines } = await stack.resources.db.query<any>(
+        `SELECT kind, estimated, prompt_tokens FROM provider_calls WHERE turn_id = $1 AND kind = 'compaction' ORDER BY started_at`,
+        [turnId],
+      );
+      expect(lines.map((line: any) => line.estimated)).toEqual([true, false]);
+      expect(lines[0].prompt_tokens).toBeGreaterThan(0);
       expect((await api.get(`/v1/conversations/${conversationId}`)).body.compactions).toHaveLength(1);
     } finally {
       client.close();
