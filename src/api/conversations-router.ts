@@ -1,10 +1,23 @@
 import { Router } from 'express';
-import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
+import {
+  type CompactionPolicy,
+  compactConversationSchema,
+  conversationSchema,
+  conversationWithMessagesSchema,
+  createConversationSchema,
+  createTurnSchema,
+  forkConversationSchema,
+  turnAcceptedSchema,
+} from '@switchyard/protocol';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
 import { deleteConversation } from '../turns/delete-conversation';
+import { publicCompaction, type CompactionsRepository } from '../store/compactions-repository';
+import type { ModelCatalogue } from '../models/model-catalogue';
+import { compactionLimits } from '../turns/compaction-plan';
+import { routeWindow } from '../turns/compacted-request';
 import { parseMessageId } from '../store/message-id';
 import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
 import { forkConversation } from '../turns/fork-conversation';
@@ -20,6 +33,9 @@ export interface ConversationsRouterDeps {
   db: Db;
   conversations: ConversationsRepository;
   messages: MessagesRepository;
+  compactions: Pick<CompactionsRepository, 'list'>;
+  /** A compaction policy needs its model's window, or `triggerTokens`. */
+  models: Pick<ModelCatalogue, 'lookup' | 'defaultModel'>;
   turnService: TurnService;
   /** To refuse `tools` lists naming tools the user may not use. */
   usableTools: UsableToolsDeps;
@@ -35,6 +51,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
+    if (body.compaction) assertCompactionFits(deps.models, body.compaction, body.model ?? deps.models.defaultModel);
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
@@ -58,8 +75,17 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const conversation = await deps.conversations.get(userIdOf(res), parseRouteId(req.params.id, 'conversation'));
     if (!conversation) throw notFound('conversation');
     const { include } = parseInput(getConversationSchema, req.query);
-    const [messages, latestSeq] = await Promise.all([deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }), deps.latestSeq(conversation.id)]);
-    sendJson(res, conversationWithMessagesSchema, { ...conversation, lastSeq: Math.max(conversation.lastSeq, latestSeq), messages });
+    const [messages, latestSeq, compactions] = await Promise.all([
+      deps.messages.list(conversation.id, { includeSuperseded: include === 'superseded' }),
+      deps.latestSeq(conversation.id),
+      deps.compactions.list(conversation.id),
+    ]);
+    sendJson(res, conversationWithMessagesSchema, {
+      ...conversation,
+      lastSeq: Math.max(conversation.lastSeq, latestSeq),
+      messages,
+      compactions: compactions.map(publicCompaction),
+    });
   });
 
   router.delete('/:id', async (req, res) => {
@@ -91,6 +117,20 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, created ? 202 : 200);
   });
 
+  router.post('/:id/compact', async (req, res) => {
+    const conversationId = parseRouteId(req.params.id, 'conversation');
+    const { instructions } = parseInput(compactConversationSchema, req.body);
+    const conversation = await deps.conversations.get(userIdOf(res), conversationId);
+    if (!conversation) throw notFound('conversation');
+    assertCompactionFits(deps.models, conversation.compaction ?? {}, conversation.model ?? deps.models.defaultModel);
+    const { turn } = await deps.turnService.create(userIdOf(res), conversationId, {
+      content: null,
+      onBusy: 'reject',
+      options: { compact: instructions ? { instructions } : {} },
+    });
+    sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, 202);
+  });
+
   router.post('/:id/fork', async (req, res) => {
     const conversationId = parseRouteId(req.params.id, 'conversation');
     const { messageId } = parseInput(forkConversationSchema, req.body);
@@ -99,6 +139,16 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   });
 
   return router;
+}
+
+/** A 400 for a policy that cannot trigger: its model has no known window and it gives no `triggerTokens`. */
+function assertCompactionFits(models: Pick<ModelCatalogue, 'lookup'>, policy: CompactionPolicy, model: string): void {
+  const lookup = models.lookup(model);
+  const limits = compactionLimits(policy, lookup.ok ? routeWindow(lookup.route) : undefined);
+  if (!limits.ok) throw new AppError('invalid_request', limits.message, [{ field: 'compaction.triggerTokens', message: limits.message }]);
+  if (policy.model !== undefined && !models.lookup(policy.model).ok) {
+    throw new AppError('invalid_request', `no model "${policy.model}"`, [{ field: 'compaction.model', message: `no model "${policy.model}"` }]);
+  }
 }
 
 /** A regenerate (`regenerate`, optionally `fromMessageId`) or an edit (`content` and `fromMessageId`); undefined for a plain turn. */

@@ -1,6 +1,8 @@
 import type { EventLog } from '../event-log/event-log';
 import type { Db } from '../store/db';
 import type { ConversationsRepository } from '../store/conversations-repository';
+import type { CompactionsRepository } from '../store/compactions-repository';
+import type { ModelCatalogue } from '../models/model-catalogue';
 import type { MessagesRepository } from '../store/messages-repository';
 import type { TurnService } from '../turns/turn-service';
 import { conversationPaths } from './contract/conversations-contract';
@@ -12,6 +14,8 @@ interface ConversationsRoutesNeeds extends UserToolsNeeds {
   db: Db;
   conversations: ConversationsRepository;
   messages: MessagesRepository;
+  compactions: CompactionsRepository;
+  models: ModelCatalogue;
   turnService: TurnService;
   /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
   eventLog: Pick<EventLog, 'latestSeq'>;
@@ -28,6 +32,8 @@ export const conversationsRoutes: RouteFamily<ConversationsRoutesNeeds> = {
         db: needs.db,
         conversations: needs.conversations,
         messages: needs.messages,
+        compactions: needs.compactions,
+        models: needs.models,
         turnService: needs.turnService,
         usableTools: usableToolsOf(needs),
         latestSeq: (conversationId) => needs.eventLog.latestSeq(conversationId),

@@ -15,6 +15,8 @@ export interface InflightSnapshot {
 
 export interface InflightCall {
   id: string;
+  /** A compaction's summary request (docs/API.md, "Long conversations"); absent: the step's own. */
+  kind?: 'compaction';
   provider: string;
   model: string;
   startedAt: string;

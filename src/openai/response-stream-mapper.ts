@@ -233,6 +233,9 @@ export function createResponseStreamMapper(input: { turnId: string; shell: Respo
         case 'provider-retry':
         // The Responses stream has no event for a change of provider: its discard is what a reader sees.
         case 'provider-fallback':
+        // A summary of the conversation's start is no part of the response.
+        case 'compaction-start':
+        case 'compaction-finish':
           return go([]);
       }
     },

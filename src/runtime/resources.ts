@@ -25,6 +25,7 @@ import { ToolInvocationsRepository } from '../store/tool-invocations-repository'
 import { BatchesRepository } from '../store/batches-repository';
 import { TurnsRepository } from '../store/turns-repository';
 import { ProviderCallsRepository } from '../store/provider-calls-repository';
+import { CompactionsRepository } from '../store/compactions-repository';
 import { mcpToolDescriptorReader, publishMcpToolDescriptors } from '../tools/mcp/mcp-tool-descriptors';
 import { loadToolRegistry } from '../tools/tool-registry';
 import type { ToolRegistry } from '../tools/tool';
@@ -72,6 +73,8 @@ export interface Resources {
   toolCalls: ToolCallsRepository;
   /** Every request a turn sent a provider. */
   providerCalls: ProviderCallsRepository;
+  /** Long conversations' summaries. */
+  compactions: CompactionsRepository;
   toolApprovals: ToolApprovalsRepository;
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
@@ -137,6 +140,7 @@ export async function createResources(config: Config, logger: Logger, options: {
       turns,
       toolCalls: new ToolCallsRepository(db),
       providerCalls: new ProviderCallsRepository(db),
+      compactions: new CompactionsRepository(db),
       toolApprovals: new ToolApprovalsRepository(db),
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),

@@ -78,6 +78,7 @@ export async function startWorker(resources: Resources, options: { withHealthSer
       providers,
       cooldowns: resources.targetCooldowns,
       providerCalls: resources.providerCalls,
+      compactions: resources.compactions,
       budgets: new BudgetsRepository(resources.db),
       logger,
       ...turnRunnerSettings(config, resources.models.defaultModel),

@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRequest } from './chat-request-schema';
 import { defaultStep } from './default-step';
 import { findScenario } from './find-scenario';
+import { summaryStep } from './summary-step';
 import type { OpenAiError } from './openai-error';
 import type { Scenario, Step, StepEntry } from './scenario-schema';
 
@@ -16,9 +17,15 @@ export interface ChooseStepInput {
 
 export type StepChoice = { ok: true; step: Step } | { ok: false; error: OpenAiError };
 
-/** The step that answers a request: the scenario's current step (or attempt), else the default behaviour. */
+/**
+ * The step that answers a request: a compaction request's summary (its transcript quotes the
+ * scenarios of the messages it summarises, which are not for it), else the scenario's current
+ * step (or attempt), else the default behaviour.
+ */
 export function chooseStep(input: ChooseStepInput): StepChoice {
   const { request } = input;
+  const summary = summaryStep(request.messages);
+  if (summary) return { ok: true, step: summary };
   const lookup = findScenario(input.scenarioHeader, request.messages);
   if (lookup.kind === 'invalid') return { ok: false, error: lookup.error };
   if (lookup.kind === 'none') return { ok: true, step: defaultStep(request, input.defaultTokenDelayMs) };

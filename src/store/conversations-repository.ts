@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './db';
 import { formatMessageId } from './message-id';
+import type { CompactionPolicy } from '@switchyard/protocol';
 
 export interface Conversation {
   id: string;
@@ -12,6 +13,8 @@ export interface Conversation {
   tools: string[] | null;
   /** Tool names whose calls in this conversation wait for a person's approval. */
   requireApproval: string[] | null;
+  /** Its compaction policy (docs/API.md, "Long conversations"). */
+  compaction: CompactionPolicy | null;
   metadata: Record<string, unknown> | null;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
@@ -28,6 +31,7 @@ export interface NewConversation {
   model?: string;
   tools?: string[];
   requireApproval?: string[];
+  compaction?: CompactionPolicy;
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
@@ -50,6 +54,7 @@ interface ConversationRow {
   model: string | null;
   tools: string[] | null;
   require_approval: string[] | null;
+  compaction: CompactionPolicy | null;
   metadata: Record<string, unknown> | null;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
@@ -63,7 +68,7 @@ const EXPIRED_SQL = `c.openai_retained AND c.updated_at < $2 AND c.created_at < 
   AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $2 OR t.finished_at >= $2))`;
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -81,8 +86,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation, db: Queryable = this.db): Promise<Conversation> {
     const { rows } = await db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -96,8 +101,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -141,8 +146,8 @@ export class ConversationsRepository {
       `WITH source AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, id, $3 FROM source
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -214,6 +219,7 @@ export class ConversationsRepository {
       input.batchId ?? null,
       input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
       input.openaiRetained === true,
+      input.compaction === undefined ? null : JSON.stringify(input.compaction),
     ];
   }
 
@@ -288,6 +294,7 @@ function toConversation(row: ConversationRow): Conversation {
     model: row.model,
     tools: row.tools,
     requireApproval: row.require_approval,
+    compaction: row.compaction,
     metadata: row.metadata,
     lastSeq: Number(row.last_seq),
     forkedFrom:

@@ -4,11 +4,14 @@ import type { Usage } from '../events/event';
 /** `ok`: its step was taken; `failed`: it failed before any output; `discarded`: its output was dropped (the stream broke, the worker died). */
 export type ProviderCallOutcome = 'ok' | 'failed' | 'discarded';
 
+export type ProviderCallKind = 'step' | 'compaction';
+
 /** One request a turn sent a provider (docs/API.md, `providerCalls`). */
 export interface ProviderCall {
   id: string;
   turnId: string;
-  kind: 'step';
+  /** `compaction`: the summary request made before the step `step` (docs/API.md, "Long conversations"). */
+  kind: ProviderCallKind;
   step: number;
   attempt: number;
   provider: string;
@@ -18,6 +21,8 @@ export interface ProviderCall {
   outcome: ProviderCallOutcome;
   error?: { code: string; message: string };
   usage?: Usage;
+  /** What the tokenizer counted its request at, where it was counted (to correct later counts by what the provider reported). */
+  countedPromptTokens?: number;
   /** Its line of the usage ledger: what the provider billed, counted with a tokenizer when `estimated`. */
   ledger: LedgerLine;
 }
@@ -45,7 +50,7 @@ export interface LedgerLine extends LedgerTokens {
 interface ProviderCallRow {
   id: string;
   turn_id: string;
-  kind: 'step';
+  kind: ProviderCallKind;
   step: number;
   attempt: number;
   provider: string;
@@ -78,8 +83,8 @@ export class ProviderCallsRepository {
     const { ledger } = call;
     await db.query(
       `INSERT INTO provider_calls (id, turn_id, kind, step, attempt, provider, model, started_at, ended_at, outcome, error, usage,
-         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT (id) DO NOTHING`,
+         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated, counted_prompt_tokens)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT (id) DO NOTHING`,
       [
         call.id,
         call.turnId,
@@ -102,8 +107,22 @@ export class ProviderCallsRepository {
         ledger.costUsd,
         ledger.priced,
         ledger.estimated,
+        call.countedPromptTokens ?? null,
       ],
     );
+  }
+
+  /**
+   * The conversation's last answered step request that the tokenizer counted: what the provider
+   * reported for it beside that count, which corrects the next count.
+   */
+  async lastCounted(conversationId: string, db: Queryable = this.db): Promise<{ reported: number; counted: number } | null> {
+    const { rows } = await db.query<{ prompt_tokens: number; counted_prompt_tokens: number }>(
+      `SELECT prompt_tokens, counted_prompt_tokens FROM provider_calls
+       WHERE conversation_id = $1 AND kind = 'step' AND outcome = 'ok' AND counted_prompt_tokens IS NOT NULL ORDER BY started_at DESC LIMIT 1`,
+      [conversationId],
+    );
+    return rows[0] ? { reported: rows[0].prompt_tokens, counted: rows[0].counted_prompt_tokens } : null;
   }
 
   /** A turn's requests, in the order they were sent. */

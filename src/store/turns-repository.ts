@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventPayload, Usage } from '../events/event';
+import type { CompactionPolicy } from '@switchyard/protocol';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
 import type { ModelSettings } from '../providers/model-settings';
 import type { ResponseFormat } from '../providers/response-format';
@@ -38,6 +39,8 @@ export interface TurnOptions {
   modelSettings?: ModelSettings;
   /** Structured output: sent as `response_format` on every step, the final answer validated against it. */
   responseFormat?: ResponseFormat;
+  /** A compaction turn (`POST /v1/conversations/:id/compact`): no user message, no step, one forced compaction. */
+  compact?: { instructions?: string };
 }
 
 export interface StepRecord {
@@ -102,7 +105,7 @@ export interface BegunAttempt {
   /** A new attempt (not the continuation of a tool phase). */
   restarted: boolean;
   previous: Pick<Turn, 'status' | 'awaiting'>;
-  conversation: { system: string | null; model: string | null; tools: string[] | null; requireApproval: string[] | null };
+  conversation: { system: string | null; model: string | null; tools: string[] | null; requireApproval: string[] | null; compaction: CompactionPolicy | null };
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
@@ -128,6 +131,7 @@ interface BegunRow extends TurnRow {
   conversation_system: string | null;
   conversation_model: string | null;
   conversation_tools: string[] | null;
+  conversation_compaction: CompactionPolicy | null;
   conversation_require_approval: string[] | null;
   user_allowed_tools: string[] | null;
   history: MessageRow[] | null;
@@ -348,7 +352,7 @@ export class TurnsRepository {
          RETURNING turns.*, target.previous_status, target.previous_awaiting
        ), user_message AS (
          INSERT INTO messages (conversation_id, turn_id, step, role, content)
-         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools' AND branch IS DISTINCT FROM 'regenerate'
+         SELECT conversation_id, id, 0, 'user', input FROM begun WHERE previous_status <> 'waiting_tools' AND branch IS DISTINCT FROM 'regenerate' AND begun.options->'compact' IS NULL
          ON CONFLICT (turn_id, step, role) WHERE role IN ('user', 'assistant') DO NOTHING
          RETURNING ${MESSAGE_COLUMNS}
        ), branched_from AS (
@@ -390,7 +394,7 @@ export class TurnsRepository {
          UNION ALL SELECT * FROM tool_messages
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
-              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, u.allowed_tools AS user_allowed_tools,
+              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, c.compaction AS conversation_compaction, u.allowed_tools AS user_allowed_tools,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
@@ -408,7 +412,13 @@ export class TurnsRepository {
       turn: toTurn(row),
       restarted: row.previous_status !== 'waiting_tools',
       previous: { status: row.previous_status, awaiting: row.previous_awaiting },
-      conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools, requireApproval: row.conversation_require_approval },
+      conversation: {
+        system: row.conversation_system,
+        model: row.conversation_model,
+        tools: row.conversation_tools,
+        requireApproval: row.conversation_require_approval,
+        compaction: row.conversation_compaction,
+      },
       userAllowedTools: row.user_allowed_tools,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
       ...(row.step_calls

@@ -32,6 +32,8 @@ export interface RoutedStepInput {
   attempt: number;
   step: number;
   route: ModelRoute;
+  /** What the tokenizer counted the request at, where it was counted: recorded with the call (see provider-calls-repository.ts). */
+  countedPromptTokens?: number;
   /** The request but its model, which each target names. */
   request: Omit<CompletionRequest, 'model'>;
   events: TurnEvents;
@@ -120,7 +122,7 @@ export async function streamRoutedStep(deps: RoutingDeps, input: RoutedStepInput
       case 'refused':
         return { kind: 'failed', code: 'provider_error', message: `provider "${target.provider}" refused the request: ${result.error.message}`, outputSent };
       case 'context-length-exceeded':
-        // Where compaction comes (docs/API.md, "Long conversations"): the turn fails for now.
+        // The runner compacts and sends it again where the conversation has a policy (docs/API.md, "Long conversations").
         return { kind: 'failed', code: 'context_length_exceeded', message: `too long for every target of model ${route.name}: ${result.error.message}`, outputSent };
       case 'larger-window':
         forced = decision.index;
@@ -212,6 +214,7 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
     startedAt: startedAt.toISOString(),
     endedAt: input.now().toISOString(),
     outcome,
+    ...(input.countedPromptTokens !== undefined ? { countedPromptTokens: input.countedPromptTokens } : {}),
     ...(result.ok ? { usage: result.output.usage } : { error: { code: result.error.kind, message: result.error.message } }),
     ledger: {
       userId: input.turn.userId,

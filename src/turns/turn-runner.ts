@@ -4,7 +4,7 @@ import type { RedisClient } from '../redis/redis-connection';
 import type { Logger } from 'pino';
 import type { EventPayload, Usage } from '../events/event';
 import type { Metrics } from '../metrics/metrics';
-import type { ToolDefinition } from '../providers/model-provider';
+import type { ChatMessage, ToolDefinition } from '../providers/model-provider';
 import type { ModelCatalogue, ModelLookup } from '../models/model-catalogue';
 import type { ProviderCall } from '../store/provider-calls-repository';
 import { streamRoutedStep, type RoutedStep, type RoutingDeps } from './routed-step';
@@ -19,6 +19,11 @@ import { attemptOpeningEvents } from './attempt-opening';
 import { providerResponseFormat } from '../providers/response-format';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
+import { compactedRequest, loadCompactionState, type CompactionState } from './compacted-request';
+import { countCorrection } from './compaction-plan';
+import type { CompactionsRepository } from '../store/compactions-repository';
+import type { ProviderCallsRepository } from '../store/provider-calls-repository';
+import { ProviderError } from '../providers/provider-error';
 import { InflightState } from '../event-log/inflight-state';
 import { lostCallLine } from '../usage/lost-call';
 import { budgetReached, periodStarts } from '../usage/budget-decision';
@@ -38,6 +43,9 @@ import { traceparentOf } from '../tracing/trace-context';
 export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<RoutingDeps, 'metrics' | 'tracer'> {
   eventLog: TurnEndingDeps['eventLog'];
   conversations: ConversationsRepository;
+  /** Long conversations' summaries, and the counts that correct the tokenizer's (docs/API.md, "Long conversations"). */
+  compactions: Pick<CompactionsRepository, 'insert' | 'latestOnPath'>;
+  providerCalls: Pick<ProviderCallsRepository, 'insert' | 'lastCounted'>;
   /** What a turn's `model` names: its targets in order. */
   models: Pick<ModelCatalogue, 'lookup'>;
   /** For in-flight step state (tool-call buffers, the output mark). */
@@ -160,6 +168,8 @@ interface AttemptRun {
   /** The turn's usage so far, this attempt's committed steps included. */
   usage: Usage;
   readHistory: () => Promise<StoredMessage[]>;
+  /** The conversation's compaction policy at work, null without one. */
+  compaction: CompactionState | null;
   now: () => Date;
 }
 
@@ -184,6 +194,7 @@ type StepEnd = TurnRunOutcome | typeof NEXT_STEP;
  */
 async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const run = await openAttempt(deps, job, begun, log, jobSignal);
+  if (run.turn.options.compact) return compactNow(run);
   if (run.turn.step > 0) {
     const resumed = await resumeLastStep(run);
     if (resumed !== NEXT_STEP) return resumed;
@@ -192,7 +203,13 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
     if (overBudget) return failTurn(run, run.turn.step, false, overBudget);
   }
   for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
-    const routed = await streamOneStep(run, step);
+    let routed = await streamOneStep(run, step);
+    // Too long for the provider though it counted under the trigger: compacted once, sent again.
+    if (routed.kind === 'failed' && routed.code === 'context_length_exceeded' && run.compaction && !run.compaction.compacted.has(step) && !run.signal.aborted) {
+      if (routed.outputSent) run.events.emit({ type: 'attempt-discarded', attempt: run.attempt, step });
+      run.log.info({ step }, 'the provider found the request too long; compacting and sending it again');
+      routed = await streamOneStep(run, step, true);
+    }
     if (routed.kind !== 'ok') return onProviderFailure(run, step, routed);
     const ended = await completeStep(run, step, routed.result.output, routed);
     if (ended !== NEXT_STEP) return ended;
@@ -219,6 +236,12 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
   const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
+  const route = deps.models.lookup(model);
+  // A compaction turn compacts under the conversation's policy, or the default one, with its own instructions.
+  const policy = turn.options.compact ? { ...conversation.compaction, ...turn.options.compact } : conversation.compaction;
+  const compaction = await loadCompactionState(deps, turn.conversationId, policy, route.ok ? route.route : null, (message) =>
+    log.warn({ model, reason: message }, "the conversation's compaction policy does not apply to the turn's model; it runs without"),
+  );
   const offered = new Set(
     offeredToolNames({
       turnTools: turn.options.tools,
@@ -240,7 +263,7 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     signal: AbortSignal.any([jobSignal, fenced.signal]),
     opening,
     model,
-    route: deps.models.lookup(model),
+    route,
     maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
     offered,
     approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
@@ -248,15 +271,17 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     callerFunctions: new Set((turn.options.functions ?? []).map((fn) => fn.name)),
     takenToolCallIds: new Set(begun.toolCallIds),
     usage: turn.usage,
-    readHistory: historyReader(deps, begun),
+    readHistory: historyReader(deps, begun, compaction !== null),
+    compaction,
     now: deps.now ?? (() => new Date()),
   };
 }
 
 /** Reads each step's history: the conversation's, or its window; the first step's may have come with the attempt. */
-function historyReader(deps: TurnRunnerDeps, begun: BegunAttempt): () => Promise<StoredMessage[]> {
+function historyReader(deps: TurnRunnerDeps, begun: BegunAttempt, compacting: boolean): () => Promise<StoredMessage[]> {
   const { turn } = begun;
-  const maxHistory = turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages;
+  // A compaction policy replaces the window: the whole path, which the summary then stands in for.
+  const maxHistory = compacting ? undefined : (turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages);
   let begunHistory = begun.history;
   return async () => {
     const given = begunHistory;
@@ -296,19 +321,58 @@ async function resumeLastStep(run: AttemptRun): Promise<StepEnd> {
   return NEXT_STEP;
 }
 
-/** One completion, routed to the model's targets and relayed as events; the in-flight marker tracks its output. */
-async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep> {
+/**
+ * One completion, routed to the model's targets and relayed as events; the in-flight marker
+ * tracks its output. Under a compaction policy its request may compact first (`force`: whatever
+ * it counts), announced before its `step-start`.
+ */
+async function streamOneStep(run: AttemptRun, step: number, force = false): Promise<RoutedStep> {
   const { deps, turn, attempt, events, toolDefinitions } = run;
-  events.emit(...run.opening.splice(0), { type: 'step-start', step });
-  if (!run.route.ok) return { kind: 'failed', code: 'provider_error', message: run.route.message, outputSent: false };
-  const history = await run.readHistory();
-  return streamRoutedStep(deps, {
+  const system = turn.options.instructions ?? run.begun.conversation.system;
+  let messages: ChatMessage[];
+  let counted: number | undefined;
+  if (run.compaction && run.route.ok) {
+    events.emit(...run.opening.splice(0));
+    const request = await compactedRequest(deps, {
+      turn,
+      attempt,
+      step,
+      system,
+      path: await run.readHistory(),
+      tools: toolDefinitions,
+      state: run.compaction,
+      model: run.model,
+      events,
+      inflight: run.inflight,
+      signal: run.signal,
+      now: run.now,
+      force,
+    });
+    events.emit({ type: 'step-start', step });
+    if (request.kind === 'fenced' || request.kind === 'aborted') return { kind: 'aborted', outputSent: false };
+    if (request.kind === 'failed') return { kind: 'failed', code: request.code, message: request.message, outputSent: false };
+    if (request.kind === 'nothing-to-compact') {
+      const message = `the request counts ${request.tokens} tokens and nothing before its last user message is left to compact`;
+      return { kind: 'failed', code: 'context_length_exceeded', message, outputSent: false };
+    }
+    if (request.kind === 'provider-failed') {
+      const error = new ProviderError(request.error.kind, `the compaction request failed: ${request.error.message}`, request.error.status, request.error.retryAfterMs);
+      return error.retryable ? { kind: 'wait', error, waitMs: 0, outputSent: false } : { kind: 'failed', code: 'provider_error', message: error.message, outputSent: false };
+    }
+    ({ messages, counted } = request);
+  } else {
+    events.emit(...run.opening.splice(0), { type: 'step-start', step });
+    if (!run.route.ok) return { kind: 'failed', code: 'provider_error', message: run.route.message, outputSent: false };
+    messages = buildMessages(system, await run.readHistory());
+  }
+  const routed = await streamRoutedStep(deps, {
     turn,
     attempt,
     step,
     route: run.route.route,
+    ...(counted !== undefined ? { countedPromptTokens: counted } : {}),
     request: {
-      messages: buildMessages(turn.options.instructions ?? run.begun.conversation.system, history),
+      messages,
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
       ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
       ...(turn.options.modelSettings ? { settings: turn.options.modelSettings } : {}),
@@ -323,6 +387,55 @@ async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep>
     takenToolCallIds: run.takenToolCallIds,
     now: run.now,
   });
+  // The next step's count is corrected by what the provider made of this one.
+  if (routed.kind === 'ok' && run.compaction && counted !== undefined) run.compaction.correction = countCorrection({ reported: routed.result.output.usage.promptTokens, counted });
+  return routed;
+}
+
+/**
+ * A compaction turn (`POST /v1/conversations/:id/compact`): one compaction, forced, before the
+ * step that would come next, and no step. It ends `compacted`, or `nothing_to_compact` when all
+ * there is belongs to the kept tail; its failures are a step's.
+ */
+async function compactNow(run: AttemptRun): Promise<TurnRunOutcome> {
+  const { deps, turn, attempt, events } = run;
+  events.emit(...run.opening.splice(0));
+  const state = run.compaction;
+  if (!state || !run.route.ok)
+    return failTurn(run, 1, false, { code: 'provider_error', message: run.route.ok ? 'the conversation cannot be compacted on its model' : run.route.message });
+  const request = await compactedRequest(deps, {
+    turn,
+    attempt,
+    step: turn.step + 1,
+    system: turn.options.instructions ?? run.begun.conversation.system,
+    path: await run.readHistory(),
+    tools: [],
+    state,
+    model: run.model,
+    events,
+    inflight: run.inflight,
+    signal: run.signal,
+    now: run.now,
+    force: true,
+  });
+  switch (request.kind) {
+    case 'ok':
+      return finish(run, 'compacted');
+    case 'nothing-to-compact':
+      return finish(run, 'nothing_to_compact');
+    case 'failed':
+      return failTurn(run, 1, false, { code: request.code, message: request.message });
+    case 'provider-failed': {
+      const error = new ProviderError(request.error.kind, `the compaction request failed: ${request.error.message}`, request.error.status, request.error.retryAfterMs);
+      return onProviderFailure(
+        run,
+        1,
+        error.retryable ? { kind: 'wait', error, waitMs: 0, outputSent: false } : { kind: 'failed', code: 'provider_error', message: error.message, outputSent: false },
+      );
+    }
+    default:
+      return done(events, request.kind === 'fenced' ? FENCED : ABORTED);
+  }
 }
 
 /**

@@ -25,6 +25,7 @@ export type UiChunk =
   | { type: 'data-tool-processing'; id: string; data: ToolProcessingData }
   | { type: 'data-attempt-discarded'; data: { attempt: number; step: number } }
   | { type: 'data-provider-fallback'; data: { step: number; from: ModelTarget; to: ModelTarget; reason: string } }
+  | { type: 'data-compaction'; data: { compactionId: string; tokensBefore: number; tokensAfter: number } }
   | { type: 'error'; errorText: string }
   | { type: 'message-metadata'; messageMetadata: TurnMetadata }
   | { type: 'finish'; finishReason: UiFinishReason; messageMetadata: TurnMetadata }
@@ -174,8 +175,11 @@ export function createUiChunkMapper(options: {
           return stop(...closePart(), ...closingChunks({ status: 'failed', finishReason: null, error: event.error }));
         case 'turn-cancelled':
           return stop(...closePart(), ...closingChunks({ status: 'cancelled', finishReason: null, error: null }));
+        case 'compaction-finish':
+          return go(...closePart(), { type: 'data-compaction', data: { compactionId: event.compactionId, tokensBefore: event.tokensBefore, tokensAfter: event.tokensAfter } });
         case 'turn-start':
         case 'provider-retry':
+        case 'compaction-start':
           return go();
       }
     },

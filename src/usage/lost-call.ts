@@ -14,7 +14,7 @@ export function lostCallLine(marker: InflightSnapshot, turn: { id: string; conve
   return {
     id: call.id,
     turnId: turn.id,
-    kind: 'step',
+    kind: call.kind ?? 'step',
     step: marker.step,
     attempt: marker.attempt,
     provider: call.provider,

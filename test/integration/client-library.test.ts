@@ -124,6 +124,19 @@ describe('client library', () => {
     expect(subscribes).toHaveLength(1);
   });
 
+  it('compacts a conversation on request and shows the compaction in the turn view', async () => {
+    const client = newClient();
+    const conversation = await client.createConversation({ compaction: { triggerTokens: 100_000, keepRecentTokens: 10 } });
+    const subscription = client.subscribe(conversation.id);
+    await subscription.ready;
+    await subscription.followTurn((await client.sendTurn(conversation.id, scripted({ tokens: 100 }))).turnId);
+    await subscription.followTurn((await client.sendTurn(conversation.id, 'and then?')).turnId);
+    const view = await subscription.followTurn((await client.compactConversation(conversation.id)).turnId);
+    expect(view).toMatchObject({ status: 'completed', finishReason: 'compacted', compactions: [{ status: 'done' }] });
+    const stored = await client.getConversation(conversation.id);
+    expect(stored.compactions).toEqual([expect.objectContaining({ upToMessageId: stored.messages[1]!.id, tokensBefore: view.compactions[0]!.tokensBefore })]);
+  });
+
   it('regenerates, edits and forks, and reads the path (or every message) of a conversation', async () => {
     const client = newClient();
     const conversation = await client.createConversation();

@@ -15,7 +15,7 @@ export type {
 export { httpApi, SwitchyardApiError } from './http-api.js';
 export type { HttpCall, HttpOptions, TokenProvider } from './http-api.js';
 export { applyTurnEvent, emptyTurnView, isTurnOver, turnViewOf } from './turn-view.js';
-export type { ProviderFallbackView, StepView, ToolCallView, TurnView } from './turn-view.js';
+export type { CompactionView, ProviderFallbackView, StepView, ToolCallView, TurnView } from './turn-view.js';
 export type { ApprovalRequest, ToolCallRequest } from './conversation-feed.js';
 // From the protocol (@switchyard/protocol, bundled into this package): the event model, the HTTP
 // answers the methods return and the bodies they send, inferred from the schemas the server

@@ -7,6 +7,7 @@ import {
   type ClientFrame,
   type ClientToolAnswerAck,
   type ClientToolAnswerRequest,
+  type CompactConversationRequest,
   type Conversation,
   type ConversationWithMessages,
   type CreateConversationRequest,
@@ -224,6 +225,14 @@ export class SwitchyardClient {
   /** A new turn replaces the user message `messageId` with `content` (superseding what followed it) and answers it. */
   editMessage(conversationId: string, messageId: string, content: TurnContent, options: TurnOptions = {}): Promise<TurnAccepted> {
     return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/turns`, { ...options, content, fromMessageId: messageId });
+  }
+
+  /**
+   * Summarises the conversation's messages before its kept tail now, as a turn of its own (its
+   * events `compaction-start`, `compaction-finish`); `instructions` replace the policy's.
+   */
+  compactConversation(conversationId: string, request: CompactConversationRequest = {}): Promise<TurnAccepted> {
+    return this.http('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/compact`, request);
   }
 
   /** A new conversation holding copies of the path up to `messageId`, with `forkedFrom`. */

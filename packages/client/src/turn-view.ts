@@ -40,6 +40,8 @@ export interface TurnView {
   error?: { code: string; message: string };
   /** Each time a step went on to its model's next target (`provider-fallback`), in order. */
   fallbacks: ProviderFallbackView[];
+  /** Each time the conversation's earlier messages were summarised before a step (`compaction-start`, `compaction-finish`), in order. */
+  compactions: CompactionView[];
   /** The seq of the last event applied. */
   lastSeq: number;
 }
@@ -52,8 +54,16 @@ export interface ProviderFallbackView {
   reason: string;
 }
 
+/** A compaction: running until its tokens before and after are known. */
+export interface CompactionView {
+  compactionId: string;
+  status: 'running' | 'done';
+  tokensBefore?: number;
+  tokensAfter?: number;
+}
+
 export function emptyTurnView(turnId: string, conversationId: string): TurnView {
-  return { turnId, conversationId, status: 'queued', attempt: 0, steps: [], currentStep: null, toolCalls: {}, text: '', fallbacks: [], lastSeq: 0 };
+  return { turnId, conversationId, status: 'queued', attempt: 0, steps: [], currentStep: null, toolCalls: {}, text: '', fallbacks: [], compactions: [], lastSeq: 0 };
 }
 
 /** Whether the turn has ended (no more events will come for it). */
@@ -149,6 +159,15 @@ export function applyTurnEvent(previous: TurnView, event: SwitchyardEvent): Turn
       break;
     case 'provider-fallback':
       view.fallbacks = [...view.fallbacks, { step: event.step, from: event.from, to: event.to, reason: event.reason }];
+      break;
+    case 'compaction-start':
+      view.compactions = [...view.compactions.filter((each) => each.compactionId !== event.compactionId), { compactionId: event.compactionId, status: 'running' }];
+      break;
+    case 'compaction-finish':
+      view.compactions = [
+        ...view.compactions.filter((each) => each.compactionId !== event.compactionId),
+        { compactionId: event.compactionId, status: 'done', tokensBefore: event.tokensBefore, tokensAfter: event.tokensAfter },
+      ];
       break;
     case 'turn-finish':
       Object.assign(view, { status: 'completed', finishReason: event.finishReason, usage: event.usage });

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { timestamp } from './answer-fields.js';
+import { compactionPolicySchema } from './conversation-requests.js';
 
 /**
  * The conversations routes' answers (docs/API.md, "Conversations"): the server types what it
@@ -16,6 +17,7 @@ const conversationFields = {
   model: z.nullable(z.string()),
   tools: z.nullable(z.array(z.string())),
   requireApproval: z.nullable(z.array(z.string())),
+  compaction: z.nullable(compactionPolicySchema).check(z.describe('Its compaction policy ("Long conversations"), null when it has none.')),
   metadata: z.nullable(z.record(z.string(), z.unknown())),
   lastSeq: z.int().check(z.nonnegative(), z.describe("The conversation's latest event seq.")),
   forkedFrom: z
@@ -54,11 +56,29 @@ export const conversationMessageSchema = z
   .check(z.meta({ id: 'StoredMessage' }));
 export type ConversationMessage = z.infer<typeof conversationMessageSchema>;
 
+/** A summary that stands in, in the requests of later steps, for the messages up to `upToMessageId`. */
+export const conversationCompactionSchema = z
+  .object({
+    id: z.string(),
+    upToMessageId: z.string().check(z.describe('The last message the summary covers; steps send the messages after it.')),
+    summary: z.string(),
+    tokensBefore: z.int().check(z.describe("The step's request as counted before the compaction.")),
+    tokensAfter: z.int().check(z.describe('The same request with the summary in place of the messages it covers.')),
+    model: z.string(),
+    usage: z.object({ promptTokens: z.int(), completionTokens: z.int(), totalTokens: z.int() }),
+    turnId: z.string(),
+    createdAt: timestamp,
+  })
+  .check(z.meta({ id: 'Compaction' }));
+export type ConversationCompaction = z.infer<typeof conversationCompactionSchema>;
+
 /** `GET /v1/conversations/:id`. */
-export const conversationWithMessagesSchema = z.object({ ...conversationFields, messages: z.array(conversationMessageSchema) }).check(
-  z.meta({
-    id: 'ConversationWithMessages',
-    description: 'A conversation, its path (the messages no edit or regenerate replaced) in order, and `lastSeq` to subscribe after.',
-  }),
-);
+export const conversationWithMessagesSchema = z
+  .object({ ...conversationFields, messages: z.array(conversationMessageSchema), compactions: z.array(conversationCompactionSchema) })
+  .check(
+    z.meta({
+      id: 'ConversationWithMessages',
+      description: 'A conversation, its path (the messages no edit or regenerate replaced) in order, and `lastSeq` to subscribe after.',
+    }),
+  );
 export type ConversationWithMessages = z.infer<typeof conversationWithMessagesSchema>;

@@ -10,6 +10,31 @@ import { toolNameSchema } from './tool-choice.js';
 /** A message's public id (`msg_<n>`), as `GET /v1/conversations/:id` lists it. */
 export const messageIdSchema = z.string().check(z.minLength(1), z.maxLength(100));
 
+/**
+ * A conversation's compaction policy (docs/API.md, "Long conversations"): past the trigger, the
+ * messages before a kept tail are summarised. `triggerTokens` or `triggerFraction` (of the
+ * model's `contextWindow`), not both.
+ */
+export const compactionPolicySchema = z
+  .strictObject({
+    triggerTokens: z.optional(z.int().check(z.gte(64), z.lte(100_000_000))),
+    triggerFraction: z.optional(z.number().check(z.gt(0), z.lte(1))),
+    keepRecentTokens: z.optional(z.int().check(z.gte(0), z.lte(100_000_000))),
+    instructions: z.optional(z.string().check(z.minLength(1), z.maxLength(20_000))),
+    model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  })
+  .check(
+    z.refine((policy) => policy.triggerTokens === undefined || policy.triggerFraction === undefined, {
+      message: 'give triggerTokens or triggerFraction, not both',
+      path: ['triggerTokens'],
+    }),
+  );
+export type CompactionPolicy = z.infer<typeof compactionPolicySchema>;
+
+/** `POST /v1/conversations/:id/compact`: compacts now, as a turn of its own. */
+export const compactConversationSchema = z.strictObject({ instructions: z.optional(z.string().check(z.minLength(1), z.maxLength(20_000))) });
+export type CompactConversationRequest = z.input<typeof compactConversationSchema>;
+
 /** `POST /v1/conversations`. */
 export const createConversationSchema = z.strictObject({
   title: z.optional(z.string().check(z.maxLength(500))),
@@ -17,6 +42,7 @@ export const createConversationSchema = z.strictObject({
   model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   tools: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
   requireApproval: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
+  compaction: z.optional(compactionPolicySchema),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   externalId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

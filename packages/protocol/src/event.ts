@@ -75,6 +75,8 @@ const bodies = [
     /** What the `from` target did: rate_limited, server, connection, idle_timeout, truncated, stream_error or context_length_exceeded. */
     reason: z.string(),
   }),
+  z.object({ type: z.literal('compaction-start'), compactionId: z.string() }),
+  z.object({ type: z.literal('compaction-finish'), compactionId: z.string(), tokensBefore: count, tokensAfter: count }),
   z.object({ type: z.literal('turn-finish'), finishReason: z.string(), usage }),
   z.object({ type: z.literal('turn-error'), error: errorValue }),
   z.object({ type: z.literal('turn-cancelled') }),

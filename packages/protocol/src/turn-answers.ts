@@ -91,7 +91,7 @@ export const turnDetailSchema = z
       .array(
         z.object({
           id: z.string(),
-          kind: z.enum(['step']),
+          kind: z.enum(['step', 'compaction']),
           step: z.int(),
           attempt: z.int(),
           provider: z.string(),

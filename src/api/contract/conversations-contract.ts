@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
+import {
+  compactConversationSchema,
+  conversationSchema,
+  conversationWithMessagesSchema,
+  createConversationSchema,
+  createTurnSchema,
+  forkConversationSchema,
+  turnAcceptedSchema,
+} from '@switchyard/protocol';
 import { getConversationSchema, listConversationsSchema } from '../request-schemas';
 import { documentPaths, jsonResponse } from './operation';
 import { idParams, pageOf } from './shared-schemas';
@@ -61,6 +69,19 @@ export const conversationPaths = documentPaths('Conversations', {
         '200': jsonResponse('The turn this idempotencyKey already made.', turnAcceptedSchema),
       },
       errors: ['not_found', 'conversation_busy', 'idempotency_conflict', 'conflict'],
+    },
+  },
+  '/v1/conversations/{id}/compact': {
+    post: {
+      operationId: 'compactConversation',
+      summary: 'Summarise the conversation now, as a turn of its own',
+      description:
+        "Summarises the messages before the kept tail (see \"Long conversations\") under the conversation's compaction policy, or the default policy on its model's window when it has none; `instructions` replace the policy's for this compaction. The turn has no user message and no step: it ends `completed` (finishReason `compacted`, or `nothing_to_compact`). 409 while a turn is active; admitted like any turn, budgets included.",
+      access: 'user',
+      requestParams: { path: idParams('conversation') },
+      jsonBody: compactConversationSchema,
+      responses: { '202': jsonResponse('The compaction turn is accepted and will run.', turnAcceptedSchema) },
+      errors: ['not_found', 'conversation_busy'],
     },
   },
   '/v1/conversations/{id}/fork': {

@@ -33,6 +33,7 @@ export function MessageList({ messages, onDecide, actions }: { messages: UIMessa
                   );
                 if (isToolUIPart(part)) return <ToolCard key={part.toolCallId} part={part} name={getToolName(part)} onDecide={onDecide} />;
                 if (part.type === 'data-provider-fallback') return <FallbackNote key={index} data={part.data as FallbackData} />;
+                if (part.type === 'data-compaction') return <CompactionNote key={index} data={part.data as CompactionData} />;
                 return null;
               })}
               <TurnMark message={message} />
@@ -56,6 +57,21 @@ interface FallbackData {
   from: { provider: string; model: string };
   to: { provider: string; model: string };
   reason: string;
+}
+
+interface CompactionData {
+  compactionId: string;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** The conversation's earlier messages were summarised before a step (`compaction-finish`): how much that saved. */
+function CompactionNote({ data }: { data: CompactionData }) {
+  return (
+    <p className="fallback" data-testid="compaction">
+      earlier messages summarised: {data.tokensBefore} → {data.tokensAfter} tokens
+    </p>
+  );
 }
 
 /** A step that went on to its model's next target (`provider-fallback`): where from, where to, and why. */

@@ -110,4 +110,18 @@ describe('the client library turn view and approvals', () => {
     expect(view.attempt).toBe(1);
     expect(view.fallbacks).toEqual([{ step: 1, from, to, reason: 'truncated' }]);
   });
+
+  it('shows a compaction running, then what it saved', () => {
+    const running = turnViewOf('t', 'c', [event({ type: 'turn-start', attempt: 1 }), event({ type: 'compaction-start', compactionId: 'cmp_1' })]);
+    expect(running.compactions).toEqual([{ compactionId: 'cmp_1', status: 'running' }]);
+    const done = turnViewOf('t', 'c', [
+      event({ type: 'turn-start', attempt: 1 }),
+      event({ type: 'compaction-start', compactionId: 'cmp_1' }),
+      event({ type: 'compaction-finish', compactionId: 'cmp_1', tokensBefore: 900, tokensAfter: 120 }),
+      event({ type: 'step-start', step: 1 }),
+      event({ type: 'text-delta', delta: 'Short now.' }),
+    ]);
+    expect(done.compactions).toEqual([{ compactionId: 'cmp_1', status: 'done', tokensBefore: 900, tokensAfter: 120 }]);
+    expect(done.text).toBe('Short now.');
+  });
 });

@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../../../src/scripted-model/chat-request-schema';
 import { chooseStep, type ChooseStepInput } from '../../../src/scripted-model/choose-step';
 import { scripted } from '../../support/scripted';
+import { summaryRequest } from '../../../src/turns/compaction-plan';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 const callRound = (id: string, name: string, result: string): ChatMessage[] => [
@@ -97,5 +98,13 @@ describe('chooseStep', () => {
       expect(step.text).toMatch(/^You said: "Hello there friend"\. I am Switchyard's scripted model/);
       expect(step.tokenDelayMs).toBe(3);
     });
+  });
+
+  it('answers a compaction request with a short summary of its transcript, whatever scenarios the transcript quotes', () => {
+    const request = summaryRequest(undefined, 'Summary of 2 messages.', [
+      { id: 'msg_1', role: 'user', content: `what is 2+2? ${scripted({ tokens: 500 })}`, turnId: 't' },
+      { id: 'msg_2', role: 'assistant', content: 'It is 4.', turnId: 't' },
+    ]) as ChatMessage[];
+    expect(choose(request)).toEqual({ text: 'Summary of 2 messages and an earlier summary. The user said: "what is 2+2?".' });
   });
 });

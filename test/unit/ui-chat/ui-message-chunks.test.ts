@@ -210,4 +210,17 @@ describe('UI message chunks', () => {
     ]);
     expect(chunks).toContainEqual({ type: 'data-provider-fallback', data: { step: 1, from, to, reason: 'connection' } });
   });
+
+  it('carries a finished compaction as a data-compaction part before the step it came before', () => {
+    const mapper = createUiChunkMapper({ turnId: 'turn_1', isClientTool: () => false });
+    const chunks = [
+      event({ type: 'compaction-start', compactionId: 'cmp_1' }),
+      event({ type: 'compaction-finish', compactionId: 'cmp_1', tokensBefore: 900, tokensAfter: 100 }),
+      event({ type: 'step-start', step: 1 }),
+    ].flatMap((each) => mapper.map(each).chunks);
+    expect(chunks.filter((chunk) => chunk.type.startsWith('data-') || chunk.type === 'start-step')).toEqual([
+      { type: 'data-compaction', data: { compactionId: 'cmp_1', tokensBefore: 900, tokensAfter: 100 } },
+      { type: 'start-step' },
+    ]);
+  });
 });
