@@ -77,6 +77,8 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
         ...(body.requireApproval ? { requireApproval: body.requireApproval } : {}),
         ...(body.maxSteps ? { maxSteps: body.maxSteps } : {}),
         ...(body.maxHistoryMessages ? { maxHistoryMessages: body.maxHistoryMessages } : {}),
+        ...(body.modelSettings ? { modelSettings: body.modelSettings } : {}),
+        ...(body.responseFormat ? { responseFormat: body.responseFormat } : {}),
       },
     });
     sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, created ? 202 : 200);

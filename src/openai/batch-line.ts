@@ -2,22 +2,14 @@ import { z } from 'zod';
 import { fieldIssues } from '../errors/zod-issues';
 import type { BatchItemSpec } from '../store/batch-item';
 import { splitFunctionTools, type UsableTools } from './function-tools';
-import { chatFunctionToolSchema, chatMessageSchema, chatToolChoiceSchema, planChatTurn, turnToolChoice } from './chat-messages';
+import { chatModelSettings, chatResponseFormat, createChatCompletionSchema, unsupportedChatParameter } from './chat-completion-request';
+import { planChatTurn, turnToolChoice } from './chat-messages';
 
 /**
- * The part of a `/v1/chat/completions` body Switchyard runs; its other fields (`temperature`,
- * `max_tokens`, `response_format`, …) are accepted and ignored, as README lists.
+ * A `/v1/chat/completions` body as the route takes it, not streamed: its settings and
+ * `response_format` are the item's, what Switchyard cannot honour refuses the line.
  */
-const chatCompletionBody = z
-  .object({
-    model: z.string().min(1).max(200),
-    messages: z.array(chatMessageSchema).min(1).max(1000),
-    tools: z.array(chatFunctionToolSchema).max(128).optional(),
-    tool_choice: chatToolChoiceSchema.optional(),
-    stream: z.literal(false).optional(),
-    n: z.literal(1).optional(),
-  })
-  .loose();
+const chatCompletionBody = createChatCompletionSchema.extend({ stream: z.literal(false).nullable().optional(), stream_options: z.null().optional() });
 
 /** A line of OpenAI's Batch API input file. */
 const openAiBatchLine = z
@@ -48,6 +40,8 @@ export type OpenAiLineOutcome =
  * result, as OpenAI does.
  */
 export function openAiLineToItem(value: unknown, usableTools: UsableTools): OpenAiLineOutcome {
+  const unsupported = typeof value === 'object' && value !== null ? unsupportedChatParameter((value as { body?: unknown }).body) : undefined;
+  if (unsupported) return { ok: false, problems: [{ field: `body.${unsupported.param}`, message: unsupported.message, code: 'unsupported_parameter' }] };
   const parsed = openAiBatchLine.safeParse(value);
   if (!parsed.success)
     return { ok: false, problems: fieldIssues(parsed.error.issues).map((issue) => ({ ...(issue.field ? { field: issue.field } : {}), message: issue.message })) };
@@ -61,6 +55,8 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
   if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
   const { serverTools, functions } = tools;
   const choice = body.tool_choice;
+  const modelSettings = chatModelSettings(body);
+  const responseFormat = chatResponseFormat(body.response_format);
   return {
     ok: true,
     customId,
@@ -71,6 +67,8 @@ export function openAiLineToItem(value: unknown, usableTools: UsableTools): Open
       tools: serverTools,
       ...(functions.length > 0 ? { functions } : {}),
       ...(choice !== undefined ? { toolChoice: turnToolChoice(choice) } : {}),
+      ...(modelSettings ? { modelSettings } : {}),
+      ...(responseFormat ? { responseFormat } : {}),
     },
   };
 }

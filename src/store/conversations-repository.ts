@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { ModelSettings } from '../providers/model-settings';
+import type { ResponseFormat } from '../providers/response-format';
 import type { Queryable } from './db';
 import { formatMessageId } from './message-id';
 
@@ -12,6 +14,10 @@ export interface Conversation {
   tools: string[] | null;
   /** Tool names whose calls in this conversation wait for a person's approval. */
   requireApproval: string[] | null;
+  /** Sent with every step of its turns; a turn's own settings win, field by field. */
+  modelSettings: ModelSettings | null;
+  /** Its turns' structured output, unless a turn brings its own. */
+  responseFormat: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
@@ -28,6 +34,8 @@ export interface NewConversation {
   model?: string;
   tools?: string[];
   requireApproval?: string[];
+  modelSettings?: ModelSettings;
+  responseFormat?: ResponseFormat;
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
@@ -45,6 +53,8 @@ interface ConversationRow {
   model: string | null;
   tools: string[] | null;
   require_approval: string[] | null;
+  model_settings: ModelSettings | null;
+  response_format: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
@@ -54,7 +64,7 @@ interface ConversationRow {
 }
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, model_settings, response_format, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -72,8 +82,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation): Promise<Conversation> {
     const { rows } = await this.db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, model_settings, response_format)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -87,8 +97,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, model_settings, response_format)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -132,8 +142,8 @@ export class ConversationsRepository {
       `WITH source AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, model_settings, response_format, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, model_settings, response_format, id, $3 FROM source
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -204,6 +214,8 @@ export class ConversationsRepository {
       input.metadata === undefined ? null : JSON.stringify(input.metadata),
       input.batchId ?? null,
       input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
+      input.modelSettings === undefined ? null : JSON.stringify(input.modelSettings),
+      input.responseFormat === undefined ? null : JSON.stringify(input.responseFormat),
     ];
   }
 
@@ -228,6 +240,8 @@ function toConversation(row: ConversationRow): Conversation {
     model: row.model,
     tools: row.tools,
     requireApproval: row.require_approval,
+    modelSettings: row.model_settings,
+    responseFormat: row.response_format,
     metadata: row.metadata,
     lastSeq: Number(row.last_seq),
     forkedFrom:

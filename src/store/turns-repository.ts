@@ -3,6 +3,7 @@ import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
 import type { ModelSettings } from '../providers/model-settings';
 import type { ResponseFormat } from '../providers/response-format';
+import type { Conversation } from './conversations-repository';
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
 import { insertToolMessagesFrom, MESSAGE_COLUMNS, toStoredMessage, type BranchKind, type BranchPoint, type MessageRow, type StoredMessage } from './messages-repository';
@@ -102,7 +103,7 @@ export interface BegunAttempt {
   /** A new attempt (not the continuation of a tool phase). */
   restarted: boolean;
   previous: Pick<Turn, 'status' | 'awaiting'>;
-  conversation: { system: string | null; model: string | null; tools: string[] | null; requireApproval: string[] | null };
+  conversation: Pick<Conversation, 'system' | 'model' | 'tools' | 'requireApproval' | 'modelSettings' | 'responseFormat'>;
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
@@ -129,6 +130,8 @@ interface BegunRow extends TurnRow {
   conversation_model: string | null;
   conversation_tools: string[] | null;
   conversation_require_approval: string[] | null;
+  conversation_model_settings: ModelSettings | null;
+  conversation_response_format: ResponseFormat | null;
   user_allowed_tools: string[] | null;
   history: MessageRow[] | null;
   step_calls: JsonToolCallRow[] | null;
@@ -390,7 +393,8 @@ export class TurnsRepository {
          UNION ALL SELECT * FROM tool_messages
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
-              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, u.allowed_tools AS user_allowed_tools,
+              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval,
+              c.model_settings AS conversation_model_settings, c.response_format AS conversation_response_format, u.allowed_tools AS user_allowed_tools,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
@@ -408,7 +412,14 @@ export class TurnsRepository {
       turn: toTurn(row),
       restarted: row.previous_status !== 'waiting_tools',
       previous: { status: row.previous_status, awaiting: row.previous_awaiting },
-      conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools, requireApproval: row.conversation_require_approval },
+      conversation: {
+        system: row.conversation_system,
+        model: row.conversation_model,
+        tools: row.conversation_tools,
+        requireApproval: row.conversation_require_approval,
+        modelSettings: row.conversation_model_settings,
+        responseFormat: row.conversation_response_format,
+      },
       userAllowedTools: row.user_allowed_tools,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
       ...(row.step_calls

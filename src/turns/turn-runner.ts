@@ -16,7 +16,8 @@ import type { NewToolCall } from '../store/tool-calls-repository';
 import type { NewToolApproval } from '../store/tool-approvals-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { attemptOpeningEvents } from './attempt-opening';
-import { providerResponseFormat } from '../providers/response-format';
+import type { ModelSettings } from '../providers/model-settings';
+import { providerResponseFormat, type ResponseFormat } from '../providers/response-format';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
@@ -148,6 +149,10 @@ interface AttemptRun {
   /** The model's targets; a model the catalogue does not know (the models file changed) fails the turn at its step. */
   route: ModelLookup;
   maxSteps: number;
+  /** The conversation's settings under the turn's, sent with every step. */
+  modelSettings: ModelSettings | undefined;
+  /** The turn's structured output, else the conversation's. */
+  responseFormat: ResponseFormat | undefined;
   offered: Set<string>;
   /** Tools whose calls wait for a person's approval in this turn (declared so, or asked by the turn or its conversation). */
   approvalRequired: (toolName: string) => boolean;
@@ -242,6 +247,8 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     model,
     route: deps.models.lookup(model),
     maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
+    modelSettings: conversation.modelSettings || turn.options.modelSettings ? { ...conversation.modelSettings, ...turn.options.modelSettings } : undefined,
+    responseFormat: turn.options.responseFormat ?? conversation.responseFormat ?? undefined,
     offered,
     approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
     toolDefinitions: [...inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))), ...(turn.options.functions ?? [])],
@@ -311,8 +318,8 @@ async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep>
       messages: buildMessages(turn.options.instructions ?? run.begun.conversation.system, history),
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
       ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
-      ...(turn.options.modelSettings ? { settings: turn.options.modelSettings } : {}),
-      ...(turn.options.responseFormat ? { responseFormat: providerResponseFormat(turn.options.responseFormat) } : {}),
+      ...(run.modelSettings ? { settings: run.modelSettings } : {}),
+      ...(run.responseFormat ? { responseFormat: providerResponseFormat(run.responseFormat) } : {}),
     },
     events,
     inflight: run.inflight,

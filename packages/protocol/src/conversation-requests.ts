@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
 import { toolNameSchema } from './tool-choice.js';
 
 /**
@@ -17,6 +18,8 @@ export const createConversationSchema = z.strictObject({
   model: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   tools: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
   requireApproval: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
+  modelSettings: z.optional(modelSettingsSchema),
+  responseFormat: z.optional(responseFormatSchema),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   externalId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { count, errorValue, timestamp, usage } from './answer-fields.js';
+import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
 import { toolChoiceSchema } from './tool-choice.js';
 import { toolKindsInWords } from './tool-kinds.js';
 
@@ -28,6 +29,8 @@ const turnOptions = z.object({
     .optional(z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) })))
     .check(z.describe('Functions the caller runs itself (the OpenAI-compatible routes): a step that calls one ends the turn.')),
   instructions: z.optional(z.string()).check(z.describe("This turn's system prompt in place of the conversation's (OpenAI's `instructions`).")),
+  modelSettings: z.optional(modelSettingsSchema),
+  responseFormat: z.optional(responseFormatSchema),
 });
 
 const stepRecord = z.object({
