@@ -8,7 +8,7 @@ export type ProviderCallOutcome = 'ok' | 'failed' | 'discarded';
 export interface ProviderCall {
   id: string;
   turnId: string;
-  kind: 'step';
+  kind: 'step' | 'repair';
   step: number;
   attempt: number;
   provider: string;
@@ -45,7 +45,7 @@ export interface LedgerLine extends LedgerTokens {
 interface ProviderCallRow {
   id: string;
   turn_id: string;
-  kind: 'step';
+  kind: 'step' | 'repair';
   step: number;
   attempt: number;
   provider: string;

@@ -95,6 +95,8 @@ export interface Turn {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** With a responseFormat: the final answer, parsed and validated; set with the turn's end. */
+  output?: unknown;
 }
 
 /** A turn taken by a job, with what its run needs from the conversation and the user. */
@@ -170,6 +172,7 @@ interface TurnRow {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  output: unknown;
 }
 
 export interface NewTurn {
@@ -495,6 +498,11 @@ export class TurnsRepository {
    * conversation's next unfinished turn read after the lock was had (see migration 0010). Null
    * when the attempt no longer owns the turn.
    */
+  /** A structured-output turn's validated answer, written in the transaction that ends the turn. */
+  async setOutput(id: string, output: unknown, db: Queryable = this.db): Promise<void> {
+    await db.query('UPDATE turns SET output = $2 WHERE id = $1', [id, JSON.stringify(output)]);
+  }
+
   async completeWithFinalStep(
     id: string,
     attempt: number,
@@ -608,5 +616,6 @@ function toTurn(row: TurnRow): Turn {
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,
+    ...(row.output !== null && row.output !== undefined ? { output: row.output } : {}),
   };
 }

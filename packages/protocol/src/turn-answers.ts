@@ -61,6 +61,7 @@ const turnFields = {
     .check(z.describe('A regenerate (answers `fromMessageId` again) or an edit (replaces it); null for other turns.')),
   supersededBy: z.nullable(z.string()).check(z.describe("The edit or regenerate that replaced this turn's messages (it is off the conversation's path).")),
   timings: z.object({ createdAt: timestamp, startedAt: z.nullable(timestamp), finishedAt: z.nullable(timestamp) }),
+  output: z.optional(z.unknown()).check(z.describe('With a responseFormat: the final answer, parsed and validated (absent until the turn completes, and on a turn without one).')),
 };
 
 /** A turn as `POST /v1/turns/:id/cancel` answers it, and the start of `GET /v1/turns/:id`. */
@@ -94,7 +95,7 @@ export const turnDetailSchema = z
       .array(
         z.object({
           id: z.string(),
-          kind: z.enum(['step']),
+          kind: z.enum(['step', 'repair']),
           step: z.int(),
           attempt: z.int(),
           provider: z.string(),

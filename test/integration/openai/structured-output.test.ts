@@ -91,4 +91,63 @@ describe('settings and structured output', () => {
     expect(providerRequests(`${marker}-native`)[0]).toMatchObject({ temperature: 0.2, max_tokens: 33 });
     expect(providerRequests(`${marker}-line`)[0]).toMatchObject({ temperature: 0.7, max_tokens: 12 });
   });
+
+  const city = {
+    type: 'object',
+    properties: { city: { type: 'string' }, population: { type: 'integer', minimum: 1 } },
+    required: ['city', 'population'],
+    additionalProperties: false,
+  };
+  const responseFormat = { type: 'json_schema', name: 'city', schema: city, strict: true };
+  const turnDetail = async (turnId: string) => (await harness.api.get(`/v1/turns/${turnId}`)).body;
+
+  it('runs a native turn with responseFormat through a tool call and gives its parsed output', async () => {
+    const run = await harness.runTurn(
+      { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }] }, {}] },
+      { body: { tools: ['calculator'], responseFormat } },
+    );
+    const requests = harness.providerRequests(run.marker);
+    expect(requests).toHaveLength(2);
+    for (const request of requests) expect(request.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'city', schema: city, strict: true } });
+    const turn = await turnDetail(run.turnId);
+    expect(turn).toMatchObject({ status: 'completed', finishReason: 'stop', output: { city: 'example', population: 1 } });
+    expect(turn.toolCalls).toHaveLength(1);
+  });
+
+  it('asks again with the validation errors after an answer that does not fit, and withdraws the rejected one', async () => {
+    const run = await harness.runTurn({ invalidOutput: true }, { body: { responseFormat } });
+    const turn = await turnDetail(run.turnId);
+    expect(turn).toMatchObject({ status: 'completed', output: { city: 'example', population: 1 } });
+    expect(turn.providerCalls.map((call: any) => [call.kind, call.outcome])).toEqual([
+      ['step', 'discarded'],
+      ['repair', 'ok'],
+    ]);
+    const [, repair] = harness.providerRequests(run.marker);
+    expect(repair.messages.at(-2)).toEqual({ role: 'assistant', content: JSON.stringify({ population: 1 }) });
+    expect(repair.messages.at(-1).content).toContain('"city" is required');
+    expect(run.events.map((event) => event.type)).toContain('attempt-discarded');
+    // The rejected answer is in no stored message: the conversation holds the one that validated.
+    const conversation = (await harness.api.get(`/v1/conversations/${run.conversationId}`)).body;
+    expect(conversation.messages.filter((message: any) => message.role === 'assistant').map((message: any) => message.content)).toEqual([
+      JSON.stringify({ city: 'example', population: 1 }),
+    ]);
+  });
+
+  it('fails the turn invalid_output with the errors once its repairs are spent', async () => {
+    const run = await harness.runTurn({ steps: [{ invalidOutput: true }, { text: 'not json at all' }] }, { body: { responseFormat } });
+    const turn = await turnDetail(run.turnId);
+    expect(turn).toMatchObject({ status: 'failed', error: { code: 'invalid_output' } });
+    expect(turn.error.details.problems).toHaveLength(2);
+    expect(turn.error.details.problems[0]).toContain('"city" is required');
+    expect(turn.error.details.problems[1]).toContain('not JSON');
+    expect(turn.output).toBeUndefined();
+    const none = await harness.runTurn({ invalidOutput: true }, { body: { responseFormat: { ...responseFormat, repairAttempts: 0 } } });
+    expect(await turnDetail(none.turnId)).toMatchObject({ status: 'failed', error: { code: 'invalid_output' } });
+    expect(harness.providerRequests(none.marker)).toHaveLength(1);
+  });
+
+  it("takes a conversation's responseFormat for its turns", async () => {
+    const run = await harness.runTurn({}, { conversation: { responseFormat: { type: 'json_object' } } });
+    expect(await turnDetail(run.turnId)).toMatchObject({ status: 'completed', output: {} });
+  });
 });
