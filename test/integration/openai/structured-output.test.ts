@@ -1,6 +1,9 @@
 import OpenAI from 'openai';
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
 import { followBatchEvents } from '../../support/batch-events';
 import { openAiClient } from '../../support/openai-sdk';
+import { WebhookReceiver } from '../../support/webhook-receiver';
 import { markedScripted } from '../../support/scripted';
 import { startToolTurnHarness, type ToolTurnHarness } from '../../support/tool-turns';
 
@@ -10,7 +13,7 @@ describe('settings and structured output', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    harness = await startToolTurnHarness();
+    harness = await startToolTurnHarness({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RELAY_INTERVAL_MS: '100' } });
     client = openAiClient(harness.stack.url, harness.apiKey);
   });
   afterAll(() => harness.close());
@@ -149,5 +152,70 @@ describe('settings and structured output', () => {
   it("takes a conversation's responseFormat for its turns", async () => {
     const run = await harness.runTurn({}, { conversation: { responseFormat: { type: 'json_object' } } });
     expect(await turnDetail(run.turnId)).toMatchObject({ status: 'completed', output: {} });
+  });
+
+  const City = z.object({ city: z.string(), population: z.number().int().min(1), tags: z.array(z.string()) });
+
+  it('returns the parsed object from chat.completions.parse, repaired where the first answer did not fit', async () => {
+    const completion = await client.chat.completions.parse({
+      model: 'scripted',
+      messages: [{ role: 'user', content: markedScripted({ invalidOutput: true }) }],
+      response_format: zodResponseFormat(City, 'city'),
+    });
+    expect(completion.choices[0]!.message.parsed).toEqual({ city: 'example', population: 1, tags: ['example'] });
+    const { switchyard } = completion as unknown as { switchyard: { turnId: string } };
+    expect((await turnDetail(switchyard.turnId)).providerCalls.map((call: any) => call.kind)).toEqual(['step', 'repair']);
+  });
+
+  it('returns output_parsed from responses.parse with a zod text format', async () => {
+    const response = await client.responses.parse({ model: 'scripted', input: markedScripted({ tokenDelayMs: 0 }), text: { format: zodTextFormat(City, 'city') } });
+    expect(response.output_parsed).toEqual({ city: 'example', population: 1, tags: ['example'] });
+    expect(response.text?.format).toMatchObject({ type: 'json_schema', name: 'city' });
+  });
+
+  it('carries output in batch results, and invalid_output for an item whose repairs are spent', async () => {
+    const marker = `batch-format-${Date.now()}`;
+    const submitted = await harness.api.post('/v1/batches', {
+      defaults: { responseFormat },
+      items: [
+        { customId: 'fits', messages: [markedScripted({}, `${marker}-fits`)] },
+        { customId: 'never', messages: [markedScripted({ steps: [{ invalidOutput: true }, { invalidOutput: true }] }, `${marker}-never`)] },
+      ],
+    });
+    expect(submitted.status).toBe(202);
+    const batchId = submitted.body.batchId as string;
+    const events = await followBatchEvents(harness.stack.url, harness.apiKey, batchId);
+    try {
+      await events.finished();
+    } finally {
+      events.close();
+    }
+    const results = await fetch(`${harness.stack.url}/v1/batches/${batchId}/results`, { headers: { authorization: `Bearer ${harness.apiKey}` } });
+    const lines = (await results.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({ customId: 'fits', status: 'succeeded', output: { city: 'example', population: 1 } });
+    expect(lines[1]).toMatchObject({ customId: 'never', status: 'failed', error: { code: 'invalid_output' } });
+    expect(lines[1].output).toBeUndefined();
+  });
+
+  it('refuses what Chat Completions cannot honour, also in a parse call', async () => {
+    const refused = await refusal(
+      client.chat.completions.parse({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }], response_format: zodResponseFormat(City, 'city'), n: 2 }),
+    );
+    expect(refused).toMatchObject({ code: 'unsupported_parameter', param: 'n' });
+  });
+
+  it("carries output in the turn's webhook", async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      expect((await harness.api.post('/v1/webhooks', { url: receiver.url(), events: ['turn.completed'] })).status).toBe(201);
+      const run = await harness.runTurn({}, { body: { responseFormat } });
+      const [webhook] = await receiver.waitFor(1, (received) => received.json?.data?.turnId === run.turnId);
+      expect(webhook!.json.data).toMatchObject({ status: 'completed', output: { city: 'example', population: 1 } });
+    } finally {
+      await receiver.close();
+    }
   });
 });
