@@ -32,6 +32,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
+    if (body.responseFormat !== undefined) deps.turnService.assertResponseFormat(body.responseFormat);
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;

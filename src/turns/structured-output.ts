@@ -31,6 +31,17 @@ export function checkOutput(format: ResponseFormat, text: string): OutputCheck {
   return verdict.valid ? { ok: true, value } : { ok: false, problem: `the answer does not match the schema "${format.name}": ${describeValidationErrors(verdict.errors)}` };
 }
 
+/** Why a format cannot check any answer (its schema does not compile); undefined when it can. */
+export function formatProblem(format: ResponseFormat): string | undefined {
+  if (format.type === 'json_object') return undefined;
+  try {
+    compileJsonSchema(format.schema);
+    return undefined;
+  } catch (error) {
+    return `not a JSON Schema: ${errorMessage(error)}`;
+  }
+}
+
 /**
  * The messages a repair request adds after the history: the rejected answer, then what is wrong
  * with it, as a user message (every OpenAI-compatible provider takes one there, where a system

@@ -149,6 +149,14 @@ describe('settings and structured output', () => {
     expect(harness.providerRequests(none.marker)).toHaveLength(1);
   });
 
+  it('refuses a responseFormat whose schema is no JSON Schema, on a turn and a conversation', async () => {
+    const broken = { type: 'json_schema', name: 'broken', schema: { type: 'no-such-type' } };
+    const onTurn = await harness.api.post(`/v1/conversations/${await harness.newConversation()}/turns`, { content: 'hi', responseFormat: broken });
+    expect(onTurn.status).toBe(400);
+    expect(onTurn.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'responseFormat.schema' }] });
+    expect((await harness.api.post('/v1/conversations', { responseFormat: broken })).status).toBe(400);
+  });
+
   it("takes a conversation's responseFormat for its turns", async () => {
     const run = await harness.runTurn({}, { conversation: { responseFormat: { type: 'json_object' } } });
     expect(await turnDetail(run.turnId)).toMatchObject({ status: 'completed', output: {} });
