@@ -176,6 +176,7 @@ export function resultLine(item: BatchItemRecord): z.output<typeof batchResultLi
     toolCalls: result?.toolCalls ?? [],
     usage: result?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     ...(result?.error ? { error: result.error } : {}),
+    ...(result?.output !== undefined ? { output: result.output } : {}),
   };
 }
 

@@ -52,6 +52,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
     if (body.compaction) assertCompactionFits(deps.models, body.compaction, body.model ?? deps.models.defaultModel);
+    if (body.responseFormat !== undefined) deps.turnService.assertResponseFormat(body.responseFormat);
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
@@ -112,6 +113,8 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
         ...(body.requireApproval ? { requireApproval: body.requireApproval } : {}),
         ...(body.maxSteps ? { maxSteps: body.maxSteps } : {}),
         ...(body.maxHistoryMessages ? { maxHistoryMessages: body.maxHistoryMessages } : {}),
+        ...(body.modelSettings ? { modelSettings: body.modelSettings } : {}),
+        ...(body.responseFormat ? { responseFormat: body.responseFormat } : {}),
       },
     });
     sendJson(res, turnAcceptedSchema, { turnId: turn.id, status: turn.status }, created ? 202 : 200);

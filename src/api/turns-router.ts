@@ -121,6 +121,7 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
     branch: turn.branch && { kind: turn.branch.kind, fromMessageId: formatMessageId(turn.branch.fromMessageId) },
     supersededBy: turn.supersededBy,
     timings: { createdAt: turn.createdAt, startedAt: turn.startedAt, finishedAt: turn.finishedAt },
+    ...(turn.output !== undefined ? { output: turn.output } : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Turn } from '../store/turns-repository';
  * An ended item's result (docs/API.md, "Results"): the final assistant text of its last turn,
  * the tool calls of its conversation's path (`messages`: a call an edit or a regenerate
  * replaced is not on it), usage summed over every turn that ran, and the error of a turn that
- * did not complete. Pure.
+ * did not complete, and the structured output of a last turn that had a responseFormat. Pure.
  */
 export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredMessage[]; calls: ToolCallRecord[] }): BatchItemResult {
   const lastTexts = input.messages.filter((message) => message.role === 'assistant' && message.turnId === input.last.id && typeof message.content === 'string');
@@ -45,5 +45,6 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
     turnId: input.last.id,
     finishReason: input.last.finishReason,
     ...(callerToolCalls.length > 0 ? { callerToolCalls } : {}),
+    ...(input.last.output !== undefined ? { output: input.last.output } : {}),
   };
 }

@@ -171,6 +171,8 @@ export class BatchRunner {
         ...(spec.tools !== undefined ? { tools: spec.tools } : {}),
         ...(spec.toolChoice !== undefined ? { toolChoice: spec.toolChoice } : {}),
         ...(spec.maxSteps !== undefined ? { maxSteps: spec.maxSteps } : {}),
+        ...(spec.modelSettings !== undefined ? { modelSettings: spec.modelSettings } : {}),
+        ...(spec.responseFormat !== undefined ? { responseFormat: spec.responseFormat } : {}),
         ...(spec.functions !== undefined ? { functions: spec.functions } : {}),
       },
       batchPriority: batch.priority,

@@ -3,27 +3,20 @@ import { fieldIssues } from '../errors/zod-issues';
 import { findToolExchangeFault } from '../providers/tool-exchange-fault';
 import type { BatchItemSpec, BatchMessage } from '../store/batch-item';
 import { splitFunctionTools, type UsableTools } from './function-tools';
-import { chatFunctionToolSchema, chatMessageSchema, chatToolChoiceSchema, planChatTurn, turnToolChoice } from './chat-messages';
+import { chatModelSettings, chatResponseFormat, createChatCompletionSchema, unsupportedChatParameter } from './chat-completion-request';
+import { planChatTurn, turnToolChoice } from './chat-messages';
 import { createResponseSchema, hasTurnInput, planResponseTurn } from './response-request';
+import { responseModelSettings, responseTextFormat, unsupportedResponseParameter } from './response-settings';
 
 /** The endpoints an OpenAI batch runs (its `endpoint`, its lines' `url`). */
 export const OPENAI_BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses'] as const;
 export type OpenAiEndpoint = (typeof OPENAI_BATCH_ENDPOINTS)[number];
 
 /**
- * The part of a `/v1/chat/completions` body Switchyard runs; its other fields (`temperature`,
- * `max_tokens`, `response_format`, …) are accepted and ignored, as README lists.
+ * A `/v1/chat/completions` body as the route takes it, not streamed: its settings and
+ * `response_format` are the item's, what Switchyard cannot honour refuses the line.
  */
-const chatCompletionBody = z
-  .object({
-    model: z.string().min(1).max(200),
-    messages: z.array(chatMessageSchema).min(1).max(1000),
-    tools: z.array(chatFunctionToolSchema).max(128).optional(),
-    tool_choice: chatToolChoiceSchema.optional(),
-    stream: z.literal(false).optional(),
-    n: z.literal(1).optional(),
-  })
-  .loose();
+const chatCompletionBody = createChatCompletionSchema.extend({ stream: z.literal(false).nullable().optional(), stream_options: z.null().optional() });
 
 /**
  * A `/v1/responses` body: a Responses request that stands alone, as a batch line must (no
@@ -58,6 +51,9 @@ export type OpenAiLineOutcome =
  * which every line's `url` must be, as OpenAI requires.
  */
 export function openAiLineToItem(value: unknown, usableTools: UsableTools, endpoint?: OpenAiEndpoint): OpenAiLineOutcome {
+  const declared = typeof value === 'object' && value !== null ? (value as { url?: unknown; body?: unknown }) : {};
+  const unsupported = (declared.url === '/v1/responses' ? unsupportedResponseParameter : unsupportedChatParameter)(declared.body);
+  if (unsupported) return { ok: false, problems: [{ field: `body.${unsupported.param}`, message: unsupported.message, code: 'unsupported_parameter' }] };
   const envelope = openAiBatchLine.safeParse(value);
   // The body is read as its url says, else as the batch's endpoint's: a line's every problem is named at once.
   const url = envelope.success ? envelope.data.url : (endpoint ?? '/v1/chat/completions');
@@ -83,6 +79,8 @@ function chatLineToItem(customId: string, body: z.infer<typeof chatCompletionBod
   if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
   const { serverTools, functions } = tools;
   const choice = body.tool_choice;
+  const modelSettings = chatModelSettings(body);
+  const responseFormat = chatResponseFormat(body.response_format);
   return {
     ok: true,
     customId,
@@ -93,6 +91,8 @@ function chatLineToItem(customId: string, body: z.infer<typeof chatCompletionBod
       tools: serverTools,
       ...(functions.length > 0 ? { functions } : {}),
       ...(choice !== undefined ? { toolChoice: turnToolChoice(choice) } : {}),
+      ...(modelSettings ? { modelSettings } : {}),
+      ...(responseFormat ? { responseFormat } : {}),
     },
   };
 }
@@ -111,12 +111,16 @@ function responseLineToItem(customId: string, body: z.infer<typeof responseBody>
   }
   const tools = splitFunctionTools(body.tools ?? [], usableTools);
   if (!tools.ok) return { ok: false, problems: [{ field: 'body.tools', message: tools.message, code: tools.code }] };
+  const modelSettings = responseModelSettings(body);
+  const responseFormat = responseTextFormat(body);
   return {
     ok: true,
     customId,
     spec: {
       messages: [asBatchMessage(plan.content)],
       ...(plan.instructions !== undefined ? { system: plan.instructions } : {}),
+      ...(modelSettings ? { modelSettings } : {}),
+      ...(responseFormat ? { responseFormat } : {}),
       ...(body.model !== undefined ? { model: body.model } : {}),
       tools: tools.serverTools,
       ...(tools.functions.length > 0 ? { functions: tools.functions } : {}),

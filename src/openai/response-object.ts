@@ -1,7 +1,12 @@
 import type { ResponseRecord } from './store/openai-responses-repository';
 import type { StoredMessage } from '../store/messages-repository';
-import type { Turn } from '../store/turns-repository';
+import type { Turn, TurnOptions } from '../store/turns-repository';
+import type { ResponseFormat } from '../providers/response-format';
 import { itemIds, outputText, type OutputItem } from './response-items';
+
+/** `text.format` as OpenAI shows it back: the request's, flat. */
+export type ResponseTextFormat =
+  { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
 
 export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'incomplete';
 
@@ -18,18 +23,18 @@ export interface ResponseObject {
   error: { code: string; message: string } | null;
   incomplete_details: { reason: string } | null;
   instructions: string | null;
-  max_output_tokens: null;
+  max_output_tokens: number | null;
   metadata: Record<string, string>;
   model: string;
   output: OutputItem[];
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  temperature: null;
-  text: { format: { type: 'text' } };
+  temperature: number | null;
+  text: { format: ResponseTextFormat };
   tool_choice: unknown;
   tools: unknown[];
-  top_p: null;
+  top_p: number | null;
   truncation: 'disabled';
   usage: {
     input_tokens: number;
@@ -81,7 +86,7 @@ export function responseObject(input: { record: ResponseRecord; turn: Turn; mess
   const status = responseStatus(turn);
   const ended = status !== 'queued' && status !== 'in_progress';
   return {
-    ...responseShell(record, input.defaultModel, turn.options.model),
+    ...responseShell(record, input.defaultModel, turn.options),
     status,
     completed_at: status === 'completed' && turn.finishedAt ? Math.floor(Date.parse(turn.finishedAt) / 1000) : null,
     error: turn.status === 'failed' ? { code: 'server_error', message: turn.error ? `${turn.error.code}: ${turn.error.message}` : 'the response failed' } : null,
@@ -101,8 +106,9 @@ export function responseObject(input: { record: ResponseRecord; turn: Turn; mess
 }
 
 /** A response before any of its output: what `response.created`, `.queued` and `.in_progress` carry. Pure. */
-export function responseShell(record: ResponseRecord, defaultModel: string, turnModel?: string): Omit<ResponseObject, 'status'> {
+export function responseShell(record: ResponseRecord, defaultModel: string, options: TurnOptions = {}): Omit<ResponseObject, 'status'> {
   const { request } = record;
+  const settings = options.modelSettings ?? {};
   return {
     id: record.id,
     object: 'response',
@@ -113,18 +119,18 @@ export function responseShell(record: ResponseRecord, defaultModel: string, turn
     error: null,
     incomplete_details: null,
     instructions: request.instructions,
-    max_output_tokens: null,
+    max_output_tokens: settings.max_tokens ?? null,
     metadata: request.metadata,
-    model: request.model ?? turnModel ?? defaultModel,
+    model: request.model ?? options.model ?? defaultModel,
     output: [],
     output_text: '',
-    parallel_tool_calls: true,
+    parallel_tool_calls: settings.parallel_tool_calls ?? true,
     previous_response_id: record.previousResponseId,
-    temperature: null,
-    text: { format: { type: 'text' } },
+    temperature: settings.temperature ?? null,
+    text: { format: textFormat(options.responseFormat) },
     tool_choice: request.toolChoice,
     tools: request.tools,
-    top_p: null,
+    top_p: settings.top_p ?? null,
     truncation: 'disabled',
     usage: null,
   };
@@ -145,4 +151,16 @@ export function responseStatus(turn: Pick<Turn, 'status' | 'finishReason'>): Res
     case 'cancelled':
       return 'cancelled';
   }
+}
+
+function textFormat(format: ResponseFormat | undefined): ResponseTextFormat {
+  if (!format) return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return {
+    type: 'json_schema',
+    name: format.name,
+    schema: format.schema,
+    strict: format.strict ?? false,
+    ...(format.description !== undefined ? { description: format.description } : {}),
+  };
 }

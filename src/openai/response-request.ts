@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage, ContentPart, ToolChoice } from '../providers/model-provider';
 import { toolNameSchema, type ChatMessagesInput } from '../events/turn-content';
+import { responseSettingsFields } from './response-settings';
 
 const text = z.string().max(500_000);
 const contentPart = z.discriminatedUnion('type', [
@@ -28,27 +29,25 @@ const functionTool = z
   .strict();
 const toolChoice = z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), name: toolNameSchema }).strict()]);
 
-/** OpenAI's fields that Switchyard accepts and does not act on (README: "Use it from OpenAI's SDKs"). */
-export const IGNORED_RESPONSE_FIELDS = [
-  'temperature',
-  'top_p',
-  'max_output_tokens',
-  'max_tool_calls',
-  'parallel_tool_calls',
-  'store',
-  'user',
-  'text',
-  'reasoning',
-  'truncation',
-  'include',
-  'service_tier',
-  'prompt_cache_key',
-  'safety_identifier',
-  'stream_options',
-  'top_logprobs',
-] as const;
+/** OpenAI's fields that change nothing in the answer: accepted (docs/API.md, "OpenAI-compatible routes"). */
+const INERT_RESPONSE_FIELDS = {
+  store: z.boolean().nullable().optional(),
+  user: z.string().max(500).optional(),
+  service_tier: z.string().max(50).nullable().optional(),
+  prompt_cache_key: z.string().max(500).optional(),
+  safety_identifier: z.string().max(500).optional(),
+  stream_options: z.object({ include_obfuscation: z.boolean().optional() }).strict().nullable().optional(),
+  // What unsupportedResponseParameter lets through: the values that ask for nothing Switchyard lacks.
+  top_logprobs: z.literal(0).nullable().optional(),
+  include: z.array(z.literal('reasoning.encrypted_content')).nullable().optional(),
+  truncation: z.literal('disabled').nullable().optional(),
+};
 
-/** `POST /openai/v1/responses`: the subset of OpenAI's request Switchyard runs; other fields are refused. */
+/**
+ * `POST /openai/v1/responses`: the subset of OpenAI's request Switchyard runs. A field that
+ * changes the answer is honoured (response-settings.ts) or refused by unsupportedResponseParameter;
+ * any other field is refused, as OpenAI refuses arguments it does not know.
+ */
 export const createResponseSchema = z
   .object({
     model: z.string().min(1).max(200).optional(),
@@ -65,7 +64,8 @@ export const createResponseSchema = z
       .nullable()
       .optional(),
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
-    ...Object.fromEntries(IGNORED_RESPONSE_FIELDS.map((field) => [field, z.unknown().optional()])),
+    ...responseSettingsFields,
+    ...INERT_RESPONSE_FIELDS,
   })
   .strict();
 export type CreateResponseRequest = z.infer<typeof createResponseSchema>;

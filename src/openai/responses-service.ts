@@ -12,6 +12,7 @@ import { functionToolsError, splitFunctionTools, type UsableTools } from './func
 import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
 import { inputItems, itemPage } from './conversation-items';
+import { responseModelSettings, responseTextFormat } from './response-settings';
 
 export interface ResponsesServiceDeps {
   conversations: Pick<ConversationsRepository, 'create' | 'get'>;
@@ -70,6 +71,8 @@ export class ResponsesService {
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous || joined ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
+    const modelSettings = responseModelSettings(request);
+    const responseFormat = responseTextFormat(request);
     let record: ResponseRecord | undefined;
     // The response is recorded in the turn's transaction: a crash in between would leave a turn
     // that runs with no response to show it, and the client's retry would run another.
@@ -106,6 +109,8 @@ export class ResponsesService {
         ...(plan.toolChoice !== undefined ? { toolChoice: plan.toolChoice } : {}),
         ...(tools.functions.length > 0 ? { functions: tools.functions } : {}),
         ...(plan.instructions !== undefined ? { instructions: plan.instructions } : {}),
+        ...(modelSettings ? { modelSettings } : {}),
+        ...(responseFormat ? { responseFormat } : {}),
       },
     });
     // The id is new, so the turn is too: never a replay that would skip `alongside`.

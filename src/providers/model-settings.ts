@@ -1,27 +1,7 @@
-import { z } from 'zod';
+import type { ModelSettings } from '@switchyard/protocol';
 
-/**
- * The settings that change a model's answer, by OpenAI's Chat Completions names (docs/API.md,
- * "OpenAI-compatible routes"): a turn's `modelSettings`, sent with every step's request. Strict:
- * a setting Switchyard does not know would be dropped, and a dropped setting changes the answer
- * without a word.
- */
-export const modelSettingsSchema = z
-  .object({
-    temperature: z.number().min(0).max(2),
-    top_p: z.number().min(0).max(1),
-    /** Per step: each completion request's cap on its output tokens. */
-    max_tokens: z.number().int().min(1),
-    stop: z.union([z.string().max(200), z.array(z.string().max(200)).min(1).max(4)]),
-    seed: z.number().int(),
-    presence_penalty: z.number().min(-2).max(2),
-    frequency_penalty: z.number().min(-2).max(2),
-    parallel_tool_calls: z.boolean(),
-    reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']),
-  })
-  .partial()
-  .strict();
-export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+// The schema is the protocol's: the routes validate with it and the client posts its type.
+export { modelSettingsSchema, type ModelSettings } from '@switchyard/protocol';
 
 /**
  * The settings as a chat-completion request's fields, pure. `parallel_tool_calls` goes only

@@ -1,24 +1,8 @@
-import { z } from 'zod';
+import type { ResponseFormat } from '@switchyard/protocol';
 import type { ProviderResponseFormat } from './model-provider';
 
-/**
- * A turn's structured output (docs/API.md, "Structured output"): sent to the provider as
- * `response_format` on every step, and the final answer parsed and validated against it.
- */
-export const responseFormatSchema = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('json_schema'),
-      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/),
-      description: z.string().max(10_000).optional(),
-      schema: z.record(z.string(), z.unknown()),
-      strict: z.boolean().optional(),
-      repairAttempts: z.number().int().min(0).max(5).optional(),
-    })
-    .strict(),
-  z.object({ type: z.literal('json_object'), repairAttempts: z.number().int().min(0).max(5).optional() }).strict(),
-]);
-export type ResponseFormat = z.infer<typeof responseFormatSchema>;
+// The schema is the protocol's: the routes validate with it and the client posts its type.
+export { responseFormatSchema, type ResponseFormat } from '@switchyard/protocol';
 
 /** How many times an answer that does not validate is asked for again. */
 export const DEFAULT_REPAIR_ATTEMPTS = 1;

@@ -61,6 +61,13 @@ export const chatRequestSchema = z.object({
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   tools: z.array(toolSchema).nullish(),
   tool_choice: toolChoiceSchema.nullish(),
+  /** Structured output: the answer is JSON (structured-answer.ts). */
+  response_format: z
+    .object({
+      type: z.enum(['text', 'json_object', 'json_schema']),
+      json_schema: z.object({ name: z.string(), schema: z.record(z.string(), z.unknown()).optional() }).optional(),
+    })
+    .nullish(),
 });
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;

@@ -2,6 +2,7 @@ import type { ChatMessage, ChatRequest } from './chat-request-schema';
 import { lastUserText, messageText } from './message-text';
 import { callableTools } from './plan-reply';
 import type { Step } from './scenario-schema';
+import { structuredAnswer } from './structured-answer';
 
 /** Longer tool results and user texts are cut to this many characters in answers. */
 const MAX_QUOTED = 80;
@@ -9,16 +10,20 @@ const MAX_QUOTED = 80;
 /**
  * What the model answers without a scenario (or past its last step), deterministically: it
  * summarises tool results, calls the offered tools when asked to "use tools" (or made to by
- * `tool_choice`), and otherwise echoes the user. That is enough for a person to try the
+ * `tool_choice`), and otherwise echoes the user; asked for structured output, it answers JSON
+ * that fits (structured-answer.ts) instead of the summary or the echo. That is enough for a person to try the
  * whole tool loop against it.
  */
 export function defaultStep(request: ChatRequest, tokenDelayMs: number): Step {
   const messages = request.messages;
-  if (messages.at(-1)?.role === 'tool') return { text: summariseToolResults(messages), tokenDelayMs };
+  const structured = structuredAnswer(request, false);
+  const afterTools = messages.at(-1)?.role === 'tool';
+  if (afterTools) return { text: structured ?? summariseToolResults(messages), tokenDelayMs };
 
   const userText = lastUserText(messages);
   const told = /use tools/i.test(userText) || request.tool_choice === 'required' || typeof request.tool_choice === 'object';
   if (told && callableTools(request).length > 0) return { toolCalls: 'offered', tokenDelayMs };
+  if (structured !== undefined) return { text: structured, tokenDelayMs };
 
   return {
     text:

@@ -16,15 +16,25 @@ export type ScenarioLookup =
 
 /**
  * Finds the scenario of a request: the `x-scripted-scenario` header, else the last user
- * message's `[[scripted <json>]]`, if it has one. A scenario that is there but broken is an error
+ * message's `[[scripted <json>]]`, if it has one (`beforeRepair`: or, when the last user message
+ * follows an assistant answer and has none, the user message before). A scenario that is there but broken is an error
  * rather than "no scenario", so that a typo fails the test that made it.
  */
-export function findScenario(header: string | undefined, messages: readonly ChatMessage[]): ScenarioLookup {
-  const lastUser = messages.map((message) => message.role).lastIndexOf('user');
+export function findScenario(header: string | undefined, messages: readonly ChatMessage[], options: { beforeRepair?: boolean } = {}): ScenarioLookup {
+  const roles = messages.map((message) => message.role);
+  const lastUser = roles.lastIndexOf('user');
   if (header !== undefined) return fromJson(header, lastUser, `the ${SCENARIO_HEADER} header`, SCENARIO_HEADER);
 
   // Only the newest user message: a plain "hello" after a scripted one is a chat of its own, not
-  // the earlier scenario again (the scripted model's guide says so).
+  // the earlier scenario again (the scripted model's guide says so). Structured output's repair
+  // request is the exception: Switchyard's own user message after the rejected answer, answered
+  // by the scenario's next step.
+  const found = scenarioAt(messages, lastUser);
+  if (found.kind !== 'none' || !options.beforeRepair || roles[lastUser - 1] !== 'assistant') return found;
+  return scenarioAt(messages, roles.lastIndexOf('user', lastUser - 1));
+}
+
+function scenarioAt(messages: readonly ChatMessage[], lastUser: number): ScenarioLookup {
   const message = messages[lastUser];
   if (message === undefined) return { kind: 'none' };
   const text = messageText(message);

@@ -53,12 +53,23 @@ import { describeZodIssues } from '../errors/zod-issues';
  * - `omitFinishReason: true`: end the stream (usage and `[DONE]` included) with no
  *   `finish_reason`.
  * - `finishReason`: instead of `stop` (or `tool_calls` when the step calls tools), e.g. `length`.
+ * - `invalidOutput: true`: with `response_format`, answer JSON that does not fit the schema.
+ *
+ * Structured output: a request with `response_format` `json_schema` is answered, where its step
+ * gives no `text`, `tokens` or `toolCalls`, with JSON that fits the schema (its sample, as for
+ * offered tool calls, required properties only); `json_object` with `{}`. `invalidOutput` answers
+ * the schema's sample less its first required property (or a value of another type), or for
+ * `json_object` text that is not JSON. A step's `text` is sent as it is, JSON or not. Switchyard
+ * asks again after an answer that does not validate, in a user message of its own after the
+ * rejected answer: a `response_format` request whose last user message has no scenario takes the
+ * scenario of the user message before that answer, so `steps[1]` answers the first repair.
  *
  * Tokens, for the `…AfterTokens` counts and `usage.completion_tokens`, are reasoning and text
  * tokens plus one per tool-call fragment. Non-streaming requests get the same answer whole,
  * after the sum of its pauses.
  *
- * Default behaviour (no scenario, or past its last step): after tool results, a summary of
+ * Default behaviour (no scenario, or past its last step): with `response_format`, JSON that
+ * fits it (unless the request is told to use tools); after tool results, a summary of
  * them (`Tool results: calculator → {"result":4}; current_time → …`); when the last user
  * message says "use tools" (or `tool_choice` requires a call) and tools are offered, the step
  * `{"toolCalls": "offered"}`; otherwise an echo of the user's message. Without a scenario it
@@ -149,6 +160,8 @@ export const stepSchema = z
     omitFinishReason: z.boolean().optional(),
     /** Overrides the finish reason. Default `stop`, or `tool_calls` when the step calls tools. */
     finishReason: z.string().min(1).optional(),
+    /** With `response_format`: answer JSON that does not fit the schema (text that is not JSON for `json_object`). */
+    invalidOutput: z.boolean().optional(),
   })
   .refine((step) => [step.cutAfterTokens, step.stallAfterTokens, step.errorEventAfterTokens].filter((n) => n !== undefined).length <= 1, {
     error: 'cutAfterTokens, stallAfterTokens and errorEventAfterTokens exclude each other',

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { toolChoiceSchema, toolNameSchema, turnContentSchema, type ChatMessagesInput } from '../events/turn-content';
 import type { ToolDefinition } from '../providers/model-provider';
+import { modelSettingsSchema } from '../providers/model-settings';
+import { responseFormatSchema } from '../providers/response-format';
 
 // A batch item as it is submitted and stored: the batch submission checks it, the batches
 // repository keeps it, and the batch runner makes turns of it.
@@ -16,6 +18,8 @@ const itemFields = {
   requireApproval: z.array(toolNameSchema).max(128),
   toolChoice: toolChoiceSchema,
   maxSteps: z.number().int().min(1).max(100),
+  modelSettings: modelSettingsSchema,
+  responseFormat: responseFormatSchema,
   metadata: z.record(z.string(), z.unknown()),
 };
 export const partialItemSchema = z.object(itemFields).partial().strict();

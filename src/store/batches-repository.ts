@@ -55,6 +55,8 @@ export interface BatchItemResult {
   finishReason?: string | null;
   /** Calls of the caller's own functions its last step made (an OpenAI line's `tool_calls`). */
   callerToolCalls?: AssistantToolCall[];
+  /** The last turn's structured output (its responseFormat's parsed answer). */
+  output?: unknown;
 }
 
 export interface BatchItemRecord {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { ModelSettings } from '../providers/model-settings';
+import type { ResponseFormat } from '../providers/response-format';
 import type { Queryable } from './db';
 import { formatMessageId } from './message-id';
 import type { CompactionPolicy } from '@switchyard/protocol';
@@ -15,6 +17,10 @@ export interface Conversation {
   requireApproval: string[] | null;
   /** Its compaction policy (docs/API.md, "Long conversations"). */
   compaction: CompactionPolicy | null;
+  /** Sent with every step of its turns; a turn's own settings win, field by field. */
+  modelSettings: ModelSettings | null;
+  /** Its turns' structured output, unless a turn brings its own. */
+  responseFormat: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
@@ -32,6 +38,8 @@ export interface NewConversation {
   tools?: string[];
   requireApproval?: string[];
   compaction?: CompactionPolicy;
+  modelSettings?: ModelSettings;
+  responseFormat?: ResponseFormat;
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
@@ -55,6 +63,8 @@ interface ConversationRow {
   tools: string[] | null;
   require_approval: string[] | null;
   compaction: CompactionPolicy | null;
+  model_settings: ModelSettings | null;
+  response_format: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
@@ -68,7 +78,7 @@ const EXPIRED_SQL = `c.openai_retained AND c.updated_at < $2 AND c.created_at < 
   AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $2 OR t.finished_at >= $2))`;
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, model_settings, response_format, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -86,8 +96,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation, db: Queryable = this.db): Promise<Conversation> {
     const { rows } = await db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -101,8 +111,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -146,8 +156,8 @@ export class ConversationsRepository {
       `WITH source AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, id, $3 FROM source
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, id, $3 FROM source
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -220,6 +230,8 @@ export class ConversationsRepository {
       input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
       input.openaiRetained === true,
       input.compaction === undefined ? null : JSON.stringify(input.compaction),
+      input.modelSettings === undefined ? null : JSON.stringify(input.modelSettings),
+      input.responseFormat === undefined ? null : JSON.stringify(input.responseFormat),
     ];
   }
 
@@ -295,6 +307,8 @@ function toConversation(row: ConversationRow): Conversation {
     tools: row.tools,
     requireApproval: row.require_approval,
     compaction: row.compaction,
+    modelSettings: row.model_settings,
+    responseFormat: row.response_format,
     metadata: row.metadata,
     lastSeq: Number(row.last_seq),
     forkedFrom:

@@ -4,7 +4,7 @@ import type { Usage } from '../events/event';
 /** `ok`: its step was taken; `failed`: it failed before any output; `discarded`: its output was dropped (the stream broke, the worker died). */
 export type ProviderCallOutcome = 'ok' | 'failed' | 'discarded';
 
-export type ProviderCallKind = 'step' | 'compaction';
+export type ProviderCallKind = 'step' | 'compaction' | 'repair';
 
 /** One request a turn sent a provider (docs/API.md, `providerCalls`). */
 export interface ProviderCall {

@@ -4,6 +4,7 @@ import type { CompactionPolicy } from '@switchyard/protocol';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
 import type { ModelSettings } from '../providers/model-settings';
 import type { ResponseFormat } from '../providers/response-format';
+import type { Conversation } from './conversations-repository';
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
 import { insertToolMessagesFrom, MESSAGE_COLUMNS, toStoredMessage, type BranchKind, type BranchPoint, type MessageRow, type StoredMessage } from './messages-repository';
@@ -97,6 +98,8 @@ export interface Turn {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** With a responseFormat: the final answer, parsed and validated; set with the turn's end. */
+  output?: unknown;
 }
 
 /** A turn taken by a job, with what its run needs from the conversation and the user. */
@@ -105,7 +108,7 @@ export interface BegunAttempt {
   /** A new attempt (not the continuation of a tool phase). */
   restarted: boolean;
   previous: Pick<Turn, 'status' | 'awaiting'>;
-  conversation: { system: string | null; model: string | null; tools: string[] | null; requireApproval: string[] | null; compaction: CompactionPolicy | null };
+  conversation: Pick<Conversation, 'system' | 'model' | 'tools' | 'requireApproval' | 'compaction' | 'modelSettings' | 'responseFormat'>;
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
@@ -133,6 +136,8 @@ interface BegunRow extends TurnRow {
   conversation_tools: string[] | null;
   conversation_compaction: CompactionPolicy | null;
   conversation_require_approval: string[] | null;
+  conversation_model_settings: ModelSettings | null;
+  conversation_response_format: ResponseFormat | null;
   user_allowed_tools: string[] | null;
   history: MessageRow[] | null;
   step_calls: JsonToolCallRow[] | null;
@@ -171,6 +176,7 @@ interface TurnRow {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  output: unknown;
 }
 
 export interface NewTurn {
@@ -394,7 +400,8 @@ export class TurnsRepository {
          UNION ALL SELECT * FROM tool_messages
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
-              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, c.compaction AS conversation_compaction, u.allowed_tools AS user_allowed_tools,
+              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, c.compaction AS conversation_compaction,
+              c.model_settings AS conversation_model_settings, c.response_format AS conversation_response_format, u.allowed_tools AS user_allowed_tools,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
@@ -418,6 +425,8 @@ export class TurnsRepository {
         tools: row.conversation_tools,
         requireApproval: row.conversation_require_approval,
         compaction: row.conversation_compaction,
+        modelSettings: row.conversation_model_settings,
+        responseFormat: row.conversation_response_format,
       },
       userAllowedTools: row.user_allowed_tools,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
@@ -494,6 +503,11 @@ export class TurnsRepository {
    * conversation's next unfinished turn read after the lock was had (see migration 0010). Null
    * when the attempt no longer owns the turn.
    */
+  /** A structured-output turn's validated answer, written in the transaction that ends the turn. */
+  async setOutput(id: string, output: unknown, db: Queryable = this.db): Promise<void> {
+    await db.query('UPDATE turns SET output = $2 WHERE id = $1', [id, JSON.stringify(output)]);
+  }
+
   async completeWithFinalStep(
     id: string,
     attempt: number,
@@ -607,5 +621,6 @@ function toTurn(row: TurnRow): Turn {
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,
+    ...(row.output !== null && row.output !== undefined ? { output: row.output } : {}),
   };
 }

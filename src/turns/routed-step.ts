@@ -42,6 +42,8 @@ export interface RoutedStepInput {
   /** The job's span: each request's chat span is its child. */
   span: Span;
   log: Logger;
+  /** `repair`: the request asks again for an answer that did not validate (structured output). */
+  callKind?: ProviderCall['kind'];
   generateToolCallId: StreamStepOptions['generateToolCallId'];
   takenToolCallIds: StreamStepOptions['takenToolCallIds'];
   now: () => Date;
@@ -206,7 +208,7 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
   const record: ProviderCall = {
     id,
     turnId: input.turn.id,
-    kind: 'step',
+    kind: input.callKind ?? 'step',
     step: input.step,
     attempt: input.attempt,
     provider: target.provider,

@@ -16,7 +16,9 @@ import type { NewToolCall } from '../store/tool-calls-repository';
 import type { NewToolApproval } from '../store/tool-approvals-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { attemptOpeningEvents } from './attempt-opening';
-import { providerResponseFormat } from '../providers/response-format';
+import type { ModelSettings } from '../providers/model-settings';
+import { DEFAULT_REPAIR_ATTEMPTS, providerResponseFormat, type ResponseFormat } from '../providers/response-format';
+import { checkOutput, repairMessages } from './structured-output';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { compactedRequest, loadCompactionState, type CompactionState } from './compacted-request';
@@ -156,6 +158,10 @@ interface AttemptRun {
   /** The model's targets; a model the catalogue does not know (the models file changed) fails the turn at its step. */
   route: ModelLookup;
   maxSteps: number;
+  /** The conversation's settings under the turn's, sent with every step. */
+  modelSettings: ModelSettings | undefined;
+  /** The turn's structured output, else the conversation's. */
+  responseFormat: ResponseFormat | undefined;
   offered: Set<string>;
   /** Tools whose calls wait for a person's approval in this turn (declared so, or asked by the turn or its conversation). */
   approvalRequired: (toolName: string) => boolean;
@@ -203,15 +209,19 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
     if (overBudget) return failTurn(run, run.turn.step, false, overBudget);
   }
   for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
-    let routed = await streamOneStep(run, step);
+    let streamed = await streamOneStep(run, step);
     // Too long for the provider though it counted under the trigger: compacted once, sent again.
-    if (routed.kind === 'failed' && routed.code === 'context_length_exceeded' && run.compaction && !run.compaction.compacted.has(step) && !run.signal.aborted) {
-      if (routed.outputSent) run.events.emit({ type: 'attempt-discarded', attempt: run.attempt, step });
+    if (streamed.kind === 'failed' && streamed.code === 'context_length_exceeded' && run.compaction && !run.compaction.compacted.has(step) && !run.signal.aborted) {
+      if (streamed.outputSent) run.events.emit({ type: 'attempt-discarded', attempt: run.attempt, step });
       run.log.info({ step }, 'the provider found the request too long; compacting and sending it again');
-      routed = await streamOneStep(run, step, true);
+      streamed = await streamOneStep(run, step, { force: true });
     }
-    if (routed.kind !== 'ok') return onProviderFailure(run, step, routed);
-    const ended = await completeStep(run, step, routed.result.output, routed);
+    if (streamed.kind !== 'ok') return onProviderFailure(run, step, streamed);
+    const checked = run.responseFormat ? await checkStructuredAnswer(run, run.responseFormat, step, streamed) : { kind: 'answer' as const, routed: streamed };
+    if (checked.kind === 'provider') return onProviderFailure(run, step, checked.routed);
+    if (checked.kind === 'invalid') return failTurn(run, step, false, checked.error);
+    const { routed } = checked;
+    const ended = await completeStep(run, step, routed.result.output, routed, checked.output);
     if (ended !== NEXT_STEP) return ended;
     const overBudget = await budgetReachedAfterStep(run);
     if (overBudget) return failTurn(run, step, false, overBudget);
@@ -265,6 +275,8 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     model,
     route,
     maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
+    modelSettings: conversation.modelSettings || turn.options.modelSettings ? { ...conversation.modelSettings, ...turn.options.modelSettings } : undefined,
+    responseFormat: turn.options.responseFormat ?? conversation.responseFormat ?? undefined,
     offered,
     approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
     toolDefinitions: [...inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))), ...(turn.options.functions ?? [])],
@@ -321,12 +333,54 @@ async function resumeLastStep(run: AttemptRun): Promise<StepEnd> {
   return NEXT_STEP;
 }
 
+/** What the structured-output check made of a step's answer. */
+type StructuredCheck =
+  /** Not a final answer (it calls tools), or one that validated (`output`, the parsed value). */
+  | { kind: 'answer'; routed: Extract<RoutedStep, { kind: 'ok' }>; output?: { value: unknown } }
+  /** A repair request no target completed. */
+  | { kind: 'provider'; routed: Exclude<RoutedStep, { kind: 'ok' }> }
+  /** No answer validated: the turn fails `invalid_output`. */
+  | { kind: 'invalid'; error: { code: 'invalid_output'; message: string; details: { problems: string[] } } };
+
+/**
+ * A step's final answer against the turn's structured output (docs/API.md, "Structured output"):
+ * an answer that ends with `stop` and does not parse or validate is withdrawn as a discarded
+ * attempt is (`attempt-discarded`, its call recorded `discarded`, its text in no message) and
+ * asked for again with what is wrong, in a `repair` call, up to `repairAttempts` times. The
+ * count is this attempt's: a worker that dies between repairs leaves the step to the next
+ * attempt, which starts its repairs again.
+ */
+async function checkStructuredAnswer(run: AttemptRun, format: ResponseFormat, step: number, first: Extract<RoutedStep, { kind: 'ok' }>): Promise<StructuredCheck> {
+  const problems: string[] = [];
+  let routed = first;
+  for (;;) {
+    const { output } = routed.result;
+    if (output.toolCalls.length > 0 || output.finishReason !== 'stop') return { kind: 'answer', routed };
+    const checked = checkOutput(format, output.text);
+    if (checked.ok) return { kind: 'answer', routed, output: { value: checked.value } };
+    problems.push(checked.problem);
+    run.events.emit({ type: 'attempt-discarded', attempt: run.attempt, step });
+    run.inflight.clear();
+    await run.deps.providerCalls.insert({ ...routed.call, outcome: 'discarded' });
+    run.usage = addUsage(run.usage, output.usage);
+    run.log.info({ step, problem: checked.problem, repairsLeft: (format.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS) - problems.length + 1 }, 'structured answer rejected');
+    if (problems.length > (format.repairAttempts ?? DEFAULT_REPAIR_ATTEMPTS)) {
+      const message = problems.length === 1 ? problems[0]! : `no answer validated in ${problems.length} tries; the last: ${problems.at(-1)}`;
+      return { kind: 'invalid', error: { code: 'invalid_output', message, details: { problems } } };
+    }
+    const repaired = await streamOneStep(run, step, { repair: repairMessages(output.text, problems) });
+    if (repaired.kind !== 'ok') return { kind: 'provider', routed: repaired };
+    routed = repaired;
+  }
+}
+
 /**
  * One completion, routed to the model's targets and relayed as events; the in-flight marker
  * tracks its output. Under a compaction policy its request may compact first (`force`: whatever
- * it counts), announced before its `step-start`.
+ * it counts), announced before its `step-start`. `repair`: messages after the history that ask
+ * again for a structured answer (a `repair` call).
  */
-async function streamOneStep(run: AttemptRun, step: number, force = false): Promise<RoutedStep> {
+async function streamOneStep(run: AttemptRun, step: number, { force = false, repair }: { force?: boolean; repair?: ChatMessage[] } = {}): Promise<RoutedStep> {
   const { deps, turn, attempt, events, toolDefinitions } = run;
   const system = turn.options.instructions ?? run.begun.conversation.system;
   let messages: ChatMessage[];
@@ -372,12 +426,13 @@ async function streamOneStep(run: AttemptRun, step: number, force = false): Prom
     route: run.route.route,
     ...(counted !== undefined ? { countedPromptTokens: counted } : {}),
     request: {
-      messages,
+      messages: [...messages, ...(repair ?? [])],
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
       ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
-      ...(turn.options.modelSettings ? { settings: turn.options.modelSettings } : {}),
-      ...(turn.options.responseFormat ? { responseFormat: providerResponseFormat(turn.options.responseFormat) } : {}),
+      ...(run.modelSettings ? { settings: run.modelSettings } : {}),
+      ...(run.responseFormat ? { responseFormat: providerResponseFormat(run.responseFormat) } : {}),
     },
+    ...(repair ? { callKind: 'repair' as const } : {}),
     events,
     inflight: run.inflight,
     signal: run.signal,
@@ -491,7 +546,7 @@ async function failTurn(run: AttemptRun, step: number, outputSent: boolean, erro
  * the turn's end when the model stopped calling tools (or `maxSteps` is reached), else before
  * its tool phase starts.
  */
-async function completeStep(run: AttemptRun, step: number, output: StepOutput, streamed: StreamedStep): Promise<StepEnd> {
+async function completeStep(run: AttemptRun, step: number, output: StepOutput, streamed: StreamedStep, structured?: { value: unknown }): Promise<StepEnd> {
   const { deps, turn, events } = run;
   deps.metrics.modelTokens.inc({ kind: 'prompt' }, output.usage.promptTokens);
   deps.metrics.modelTokens.inc({ kind: 'completion' }, output.usage.completionTokens);
@@ -539,7 +594,7 @@ async function completeStep(run: AttemptRun, step: number, output: StepOutput, s
     startedAt: streamed.startedAt.toISOString(),
     finishedAt: run.now().toISOString(),
   };
-  const completed: CompletedStep = { record, output, calls };
+  const completed: CompletedStep = { record, output, calls, ...(structured ? { structured } : {}) };
   run.usage = addUsage(run.usage, output.usage);
   const finishReason = calls.length === 0 ? (callerCalls.length > 0 ? 'tool_calls' : output.finishReason) : step >= run.maxSteps ? 'max_steps' : null;
   if (finishReason !== null) return endTurnWithStep(run, completed, finishReason);
@@ -551,6 +606,8 @@ interface CompletedStep {
   record: StepRecord;
   output: StepOutput;
   calls: NewToolCall[];
+  /** The validated structured answer, stored with the turn's end. */
+  structured?: { value: unknown };
 }
 
 /** The turn's last step, committed with its end (and announced with it). */
@@ -558,9 +615,14 @@ async function endTurnWithStep(run: AttemptRun, completed: CompletedStep, finish
   const { deps, turn, attempt, events, log } = run;
   const { record, output, calls } = completed;
   const ended = await endTurn(deps, turn, attempt, { status: 'completed', finishReason, usage: run.usage }, events, {
-    write: (tx) => writeStep(deps, turn, attempt, completed, null, tx),
+    write: async (tx) => {
+      if (!(await writeStep(deps, turn, attempt, completed, null, tx))) return false;
+      if (completed.structured) await deps.turns.setOutput(turn.id, completed.structured.value, tx);
+      return true;
+    },
     finishEvent: stepFinishEvent(record),
-    ...(output.toolCalls.length === 0 && calls.length === 0
+    // The one-round-trip end writes no output: a structured answer ends in the transaction.
+    ...(output.toolCalls.length === 0 && calls.length === 0 && !completed.structured
       ? {
           completeWithEnd: (endEvents: EventPayload[], seenSeq: number) =>
             deps.turns.completeWithFinalStep(turn.id, attempt, { record, content: output.text || null }, { finishReason, endEvents, seenSeq }),

@@ -3,6 +3,8 @@ import { SpanKind, type Tracer } from '@opentelemetry/api';
 import { failSpan } from '../tracing/fail-span';
 import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';
 import { traceparentOf } from '../tracing/trace-context';
+import type { ResponseFormat } from '../providers/response-format';
+import { formatProblem } from './structured-output';
 import { AppError, notFound } from '../errors/app-error';
 import type { Queryable } from '../store/db';
 import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
@@ -71,6 +73,7 @@ export class TurnService {
 
   private async admit(userId: string, conversationId: string, request: TurnRequest, traceparent: string | undefined): Promise<{ turn: Turn; created: boolean }> {
     if (request.options.model !== undefined) this.assertModel(request.options.model);
+    if (request.options.responseFormat !== undefined) this.assertResponseFormat(request.options.responseFormat);
     await this.assertWithinBudget(userId);
     const requestHash = hashRequest(request);
     const newTurn: NewTurn = {
@@ -157,6 +160,12 @@ export class TurnService {
   assertModel(model: string): void {
     const lookup = this.deps.models.lookup(model);
     if (!lookup.ok) throw new AppError('invalid_request', lookup.message, [{ field: 'model', message: lookup.message }]);
+  }
+
+  /** A 400 for a format whose schema could check no answer, before a turn runs into it (a conversation's too). */
+  assertResponseFormat(format: ResponseFormat): void {
+    const problem = formatProblem(format);
+    if (problem) throw new AppError('invalid_request', `invalid request: responseFormat.schema: ${problem}`, [{ field: 'responseFormat.schema', message: problem }]);
   }
 
   /**

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { timestamp } from './answer-fields.js';
 import { compactionPolicySchema } from './conversation-requests.js';
+import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
 
 /**
  * The conversations routes' answers (docs/API.md, "Conversations"): the server types what it
@@ -18,6 +19,8 @@ const conversationFields = {
   tools: z.nullable(z.array(z.string())),
   requireApproval: z.nullable(z.array(z.string())),
   compaction: z.nullable(compactionPolicySchema).check(z.describe('Its compaction policy ("Long conversations"), null when it has none.')),
+  modelSettings: z.nullable(modelSettingsSchema).check(z.describe("Sent with every step of its turns; a turn's own settings win, field by field.")),
+  responseFormat: z.nullable(responseFormatSchema).check(z.describe("Its turns' structured output, unless a turn brings its own.")),
   metadata: z.nullable(z.record(z.string(), z.unknown())),
   lastSeq: z.int().check(z.nonnegative(), z.describe("The conversation's latest event seq.")),
   forkedFrom: z

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
 import { toolNameSchema } from './tool-choice.js';
 
 /**
@@ -43,6 +44,8 @@ export const createConversationSchema = z.strictObject({
   tools: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
   requireApproval: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
   compaction: z.optional(compactionPolicySchema),
+  modelSettings: z.optional(modelSettingsSchema),
+  responseFormat: z.optional(responseFormatSchema),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   externalId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

@@ -19,6 +19,7 @@ export * from './turn-requests.js';
 export * from './turn-content.js';
 export * from './tool-choice.js';
 export * from './tool-kinds.js';
+export * from './model-settings.js';
 export * from './ws-ticket-answer.js';
 export * from './ui-messages/ui-message-parts.js';
 export * from './ui-messages/stored-to-ui-messages.js';

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { count, errorValue, timestamp, usage } from './answer-fields.js';
+import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
 import { toolChoiceSchema } from './tool-choice.js';
 import { toolKindsInWords } from './tool-kinds.js';
 
@@ -28,6 +29,8 @@ const turnOptions = z.object({
     .optional(z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) })))
     .check(z.describe('Functions the caller runs itself (the OpenAI-compatible routes): a step that calls one ends the turn.')),
   instructions: z.optional(z.string()).check(z.describe("This turn's system prompt in place of the conversation's (OpenAI's `instructions`).")),
+  modelSettings: z.optional(modelSettingsSchema),
+  responseFormat: z.optional(responseFormatSchema),
 });
 
 const stepRecord = z.object({
@@ -58,6 +61,7 @@ const turnFields = {
     .check(z.describe('A regenerate (answers `fromMessageId` again) or an edit (replaces it); null for other turns.')),
   supersededBy: z.nullable(z.string()).check(z.describe("The edit or regenerate that replaced this turn's messages (it is off the conversation's path).")),
   timings: z.object({ createdAt: timestamp, startedAt: z.nullable(timestamp), finishedAt: z.nullable(timestamp) }),
+  output: z.optional(z.unknown()).check(z.describe('With a responseFormat: the final answer, parsed and validated (absent until the turn completes, and on a turn without one).')),
 };
 
 /** A turn as `POST /v1/turns/:id/cancel` answers it, and the start of `GET /v1/turns/:id`. */
@@ -91,7 +95,7 @@ export const turnDetailSchema = z
       .array(
         z.object({
           id: z.string(),
-          kind: z.enum(['step', 'compaction']),
+          kind: z.enum(['step', 'compaction', 'repair']),
           step: z.int(),
           attempt: z.int(),
           provider: z.string(),

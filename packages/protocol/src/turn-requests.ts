@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { messageIdSchema } from './conversation-requests.js';
+import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
 import { toolChoiceSchema, toolNameSchema } from './tool-choice.js';
 import { turnContentSchema } from './turn-content.js';
 
@@ -22,6 +23,8 @@ export const createTurnSchema = z
     requireApproval: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
     maxSteps: z.optional(z.int().check(z.gte(1), z.lte(100))),
     maxHistoryMessages: z.optional(z.int().check(z.gte(1), z.lte(100_000))),
+    modelSettings: z.optional(modelSettingsSchema).check(z.describe("Sent with every step's request; over the conversation's, field by field.")),
+    responseFormat: z.optional(responseFormatSchema).check(z.describe("Structured output, in place of the conversation's.")),
     onBusy: z._default(z.enum(['reject', 'enqueue', 'interrupt']), 'reject'),
   })
   .check(

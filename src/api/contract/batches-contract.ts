@@ -59,6 +59,7 @@ export const batchResultLineSchema = z
     toolCalls: z.array(z.object({ toolName: z.string(), args: z.unknown(), result: z.unknown().optional(), error: z.unknown().optional(), attempts: count })),
     usage,
     error: z.optional(errorValue),
+    output: z.unknown().optional().meta({ description: "With a responseFormat: the item's last answer, parsed and validated." }),
   })
   .meta({ id: 'BatchResultLine' });
 

@@ -44,7 +44,7 @@ export function createResponseStreamer(
       res.writeHead(200, SSE_HEADERS);
       res.flushHeaders();
       const live = streams.start(res, keyId, (reason) => sse({ type: 'error', code: 'unauthorized', message: reason, sequence_number: 0 }));
-      const mapper = createResponseStreamMapper({ turnId: turn.id, shell: { ...responseShell(record, options.defaultModel, turn.options.model), status: 'queued' } });
+      const mapper = createResponseStreamMapper({ turnId: turn.id, shell: { ...responseShell(record, options.defaultModel, turn.options), status: 'queued' } });
       const holdWrites = writesPerTick(res);
       const write = (events: ResponseStreamEvent[]) => {
         const shown = events.filter((event) => event.sequence_number > startingAfter);

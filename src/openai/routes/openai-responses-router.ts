@@ -2,9 +2,11 @@ import { Router } from 'express';
 import type { ResponsesService } from '../responses-service';
 import type { ResponseRecord } from '../store/openai-responses-repository';
 import type { Turn } from '../../store/turns-repository';
+import { AppError } from '../../errors/app-error';
 import { createResponseSchema } from '../response-request';
 import { openAiItemListQuerySchema } from '../conversation-request';
 import { openAiItemListSchema } from './openai-conversations-contract';
+import { unsupportedResponseParameter } from '../response-settings';
 import { releaseBody } from '../../api/body-bytes';
 import { principalOf } from '../../api/require-user';
 import { sendJson } from '../../api/send-json';
@@ -73,6 +75,11 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
  * input, which a stream or a wait does not need.
  */
 async function createResponse(responses: ResponsesService, userId: string, body: unknown): Promise<{ record: ResponseRecord; turn: Turn; stream: boolean; background: boolean }> {
+  const unsupported = unsupportedResponseParameter(body);
+  if (unsupported)
+    throw new AppError('unsupported_parameter', `unsupported parameter: ${unsupported.param}: ${unsupported.message}`, [
+      { field: unsupported.param, message: unsupported.message },
+    ]);
   const request = parseInput(createResponseSchema, body);
   const { record, turn } = await responses.create(userId, request);
   return { record, turn: { ...turn, input: null }, stream: request.stream === true, background: request.background === true };

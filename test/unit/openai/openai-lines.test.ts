@@ -7,7 +7,7 @@ const usable = new Map([['calculator', { kind: 'builtin' as const }]]);
 const line = (body: Record<string, unknown>) => ({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', ...body } });
 
 describe('an OpenAI batch line as a Switchyard item', () => {
-  it('takes system messages as the system prompt, one user message as the turn, and splits functions between Switchyard tools and the caller', () => {
+  it('takes system messages as the system prompt, one user message as the turn, splits functions between Switchyard tools and the caller, and keeps its settings', () => {
     const outcome = openAiLineToItem(
       line({
         messages: [
@@ -33,6 +33,7 @@ describe('an OpenAI batch line as a Switchyard item', () => {
         tools: ['calculator'],
         functions: [{ name: 'mine', description: '', inputSchema: { type: 'object' } }],
         toolChoice: 'required',
+        modelSettings: { temperature: 0.3 },
       },
     });
   });
