@@ -11,6 +11,7 @@ const STARTS_PROCESSES = [
   'batches/batch-cli',
   'cli-approvals',
   'cli',
+  'cli-admin-over-api',
   'client-package',
   'cross-origin',
   'dashboard',

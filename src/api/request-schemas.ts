@@ -18,6 +18,9 @@ export const getConversationSchema = z.object({ include: z.literal('superseded')
 
 export const createUserSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 
+/** `POST /v1/keys` and `POST /v1/admin/users/:id/keys`: a name to tell the key by, or none. */
+export const createApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
+
 /** null lifts the limit; a list (possibly empty) is all the user's turns may offer. */
 export const userToolsSchema = z.object({ tools: z.array(toolNameSchema).max(1000).nullable() }).strict();
 

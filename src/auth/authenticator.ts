@@ -15,15 +15,17 @@ export class Authenticator {
     private readonly users: ApiKeyLookup,
     private readonly tickets: WsTickets,
     private readonly sessions: SessionTokens,
+    /** Told the key of every accepted credential (a session token's and a ticket's key too): its last use. */
+    private readonly onKeyUsed: (keyId: string) => void = () => undefined,
   ) {}
 
   /** An API key, or a session token minted with one (`viaSession`) while that key is active. */
   async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
     const credential = bearerToken(header);
     if (!credential) return null;
-    if (!isSessionToken(credential)) return this.users.findUserByApiKey(credential);
+    if (!isSessionToken(credential)) return this.used(await this.users.findUserByApiKey(credential));
     const principal = await this.sessions.resolve(credential);
-    return principal && (await this.users.isKeyActive(principal.keyId)) ? { ...principal, viaSession: true } : null;
+    return this.used(principal && (await this.users.isKeyActive(principal.keyId)) ? { ...principal, viaSession: true } : null);
   }
 
   /** A websocket handshake: `Authorization: Bearer` or `?ticket=` (void once its key is revoked). */
@@ -31,7 +33,12 @@ export class Authenticator {
     if (req.headers.authorization) return this.fromAuthorizationHeader(req.headers.authorization);
     const ticket = new URL(req.url ?? '/', 'http://localhost').searchParams.get('ticket');
     const principal = ticket ? await this.tickets.redeem(ticket) : null;
-    return principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null;
+    return this.used(principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null);
+  }
+
+  private used(principal: Principal | null): Principal | null {
+    if (principal) this.onKeyUsed(principal.keyId);
+    return principal;
   }
 }
 

@@ -16,9 +16,13 @@ const COMMANDS: CommandUsage[] = [
     synopsis: 'users tools <userId> <a,b|all>',
     description: 'limit a user\'s turns to these tools ("" for none; all lifts the limit); unknown names are refused',
   },
-  { name: 'keys create', synopsis: 'keys create <userId>', description: 'another API key for a user' },
-  { name: 'keys list', synopsis: 'keys list <userId>', description: "a user's keys: id, first characters, created and revoked times (never the key)" },
-  { name: 'keys revoke', synopsis: 'keys revoke <keyId>', description: 'revoke a key at once (its open websockets and SSE streams close too)' },
+  { name: 'keys create', synopsis: 'keys create <userId> [--name NAME]', description: 'another API key for a user; prints it (shown once)' },
+  { name: 'keys list', synopsis: 'keys list <userId>', description: "a user's keys: id, name, first characters, created, last used and revoked times (never the key)" },
+  {
+    name: 'keys revoke',
+    synopsis: 'keys revoke <keyId>',
+    description: 'revoke a key at once (its open websockets and SSE streams close too); a key revoked before is answered as it is',
+  },
   {
     name: 'batch run',
     synopsis: `batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--skip-invalid] ${API_OPTIONS}`,
@@ -65,8 +69,10 @@ const COMMANDS: CommandUsage[] = [
 
 const FOOTER = [
   'The users and keys commands open the database itself (DATABASE_URL, else the embedded one in DATA_DIR,',
-  'which `npm start` makes). The other commands talk to the API: --url (default http://127.0.0.1:3000),',
-  'and --key, else SWITCHYARD_API_KEY, else the key `npm start` keeps in DATA_DIR.',
+  'which `npm start` makes); while `npm start` holds the embedded one, or with --url or SWITCHYARD_URL, they',
+  "go through the service's admin routes with --key, else ADMIN_TOKEN, else the token `npm start` keeps in",
+  'DATA_DIR/dev-admin-token. The other commands talk to the API: --url, else SWITCHYARD_URL (default',
+  'http://127.0.0.1:3000), and --key, else SWITCHYARD_API_KEY, else the key `npm start` keeps in DATA_DIR.',
   'Every command takes --help.',
 ].join('\n');
 
