@@ -43,7 +43,7 @@ export class ChatCompletionsService {
     }
     const modelSettings = chatModelSettings(request);
     const responseFormat = chatResponseFormat(request.response_format);
-    const conversation = await this.deps.conversations.create({ userId, title: 'OpenAI chat completion', metadata: { openai: 'chat.completions' } });
+    const conversation = await this.deps.conversations.create({ userId, title: 'OpenAI chat completion', metadata: { openai: 'chat.completions' }, source: 'chat.completions' });
     const { turn } = await this.deps.turnService.create(userId, conversation.id, {
       content: plan.content,
       onBusy: 'reject',

@@ -53,7 +53,8 @@ export class ResponsesService {
     const answer = previous ? buildMessages(null, await this.deps.messages.listTurnAnswer(previous.turnId)) : [];
     const unpaired = unpairedCall(answer, plan.messages);
     if (unpaired) throw invalid('input', unpaired);
-    const conversationId = previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' } })).id;
+    const conversationId =
+      previous?.conversationId ?? (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' }, source: 'responses' })).id;
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;

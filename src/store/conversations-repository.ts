@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ConversationSource } from '@switchyard/protocol';
 import type { Queryable } from './db';
 import { formatMessageId } from './message-id';
 
@@ -13,6 +14,7 @@ export interface Conversation {
   /** Tool names whose calls in this conversation wait for a person's approval. */
   requireApproval: string[] | null;
   metadata: Record<string, unknown> | null;
+  source: ConversationSource;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
   forkedFrom: { conversationId: string; messageId: string } | null;
@@ -31,6 +33,8 @@ export interface NewConversation {
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
+  /** Where it is made; default `api`. */
+  source?: ConversationSource;
 }
 
 /** What `createUnlessExternalIdTaken` did. */
@@ -46,6 +50,7 @@ interface ConversationRow {
   tools: string[] | null;
   require_approval: string[] | null;
   metadata: Record<string, unknown> | null;
+  source: ConversationSource;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
   forked_from_message_id: string | number | null;
@@ -54,7 +59,7 @@ interface ConversationRow {
 }
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, source, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -72,8 +77,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation): Promise<Conversation> {
     const { rows } = await this.db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, source)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -87,8 +92,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, source)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -129,11 +134,11 @@ export class ConversationsRepository {
    */
   async fork(userId: string, id: string, messageId: string, rowIds: readonly string[], db: Queryable = this.db): Promise<Conversation | null> {
     const { rows } = await db.query<ConversationRow>(
-      `WITH source AS (
+      `WITH origin AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, source, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, source, id, $3 FROM origin
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -163,16 +168,20 @@ export class ConversationsRepository {
   /**
    * Newest first, keyset-paginated on the creation ordinal, so pages stay stable while new ones
    * arrive. `batchItems`: only the conversations that run batch items (true), or only the others
-   * (false); each reads its own partial index.
+   * (false); each reads its own partial index. `sources`: only those made there.
    */
   async list(
     userId: string,
-    options: { limit: number; cursor?: ConversationCursor; externalId?: string; batchItems?: boolean },
+    options: { limit: number; cursor?: ConversationCursor; externalId?: string; batchItems?: boolean; sources?: readonly ConversationSource[] },
   ): Promise<{ data: Conversation[]; nextCursor: ConversationCursor | null }> {
     const params: unknown[] = [userId];
     let where = 'user_id = $1';
     // Literal, not a parameter: the planner matches a partial index's predicate only in the query's text.
     if (options.batchItems !== undefined) where += options.batchItems ? ' AND batch_id IS NOT NULL' : ' AND batch_id IS NULL';
+    if (options.sources !== undefined) {
+      params.push(options.sources);
+      where += ` AND source = ANY($${params.length}::text[])`;
+    }
     if (options.externalId !== undefined) {
       params.push(options.externalId);
       where += ` AND external_id = $${params.length}`;
@@ -204,6 +213,7 @@ export class ConversationsRepository {
       input.metadata === undefined ? null : JSON.stringify(input.metadata),
       input.batchId ?? null,
       input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
+      input.source ?? 'api',
     ];
   }
 
@@ -229,6 +239,7 @@ function toConversation(row: ConversationRow): Conversation {
     tools: row.tools,
     requireApproval: row.require_approval,
     metadata: row.metadata,
+    source: row.source,
     lastSeq: Number(row.last_seq),
     forkedFrom:
       row.forked_from_conversation_id !== null && row.forked_from_message_id !== null
