@@ -12,6 +12,8 @@ const STARTS_PROCESSES = [
   'cli-approvals',
   'cli',
   'cli-admin-over-api',
+  'cli-bin',
+  'cli-watch',
   'client-package',
   'cross-origin',
   'dashboard',

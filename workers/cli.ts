@@ -1,15 +1,18 @@
+#!/usr/bin/env node
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { announceRevocation } from '../src/auth/revocation-watch';
 import { batchCommand, runBatchFile } from '../src/batches/batch-cli';
 import type { AdminBackend } from '../src/cli/admin-backend';
-import { adminCommand, isAdminCommand } from '../src/cli/admin-command';
+import { adminCommand, adminUsageProblem, isAdminCommand } from '../src/cli/admin-command';
 import { ApiUnreachableError, fetchReaching } from '../src/cli/api-unreachable';
 import { databaseAdmin } from '../src/cli/database-admin';
 import { httpAdmin } from '../src/cli/http-admin';
 import { decideApproval, listPendingApprovals, parseArgsOption } from '../src/cli/approvals-command';
 import { knownToolsForCli } from '../src/cli/cli-known-tools';
-import { synopsisOf, usageFor } from '../src/cli/cli-usage';
+import { CHECKOUT_PROGRAM, synopsisOf as synopsisIn, usageFor as usageIn } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
+import { WatchText } from '../src/cli/watch-text';
 import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
 import { usageCommand } from '../src/usage/usage-cli';
 import { loadConfig, type Config } from '../src/config/config';
@@ -26,6 +29,11 @@ import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
 
 const noKey = (dataDir: string) => `no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run \`npm start\` once (it keeps a dev key in DATA_DIR; there is none in ${dataDir})`;
 const DEFAULT_URL = 'http://127.0.0.1:3000';
+
+/** Run as the installed `switchyard` bin (its link's name), or from the checkout with `npm run cli`. */
+const PROGRAM = path.basename(process.argv[1] ?? '') === 'switchyard' ? 'switchyard' : CHECKOUT_PROGRAM;
+const usageFor = (words: readonly string[]) => usageIn(words, PROGRAM);
+const synopsisOf = (name: string) => synopsisIn(name, PROGRAM);
 
 /** --url, else SWITCHYARD_URL, else where `npm start` listens; without a trailing slash. */
 const apiUrlOf = (flag: string | undefined) => (flag || process.env.SWITCHYARD_URL || DEFAULT_URL).replace(/\/+$/, '');
@@ -47,6 +55,7 @@ const OPTIONS = {
   to: { type: 'string' },
   by: { type: 'string' },
   name: { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -74,11 +83,13 @@ async function main(argv: string[]): Promise<number> {
 
 /** `users …` and `keys …`: in the database, or through the running service's admin routes (adminBackendFor). */
 async function admin(positionals: string[], values: { url?: string; key?: string; name?: string }): Promise<number> {
+  const problem = adminUsageProblem(positionals, PROGRAM);
+  if (problem) return fail(problem);
   const config = loadConfig();
   const chosen = await adminBackendFor(values, config);
   if (typeof chosen === 'string') return fail(chosen);
   try {
-    return await adminCommand(positionals, values, chosen.backend, { print, fail });
+    return await adminCommand(positionals, values, chosen.backend, { print, fail, program: PROGRAM });
   } catch (error) {
     if (chosen.heldBy && ApiUnreachableError.isInstance(error)) return fail(`${error.message}\n${chosen.heldBy}`);
     throw error;
@@ -174,6 +185,7 @@ type ApiCommandOptions = {
   args?: string;
   events?: string;
   description?: string;
+  json?: boolean;
 };
 
 async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
@@ -255,11 +267,12 @@ function watch(conversationId: string | undefined, options: ApiCommandOptions): 
   if (!options.key) return fail(noKey(options.dataDir));
   const after = options.after === undefined ? undefined : Number(options.after);
   if (after !== undefined && !Number.isInteger(after)) return fail('--after must be a seq (an integer)');
+  const text = new WatchText();
   return watchConversation(conversationId, {
     baseUrl: options.baseUrl,
     key: options.key,
     ...(after === undefined ? {} : { after }),
-    print: (value) => print(value, 0),
+    print: options.json ? (frame) => print(frame, 0) : (frame) => process.stdout.write(text.frame(frame)),
     say: (line) => process.stderr.write(`${line}\n`),
   });
 }
@@ -277,7 +290,7 @@ function fail(message: string): number {
 function describeFailure(error: unknown): string {
   if (ApiUnreachableError.isInstance(error)) return error.message;
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${errorMessage(error)}\n(npm run cli -- --help lists the commands and their options)`;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${errorMessage(error)}\n(${PROGRAM} --help lists the commands and their options)`;
   return errorMessage(error);
 }
 

@@ -62,8 +62,10 @@ const COMMANDS: CommandUsage[] = [
   },
   {
     name: 'watch',
-    synopsis: `watch <conversationId> [--after SEQ] ${API_OPTIONS}`,
-    description: "print a conversation's events as they happen (websocket; reconnects and resumes where it was)",
+    synopsis: `watch <conversationId> [--after SEQ] [--json] ${API_OPTIONS}`,
+    description:
+      "follow a conversation as it happens: the model's text as it streams, tool calls as cards, statuses;\n" +
+      '--json prints the raw frames instead, one a line (websocket; reconnects and resumes where it was)',
   },
 ];
 
@@ -76,23 +78,26 @@ const FOOTER = [
   'Every command takes --help.',
 ].join('\n');
 
+/** How the CLI is run from the checkout; installed, it is the `switchyard` bin. */
+export const CHECKOUT_PROGRAM = 'npm run cli --';
+
 const render = (command: CommandUsage) => `  ${command.synopsis}\n${command.description.replace(/^/gm, '      ')}`;
 
 /**
  * Usage for what was typed before `--help` (or after a mistake): the command's own when the
  * words name one, its group's when they name a group, else every command.
  */
-export function usageFor(words: readonly string[]): string {
+export function usageFor(words: readonly string[], program = CHECKOUT_PROGRAM): string {
   const [group, command] = words;
   const exact = COMMANDS.find((each) => each.name === `${group} ${command}` || (each.name === group && !each.name.includes(' ')));
-  if (exact) return `usage: npm run cli -- ${exact.synopsis}\n${exact.description.replace(/^/gm, '  ')}`;
+  if (exact) return `usage: ${program} ${exact.synopsis}\n${exact.description.replace(/^/gm, '  ')}`;
   const ofGroup = COMMANDS.filter((each) => each.name.startsWith(`${group} `));
-  if (ofGroup.length > 0) return `usage: npm run cli -- ${group} <command>\n${ofGroup.map(render).join('\n')}`;
-  return `usage: npm run cli -- <command> [--help]\n${COMMANDS.map(render).join('\n')}\n${FOOTER}`;
+  if (ofGroup.length > 0) return `usage: ${program} ${group} <command>\n${ofGroup.map(render).join('\n')}`;
+  return `usage: ${program} <command> [--help]\n${COMMANDS.map(render).join('\n')}\n${FOOTER}`;
 }
 
 /** The one-line synopsis of a command, for a refusal of missing arguments. */
-export function synopsisOf(name: string): string {
+export function synopsisOf(name: string, program = CHECKOUT_PROGRAM): string {
   const command = COMMANDS.find((each) => each.name === name);
-  return `usage: npm run cli -- ${command?.synopsis ?? name}`;
+  return `usage: ${program} ${command?.synopsis ?? name}`;
 }

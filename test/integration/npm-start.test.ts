@@ -99,8 +99,8 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
     const watch = /npm run cli -- watch \$CONV --url (\S+) --key \$SY_KEY/.exec(banner);
     expect(watch).not.toBeNull();
     const followed = await inside(`timeout -s INT 20 npm run --silent cli -- watch ${stored.id} --url ${watch![1]} --key ${apiKey} --after 0 | head -n 3`);
-    expect(followed.stdout.split('\n')[0]).toMatch(/^\{"type":"subscribed"/);
-    expect(followed.stdout).toContain('"type":"turn-start"');
+    expect(followed.stdout.split('\n')[0]).toBe(`[watching ${stored.id} after seq 0; Ctrl-C stops]`);
+    expect(followed.stdout.split('\n')[1]).toMatch(/^\[turn turn_\S+ started\]$/);
 
     // The playground it built is served at /, and the example client tool is on offer.
     const page = await inside(
