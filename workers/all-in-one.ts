@@ -1,6 +1,7 @@
 import { createConfiguredLogger } from '../src/logging/logger';
 import { allInOneConfig } from '../src/runtime/all-in-one-config';
 import { describeStores } from '../src/runtime/describe-stores';
+import { ensureDevAdminToken } from '../src/runtime/dev-admin-token';
 import { ensureDevApiKey } from '../src/runtime/dev-api-key';
 import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
 import { createResources } from '../src/runtime/resources';
@@ -13,7 +14,11 @@ import { buildPlayground } from '../src/playground/build';
 /** `npm start`: API, gateway and workers in one process, on the embedded defaults. */
 runMain(() =>
   startInSteps(async (opened) => {
-    const config = allInOneConfig(process.env, { TOOLS_DIR: EXAMPLE_TOOLS_DIR, LOG_FORMAT: 'pretty' });
+    const defaults = { TOOLS_DIR: EXAMPLE_TOOLS_DIR, LOG_FORMAT: 'pretty' };
+    const plain = allInOneConfig(process.env, defaults);
+    // An unset ADMIN_TOKEN is made and kept in DATA_DIR, for the CLI's admin commands (docs/API.md).
+    const devAdminToken = plain.ADMIN_TOKEN ? undefined : ensureDevAdminToken(plain.DATA_DIR);
+    const config = devAdminToken ? allInOneConfig({ ...process.env, ADMIN_TOKEN: devAdminToken }, defaults) : plain;
     const logger = createConfiguredLogger(config);
     // The service runs without its playground rather than not at all.
     await buildPlayground(config.PLAYGROUND_DIR).catch((error: unknown) => logger.warn({ err: error }, 'the playground could not be built; / will say so'));
@@ -24,7 +29,16 @@ runMain(() =>
     const worker = opened(await startWorker(resources, { withHealthServer: false, ...(scripted ? { providerUrl: scripted.url } : {}) }));
     const { apiKey, created } = await ensureDevApiKey(resources.users, config.DATA_DIR);
     const stores = describeStores(resources);
-    process.stdout.write(banner({ url: api.url, apiKey, created, model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL!, ...stores }));
+    process.stdout.write(
+      banner({
+        url: api.url,
+        apiKey,
+        created,
+        devAdminToken: devAdminToken !== undefined,
+        model: scripted ? `the scripted model at ${scripted.url}` : config.LLM_BASE_URL!,
+        ...stores,
+      }),
+    );
     return {
       closeTimeoutMs: config.SHUTDOWN_GRACE_MS + CLOSE_MARGIN_MS,
       async close() {
@@ -37,7 +51,7 @@ runMain(() =>
   }),
 );
 
-function banner(input: { url: string; apiKey: string; created: boolean; model: string; redis: string; database: string }): string {
+function banner(input: { url: string; apiKey: string; created: boolean; devAdminToken: boolean; model: string; redis: string; database: string }): string {
   const ws = input.url.replace(/^http/, 'ws');
   return `
 Switchyard is running at ${input.url}  (model: ${input.model})
@@ -45,6 +59,7 @@ Redis: ${input.redis}
 Database: ${input.database}
 Playground: open ${input.url}/ in a browser and paste the dev API key
 Dev API key${input.created ? ' (new; kept in DATA_DIR/dev-api-key)' : ''}: ${input.apiKey}
+Admin token: ${input.devAdminToken ? "kept in DATA_DIR/dev-admin-token (mode 0600); the CLI's users and keys commands use it" : 'ADMIN_TOKEN, as set'}
 
 Try it (bash):
   export SY_KEY=${input.apiKey}

@@ -1,26 +1,42 @@
+#!/usr/bin/env node
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { announceRevocation } from '../src/auth/revocation-watch';
 import { batchCommand, runBatchFile } from '../src/batches/batch-cli';
+import type { AdminBackend } from '../src/cli/admin-backend';
+import { adminCommand, adminUsageProblem, isAdminCommand } from '../src/cli/admin-command';
 import { ApiUnreachableError, fetchReaching } from '../src/cli/api-unreachable';
+import { databaseAdmin } from '../src/cli/database-admin';
+import { httpAdmin } from '../src/cli/http-admin';
 import { decideApproval, listPendingApprovals, parseArgsOption } from '../src/cli/approvals-command';
 import { knownToolsForCli } from '../src/cli/cli-known-tools';
-import { synopsisOf, usageFor } from '../src/cli/cli-usage';
+import { CHECKOUT_PROGRAM, synopsisOf as synopsisIn, usageFor as usageIn } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
+import { WatchText } from '../src/cli/watch-text';
 import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
 import { usageCommand } from '../src/usage/usage-cli';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
+import type { Db } from '../src/store/db';
 import { embeddedDatabaseDir, embeddedDatabaseExists } from '../src/store/embedded-database';
 import { migrate } from '../src/store/migrate';
-import { openDb } from '../src/store/open-db';
+import { DatabaseLockedError, openDb } from '../src/store/open-db';
 import { UsersRepository } from '../src/store/users-repository';
 import { configuredRedisTarget, connectRedis, whenReady } from '../src/redis/redis-connection';
+import { adminTokenForCli } from '../src/runtime/dev-admin-token';
 import { apiKeyForCli } from '../src/runtime/dev-api-key';
 import { EXAMPLE_TOOLS_DIR } from '../src/runtime/example-tools-dir';
-import { unknownToolNames, unknownToolsMessage } from '../src/tools/known-tools';
 
 const noKey = (dataDir: string) => `no API key: pass --key <key>, set SWITCHYARD_API_KEY, or run \`npm start\` once (it keeps a dev key in DATA_DIR; there is none in ${dataDir})`;
 const DEFAULT_URL = 'http://127.0.0.1:3000';
+
+/** Run as the installed `switchyard` bin (its link's name), or from the checkout with `npm run cli`. */
+const PROGRAM = path.basename(process.argv[1] ?? '') === 'switchyard' ? 'switchyard' : CHECKOUT_PROGRAM;
+const usageFor = (words: readonly string[]) => usageIn(words, PROGRAM);
+const synopsisOf = (name: string) => synopsisIn(name, PROGRAM);
+
+/** --url, else SWITCHYARD_URL, else where `npm start` listens; without a trailing slash. */
+const apiUrlOf = (flag: string | undefined) => (flag || process.env.SWITCHYARD_URL || DEFAULT_URL).replace(/\/+$/, '');
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -38,6 +54,8 @@ const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   by: { type: 'string' },
+  name: { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -52,80 +70,77 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
-    const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
+    const baseUrl = apiUrlOf(values.url);
     if (group === 'watch') return watch(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'approvals') return approvals(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'approve') return approve(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
-  if (!group || !command) return fail(usageFor(positionals));
+  if (isAdminCommand(group, command)) return admin(positionals, values);
+  return fail(usageFor(positionals));
+}
 
+/** `users …` and `keys …`: in the database, or through the running service's admin routes (adminBackendFor). */
+async function admin(positionals: string[], values: { url?: string; key?: string; name?: string }): Promise<number> {
+  const problem = adminUsageProblem(positionals, PROGRAM);
+  if (problem) return fail(problem);
   const config = loadConfig();
-  // A DATA_DIR other than the server's would get a new, empty database of its own: never made here.
-  if (!config.DATABASE_URL && !embeddedDatabaseExists(config.DATA_DIR)) {
-    return fail(
-      `no Switchyard database in DATA_DIR ${config.DATA_DIR} (nothing at ${embeddedDatabaseDir(config.DATA_DIR)}): ` +
-        'set DATA_DIR to the one your server uses (or DATABASE_URL), or run `npm start` there once to make it',
-    );
-  }
-  const db = await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: config.DATA_DIR });
+  const chosen = await adminBackendFor(values, config);
+  if (typeof chosen === 'string') return fail(chosen);
   try {
-    await migrate(db);
-    const users = new UsersRepository(db);
-    switch (`${group} ${command}`) {
-      case 'users create':
-        if (!argument) return fail(synopsisOf('users create'));
-        print(await users.createUserWithKey(argument));
-        return 0;
-      case 'users list':
-        print(await users.listUsers());
-        return 0;
-      case 'users tools': {
-        const list = positionals[3];
-        if (!argument || list === undefined) return fail(synopsisOf('users tools'));
-        const tools =
-          list === 'all'
-            ? null
-            : list
-                .split(',')
-                .map((name) => name.trim())
-                .filter(Boolean);
-        if (tools) {
-          const known = await knownToolsForCli(toolsDirOf(config), process.env);
-          const unknown = unknownToolNames(tools, known);
-          if (unknown.length > 0) return fail(unknownToolsMessage(unknown, known));
-        }
-        if (!(await users.setAllowedTools(argument, tools))) return fail(`no user ${argument}`);
-        print({ id: argument, allowedTools: tools });
-        return 0;
-      }
-      case 'keys create':
-        if (!argument) return fail(synopsisOf('keys create'));
-        if (!(await users.getUser(argument))) return fail(`no user ${argument}`);
-        print(await users.createApiKey(argument));
-        return 0;
-      case 'keys list':
-        if (!argument) return fail(synopsisOf('keys list'));
-        if (!(await users.getUser(argument))) return fail(`no user ${argument}`);
-        print(await users.listApiKeys(argument));
-        return 0;
-      case 'keys revoke': {
-        if (!argument) return fail(synopsisOf('keys revoke'));
-        if (!(await users.revokeApiKey(argument))) {
-          const key = await users.getApiKey(argument);
-          return fail(key ? `key ${argument} was already revoked at ${key.revokedAt}` : `no key ${argument} (npm run cli -- keys list <userId> lists a user's keys)`);
-        }
-        print({ revoked: argument, announced: await announce(config, argument) });
-        return 0;
-      }
-      default:
-        return fail(usageFor(positionals));
-    }
+    return await adminCommand(positionals, values, chosen.backend, { print, fail, program: PROGRAM });
+  } catch (error) {
+    if (chosen.heldBy && ApiUnreachableError.isInstance(error)) return fail(`${error.message}\n${chosen.heldBy}`);
+    throw error;
   } finally {
-    await db.close();
+    await chosen.backend.close();
   }
 }
+
+/**
+ * Where the admin commands run:
+ * 1. --url or SWITCHYARD_URL given: through that service's admin routes, with the admin token;
+ * 2. else in the database itself (DATABASE_URL, or the embedded one in DATA_DIR, never made here);
+ * 3. but when a running service (`npm start`) holds the embedded database, through its admin
+ *    routes at the default URL, with the token `npm start` keeps in DATA_DIR/dev-admin-token.
+ * A string: why none can be used. `heldBy`: said when case 3's service does not answer.
+ */
+async function adminBackendFor(values: { url?: string; key?: string }, config: Config): Promise<{ backend: AdminBackend; heldBy?: string } | string> {
+  const givenUrl = values.url || process.env.SWITCHYARD_URL;
+  const token = adminTokenForCli(values.key, process.env, config.DATA_DIR);
+  const overApi = (url: string) => {
+    const baseUrl = url.replace(/\/+$/, '');
+    return httpAdmin({ baseUrl, token: token!, fetch: fetchReaching(baseUrl) });
+  };
+  if (givenUrl) return token ? { backend: overApi(givenUrl) } : noAdminToken(config.DATA_DIR);
+  // A DATA_DIR other than the server's would get a new, empty database of its own: never made here.
+  if (!config.DATABASE_URL && !embeddedDatabaseExists(config.DATA_DIR)) {
+    return (
+      `no Switchyard database in DATA_DIR ${config.DATA_DIR} (nothing at ${embeddedDatabaseDir(config.DATA_DIR)}): ` +
+      'set DATA_DIR to the one your server uses (or DATABASE_URL), or run `npm start` there once to make it'
+    );
+  }
+  let db: Db;
+  try {
+    db = await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: config.DATA_DIR });
+  } catch (error) {
+    if (!(error instanceof DatabaseLockedError)) throw error;
+    const heldBy = `the embedded database in DATA_DIR ${config.DATA_DIR} is in use by a running service: the users and keys commands go through its API, at ${DEFAULT_URL} unless --url or SWITCHYARD_URL says where`;
+    return token ? { backend: overApi(DEFAULT_URL), heldBy } : `${heldBy}, with the admin token, and there is none: ${noAdminToken(config.DATA_DIR)}`;
+  }
+  await migrate(db);
+  const backend = databaseAdmin({
+    users: new UsersRepository(db),
+    knownTools: () => knownToolsForCli(toolsDirOf(config), process.env),
+    announceRevocation: (keyId) => announce(config, keyId),
+    close: () => db.close(),
+  });
+  return { backend };
+}
+
+const noAdminToken = (dataDir: string) =>
+  `no admin token: pass --key <ADMIN_TOKEN>, set ADMIN_TOKEN, or run \`npm start\` (it keeps one in DATA_DIR/dev-admin-token when ADMIN_TOKEN is unset; there is none in ${dataDir})`;
 
 /**
  * The tools folder the server reads: TOOLS_DIR, else, on the embedded database (that is, under
@@ -139,7 +154,7 @@ function toolsDirOf(config: Config): string {
  * Tells the running API processes, so that the key's open websockets and SSE streams close at
  * once, and forget the keys they verified; those that miss it find the revocation in the database
  * within KEY_REVOCATION_CHECK_MS (open connections) and API_KEY_CACHE_TTL_MS (new requests).
- * (With the embedded defaults the CLI runs only while `npm start` is stopped: nothing to tell.)
+ * (With the embedded defaults the CLI opens the database only while `npm start` is stopped: nothing to tell.)
  */
 async function announce(config: Config, keyId: string): Promise<boolean> {
   const target = configuredRedisTarget(config);
@@ -170,6 +185,7 @@ type ApiCommandOptions = {
   args?: string;
   events?: string;
   description?: string;
+  json?: boolean;
 };
 
 async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
@@ -211,10 +227,10 @@ async function webhooks(command: string | undefined, args: string[], options: Ap
 
 /** The ledger's sums: the key's user's, or with --user one user's through the admin route (ADMIN_TOKEN, or --key). */
 async function usage(values: { url?: string; key?: string; user?: string; from?: string; to?: string; by?: string }): Promise<number> {
-  const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
+  const baseUrl = apiUrlOf(values.url);
   const { DATA_DIR } = loadConfig();
-  const token = values.user ? (values.key ?? process.env.ADMIN_TOKEN) : apiKeyForCli(values.key, process.env, DATA_DIR);
-  if (!token) return fail(values.user ? 'usage --user reads the admin route: pass --key <ADMIN_TOKEN> or set ADMIN_TOKEN' : noKey(DATA_DIR));
+  const token = values.user ? adminTokenForCli(values.key, process.env, DATA_DIR) : apiKeyForCli(values.key, process.env, DATA_DIR);
+  if (!token) return fail(values.user ? `usage --user reads the admin route: ${noAdminToken(DATA_DIR)}` : noKey(DATA_DIR));
   if (values.by && !['day', 'model', 'conversation'].includes(values.by)) return fail(synopsisOf('usage'));
   await usageCommand({
     baseUrl,
@@ -251,11 +267,12 @@ function watch(conversationId: string | undefined, options: ApiCommandOptions): 
   if (!options.key) return fail(noKey(options.dataDir));
   const after = options.after === undefined ? undefined : Number(options.after);
   if (after !== undefined && !Number.isInteger(after)) return fail('--after must be a seq (an integer)');
+  const text = new WatchText();
   return watchConversation(conversationId, {
     baseUrl: options.baseUrl,
     key: options.key,
     ...(after === undefined ? {} : { after }),
-    print: (value) => print(value, 0),
+    print: options.json ? (frame) => print(frame, 0) : (frame) => process.stdout.write(text.frame(frame)),
     say: (line) => process.stderr.write(`${line}\n`),
   });
 }
@@ -273,7 +290,7 @@ function fail(message: string): number {
 function describeFailure(error: unknown): string {
   if (ApiUnreachableError.isInstance(error)) return error.message;
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${errorMessage(error)}\n(npm run cli -- --help lists the commands and their options)`;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) return `${errorMessage(error)}\n(${PROGRAM} --help lists the commands and their options)`;
   return errorMessage(error);
 }
 

@@ -53,7 +53,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const ask = readChatRequest(request);
     if (ask.kind === 'message') {
       const title = titleOf(ask.content);
-      const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, title ? { title } : {});
+      const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}) });
       const latestSeq = await deps.latestSeq(conversation.id);
       // The UIMessage id is the idempotency key: a resend is the same turn, replayed whole.
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {

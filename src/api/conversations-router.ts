@@ -68,6 +68,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
       ...(query.cursor ? { cursor: decodeCursor(query.cursor) } : {}),
       ...(query.externalId ? { externalId: query.externalId } : {}),
       ...(query.batch ? { batchItems: query.batch === 'true' } : {}),
+      ...(query.source ? { sources: query.source } : {}),
     });
     sendJson(res, conversationPageSchema, { data: page.data, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null });
   });

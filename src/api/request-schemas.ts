@@ -1,3 +1,4 @@
+import { CONVERSATION_SOURCES } from '@switchyard/protocol';
 import { z } from 'zod';
 import { toolNameSchema } from '../events/turn-content';
 import { webhookEventFilterSchema } from '../events/webhook-event-types';
@@ -10,6 +11,13 @@ export const listConversationsSchema = z
     externalId: z.string().min(1).max(200).optional(),
     /** `false`: a person's own conversations, without the ones batch items run in; `true`: only those. */
     batch: z.enum(['true', 'false']).optional(),
+    /** Only those made there: one source or several, comma-separated (`chat,api`). */
+    source: z
+      .string()
+      .transform((value) => value.split(',').map((each) => each.trim()))
+      .pipe(z.array(z.enum(CONVERSATION_SOURCES)).min(1))
+      .optional()
+      .meta({ description: `Only the conversations made there, comma-separated: ${CONVERSATION_SOURCES.join(', ')}.` }),
   })
   .strict();
 
@@ -17,6 +25,9 @@ export const listConversationsSchema = z
 export const getConversationSchema = z.object({ include: z.literal('superseded').optional() }).strict();
 
 export const createUserSchema = z.object({ name: z.string().min(1).max(200) }).strict();
+
+/** `POST /v1/keys` and `POST /v1/admin/users/:id/keys`: a name to tell the key by, or none. */
+export const createApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
 
 /** null lifts the limit; a list (possibly empty) is all the user's turns may offer. */
 export const userToolsSchema = z.object({ tools: z.array(toolNameSchema).max(1000).nullable() }).strict();

@@ -26,17 +26,19 @@ export class Authenticator {
     private readonly users: ApiKeyLookup,
     private readonly tickets: WsTickets,
     private readonly sessions: SessionTokens,
+    /** Told the key of every accepted credential (a session token's and a ticket's key too): its last use. */
+    private readonly onKeyUsed: (keyId: string) => void = () => undefined,
   ) {}
 
   /** An API key, or a session token minted with one (`viaSession`) while that key is active. */
   async fromAuthorizationHeader(header: string | undefined): Promise<Authentication> {
     const credential = bearerToken(header);
     if (!credential) return UNAUTHORIZED;
-    if (!isSessionToken(credential)) return found(await this.users.findUserByApiKey(credential));
+    if (!isSessionToken(credential)) return this.found(await this.users.findUserByApiKey(credential));
     const session = await this.sessions.resolve(credential);
     if (!session.ok) return session.reason === 'expired' ? { ok: false, refusal: 'token_expired' } : UNAUTHORIZED;
     // A revoked key's tokens are wrong ones, not expired: a new token would be refused too.
-    return (await this.users.isKeyActive(session.principal.keyId)) ? { ok: true, principal: { ...session.principal, viaSession: true } } : UNAUTHORIZED;
+    return this.found((await this.users.isKeyActive(session.principal.keyId)) ? { ...session.principal, viaSession: true } : null);
   }
 
   /** A websocket handshake: `Authorization: Bearer` or `?ticket=` (void once its key is revoked). */
@@ -44,11 +46,16 @@ export class Authenticator {
     if (req.headers.authorization) return this.fromAuthorizationHeader(req.headers.authorization);
     const ticket = new URL(req.url ?? '/', 'http://localhost').searchParams.get('ticket');
     const principal = ticket ? await this.tickets.redeem(ticket) : null;
-    return found(principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null);
+    return this.found(principal && (await this.users.isKeyActive(principal.keyId)) ? principal : null);
+  }
+
+  /** Authenticated, its key's use noted (`lastUsedAt`), or refused as no credential. */
+  private found(principal: Principal | null): Authentication {
+    if (!principal) return UNAUTHORIZED;
+    this.onKeyUsed(principal.keyId);
+    return { ok: true, principal };
   }
 }
-
-const found = (principal: Principal | null): Authentication => (principal ? { ok: true, principal } : UNAUTHORIZED);
 
 export function bearerToken(header: string | undefined): string | null {
   if (!header) return null;

@@ -12,6 +12,21 @@ export async function announceRevocation(redis: RedisClient, prefix: string, key
 }
 
 /**
+ * What follows a revocation committed by this process: it forgets the keys it verified at once
+ * (the key's next request here is refused, whatever API_KEY_CACHE_TTL_MS), then every API
+ * process is told, which closes the key's open connections. An announcement that fails (Redis
+ * down) is reported: the sweep of every process finds the revocation within KEY_REVOCATION_CHECK_MS.
+ */
+export async function afterRevocation(deps: { forgetKeys(): void; redis: RedisClient; prefix: string; logger: Logger }, keyId: string): Promise<void> {
+  deps.forgetKeys();
+  try {
+    await announceRevocation(deps.redis, deps.prefix, keyId);
+  } catch (error) {
+    deps.logger.warn({ err: error, keyId }, 'could not announce a revoked key; open connections close at the next sweep');
+  }
+}
+
+/**
  * Closes the connections of revoked keys on this process: at once on a revocation announced
  * over Redis pub/sub, and in any case within `intervalMs`, by asking the database which of the
  * open connections' keys are revoked (a revocation made while Redis was down, or one whose

@@ -143,6 +143,7 @@ export class BatchRunner {
     const first = nextUserMessage(spec.messages, 0);
     const conversation = await this.deps.conversations.findOrCreateByExternalId(batch.userId, `batch:${batch.id}:${item.position}:${item.run}`, {
       title: item.customId ?? `batch item ${item.position}`,
+      source: 'batch',
       ...(spec.system !== undefined ? { system: spec.system } : {}),
       ...(spec.model !== undefined ? { model: spec.model } : {}),
       ...(spec.tools !== undefined ? { tools: spec.tools } : {}),

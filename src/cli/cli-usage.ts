@@ -16,9 +16,13 @@ const COMMANDS: CommandUsage[] = [
     synopsis: 'users tools <userId> <a,b|all>',
     description: 'limit a user\'s turns to these tools ("" for none; all lifts the limit); unknown names are refused',
   },
-  { name: 'keys create', synopsis: 'keys create <userId>', description: 'another API key for a user' },
-  { name: 'keys list', synopsis: 'keys list <userId>', description: "a user's keys: id, first characters, created and revoked times (never the key)" },
-  { name: 'keys revoke', synopsis: 'keys revoke <keyId>', description: 'revoke a key at once (its open websockets and SSE streams close too)' },
+  { name: 'keys create', synopsis: 'keys create <userId> [--name NAME]', description: 'another API key for a user; prints it (shown once)' },
+  { name: 'keys list', synopsis: 'keys list <userId>', description: "a user's keys: id, name, first characters, created, last used and revoked times (never the key)" },
+  {
+    name: 'keys revoke',
+    synopsis: 'keys revoke <keyId>',
+    description: 'revoke a key at once (its open websockets and SSE streams close too); a key revoked before is answered as it is',
+  },
   {
     name: 'batch run',
     synopsis: `batch run <items.jsonl> --out <results.jsonl> [--concurrency N] [--skip-invalid] ${API_OPTIONS}`,
@@ -58,17 +62,24 @@ const COMMANDS: CommandUsage[] = [
   },
   {
     name: 'watch',
-    synopsis: `watch <conversationId> [--after SEQ] ${API_OPTIONS}`,
-    description: "print a conversation's events as they happen (websocket; reconnects and resumes where it was)",
+    synopsis: `watch <conversationId> [--after SEQ] [--json] ${API_OPTIONS}`,
+    description:
+      "follow a conversation as it happens: the model's text as it streams, tool calls as cards, statuses;\n" +
+      '--json prints the raw frames instead, one a line (websocket; reconnects and resumes where it was)',
   },
 ];
 
 const FOOTER = [
   'The users and keys commands open the database itself (DATABASE_URL, else the embedded one in DATA_DIR,',
-  'which `npm start` makes). The other commands talk to the API: --url (default http://127.0.0.1:3000),',
-  'and --key, else SWITCHYARD_API_KEY, else the key `npm start` keeps in DATA_DIR.',
+  'which `npm start` makes); while `npm start` holds the embedded one, or with --url or SWITCHYARD_URL, they',
+  "go through the service's admin routes with --key, else ADMIN_TOKEN, else the token `npm start` keeps in",
+  'DATA_DIR/dev-admin-token. The other commands talk to the API: --url, else SWITCHYARD_URL (default',
+  'http://127.0.0.1:3000), and --key, else SWITCHYARD_API_KEY, else the key `npm start` keeps in DATA_DIR.',
   'Every command takes --help.',
 ].join('\n');
+
+/** How the CLI is run from the checkout; installed, it is the `switchyard` bin. */
+export const CHECKOUT_PROGRAM = 'npm run cli --';
 
 const render = (command: CommandUsage) => `  ${command.synopsis}\n${command.description.replace(/^/gm, '      ')}`;
 
@@ -76,17 +87,17 @@ const render = (command: CommandUsage) => `  ${command.synopsis}\n${command.desc
  * Usage for what was typed before `--help` (or after a mistake): the command's own when the
  * words name one, its group's when they name a group, else every command.
  */
-export function usageFor(words: readonly string[]): string {
+export function usageFor(words: readonly string[], program = CHECKOUT_PROGRAM): string {
   const [group, command] = words;
   const exact = COMMANDS.find((each) => each.name === `${group} ${command}` || (each.name === group && !each.name.includes(' ')));
-  if (exact) return `usage: npm run cli -- ${exact.synopsis}\n${exact.description.replace(/^/gm, '  ')}`;
+  if (exact) return `usage: ${program} ${exact.synopsis}\n${exact.description.replace(/^/gm, '  ')}`;
   const ofGroup = COMMANDS.filter((each) => each.name.startsWith(`${group} `));
-  if (ofGroup.length > 0) return `usage: npm run cli -- ${group} <command>\n${ofGroup.map(render).join('\n')}`;
-  return `usage: npm run cli -- <command> [--help]\n${COMMANDS.map(render).join('\n')}\n${FOOTER}`;
+  if (ofGroup.length > 0) return `usage: ${program} ${group} <command>\n${ofGroup.map(render).join('\n')}`;
+  return `usage: ${program} <command> [--help]\n${COMMANDS.map(render).join('\n')}\n${FOOTER}`;
 }
 
 /** The one-line synopsis of a command, for a refusal of missing arguments. */
-export function synopsisOf(name: string): string {
+export function synopsisOf(name: string, program = CHECKOUT_PROGRAM): string {
   const command = COMMANDS.find((each) => each.name === name);
-  return `usage: npm run cli -- ${command?.synopsis ?? name}`;
+  return `usage: ${program} ${command?.synopsis ?? name}`;
 }

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { SwitchyardClient } from '@switchyard/client';
 import { describeUnreachable } from './api-unreachable';
+import type { WatchFrame } from './watch-text';
 
 /** Failed attempts at the first connection before `watch` gives up: past them, the URL is wrong or the API down. */
 export const FIRST_CONNECT_ATTEMPTS = 5;
@@ -9,8 +10,8 @@ export interface WatchOptions {
   baseUrl: string;
   key: string;
   after?: number;
-  /** One JSON object a line: `subscribed`, `event`, `reloaded`. */
-  print(value: unknown): void;
+  /** Each frame followed: `subscribed`, `event`, `reloaded` (as JSON lines, or as text: watch-text.ts). */
+  print(frame: WatchFrame): void;
   /** Human-facing lines (stderr). */
   say(line: string): void;
 }

@@ -106,7 +106,7 @@ export const configSchema = z
       ),
     /** Where `npm run build` / `npm start` put the playground bundle, which the API serves at `/`. */
     PLAYGROUND_DIR: z.string().default('./dist/playground'),
-    /** Enables the admin routes (at least 16 characters). Unset: the admin routes answer 404. */
+    /** Enables the admin routes (at least 16 characters). Unset: the admin routes answer 404, except under `npm start`, which makes one and keeps it in DATA_DIR/dev-admin-token (mode 0600). */
     ADMIN_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
     /** Comma-separated Origins allowed for browser websocket clients and CORS on every route under `/v1` and `/api` (`*` for any); another Origin is refused (403) naming this variable. */
     ALLOWED_ORIGINS: z.string().optional(),

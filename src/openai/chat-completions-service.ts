@@ -43,7 +43,13 @@ export class ChatCompletionsService {
     }
     const modelSettings = chatModelSettings(request);
     const responseFormat = chatResponseFormat(request.response_format);
-    const conversation = await this.deps.conversations.create({ userId, title: 'OpenAI chat completion', metadata: { openai: 'chat.completions' }, openaiRetained: true });
+    const conversation = await this.deps.conversations.create({
+      userId,
+      title: 'OpenAI chat completion',
+      metadata: { openai: 'chat.completions' },
+      openaiRetained: true,
+      source: 'chat.completions',
+    });
     const { turn } = await this.deps.turnService.create(userId, conversation.id, {
       content: plan.content,
       onBusy: 'reject',

@@ -48,6 +48,8 @@ export class OpenAiConversationsService {
           metadata: body.metadata ?? {},
           ...(plan?.instructions !== undefined ? { system: plan.instructions } : {}),
           openaiRetained: true,
+          // Made for OpenAI's Conversations API, answered by Responses: listed with them.
+          source: 'responses',
         },
         tx,
       );

@@ -67,7 +67,7 @@ export class ResponsesService {
     const conversationId =
       previous?.conversationId ??
       joined?.id ??
-      (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' }, openaiRetained: true })).id;
+      (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' }, openaiRetained: true, source: 'responses' })).id;
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous || joined ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;

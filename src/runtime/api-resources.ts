@@ -5,7 +5,9 @@ import type { ConversationEventSource } from '../api/turn-event-stream';
 import { createUserRateLimiter } from '../api/user-rate-limit';
 import { Authenticator } from '../auth/authenticator';
 import { clientAddressOf, FailedAuthGuard } from '../auth/failed-auth-guard';
+import { KeyUsage } from '../auth/key-usage';
 import { OpenConnections } from '../auth/open-connections';
+import { afterRevocation } from '../auth/revocation-watch';
 import { SessionTokens } from '../auth/session-tokens';
 import { VerifiedKeyCache } from '../auth/verified-key-cache';
 import { WsTickets } from '../auth/ws-tickets';
@@ -89,11 +91,18 @@ function createAuth(resources: Resources) {
   const tickets = new WsTickets(resources.redis, config.REDIS_PREFIX, config.WS_TICKET_TTL_SECONDS);
   const sessionTokens = new SessionTokens(resources.redis, config.REDIS_PREFIX);
   const verifiedKeys = new VerifiedKeyCache(resources.users, config.API_KEY_CACHE_TTL_MS);
+  const keyUsage = new KeyUsage(
+    (keyId) => resources.users.touchApiKey(keyId),
+    (error, keyId) => resources.logger.debug({ err: error, keyId }, "could not record a key's last use; the next use tries again"),
+  );
+  const forget = { forgetKeys: () => verifiedKeys.clear(), redis: resources.redis, prefix: config.REDIS_PREFIX, logger: resources.logger };
   return {
     tickets,
     sessionTokens,
     verifiedKeys,
-    authenticator: new Authenticator(verifiedKeys, tickets, sessionTokens),
+    authenticator: new Authenticator(verifiedKeys, tickets, sessionTokens, (keyId) => keyUsage.used(keyId)),
+    /** A key revoked over HTTP (its own or the admin's routes): refused here at once, and announced. */
+    afterRevocation: (keyId: string) => afterRevocation(forget, keyId),
     connections: new OpenConnections(),
     // One count per user for HTTP requests and websocket handshakes alike.
     rateLimiter: createUserRateLimiter({ redis: resources.redis, prefix: config.REDIS_PREFIX, perMinute: config.RATE_LIMIT_PER_MINUTE }),

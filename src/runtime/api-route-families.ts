@@ -4,6 +4,7 @@ import { batchesRoutes } from '../api/batches-routes';
 import { modelsRoutes } from '../api/models-routes';
 import { browserRoutes } from '../api/browser-routes';
 import { conversationsRoutes } from '../api/conversations-routes';
+import { keysRoutes } from '../api/keys-routes';
 import { operationsRoutes } from '../api/operations-routes';
 import type { AppAddedNeeds, RouteFamily } from '../api/route-family';
 import { toolsRoutes } from '../api/tools-routes';
@@ -27,6 +28,7 @@ export const apiRouteFamilies: readonly RouteFamily<ApiResources & AppAddedNeeds
   approvalsRoutes,
   batchesRoutes,
   webhooksRoutes,
+  keysRoutes,
   browserRoutes,
   openAiRoutes,
   adminUsageRoutes,

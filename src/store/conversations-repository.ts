@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ConversationSource } from '@switchyard/protocol';
 import type { ModelSettings } from '../providers/model-settings';
 import type { ResponseFormat } from '../providers/response-format';
 import type { Queryable } from './db';
@@ -22,6 +23,7 @@ export interface Conversation {
   /** Its turns' structured output, unless a turn brings its own. */
   responseFormat: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
+  source: ConversationSource;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
   forkedFrom: { conversationId: string; messageId: string } | null;
@@ -45,6 +47,8 @@ export interface NewConversation {
   batchId?: string;
   /** Made by `/openai/v1`: kept OPENAI_RETENTION_DAYS after its last turn (migrations/0028_openai_conversations.sql). */
   openaiRetained?: boolean;
+  /** Where it is made; default `api`. */
+  source?: ConversationSource;
 }
 
 /** What `deleteIfIdle` did: a conversation with a turn still active stays. */
@@ -66,6 +70,7 @@ interface ConversationRow {
   model_settings: ModelSettings | null;
   response_format: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
+  source: ConversationSource;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
   forked_from_message_id: string | number | null;
@@ -78,7 +83,7 @@ const EXPIRED_SQL = `c.openai_retained AND c.updated_at < $2 AND c.created_at < 
   AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $2 OR t.finished_at >= $2))`;
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, model_settings, response_format, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, model_settings, response_format, metadata, source, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -96,8 +101,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation, db: Queryable = this.db): Promise<Conversation> {
     const { rows } = await db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format, source)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -111,8 +116,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format, source)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -153,11 +158,11 @@ export class ConversationsRepository {
    */
   async fork(userId: string, id: string, messageId: string, rowIds: readonly string[], db: Queryable = this.db): Promise<Conversation | null> {
     const { rows } = await db.query<ConversationRow>(
-      `WITH source AS (
+      `WITH origin AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, id, $3 FROM source
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, source, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, source, id, $3 FROM origin
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -187,16 +192,20 @@ export class ConversationsRepository {
   /**
    * Newest first, keyset-paginated on the creation ordinal, so pages stay stable while new ones
    * arrive. `batchItems`: only the conversations that run batch items (true), or only the others
-   * (false); each reads its own partial index.
+   * (false); each reads its own partial index. `sources`: only those made there.
    */
   async list(
     userId: string,
-    options: { limit: number; cursor?: ConversationCursor; externalId?: string; batchItems?: boolean },
+    options: { limit: number; cursor?: ConversationCursor; externalId?: string; batchItems?: boolean; sources?: readonly ConversationSource[] },
   ): Promise<{ data: Conversation[]; nextCursor: ConversationCursor | null }> {
     const params: unknown[] = [userId];
     let where = 'user_id = $1';
     // Literal, not a parameter: the planner matches a partial index's predicate only in the query's text.
     if (options.batchItems !== undefined) where += options.batchItems ? ' AND batch_id IS NOT NULL' : ' AND batch_id IS NULL';
+    if (options.sources !== undefined) {
+      params.push(options.sources);
+      where += ` AND source = ANY($${params.length}::text[])`;
+    }
     if (options.externalId !== undefined) {
       params.push(options.externalId);
       where += ` AND external_id = $${params.length}`;
@@ -232,6 +241,7 @@ export class ConversationsRepository {
       input.compaction === undefined ? null : JSON.stringify(input.compaction),
       input.modelSettings === undefined ? null : JSON.stringify(input.modelSettings),
       input.responseFormat === undefined ? null : JSON.stringify(input.responseFormat),
+      input.source ?? 'api',
     ];
   }
 
@@ -310,6 +320,7 @@ function toConversation(row: ConversationRow): Conversation {
     modelSettings: row.model_settings,
     responseFormat: row.response_format,
     metadata: row.metadata,
+    source: row.source,
     lastSeq: Number(row.last_seq),
     forkedFrom:
       row.forked_from_conversation_id !== null && row.forked_from_message_id !== null

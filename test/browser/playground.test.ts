@@ -453,7 +453,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     const batch = (await harness.api.post('/v1/batches', { items, concurrency: 8 })).body;
     const progress = await followBatchEvents(harness.stack.url, harness.apiKey, batch.id);
     expect(await progress.finished().finally(() => progress.close())).toMatchObject({ counts: { succeeded: 60 } });
-    const own = (await harness.api.get('/v1/conversations?batch=false&limit=100')).body.data.map((conversation: { id: string }) => conversation.id);
+    const own = (await harness.api.get('/v1/conversations?source=chat,api&limit=100')).body.data.map((conversation: { id: string }) => conversation.id);
     expect(own.length).toBeGreaterThan(25);
 
     await page.reload();
@@ -472,6 +472,25 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(await page.locator(`[data-testid=conversation-item][data-id="${rest.conversationId}"]`).getAttribute('class')).toBe('current');
     expect(await page.locator('[data-testid=read-only-note]').innerText()).toContain(`POST /v1/conversations/${rest.conversationId}/turns`);
     expect(await page.locator('[data-testid=message-input]').count()).toBe(0);
+  });
+
+  it("lists the person's own chats only, not what the OpenAI routes made, unless All sources is ticked", async () => {
+    const response = (await harness.api.post('/openai/v1/responses', { model: 'scripted', input: scripted({ text: 'An OpenAI response.' }) })).body;
+    expect(response.status).toBe('completed');
+    const made = (await harness.api.get('/v1/conversations?source=responses&limit=1')).body.data[0].id as string;
+    await page.reload();
+    await page.waitForSelector('[data-testid=conversation-item]');
+    const sources = () => page.locator('[data-testid=conversation-item]').evaluateAll((items) => items.map((item: any) => item.dataset.source));
+    const shown = await sources();
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.filter((source) => source !== 'chat' && source !== 'api')).toEqual([]);
+    expect(await page.locator(`[data-testid=conversation-item][data-id="${made}"]`).count()).toBe(0);
+
+    await page.click('[data-testid=all-sources]');
+    await page.waitForSelector(`[data-testid=conversation-item][data-id="${made}"]`);
+    expect(await page.locator(`[data-testid=conversation-item][data-id="${made}"] .tag`).innerText()).toBe('OpenAI');
+    await page.click('[data-testid=all-sources]');
+    await page.waitForFunction((id) => !document.querySelector(`[data-testid=conversation-item][data-id="${id}"]`), made);
   });
 
   it('answers /favicon.ico, and the icon the page links', async () => {

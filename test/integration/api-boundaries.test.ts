@@ -89,8 +89,8 @@ describe('API boundaries', () => {
       const listed = await admin.get(`/v1/admin/users/${made.body.id}/keys`);
       expect(listed.status).toBe(200);
       expect(listed.body.data).toEqual([
-        { id: made.body.keyId, prefix: made.body.apiKey.slice(0, 9), createdAt: expect.any(String), revokedAt: null },
-        { id: second.id, prefix: second.apiKey.slice(0, 9), createdAt: expect.any(String), revokedAt: expect.any(String) },
+        { id: made.body.keyId, name: null, prefix: made.body.apiKey.slice(0, 9), createdAt: expect.any(String), lastUsedAt: null },
+        { id: second.id, name: null, prefix: second.apiKey.slice(0, 9), createdAt: expect.any(String), lastUsedAt: null, revokedAt: expect.any(String) },
       ]);
       expect(JSON.stringify(listed.body)).not.toContain(made.body.apiKey);
       expect((await admin.get('/v1/admin/users/user_nobody/keys')).status).toBe(404);

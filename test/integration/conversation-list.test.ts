@@ -1,6 +1,7 @@
 import { NodeChat } from '../support/ai-sdk-chat';
 import { followBatchEvents } from '../support/batch-events';
 import { apiClient } from '../support/http';
+import { openAiClient } from '../support/openai-sdk';
 import { startTestStack, type TestStack } from '../support/stack';
 import { scripted } from '../support/tool-turns';
 
@@ -62,6 +63,34 @@ describe('listing conversations with and without batch items', () => {
     expect(batchItems.flat().every((conversation) => conversation.externalId?.startsWith(`batch:${batch.id}:`))).toBe(true);
     expect(ids((await api.get('/v1/conversations?batch=true&externalId=chat-after-batch')).body)).toEqual([]);
     expect(ids((await api.get('/v1/conversations?batch=false&externalId=chat-after-batch')).body)).toEqual([after]);
+  });
+
+  it('says where each conversation was made, and lists those of some sources only (?source=)', async () => {
+    const user = await stack.createUser('sourcer');
+    const own = apiClient(stack.url, user.apiKey);
+    const rest = (await own.post('/v1/conversations', { title: 'over REST' })).body;
+    expect(rest.source).toBe('api');
+    const chat = new NodeChat({ url: stack.url, token: user.apiKey, id: 'chat-with-a-source' });
+    await chat.sendMessage({ text: scripted({ text: 'Hi.' }) });
+    await chat.waitUntil((each) => each.status === 'ready' && each.messages.length === 2);
+    const openai = openAiClient(stack.url, user.apiKey);
+    await openai.responses.create({ model: 'scripted', input: scripted({ text: 'A response.' }) });
+    await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: scripted({ text: 'A completion.' }) }] });
+    const batch = (await own.post('/v1/batches', { items: [{ messages: [scripted({ text: 'An item.' })] }] })).body;
+    const progress = await followBatchEvents(stack.url, user.apiKey, batch.id);
+    await progress.finished().finally(() => progress.close());
+
+    const all = (await own.get('/v1/conversations?limit=100')).body.data as { id: string; source: string; externalId: string | null }[];
+    expect(all.map((conversation) => conversation.source)).toEqual(['batch', 'chat.completions', 'responses', 'chat', 'api']);
+    const chatId = all.find((conversation) => conversation.externalId === 'chat-with-a-source')!.id;
+    expect(ids((await own.get('/v1/conversations?source=chat,api')).body)).toEqual([chatId, rest.id]);
+    expect(ids((await own.get('/v1/conversations?source=responses')).body)).toEqual([all[2]!.id]);
+    expect(ids((await own.get('/v1/conversations?source=batch&batch=false')).body)).toEqual([]);
+    expect((await own.get(`/v1/conversations/${chatId}`)).body.source).toBe('chat');
+
+    const refused = await own.get('/v1/conversations?source=chat,openai');
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request', details: [expect.objectContaining({ field: expect.stringMatching(/^source/) })] });
   });
 
   it('refuses a batch filter that is not true or false, naming the field', async () => {

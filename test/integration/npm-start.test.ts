@@ -99,8 +99,8 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
     const watch = /npm run cli -- watch \$CONV --url (\S+) --key \$SY_KEY/.exec(banner);
     expect(watch).not.toBeNull();
     const followed = await inside(`timeout -s INT 20 npm run --silent cli -- watch ${stored.id} --url ${watch![1]} --key ${apiKey} --after 0 | head -n 3`);
-    expect(followed.stdout.split('\n')[0]).toMatch(/^\{"type":"subscribed"/);
-    expect(followed.stdout).toContain('"type":"turn-start"');
+    expect(followed.stdout.split('\n')[0]).toBe(`[watching ${stored.id} after seq 0; Ctrl-C stops]`);
+    expect(followed.stdout.split('\n')[1]).toMatch(/^\[turn turn_\S+ started\]$/);
 
     // The playground it built is served at /, and the example client tool is on offer.
     const page = await inside(
@@ -128,16 +128,23 @@ describeNeeding(namespacesMissing(), 'npm start, as a new user runs it', () => {
     expect(run.stdout).toContain('event: turn-finish');
   }, 60_000);
 
-  it('refuses a second npm start, and the CLI, on the same DATA_DIR with one line', async () => {
+  it("refuses a second npm start on the same DATA_DIR with one line; the CLI's users and keys commands go through the running one", async () => {
     const second = await inside('npm start --silent', { DATA_DIR: dataDir, PORT: '3001', LOG_LEVEL: 'warn' });
     expect(second.code).toBe(1);
     expect(second.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^switchyard: the embedded database in .* is in use by another process: stop it, or set DATABASE_URL/),
     ]);
 
-    const cli = await inside('npm run --silent cli -- users list', { DATA_DIR: dataDir });
-    expect(cli.code).toBe(1);
-    expect(cli.stderr.trim().split('\n')).toEqual([expect.stringContaining('is in use by another process')]);
+    // Nothing but DATA_DIR: the database is held, so the default URL and DATA_DIR/dev-admin-token.
+    const made = await inside('npm run --silent cli -- users create pia', { DATA_DIR: dataDir });
+    expect([made.code, made.stderr]).toEqual([0, '']);
+    const user = JSON.parse(made.stdout);
+    const listed = await inside('npm run --silent cli -- users list', { DATA_DIR: dataDir });
+    expect(JSON.parse(listed.stdout).map((each: { name: string }) => each.name)).toEqual(['dev', 'pia']);
+    const revoked = await inside(`npm run --silent cli -- keys revoke ${user.keyId}`, { DATA_DIR: dataDir });
+    expect([revoked.code, revoked.stderr]).toEqual([0, '']);
+    const refused = await inside(`curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:3000/v1/conversations -H "Authorization: Bearer ${user.apiKey}"`);
+    expect(refused.stdout).toBe('401');
   }, 60_000);
 
   it('stops on Ctrl-C, and its own redis-server with it', async () => {

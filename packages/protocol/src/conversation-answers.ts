@@ -8,6 +8,15 @@ import { modelSettingsSchema, responseFormatSchema } from './model-settings.js';
  * sends with these and documents them in GET /openapi.json; the client's methods return their types.
  */
 
+/**
+ * Where a conversation was made (docs/API.md, POST /v1/conversations): `api` by POST
+ * /v1/conversations, `chat` by /api/chat, `responses` and `chat.completions` by the OpenAI routes,
+ * `batch` for a batch item's run, `schedule` by a schedule. A fork keeps its origin's.
+ */
+export const CONVERSATION_SOURCES = ['api', 'chat', 'responses', 'chat.completions', 'schedule', 'batch'] as const;
+export type ConversationSource = (typeof CONVERSATION_SOURCES)[number];
+export const conversationSourceSchema = z.enum(CONVERSATION_SOURCES);
+
 // The fields of both answers below: an object with a check (its name) cannot be extended.
 const conversationFields = {
   id: z.string(),
@@ -22,6 +31,7 @@ const conversationFields = {
   modelSettings: z.nullable(modelSettingsSchema).check(z.describe("Sent with every step of its turns; a turn's own settings win, field by field.")),
   responseFormat: z.nullable(responseFormatSchema).check(z.describe("Its turns' structured output, unless a turn brings its own.")),
   metadata: z.nullable(z.record(z.string(), z.unknown())),
+  source: conversationSourceSchema.check(z.describe('Where it was made; `GET /v1/conversations?source=` filters on it.')),
   lastSeq: z.int().check(z.nonnegative(), z.describe("The conversation's latest event seq.")),
   forkedFrom: z
     .nullable(z.object({ conversationId: z.string(), messageId: z.string() }))

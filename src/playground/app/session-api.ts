@@ -24,4 +24,4 @@ export async function callApi<T>(token: string, method: string, path: string): P
 }
 
 /** What the sidebar reads of a listed conversation. */
-export type ConversationSummary = Pick<Conversation, 'id' | 'externalId' | 'title' | 'createdAt'>;
+export type ConversationSummary = Pick<Conversation, 'id' | 'externalId' | 'title' | 'source' | 'createdAt'>;

@@ -6,10 +6,24 @@ export type OpenTarget = { kind: 'chat'; id: string } | { kind: 'conversation'; 
 
 const PAGE_SIZE = 25;
 
+/** The person's own chats: those of /api/chat and of the REST API, not what the OpenAI routes, batches and schedules make. */
+const OWN_CHATS = 'chat,api';
+
+/** How a conversation made elsewhere than /api/chat is tagged in the list. */
+const SOURCE_TAGS: Partial<Record<ConversationSummary['source'], string>> = {
+  api: 'REST',
+  responses: 'OpenAI',
+  'chat.completions': 'OpenAI',
+  batch: 'batch',
+  schedule: 'schedule',
+};
+
 interface Listed {
   conversations: ConversationSummary[];
   nextCursor: string | null;
   pages: number;
+  /** Whether these are of every source: the pages of the other choice are dropped when it changes. */
+  allSources: boolean;
 }
 
 /** What a conversation of the list opens: its chat when it has an externalId, else its read-only history. */
@@ -18,20 +32,22 @@ function targetOf(conversation: ConversationSummary): OpenTarget {
 }
 
 /**
- * The person's conversations, newest first, a page at a time: those of `/api/chat` and of the
- * REST API, never the ones batch items run in (a large batch would push the chats out).
+ * The person's conversations, newest first, a page at a time: by default their own chats, those
+ * of `/api/chat` and of the REST API (every `/openai/v1/responses` call and batch item is a
+ * conversation too, and they would push the chats out); "All sources" lists every one.
  */
 export function Sidebar(props: { token: string; current: OpenTarget | null; version: number; onOpen(target: OpenTarget): void; onNew(): void; onExpired(): void }) {
-  const [listed, setListed] = useState<Listed>({ conversations: [], nextCursor: null, pages: 0 });
+  const [listed, setListed] = useState<Listed>({ conversations: [], nextCursor: null, pages: 0, allSources: false });
+  const [allSources, setAllSources] = useState(false);
   const { token, version, onExpired } = props;
   const fetchPage = useCallback(
     (cursor: string | null) =>
       callApi<{ data: ConversationSummary[]; nextCursor: string | null }>(
         token,
         'GET',
-        `/v1/conversations?batch=false&limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        `/v1/conversations?limit=${PAGE_SIZE}${allSources ? '' : `&source=${OWN_CHATS}`}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       ),
-    [token],
+    [token, allSources],
   );
   const failed = useCallback((error: unknown) => error instanceof SessionExpiredError && onExpired(), [onExpired]);
 
@@ -40,17 +56,17 @@ export function Sidebar(props: { token: string; current: OpenTarget | null; vers
     fetchPage(null).then(
       (page) =>
         setListed((before) => {
-          if (before.pages <= 1) return { conversations: page.data, nextCursor: page.nextCursor, pages: 1 };
+          if (before.pages <= 1 || before.allSources !== allSources) return { conversations: page.data, nextCursor: page.nextCursor, pages: 1, allSources };
           const fresh = new Set(page.data.map((conversation) => conversation.id));
           return { ...before, conversations: [...page.data, ...before.conversations.filter((conversation) => !fresh.has(conversation.id))] };
         }),
       failed,
     );
-  }, [fetchPage, version, failed]);
+  }, [fetchPage, version, failed, allSources]);
   const loadMore = () => {
     if (!listed.nextCursor) return;
     fetchPage(listed.nextCursor).then(
-      (page) => setListed((before) => ({ conversations: [...before.conversations, ...page.data], nextCursor: page.nextCursor, pages: before.pages + 1 })),
+      (page) => setListed((before) => ({ ...before, conversations: [...before.conversations, ...page.data], nextCursor: page.nextCursor, pages: before.pages + 1 })),
       failed,
     );
   };
@@ -60,15 +76,25 @@ export function Sidebar(props: { token: string; current: OpenTarget | null; vers
       <button onClick={props.onNew} data-testid="new-chat">
         New chat
       </button>
+      <label className="source-filter">
+        <input type="checkbox" checked={allSources} onChange={(event) => setAllSources(event.target.checked)} data-testid="all-sources" /> All sources (OpenAI, batches)
+      </label>
       <ul>
         {listed.conversations.map((conversation) => {
           const target = targetOf(conversation);
           const current = props.current?.kind === target.kind && props.current.id === target.id;
           return (
             <li key={conversation.id}>
-              <button className={current ? 'current' : ''} onClick={() => props.onOpen(target)} data-testid="conversation-item" data-kind={target.kind} data-id={conversation.id}>
+              <button
+                className={current ? 'current' : ''}
+                onClick={() => props.onOpen(target)}
+                data-testid="conversation-item"
+                data-kind={target.kind}
+                data-id={conversation.id}
+                data-source={conversation.source}
+              >
                 {conversation.title ?? target.id.slice(0, 8)}
-                {target.kind === 'conversation' && <span className="tag">REST</span>}
+                {SOURCE_TAGS[conversation.source] && <span className="tag">{SOURCE_TAGS[conversation.source]}</span>}
                 <small>{new Date(conversation.createdAt).toLocaleString()}</small>
               </button>
             </li>
