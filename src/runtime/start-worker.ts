@@ -37,7 +37,11 @@ export interface RunningWorker {
  * Turn workers for this process. `providerUrl` is the model when LLM_BASE_URL is unset (the
  * scripted model); `withHealthServer` serves /healthz and /metrics on PORT.
  */
-export async function startWorker(resources: Resources, options: { withHealthServer: boolean; providerUrl?: string }): Promise<RunningWorker> {
+export async function startWorker(
+  resources: Resources,
+  // `now`: the clock its turns read (a test's, to cross a budget's period without waiting for it).
+  options: { withHealthServer: boolean; providerUrl?: string; now?: () => Date },
+): Promise<RunningWorker> {
   const { config, logger } = resources;
   loadTokenizer();
   const providers = connectModelProviders(resources.models, {
@@ -80,6 +84,7 @@ export async function startWorker(resources: Resources, options: { withHealthSer
       budgets: new BudgetsRepository(resources.db),
       logger,
       ...turnRunnerSettings(config, resources.models.defaultModel),
+      ...(options.now ? { now: options.now } : {}),
     },
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });

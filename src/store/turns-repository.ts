@@ -12,8 +12,12 @@ export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_tools'];
 export const isTerminal = (status: TurnStatus) => !ACTIVE_TURN_STATUSES.includes(status);
 
-/** The status a turn shows its users: parked with every unsettled call waiting for a person, `waiting_approval`. */
-export function shownStatus(turn: Pick<Turn, 'status' | 'awaiting'>): TurnStatus | 'waiting_approval' {
+/**
+ * The status a turn shows its users: parked with every unsettled call waiting for a person,
+ * `waiting_approval`; queued until a budget allows its next step, `waiting_budget`.
+ */
+export function shownStatus(turn: Pick<Turn, 'status' | 'awaiting'>): TurnStatus | 'waiting_approval' | 'waiting_budget' {
+  if (turn.status === 'queued' && turn.awaiting === 'budget') return 'waiting_budget';
   return turn.status === 'waiting_tools' && turn.awaiting === 'approvals' ? 'waiting_approval' : turn.status;
 }
 
@@ -74,9 +78,10 @@ export interface Turn {
   /**
    * While `waiting_tools`: `tools` (its tool jobs run), `clients` (parked for client answers,
    * approved calls or both), `approvals` (parked, every unsettled call waits for a person: shown
-   * as `waiting_approval`).
+   * as `waiting_approval`). While `queued`: `budget` (parked by a `pause` budget until it is
+   * raised or its period resets: shown as `waiting_budget`), else null.
    */
-  awaiting: 'tools' | 'clients' | 'approvals' | null;
+  awaiting: 'tools' | 'clients' | 'approvals' | 'budget' | null;
   /** While running: the id of the queue job that runs it. */
   runningJob: string | null;
   /** A batch item's turn: its batch's priority (queued behind interactive turns); null otherwise. */
@@ -526,6 +531,26 @@ export class TurnsRepository {
       [id, attempt, error.code, error.message, delayMs],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Parks the turn between two steps for a `pause` budget: `queued` again (it still counts as
+   * active), awaiting the budget, its job delayed until `wakeAt` (null: none is known), and the
+   * job kept in `running_job` for a raised budget to wake it.
+   */
+  async parkForBudget(id: string, attempt: number, wakeAt: Date | null, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(`UPDATE turns SET status = 'queued', awaiting = 'budget', retry_at = $3 WHERE id = $1 AND attempt = $2 AND status = 'running' RETURNING id`, [
+      id,
+      attempt,
+      wakeAt,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** A user's turns parked for a budget, with their jobs, told to wait no longer. */
+  async releaseBudgetWaits(userId: string, db: Queryable = this.db): Promise<Turn[]> {
+    const { rows } = await db.query<TurnRow>(`UPDATE turns SET retry_at = NULL WHERE user_id = $1 AND status = 'queued' AND awaiting = 'budget' RETURNING *`, [userId]);
+    return rows.map(toTurn);
   }
 
   /** Ends the turn. `attempt` null ends it whoever runs it (cancel from the API). */

@@ -9,15 +9,15 @@ export interface BudgetExceeded {
   onExceeded: Budget['onExceeded'];
 }
 
-/**
- * Whether a budget is reached: at or past a limit. A USD limit counts priced calls (unpriced
- * ones cost 0), a token limit all of them (docs/API.md, "Usage and budgets").
- */
 /** Where the current UTC day and month began: what a budget's spending is summed since. */
 export function periodStarts(now: Date): { day: Date; month: Date } {
   return { day: periodAt('day', now).startsAt, month: periodAt('month', now).startsAt };
 }
 
+/**
+ * Whether a budget is reached: at or past a limit. A USD limit counts priced calls (unpriced
+ * ones cost 0), a token limit all of them (docs/API.md, "Usage and budgets").
+ */
 export function budgetReached(budget: Budget, spent: Spent, resetsAt: Date | null): BudgetExceeded | null {
   const resets = resetsAt ? resetsAt.toISOString() : null;
   if (budget.limitUsd !== undefined && spent.spentUsd >= budget.limitUsd) {
@@ -27,4 +27,19 @@ export function budgetReached(budget: Budget, spent: Spent, resetsAt: Date | nul
     return { limit: { tokens: budget.limitTokens }, spent: spent.spentTokens, resetsAt: resets, onExceeded: budget.onExceeded };
   }
   return null;
+}
+
+/**
+ * The longest a turn parked by a `pause` budget sleeps before it looks again: a total budget has
+ * no reset, and a raised budget's wake-up can miss a job that was still being parked.
+ */
+export const BUDGET_RECHECK_MS = 5 * 60_000;
+/** The shortest: a worker whose clock is a little behind the period's end does not spin on it. */
+export const BUDGET_MIN_WAIT_MS = 1000;
+
+/** When a parked turn's job wakes by itself: at its period's reset, or at the next re-check. */
+export function budgetWakeUp(resetsAt: Date | null, now: Date): { wakeAt: Date | null; delayMs: number } {
+  const untilReset = resetsAt ? resetsAt.getTime() - now.getTime() : Infinity;
+  const delayMs = Math.max(BUDGET_MIN_WAIT_MS, Math.min(untilReset, BUDGET_RECHECK_MS));
+  return { wakeAt: resetsAt, delayMs };
 }

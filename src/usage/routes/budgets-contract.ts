@@ -7,11 +7,11 @@ export const budgetSchema = z
     period: z.enum(['day', 'month', 'total']).meta({ description: 'UTC calendar days and months, or all time.' }),
     limitUsd: z.number().nonnegative().optional().meta({ description: 'Counts priced calls.' }),
     limitTokens: z.number().int().nonnegative().optional().meta({ description: 'totalTokens of every call.' }),
-    onExceeded: z.enum(['reject', 'pause']),
+    onExceeded: z
+      .enum(['reject', 'pause'])
+      .meta({ description: '`reject` refuses new work and fails a turn after the step that reached it; `pause` parks both as `waiting_budget`.' }),
   })
   .refine((budget) => budget.limitUsd !== undefined || budget.limitTokens !== undefined, { message: 'needs limitUsd or limitTokens', path: ['limitUsd'] })
-  // Refused rather than stored as a budget that would not stop anything.
-  .refine((budget) => budget.onExceeded !== 'pause', { message: '"pause" is not available yet: use "reject"', path: ['onExceeded'] })
   .meta({ id: 'Budget' });
 
 export const budgetAnswerSchema = z

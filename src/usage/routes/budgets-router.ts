@@ -2,13 +2,15 @@ import { Router } from 'express';
 import { notFound } from '../../errors/app-error';
 import { sendJson } from '../../api/send-json';
 import { parseInput, parseRouteId } from '../../api/validate';
-import { periodStarts } from '../budget-decision';
 import { periodAt } from '../budget-period';
+import { budgetReached, periodStarts } from '../budget-decision';
 import type { BudgetsRepository } from '../store/budgets-repository';
 import { budgetAnswerSchema, budgetSchema } from './budgets-contract';
 
 export interface BudgetsRouterDeps {
   budgets: Pick<BudgetsRepository, 'put' | 'delete' | 'standingOfUser' | 'userExists'>;
+  /** The user's turns parked for a budget go on (usage/budget-wake-up.ts). */
+  wakeWaiters: (userId: string) => Promise<unknown>;
 }
 
 /** `/v1/admin/users/:id/budget`: a user's budget, with what its period has spent. */
@@ -26,13 +28,18 @@ export function budgetsRouter(deps: BudgetsRouterDeps): Router {
     const budget = parseInput(budgetSchema, req.body);
     if (!(await deps.budgets.userExists(userId))) throw notFound('user');
     await deps.budgets.put('user', userId, budget);
-    sendJson(res, budgetAnswerSchema, await standing(userId));
+    const now = await standing(userId);
+    // Woken only when they may go on: a `pause` budget still reached would park them again.
+    if (budget.onExceeded === 'reject' || !budgetReached(now, now, null)) await deps.wakeWaiters(userId);
+    sendJson(res, budgetAnswerSchema, now);
   });
   router.get('/users/:id/budget', async (req, res) => {
     sendJson(res, budgetAnswerSchema, await standing(parseRouteId(req.params.id, 'budget')));
   });
   router.delete('/users/:id/budget', async (req, res) => {
-    if (!(await deps.budgets.delete('user', parseRouteId(req.params.id, 'budget')))) throw notFound('budget');
+    const userId = parseRouteId(req.params.id, 'budget');
+    if (!(await deps.budgets.delete('user', userId))) throw notFound('budget');
+    await deps.wakeWaiters(userId);
     res.status(204).end();
   });
   return router;

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { apiClient } from '../../support/http';
+import { poll } from '../../support/poll';
 import { markedScripted } from '../../support/scripted';
+import { startTestStack, type TestStack } from '../../support/stack';
 import { startTwoProviderStack, type TwoProviderStack } from '../../support/two-providers';
 import { TestWsClient } from '../../support/ws-client';
 
 const PRICE = { input: 1000, cachedInput: 100, output: 1000 };
 const ADMIN = 'admin-token-for-budget-tests-0123';
+const TOOL_THEN_TEXT_SCENARIO = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] };
 
 /** docs/API.md, "Usage and budgets": a user at or past a `reject` budget gets no new work. */
 describe('budgets', () => {
@@ -47,8 +50,11 @@ describe('budgets', () => {
       await client.waitForTurnEnd(posted.body.turnId);
       return (await api.get(`/v1/turns/${posted.body.turnId}`)).body;
     };
-    return { api, userId, post, runTurn };
+    const statusOf = async (turnId: string) => (await api.get(`/v1/turns/${turnId}`)).body.status as string;
+    return { api, client, userId, post, runTurn, statusOf };
   }
+
+  const TOOL_THEN_TEXT = TOOL_THEN_TEXT_SCENARIO;
 
   it('refuses new turns with 429 budget_exceeded and details once the spent figure reaches a reject limit, and admits again when it is raised', async () => {
     const user = await userWithTurn();
@@ -91,17 +97,92 @@ describe('budgets', () => {
     const user = await userWithTurn();
     expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', onExceeded: 'reject' })).status).toBe(400);
     expect((await admin.put('/v1/admin/users/user_nobody/budget', { period: 'day', limitUsd: 1, onExceeded: 'reject' })).status).toBe(404);
-    // Not yet: refused rather than stored as a budget that stops nothing.
-    expect((await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitUsd: 1, onExceeded: 'pause' })).status).toBe(400);
   });
 
   it('fails a turn budget_exceeded after the step that reached a reject limit, that step kept', async () => {
     const user = await userWithTurn();
     await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'total', limitTokens: 1, onExceeded: 'reject' });
-    const turn = await user.runTurn({ steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }, { text: 'It is 42.' }] });
+    const turn = await user.runTurn(TOOL_THEN_TEXT);
     expect(turn).toMatchObject({ status: 'failed', step: 1, error: { code: 'budget_exceeded' } });
     expect(turn.steps).toHaveLength(1);
     expect(turn.providerCalls).toHaveLength(1);
     expect(turn.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', status: 'succeeded' })]);
+  });
+
+  it('parks a turn waiting_budget after the step that reached a pause limit, holding no worker, and goes on when the budget is raised', async () => {
+    const user = await userWithTurn();
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'total', limitTokens: 1, onExceeded: 'pause' });
+    const posted = await user.post(TOOL_THEN_TEXT);
+    expect(posted.status).toBe(202);
+    const turnId = posted.body.turnId as string;
+    await poll('the turn never waited for its budget', async () => (await user.statusOf(turnId)) === 'waiting_budget');
+    const parked = (await user.api.get(`/v1/turns/${turnId}`)).body;
+    expect(parked).toMatchObject({ step: 1, steps: [expect.objectContaining({ step: 1 })] });
+    expect(parked.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', status: 'succeeded' })]);
+    // No worker holds it: its job waits delayed, and it still counts as the conversation's active turn.
+    const parkedJob = (await two.stack.resources.db.query<any>('SELECT running_job FROM turns WHERE id = $1', [turnId])).rows[0].running_job as string;
+    const job = await two.stack.resources.turnQueue.getJob(parkedJob);
+    expect(await job!.getState()).toBe('delayed');
+    expect((await user.post()).status).toBe(409);
+
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'total', limitTokens: 1_000_000, onExceeded: 'pause' });
+    await user.client.waitForTurnEnd(turnId);
+    const finished = (await user.api.get(`/v1/turns/${turnId}`)).body;
+    expect(finished).toMatchObject({ status: 'completed', step: 2 });
+    expect(finished.steps).toHaveLength(2);
+    // The step before the wait is not asked again: one call per step.
+    expect(finished.providerCalls).toHaveLength(2);
+  });
+
+  it('accepts a new turn past a pause limit as waiting_budget, and runs it once the budget is removed', async () => {
+    const user = await userWithTurn();
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitTokens: 1, onExceeded: 'pause' });
+    expect((await user.runTurn()).status).toBe('completed');
+    const posted = await user.post();
+    expect(posted.status).toBe(202);
+    const turnId = posted.body.turnId as string;
+    await poll('the turn never waited for its budget', async () => (await user.statusOf(turnId)) === 'waiting_budget');
+    expect((await user.api.get(`/v1/turns/${turnId}`)).body).toMatchObject({ step: 0, providerCalls: [] });
+    expect((await admin.request('DELETE', `/v1/admin/users/${user.userId}/budget`)).status).toBe(204);
+    await user.client.waitForTurnEnd(turnId);
+    expect(await user.statusOf(turnId)).toBe('completed');
+  });
+});
+
+/** A `pause` budget's period that resets wakes its turns by itself: the workers' clock is the test's. */
+describe('a pause budget at its period reset', () => {
+  let stack: TestStack;
+  let offsetMs = 0;
+
+  beforeAll(async () => {
+    stack = await startTestStack({ env: { ADMIN_TOKEN: ADMIN }, now: () => new Date(Date.now() + offsetMs) });
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('resumes a turn parked by a day budget when the day ends', async () => {
+    const made = await stack.createUser(`budget-reset-${randomBytes(3).toString('hex')}`);
+    const api = apiClient(stack.url, made.apiKey);
+    const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
+    const userId = (await stack.resources.db.query<any>('SELECT user_id FROM conversations WHERE id = $1', [conversationId])).rows[0].user_id as string;
+    const client = await TestWsClient.subscribed(stack.url, { apiKey: made.apiKey }, conversationId);
+    try {
+      await apiClient(stack.url, ADMIN).put(`/v1/admin/users/${userId}/budget`, { period: 'day', limitTokens: 1, onExceeded: 'pause' });
+      // The workers' day ends three seconds from now.
+      const midnight = new Date(new Date().setUTCHours(24, 0, 0, 0));
+      offsetMs = midnight.getTime() - Date.now() - 3000;
+      const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(TOOL_THEN_TEXT_SCENARIO, `r-${randomBytes(4).toString('hex')}`) });
+      const turnId = posted.body.turnId as string;
+      await poll('the turn never waited for its budget', async () => (await api.get(`/v1/turns/${turnId}`)).body.status === 'waiting_budget');
+      expect((await api.get(`/v1/turns/${turnId}`)).body.step).toBe(1);
+      // The next day, on the workers' clock: its job wakes at the reset it was parked for.
+      offsetMs += 5000;
+      await client.waitForTurnEnd(turnId, 20_000);
+      expect((await api.get(`/v1/turns/${turnId}`)).body).toMatchObject({ status: 'completed', step: 2 });
+    } finally {
+      client.close();
+      offsetMs = 0;
+    }
   });
 });
