@@ -26,7 +26,7 @@ export class ChatCompletionsService {
    * 2. The messages as the turn's input, whole (stateless, as OpenAI's).
    * 3. A new conversation of the user's, and its turn with the request's settings.
    */
-  async create(userId: string, request: CreateChatCompletionRequest): Promise<{ turn: Turn; callerFunctions: Set<string> }> {
+  async create(userId: string, request: CreateChatCompletionRequest, keyId?: string): Promise<{ turn: Turn; callerFunctions: Set<string> }> {
     const tools = splitFunctionTools(
       (request.tools ?? []).map((tool) => tool.function),
       await this.deps.usableTools(userId),
@@ -47,6 +47,7 @@ export class ChatCompletionsService {
     const { turn } = await this.deps.turnService.create(userId, conversation.id, {
       content: plan.content,
       onBusy: 'reject',
+      ...(keyId ? { keyId } : {}),
       options: {
         model: request.model,
         tools: tools.serverTools,

@@ -43,7 +43,7 @@ export class ResponsesService {
    * conversation would fail at the provider.
    * 4. The turn, keyed by the response's id, then the response that names it.
    */
-  async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
+  async create(userId: string, request: CreateResponseRequest, keyId?: string): Promise<{ record: ResponseRecord; turn: Turn }> {
     const tools = splitFunctionTools(request.tools ?? [], await this.deps.usableTools(userId));
     if (!tools.ok) throw functionToolsError(tools);
     const plan = planResponseTurn(request);
@@ -86,6 +86,7 @@ export class ResponsesService {
       idempotencyKey: id,
       onBusy: 'reject',
       alongside,
+      ...(keyId ? { keyId } : {}),
       options: {
         ...(request.model !== undefined ? { model: request.model } : {}),
         tools: tools.serverTools,

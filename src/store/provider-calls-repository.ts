@@ -78,8 +78,10 @@ export class ProviderCallsRepository {
     const { ledger } = call;
     await db.query(
       `INSERT INTO provider_calls (id, turn_id, kind, step, attempt, provider, model, started_at, ended_at, outcome, error, usage,
-         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) ON CONFLICT (id) DO NOTHING`,
+         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated, key_id)
+       -- The key is the turn's: the one that admitted it (migrations/0033_budgets_per_key.sql).
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, (SELECT key_id FROM turns WHERE id = $2))
+       ON CONFLICT (id) DO NOTHING`,
       [
         call.id,
         call.turnId,

@@ -96,6 +96,8 @@ export interface Turn {
   supersededBy: string | null;
   /** The AI SDK's id of its user message (turns posted through `/api/chat`). */
   uiMessageId: string | null;
+  /** The API key that admitted it (null: none, as a batch's items). */
+  keyId: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -169,9 +171,16 @@ interface TurnRow {
   from_message_id: string | number | null;
   superseded_by: string | null;
   ui_message_id: string | null;
+  key_id: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+/** Whose budget: a user's or an API key's. */
+export interface BudgetSubject {
+  scope: 'user' | 'key';
+  id: string;
 }
 
 export interface NewTurn {
@@ -186,10 +195,13 @@ export interface NewTurn {
   /** A regenerate (its input is null: it writes no user message) or an edit, from this message (row id). */
   branch?: { kind: BranchKind; fromMessageId: string };
   uiMessageId?: string;
+  /** The API key that admitted it: its budget counts the turn's calls too. */
+  keyId?: string;
 }
 
-const INSERT_COLUMNS = '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id)';
-const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12)";
+const INSERT_COLUMNS =
+  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id, key_id)';
+const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13)";
 
 /** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
 const RECORD_STEP = `step = $3, steps = steps || $4::jsonb,
@@ -256,13 +268,13 @@ export class TurnsRepository {
    * no unfinished turn, its idempotency key is unused there, its path does not end with calls
    * that have no results, and its user has fewer than `maxActiveOfUser` unfinished turns (then
    * `activeOfUser` is that count), all under the conversation's row lock, in one call of
-   * `admit_turn_if_clear` (migrations 0020, 0023). Not for a
+   * `admit_turn_if_clear` (migrations 0020, 0023, 0033). Not for a
    * branch turn: what it replaces is marked in the same transaction (TurnService).
    */
   async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {
     const { rows } = await this.db.query<TurnRow & { outcome: ClearAdmission['outcome']; active_of_user: number | null }>(
       `SELECT a.outcome, a.active_of_user, (a.turn).*
-         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13) a`,
+         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14) a`,
       [...this.insertParams(input), maxActiveOfUser],
     );
     const row = rows[0]!;
@@ -284,6 +296,7 @@ export class TurnsRepository {
       input.branch?.kind ?? null,
       input.branch?.fromMessageId ?? null,
       input.uiMessageId ?? null,
+      input.keyId ?? null,
     ];
   }
 
@@ -547,9 +560,10 @@ export class TurnsRepository {
     return rows.length > 0;
   }
 
-  /** A user's turns parked for a budget, with their jobs, told to wait no longer. */
-  async releaseBudgetWaits(userId: string, db: Queryable = this.db): Promise<Turn[]> {
-    const { rows } = await db.query<TurnRow>(`UPDATE turns SET retry_at = NULL WHERE user_id = $1 AND status = 'queued' AND awaiting = 'budget' RETURNING *`, [userId]);
+  /** A user's (or a key's) turns parked for a budget, with their jobs, told to wait no longer. */
+  async releaseBudgetWaits(subject: BudgetSubject, db: Queryable = this.db): Promise<Turn[]> {
+    const column = subject.scope === 'user' ? 'user_id' : 'key_id';
+    const { rows } = await db.query<TurnRow>(`UPDATE turns SET retry_at = NULL WHERE ${column} = $1 AND status = 'queued' AND awaiting = 'budget' RETURNING *`, [subject.id]);
     return rows.map(toTurn);
   }
 
@@ -619,6 +633,7 @@ function toTurn(row: TurnRow): Turn {
     branch: row.branch && row.from_message_id !== null ? { kind: row.branch, fromMessageId: String(row.from_message_id) } : null,
     supersededBy: row.superseded_by,
     uiMessageId: row.ui_message_id,
+    keyId: row.key_id ?? null,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

@@ -21,8 +21,7 @@ import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
 import { lostCallLine } from '../usage/lost-call';
-import { budgetReached, budgetWakeUp, periodStarts, type BudgetExceeded } from '../usage/budget-decision';
-import { periodAt } from '../usage/budget-period';
+import { budgetSubjects, budgetWakeUp, firstReached, periodStarts, type BudgetExceeded } from '../usage/budget-decision';
 import type { BudgetsRepository } from '../usage/store/budgets-repository';
 import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
@@ -64,7 +63,7 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   limits: { maxToolCallsPerStep: number };
   tracer: Tracer;
   /** A budget reached by a step fails (`reject`) or parks (`pause`) its turn after it. */
-  budgets: Pick<BudgetsRepository, 'standingOfUser'>;
+  budgets: Pick<BudgetsRepository, 'standings'>;
   now?: () => Date;
 }
 
@@ -352,7 +351,7 @@ async function onProviderFailure(run: AttemptRun, step: number, routed: Exclude<
   return done(events, { kind: 'delay', delayMs });
 }
 
-/** A budget of the turn's user reached, with its period. */
+/** A budget of the turn's user (or key) reached, with its period. */
 interface ReachedBudget {
   period: string;
   reached: BudgetExceeded;
@@ -365,10 +364,8 @@ interface ReachedBudget {
  */
 async function budgetReachedBeforeStep(run: AttemptRun): Promise<ReachedBudget | null> {
   const now = run.now();
-  const standing = await run.deps.budgets.standingOfUser(run.turn.userId, periodStarts(now));
-  if (!standing) return null;
-  const reached = budgetReached(standing, standing, periodAt(standing.period, now).resetsAt);
-  return reached ? { period: standing.period, reached } : null;
+  const found = firstReached(await run.deps.budgets.standings(budgetSubjects(run.turn.userId, run.turn.keyId), periodStarts(now)), now);
+  return found ? { period: found.standing.scope === 'key' ? `key's ${found.standing.period}` : found.standing.period, reached: found.reached } : null;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { periodAt } from './budget-period';
-import type { Budget, Spent } from './store/budgets-repository';
+import type { Budget, ScopedStanding, Spent } from './store/budgets-repository';
 
 /** What a 429 `budget_exceeded` says: the limit reached, what was spent against it, and when it resets. */
 export interface BudgetExceeded {
@@ -27,6 +27,21 @@ export function budgetReached(budget: Budget, spent: Spent, resetsAt: Date | nul
     return { limit: { tokens: budget.limitTokens }, spent: spent.spentTokens, resetsAt: resets, onExceeded: budget.onExceeded };
   }
   return null;
+}
+
+/** The first of a turn's budgets (its user's, then its key's) that is reached, with its reset. */
+export function firstReached(standings: readonly ScopedStanding[], now: Date): { standing: ScopedStanding; reached: BudgetExceeded; resetsAt: Date | null } | null {
+  for (const standing of standings) {
+    const { resetsAt } = periodAt(standing.period, now);
+    const reached = budgetReached(standing, standing, resetsAt);
+    if (reached) return { standing, reached, resetsAt };
+  }
+  return null;
+}
+
+/** The subjects whose budgets a turn counts against: its user, and the key that admitted it. */
+export function budgetSubjects(userId: string, keyId: string | null | undefined): { scope: 'user' | 'key'; id: string }[] {
+  return [{ scope: 'user', id: userId }, ...(keyId ? [{ scope: 'key' as const, id: keyId }] : [])];
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { turnJobId } from '../queue/turn-queue';
-import type { Turn, TurnsRepository } from '../store/turns-repository';
+import type { BudgetSubject, Turn, TurnsRepository } from '../store/turns-repository';
 
 export interface BudgetWakeUpDeps {
   turns: Pick<TurnsRepository, 'releaseBudgetWaits'>;
@@ -9,14 +9,14 @@ export interface BudgetWakeUpDeps {
 }
 
 /**
- * A budget raised, removed or made `reject`: the user's turns parked for it run now rather than
+ * A budget raised, removed or made `reject`: the user's (or key's) turns parked for it run now rather than
  * at their period's reset. Each one's delayed job is promoted; the job checks the budget again
  * and parks again if it is still reached. A job not delayed (being parked at this moment, or lost
  * with Redis) is left to its own re-check (BUDGET_RECHECK_MS) or to the reconciler, which finds
  * the turn with no wait left (`retry_at` cleared here).
  */
-export async function wakeBudgetWaiters(deps: BudgetWakeUpDeps, userId: string): Promise<number> {
-  const parked = await deps.turns.releaseBudgetWaits(userId);
+export async function wakeBudgetWaiters(deps: BudgetWakeUpDeps, subject: BudgetSubject): Promise<number> {
+  const parked = await deps.turns.releaseBudgetWaits(subject);
   let woken = 0;
   for (const turn of parked) {
     if (!turn.runningJob) continue;

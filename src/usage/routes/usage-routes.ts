@@ -31,6 +31,6 @@ export const adminUsageRoutes: RouteFamily<UsageRoutesNeeds> = {
   openApi: { tag: { name: 'Admin usage', description: 'Usage and budgets across users; answers 404 while ADMIN_TOKEN is unset.' }, paths: { ...adminUsagePaths, ...budgetPaths } },
   mount: (app, needs) => {
     app.use('/v1/admin/usage', adminUsageRouter({ ledger: new UsageLedgerRepository(needs.db) }));
-    app.use('/v1/admin', budgetsRouter({ budgets: new BudgetsRepository(needs.db), wakeWaiters: (userId) => wakeBudgetWaiters(needs, userId) }));
+    app.use('/v1/admin', budgetsRouter({ budgets: new BudgetsRepository(needs.db), wakeWaiters: (subject) => wakeBudgetWaiters(needs, subject) }));
   },
 };

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../store/db';
 
-export const USAGE_GROUPS = ['day', 'model', 'conversation'] as const;
+/** `agent` joins these once turns record their agent: one more column of the ledger, one more expression below. */
+export const USAGE_GROUPS = ['day', 'model', 'conversation', 'key'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 /** Sums of ledger lines (docs/API.md, "Usage and budgets"). */
@@ -27,6 +28,8 @@ const GROUP_EXPRESSIONS: Record<UsageGroup, string> = {
   day: "to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
   model: "provider || '/' || model",
   conversation: 'conversation_id',
+  // The key that admitted the call's turn; null for a batch's items and older lines.
+  key: 'key_id',
 };
 
 const SUMS = `COALESCE(SUM(prompt_tokens), 0)::float8 AS prompt_tokens,

@@ -147,6 +147,29 @@ describe('budgets', () => {
     await user.client.waitForTurnEnd(turnId);
     expect(await user.statusOf(turnId)).toBe('completed');
   });
+
+  it("refuses a key past its own budget while the user's other key works, and groups usage by key", async () => {
+    const user = await userWithTurn();
+    const db = two.stack.resources.db;
+    const firstKeyId = (await db.query<any>('SELECT id FROM api_keys WHERE user_id = $1', [user.userId])).rows[0].id as string;
+    const second = await two.stack.resources.users.createApiKey(user.userId);
+    const otherApi = apiClient(two.stack.url, second.apiKey);
+    expect((await admin.put(`/v1/admin/keys/${firstKeyId}/budget`, { period: 'day', limitTokens: 1, onExceeded: 'reject' })).status).toBe(200);
+    const spent = await user.runTurn();
+    expect(spent.status).toBe('completed');
+
+    const refused = await user.post();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'budget_exceeded', details: { limit: { tokens: 1 }, spent: spent.usage.totalTokens } });
+    const conversationId = (await otherApi.post('/v1/conversations', {})).body.id as string;
+    const other = await otherApi.post(`/v1/conversations/${conversationId}/turns`, { content: 'from the other key' });
+    expect(other.status).toBe(202);
+    expect((await admin.get(`/v1/admin/keys/${firstKeyId}/budget`)).body).toMatchObject({ limitTokens: 1, spentTokens: spent.usage.totalTokens });
+    expect((await admin.put('/v1/admin/keys/key_nobody/budget', { period: 'day', limitTokens: 1, onExceeded: 'reject' })).status).toBe(404);
+
+    const byKey = (await user.api.get('/v1/usage?groupBy=key')).body;
+    expect(byKey.data).toEqual(expect.arrayContaining([expect.objectContaining({ group: firstKeyId, totalTokens: spent.usage.totalTokens, calls: 1 })]));
+  });
 });
 
 /** A `pause` budget's period that resets wakes its turns by itself: the workers' clock is the test's. */
