@@ -1,3 +1,4 @@
+import type { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -11,6 +12,8 @@ import { functionToolsError, splitFunctionTools, type UsableTools } from './func
 export interface ChatCompletionsServiceDeps {
   conversations: Pick<ConversationsRepository, 'create'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer'>;
+  /** A completion's usage: its turn's sum in the usage ledger. */
+  ledger: Pick<UsageLedgerRepository, 'forTurn'>;
   turns: Pick<TurnsRepository, 'get'>;
   turnService: Pick<TurnService, 'create'>;
   usableTools(userId: string): Promise<UsableTools>;
@@ -65,6 +68,7 @@ export class ChatCompletionsService {
   async completion(turnId: string, model: string, created: number): Promise<{ turn: Turn; completion: ChatCompletionObject }> {
     const turn = await this.deps.turns.get(turnId);
     if (!turn) throw new AppError('internal', `the turn ${turnId} of a chat completion is gone`);
-    return { turn, completion: chatCompletionObject({ turn, messages: await this.deps.messages.listTurnAnswer(turnId), model, created }) };
+    const [messages, usage] = await Promise.all([this.deps.messages.listTurnAnswer(turnId), this.deps.ledger.forTurn(turnId)]);
+    return { turn, completion: chatCompletionObject({ turn, messages, model, created, usage }) };
   }
 }

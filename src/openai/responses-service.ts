@@ -1,3 +1,4 @@
+import type { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 import { randomUUID } from 'node:crypto';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
@@ -24,6 +25,8 @@ export interface ResponsesServiceDeps {
   latestSeq(conversationId: string): Promise<number>;
   /** LLM_MODEL: the model a response names when its request named none. */
   defaultModel: string;
+  /** A response's usage: its turn's sum in the usage ledger. */
+  ledger: Pick<UsageLedgerRepository, 'forTurn'>;
 }
 
 /** The Responses API on turns: a response is one turn of a conversation (docs/API.md, "OpenAI-compatible routes"). */
@@ -112,7 +115,8 @@ export class ResponsesService {
   async object(record: ResponseRecord, turn?: Turn): Promise<ResponseObject> {
     const current = turn ?? (await this.deps.turns.get(record.turnId));
     if (!current) throw notFound('response');
-    return responseObject({ record, turn: current, messages: await this.deps.messages.listTurnAnswer(current.id), defaultModel: this.deps.defaultModel });
+    const [messages, usage] = await Promise.all([this.deps.messages.listTurnAnswer(current.id), this.deps.ledger.forTurn(current.id)]);
+    return responseObject({ record, turn: current, messages, defaultModel: this.deps.defaultModel, usage });
   }
 
   /**

@@ -42,6 +42,7 @@ export const openAiResponseSchema = z
         output_tokens: z.number().int(),
         output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
         total_tokens: z.number().int(),
+        cost_usd: z.number().meta({ description: "Switchyard's: the usage ledger's cost of the response's turn (priced calls only)." }),
       })
       .nullable(),
   })

@@ -71,10 +71,22 @@ export class UsageLedgerRepository {
     return { data: grouped.rows.map((row) => ({ group: row.group ?? null, ...figuresOf(row) })), totals: figuresOf(totals.rows[0]!) };
   }
 
-  /** A turn's lines summed: everything the provider billed for it, discarded attempts included. */
+  /**
+   * A turn's lines summed: everything the provider billed for it, discarded attempts included.
+   * The SQL function its webhooks read too (migrations/0032_budget_waits.sql): one figure everywhere.
+   */
   async forTurn(turnId: string): Promise<UsageFigures> {
-    const { rows } = await this.db.query<SumRow>(`SELECT ${SUMS} FROM provider_calls WHERE turn_id = $1`, [turnId]);
-    return figuresOf(rows[0]!);
+    const { rows } = await this.db.query<{ usage: UsageFigures }>('SELECT turn_ledger_usage($1) AS usage', [turnId]);
+    const usage = rows[0]!.usage;
+    return {
+      promptTokens: Number(usage.promptTokens),
+      cachedPromptTokens: Number(usage.cachedPromptTokens),
+      completionTokens: Number(usage.completionTokens),
+      reasoningTokens: Number(usage.reasoningTokens),
+      totalTokens: Number(usage.totalTokens),
+      costUsd: Number(usage.costUsd),
+      calls: Number(usage.calls),
+    };
   }
 }
 

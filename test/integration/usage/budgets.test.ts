@@ -170,6 +170,31 @@ describe('budgets', () => {
     const byKey = (await user.api.get('/v1/usage?groupBy=key')).body;
     expect(byKey.data).toEqual(expect.arrayContaining([expect.objectContaining({ group: firstKeyId, totalTokens: spent.usage.totalTokens, calls: 1 })]));
   });
+
+  it("gives a turn's, a response's and a chat completion's cost as the ledger sums it", async () => {
+    const user = await userWithTurn();
+    const totalCost = async () => (await user.api.get('/v1/usage?groupBy=model')).body.totals.costUsd as number;
+    const turn = await user.runTurn();
+    expect(turn.usage.costUsd).toBeGreaterThan(0);
+    expect(turn.usage.costUsd).toBeCloseTo(await totalCost(), 8);
+
+    const before = await totalCost();
+    const response = await user.api.post('/openai/v1/responses', { model: 'duo', input: markedScripted({ text: 'A response.' }, `resp-${randomBytes(4).toString('hex')}`) });
+    expect(response.status).toBe(200);
+    expect(response.body.usage.cost_usd).toBeGreaterThan(0);
+    expect(response.body.usage.cost_usd).toBeCloseTo((await totalCost()) - before, 8);
+
+    const beforeChat = await totalCost();
+    const chat = await user.api.post('/openai/v1/chat/completions', {
+      model: 'duo',
+      messages: [{ role: 'user', content: markedScripted({ text: 'A chat.' }, `chat-${randomBytes(4).toString('hex')}`) }],
+    });
+    expect(chat.status).toBe(200);
+    expect(chat.body.usage.cost_usd).toBeGreaterThan(0);
+    expect(chat.body.usage.cost_usd).toBeCloseTo((await totalCost()) - beforeChat, 8);
+    const chatTurn = (await user.api.get(`/v1/turns/${chat.body.switchyard.turnId}`)).body;
+    expect(chatTurn.usage.costUsd).toBe(chat.body.usage.cost_usd);
+  });
 });
 
 /** A `pause` budget's period that resets wakes its turns by itself: the workers' clock is the test's. */
