@@ -63,7 +63,7 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   limits: { maxToolCallsPerStep: number };
   tracer: Tracer;
   /** A budget reached by a step fails (`reject`) or parks (`pause`) its turn after it. */
-  budgets: Pick<BudgetsRepository, 'standings'>;
+  budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
   now?: () => Date;
 }
 
@@ -365,6 +365,7 @@ interface ReachedBudget {
 async function budgetReachedBeforeStep(run: AttemptRun): Promise<ReachedBudget | null> {
   const now = run.now();
   const found = firstReached(await run.deps.budgets.standings(budgetSubjects(run.turn.userId, run.turn.keyId), periodStarts(now)), now);
+  if (found) await run.deps.budgets.noticeExceeded(found.standing, found.startsAt, run.turn.userId, found.reached);
   return found ? { period: found.standing.scope === 'key' ? `key's ${found.standing.period}` : found.standing.period, reached: found.reached } : null;
 }
 

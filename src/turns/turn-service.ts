@@ -24,7 +24,7 @@ export interface TurnServiceDeps extends TurnEndingDeps {
   /** A turn's `model` is one of these (or a direct call a provider allows). */
   models: Pick<ModelCatalogue, 'lookup'>;
   /** A user (or key) at or past a `reject` budget gets no new turn. */
-  budgets: Pick<BudgetsRepository, 'standings'>;
+  budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
@@ -175,6 +175,7 @@ export class TurnService {
     );
     if (!found) return;
     const { standing, reached, resetsAt } = found;
+    await this.deps.budgets.noticeExceeded(standing, found.startsAt, userId, reached);
     const what = 'usd' in reached.limit ? `USD ${reached.limit.usd}` : `${reached.limit.tokens} tokens`;
     const retryAfter = resetsAt ? Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000)) : undefined;
     const whose = standing.scope === 'key' ? "this key's" : 'the';

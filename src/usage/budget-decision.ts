@@ -30,11 +30,11 @@ export function budgetReached(budget: Budget, spent: Spent, resetsAt: Date | nul
 }
 
 /** The first of a turn's budgets (its user's, then its key's) that is reached, with its reset. */
-export function firstReached(standings: readonly ScopedStanding[], now: Date): { standing: ScopedStanding; reached: BudgetExceeded; resetsAt: Date | null } | null {
+export function firstReached(standings: readonly ScopedStanding[], now: Date): { standing: ScopedStanding; reached: BudgetExceeded; startsAt: Date; resetsAt: Date | null } | null {
   for (const standing of standings) {
-    const { resetsAt } = periodAt(standing.period, now);
+    const { startsAt, resetsAt } = periodAt(standing.period, now);
     const reached = budgetReached(standing, standing, resetsAt);
-    if (reached) return { standing, reached, resetsAt };
+    if (reached) return { standing, reached, startsAt, resetsAt };
   }
   return null;
 }

@@ -86,6 +86,28 @@ export class BudgetsRepository {
     }));
   }
 
+  /**
+   * Tells of a budget found reached with the `budget.exceeded` webhook, once per period whoever
+   * finds it (migrations/0034_budget_exceeded_webhook.sql). True when this call told of it.
+   */
+  async noticeExceeded(standing: ScopedStanding, periodStartsAt: Date, userId: string, reached: { limit: unknown; spent: number }): Promise<boolean> {
+    const data = {
+      userId,
+      ...(standing.scope === 'key' ? { keyId: standing.subjectId } : {}),
+      period: standing.period,
+      limit: reached.limit,
+      spent: reached.spent,
+    };
+    const { rows } = await this.db.query<{ told: boolean }>('SELECT notice_budget_exceeded($1, $2, $3, $4, $5) AS told', [
+      standing.scope,
+      standing.subjectId,
+      periodStartsAt,
+      userId,
+      JSON.stringify(data),
+    ]);
+    return rows[0]?.told === true;
+  }
+
   /** One subject's budget with its period's spending (null: it has none). */
   async standingOf(subject: BudgetSubject, starts: { day: Date; month: Date }): Promise<ScopedStanding | null> {
     return (await this.standings([subject], starts))[0] ?? null;

@@ -4,6 +4,7 @@ import { poll } from '../../support/poll';
 import { markedScripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { startTwoProviderStack, type TwoProviderStack } from '../../support/two-providers';
+import { WebhookReceiver } from '../../support/webhook-receiver';
 import { TestWsClient } from '../../support/ws-client';
 
 const PRICE = { input: 1000, cachedInput: 100, output: 1000 };
@@ -26,7 +27,7 @@ describe('budgets', () => {
           ],
         },
       },
-      env: { ADMIN_TOKEN: ADMIN },
+      env: { ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
     });
     admin = apiClient(two.stack.url, ADMIN);
   });
@@ -194,6 +195,27 @@ describe('budgets', () => {
     expect(chat.body.usage.cost_usd).toBeCloseTo((await totalCost()) - beforeChat, 8);
     const chatTurn = (await user.api.get(`/v1/turns/${chat.body.switchyard.turnId}`)).body;
     expect(chatTurn.usage.costUsd).toBe(chat.body.usage.cost_usd);
+  });
+
+  it('tells of a budget reached with one budget.exceeded webhook per period, whoever finds it reached', async () => {
+    const user = await userWithTurn();
+    const hook = await WebhookReceiver.start();
+    try {
+      expect((await user.api.post('/v1/webhooks', { url: hook.url(), events: ['budget.exceeded'] })).status).toBe(201);
+      await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitTokens: 1, onExceeded: 'reject' });
+      const turn = await user.runTurn();
+      expect((await user.post()).status).toBe(429);
+      expect((await user.post()).status).toBe(429);
+      const [webhook] = await hook.waitFor(1);
+      expect(webhook!.json).toMatchObject({ type: 'budget.exceeded', data: { userId: user.userId, period: 'day', limit: { tokens: 1 }, spent: turn.usage.totalTokens } });
+      const { rows } = await two.stack.resources.db.query<any>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.user_id = $1 AND d.type = 'budget.exceeded'`,
+        [user.userId],
+      );
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await hook.close();
+    }
   });
 });
 
