@@ -26,6 +26,7 @@ import { PerKeyCap } from '../limits/per-key-cap';
 import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
 import { meteredChannelListener } from './metered-channel-listener';
 import { loadTokenizer } from '../usage/usage-estimate';
+import { meteredLedger } from '../usage/metered-ledger';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -80,7 +81,7 @@ export async function startWorker(
       models: resources.models,
       providers,
       cooldowns: resources.targetCooldowns,
-      providerCalls: resources.providerCalls,
+      providerCalls: meteredLedger(resources.providerCalls, resources.metrics),
       budgets: new BudgetsRepository(resources.db),
       logger,
       ...turnRunnerSettings(config, resources.models.defaultModel),

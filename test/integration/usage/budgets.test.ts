@@ -195,6 +195,13 @@ describe('budgets', () => {
     expect(chat.body.usage.cost_usd).toBeCloseTo((await totalCost()) - beforeChat, 8);
     const chatTurn = (await user.api.get(`/v1/turns/${chat.body.switchyard.turnId}`)).body;
     expect(chatTurn.usage.costUsd).toBe(chat.body.usage.cost_usd);
+
+    // The metrics count the same lines by model, with no user label.
+    const metrics = await (await fetch(`${two.stack.url}/metrics`)).text();
+    const cost = metrics.split('\n').filter((line) => line.startsWith('switchyard_ledger_cost_usd_total{'));
+    expect(cost.some((line) => line.includes('model="first/scripted"'))).toBe(true);
+    expect(metrics).toMatch(/switchyard_ledger_tokens_total\{model="first\/scripted",kind="prompt"\} [1-9]/);
+    expect(cost.join('\n')).not.toContain('user');
   });
 
   it('tells of a budget reached with one budget.exceeded webhook per period, whoever finds it reached', async () => {
