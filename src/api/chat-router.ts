@@ -60,6 +60,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
         content: ask.content,
         idempotencyKey: `ui-message:${ask.messageId}`,
         uiMessageId: ask.messageId,
+        keyId,
         onBusy: 'reject',
         options: {},
       });
@@ -76,6 +77,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
             { content: ask.content, uiMessageId: ask.messageId, idempotencyKey: `ui-edit:${ask.messageId}:${point.messageId}` }
           : { content: null }),
         branch: { kind: ask.kind, from: point.messageId, field: 'messages' },
+        keyId,
         onBusy: 'reject',
         options: {},
       });

@@ -22,7 +22,7 @@ import { parseMessageId } from '../store/message-id';
 import { noBranchPoint, type BranchRequest } from '../turns/branch-request';
 import { forkConversation } from '../turns/fork-conversation';
 import type { TurnService } from '../turns/turn-service';
-import { userIdOf } from './require-user';
+import { principalOf, userIdOf } from './require-user';
 import { conversationDeletedSchema, conversationPageSchema } from './contract/conversations-contract';
 import { getConversationSchema, listConversationsSchema } from './request-schemas';
 import { sendJson } from './send-json';
@@ -104,6 +104,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     const branch = branchOf(body);
     const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
       content: body.content ?? null,
+      keyId: principalOf(res).keyId,
       ...(branch ? { branch } : {}),
       onBusy: body.onBusy,
       ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),

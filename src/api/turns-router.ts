@@ -15,6 +15,7 @@ import type { TurnEventStreamer } from './turn-event-stream';
 import { parseInput, parseRouteId } from './validate';
 import { sendJson } from './send-json';
 import { turnIdOfChatCompletion } from '../openai/chat-completion-id';
+import type { UsageFigures, UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 
 export interface TurnsRouterDeps {
   turns: TurnsRepository;
@@ -26,6 +27,8 @@ export interface TurnsRouterDeps {
   /** The running step's partial tool calls; null when unknown (none, or Redis is unreachable). */
   inflight(turn: { id: string; conversationId: string }): Promise<InflightSnapshot | null>;
   providerCalls: Pick<ProviderCallsRepository, 'listForTurn'>;
+  /** A turn's usage: the ledger's sum for it (docs/API.md, "Usage and budgets"). */
+  ledger: Pick<UsageLedgerRepository, 'forTurn'>;
 }
 
 export function turnsRouter(deps: TurnsRouterDeps): Router {
@@ -38,15 +41,16 @@ export function turnsRouter(deps: TurnsRouterDeps): Router {
     if (!turn) throw notFound('turn');
     // A finished turn has no calls in flight: its view comes from PostgreSQL alone. Only a
     // cancel (or an interrupt) leaves an incomplete message.
-    const [toolCalls, inflight, incomplete, providerCalls] = await Promise.all([
+    const [toolCalls, inflight, incomplete, providerCalls, usage] = await Promise.all([
       deps.toolCalls.listForTurn(turn.id),
       isTerminal(turn.status) ? null : deps.inflight(turn),
       turn.status === 'cancelled' ? deps.messages.findIncomplete(turn.id) : null,
       deps.providerCalls.listForTurn(turn.id),
+      deps.ledger.forTurn(turn.id),
     ]);
     sendJson(res, turnDetailSchema, {
       ...turnView(turn),
-      usage: ledgerUsage(providerCalls),
+      usage: turnUsage(usage),
       toolCalls: toolCalls.map((call) => ({
         toolCallId: call.toolCallId,
         step: call.step,
@@ -125,18 +129,7 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
   };
 }
 
-/**
- * A turn's usage as the ledger has it: every call its provider billed, discarded attempts and
- * estimated calls included (docs/API.md, "Usage and budgets").
- */
-function ledgerUsage(calls: readonly ProviderCall[]) {
-  const sum = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0, costUsd: 0 };
-  for (const { ledger } of calls) {
-    sum.promptTokens += ledger.promptTokens;
-    sum.cachedPromptTokens += ledger.cachedPromptTokens;
-    sum.completionTokens += ledger.completionTokens;
-    sum.reasoningTokens += ledger.reasoningTokens;
-    sum.costUsd += ledger.costUsd;
-  }
-  return { ...sum, totalTokens: sum.promptTokens + sum.completionTokens, costUsd: Math.round(sum.costUsd * 1e8) / 1e8 };
+/** The ledger's figures as a turn's `usage` shows them (the count of calls is `providerCalls`). */
+function turnUsage({ calls: _calls, ...figures }: UsageFigures) {
+  return figures;
 }

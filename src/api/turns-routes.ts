@@ -7,9 +7,12 @@ import type { LiveSseOptions } from './live-sse';
 import type { RouteFamily } from './route-family';
 import { createTurnEventStreamer, type ConversationEventSource } from './turn-event-stream';
 import { turnsRouter, type TurnsRouterDeps } from './turns-router';
+import type { Db } from '../store/db';
+import { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 
 interface TurnsRoutesNeeds extends Pick<TurnsRouterDeps, 'turns' | 'toolCalls' | 'messages' | 'turnService' | 'answerClientTool' | 'providerCalls'> {
   config: Pick<Config, 'REDIS_PREFIX'>;
+  db: Db;
   /** Where the running step's partial tool calls are read. */
   redis: RedisClient;
   eventSource: ConversationEventSource;
@@ -32,6 +35,7 @@ export const turnsRoutes: RouteFamily<TurnsRoutesNeeds> = {
         eventStream,
         answerClientTool: needs.answerClientTool,
         providerCalls: needs.providerCalls,
+        ledger: new UsageLedgerRepository(needs.db),
         // The buffers are a convenience: while Redis is down the turn is still shown, without them.
         inflight: (turn) =>
           InflightState.read(needs.redis, needs.config.REDIS_PREFIX, turn).catch((error: unknown) => {

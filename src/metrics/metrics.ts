@@ -107,6 +107,20 @@ export function createMetrics(options: { now?: () => number } = {}) {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  // The usage ledger's lines as they are written, once each (usage/metered-ledger.ts). By
+  // `provider/model`, never by user: a label per user would grow without bound.
+  const ledgerTokens = new Counter({
+    name: 'switchyard_ledger_tokens_total',
+    help: 'Tokens the usage ledger records (every provider call, discarded attempts and estimated calls included), by provider/model and kind',
+    labelNames: ['model', 'kind'] as const,
+    registers: [registry],
+  });
+  const ledgerCost = new Counter({
+    name: 'switchyard_ledger_cost_usd_total',
+    help: 'USD the usage ledger records (priced calls), by provider/model',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
   const providerRequests = new Counter({
     name: 'switchyard_provider_requests_total',
     help: 'Completion requests sent to the provider, by what it answered (an HTTP status class, no_response, or aborted by us)',
@@ -378,6 +392,8 @@ export function createMetrics(options: { now?: () => number } = {}) {
     timeToFirstToken,
     streamedTokens,
     modelTokens,
+    ledgerTokens,
+    ledgerCost,
     providerRequests,
     providerErrors,
     providerRetries,

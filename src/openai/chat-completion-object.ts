@@ -1,3 +1,4 @@
+import type { UsageFigures } from '../usage/store/usage-ledger-repository';
 import type { AssistantToolCall } from '../providers/model-provider';
 import type { StoredMessage } from '../store/messages-repository';
 import type { Turn } from '../store/turns-repository';
@@ -17,7 +18,7 @@ export interface ChatCompletionObject {
   created: number;
   model: string;
   choices: [{ index: 0; message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: AssistantToolCall[] }; finish_reason: string; logprobs: null }];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost_usd: number };
   system_fingerprint: null;
   switchyard: { conversationId: string; turnId: string; toolCalls: ServerToolCall[] };
 }
@@ -33,7 +34,7 @@ export function chatFinishReason(finishReason: string, callerCalls: boolean): st
  * calls of the caller's functions that ended it), `usage` totals of all steps, and the calls
  * Switchyard ran on the way with their results.
  */
-export function chatCompletionObject(input: { turn: Turn; messages: StoredMessage[]; model: string; created: number }): ChatCompletionObject {
+export function chatCompletionObject(input: { turn: Turn; messages: StoredMessage[]; model: string; created: number; usage: UsageFigures }): ChatCompletionObject {
   const { turn } = input;
   const own = input.messages.filter((message) => message.turnId === turn.id);
   const results = new Map(own.flatMap((message) => (message.role === 'tool' && message.toolCallId ? [[message.toolCallId, message.content] as const] : [])));
@@ -65,7 +66,8 @@ export function chatCompletionObject(input: { turn: Turn; messages: StoredMessag
         logprobs: null,
       },
     ],
-    usage: { prompt_tokens: turn.usage.promptTokens, completion_tokens: turn.usage.completionTokens, total_tokens: turn.usage.totalTokens },
+    // The ledger's sum for the turn: what the provider billed, discarded attempts included.
+    usage: { prompt_tokens: input.usage.promptTokens, completion_tokens: input.usage.completionTokens, total_tokens: input.usage.totalTokens, cost_usd: input.usage.costUsd },
     system_fingerprint: null,
     switchyard: { conversationId: turn.conversationId, turnId: turn.id, toolCalls },
   };

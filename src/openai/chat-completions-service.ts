@@ -1,3 +1,4 @@
+import type { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -11,6 +12,8 @@ import { functionToolsError, splitFunctionTools, type UsableTools } from './func
 export interface ChatCompletionsServiceDeps {
   conversations: Pick<ConversationsRepository, 'create'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer'>;
+  /** A completion's usage: its turn's sum in the usage ledger. */
+  ledger: Pick<UsageLedgerRepository, 'forTurn'>;
   turns: Pick<TurnsRepository, 'get'>;
   turnService: Pick<TurnService, 'create'>;
   usableTools(userId: string): Promise<UsableTools>;
@@ -26,7 +29,7 @@ export class ChatCompletionsService {
    * 2. The messages as the turn's input, whole (stateless, as OpenAI's).
    * 3. A new conversation of the user's, and its turn with the request's settings.
    */
-  async create(userId: string, request: CreateChatCompletionRequest): Promise<{ turn: Turn; callerFunctions: Set<string> }> {
+  async create(userId: string, request: CreateChatCompletionRequest, keyId?: string): Promise<{ turn: Turn; callerFunctions: Set<string> }> {
     const tools = splitFunctionTools(
       (request.tools ?? []).map((tool) => tool.function),
       await this.deps.usableTools(userId),
@@ -53,6 +56,7 @@ export class ChatCompletionsService {
     const { turn } = await this.deps.turnService.create(userId, conversation.id, {
       content: plan.content,
       onBusy: 'reject',
+      ...(keyId ? { keyId } : {}),
       options: {
         model: request.model,
         tools: tools.serverTools,
@@ -70,6 +74,7 @@ export class ChatCompletionsService {
   async completion(turnId: string, model: string, created: number): Promise<{ turn: Turn; completion: ChatCompletionObject }> {
     const turn = await this.deps.turns.get(turnId);
     if (!turn) throw new AppError('internal', `the turn ${turnId} of a chat completion is gone`);
-    return { turn, completion: chatCompletionObject({ turn, messages: await this.deps.messages.listTurnAnswer(turnId), model, created }) };
+    const [messages, usage] = await Promise.all([this.deps.messages.listTurnAnswer(turnId), this.deps.ledger.forTurn(turnId)]);
+    return { turn, completion: chatCompletionObject({ turn, messages, model, created, usage }) };
   }
 }

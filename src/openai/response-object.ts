@@ -1,3 +1,4 @@
+import type { UsageFigures } from '../usage/store/usage-ledger-repository';
 import type { ResponseRecord } from './store/openai-responses-repository';
 import type { StoredMessage } from '../store/messages-repository';
 import type { Turn, TurnOptions } from '../store/turns-repository';
@@ -42,6 +43,8 @@ export interface ResponseObject {
     output_tokens: number;
     output_tokens_details: { reasoning_tokens: number };
     total_tokens: number;
+    /** From the usage ledger; a batch line's response has none (its item's usage is tokens only). */
+    cost_usd?: number;
   } | null;
 }
 
@@ -51,8 +54,8 @@ export interface ResponseObject {
  * the order a stream sends them. What a discarded attempt streamed is in no message; what a
  * cancelled step streamed is its `incomplete` message. Pure.
  */
-export function responseObject(input: { record: ResponseRecord; turn: Turn; messages: StoredMessage[]; defaultModel: string }): ResponseObject {
-  const { record, turn } = input;
+export function responseObject(input: { record: ResponseRecord; turn: Turn; messages: StoredMessage[]; defaultModel: string; usage: UsageFigures }): ResponseObject {
+  const { record, turn, usage } = input;
   const output: OutputItem[] = [];
   let step = 0;
   for (const message of input.messages) {
@@ -95,11 +98,13 @@ export function responseObject(input: { record: ResponseRecord; turn: Turn; mess
     output_text: output.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : [])).join(''),
     usage: ended
       ? {
-          input_tokens: turn.usage.promptTokens,
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: turn.usage.completionTokens,
-          output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: turn.usage.totalTokens,
+          // The ledger's sum for the turn: what the provider billed, discarded attempts included.
+          input_tokens: usage.promptTokens,
+          input_tokens_details: { cached_tokens: usage.cachedPromptTokens },
+          output_tokens: usage.completionTokens,
+          output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+          total_tokens: usage.totalTokens,
+          cost_usd: usage.costUsd,
         }
       : null,
   };

@@ -1,3 +1,4 @@
+import type { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 import { randomUUID } from 'node:crypto';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
@@ -25,6 +26,8 @@ export interface ResponsesServiceDeps {
   latestSeq(conversationId: string): Promise<number>;
   /** LLM_MODEL: the model a response names when its request named none. */
   defaultModel: string;
+  /** A response's usage: its turn's sum in the usage ledger. */
+  ledger: Pick<UsageLedgerRepository, 'forTurn'>;
 }
 
 /** The Responses API on turns: a response is one turn of a conversation (docs/API.md, "OpenAI-compatible routes"). */
@@ -46,7 +49,7 @@ export class ResponsesService {
    * conversation would fail at the provider.
    * 5. The turn, keyed by the response's id, then the response that names it.
    */
-  async create(userId: string, request: CreateResponseRequest): Promise<{ record: ResponseRecord; turn: Turn }> {
+  async create(userId: string, request: CreateResponseRequest, keyId?: string): Promise<{ record: ResponseRecord; turn: Turn }> {
     const tools = splitFunctionTools(request.tools ?? [], await this.deps.usableTools(userId));
     if (!tools.ok) throw functionToolsError(tools);
     const plan = planResponseTurn(request);
@@ -103,6 +106,7 @@ export class ResponsesService {
       idempotencyKey: id,
       onBusy: 'reject',
       alongside,
+      ...(keyId ? { keyId } : {}),
       options: {
         ...(request.model !== undefined ? { model: request.model } : {}),
         tools: tools.serverTools,
@@ -130,7 +134,8 @@ export class ResponsesService {
   async object(record: ResponseRecord, turn?: Turn): Promise<ResponseObject> {
     const current = turn ?? (await this.deps.turns.get(record.turnId));
     if (!current) throw notFound('response');
-    return responseObject({ record, turn: current, messages: await this.deps.messages.listTurnAnswer(current.id), defaultModel: this.deps.defaultModel });
+    const [messages, usage] = await Promise.all([this.deps.messages.listTurnAnswer(current.id), this.deps.ledger.forTurn(current.id)]);
+    return responseObject({ record, turn: current, messages, defaultModel: this.deps.defaultModel, usage });
   }
 
   /**

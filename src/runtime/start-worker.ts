@@ -27,6 +27,7 @@ import { webhookWakeupChannel } from '../store/webhook-wakeup-channel';
 import { meteredChannelListener } from './metered-channel-listener';
 import { loadTokenizer } from '../usage/usage-estimate';
 import { startConversationRetention } from '../openai/conversation-retention';
+import { meteredLedger } from '../usage/metered-ledger';
 
 export interface RunningWorker {
   /** The port of its /healthz and /metrics server, when it has one. */
@@ -38,7 +39,11 @@ export interface RunningWorker {
  * Turn workers for this process. `providerUrl` is the model when LLM_BASE_URL is unset (the
  * scripted model); `withHealthServer` serves /healthz and /metrics on PORT.
  */
-export async function startWorker(resources: Resources, options: { withHealthServer: boolean; providerUrl?: string }): Promise<RunningWorker> {
+export async function startWorker(
+  resources: Resources,
+  // `now`: the clock its turns read (a test's, to cross a budget's period without waiting for it).
+  options: { withHealthServer: boolean; providerUrl?: string; now?: () => Date },
+): Promise<RunningWorker> {
   const { config, logger } = resources;
   loadTokenizer();
   const providers = connectModelProviders(resources.models, {
@@ -77,11 +82,12 @@ export async function startWorker(resources: Resources, options: { withHealthSer
       models: resources.models,
       providers,
       cooldowns: resources.targetCooldowns,
-      providerCalls: resources.providerCalls,
+      providerCalls: meteredLedger(resources.providerCalls, resources.metrics),
       compactions: resources.compactions,
       budgets: new BudgetsRepository(resources.db),
       logger,
       ...turnRunnerSettings(config, resources.models.defaultModel),
+      ...(options.now ? { now: options.now } : {}),
     },
   });
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });

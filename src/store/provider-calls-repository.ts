@@ -79,12 +79,15 @@ export class ProviderCallsRepository {
    * attempt writing the line of a call its dead worker never wrote) keeps the first, so a call is
    * counted once whatever is retried.
    */
-  async insert(call: ProviderCall, db: Queryable = this.db): Promise<void> {
+  /** False when the call's line was already written (a retried job, a later attempt). */
+  async insert(call: ProviderCall, db: Queryable = this.db): Promise<boolean> {
     const { ledger } = call;
-    await db.query(
+    const { rows } = await db.query(
       `INSERT INTO provider_calls (id, turn_id, kind, step, attempt, provider, model, started_at, ended_at, outcome, error, usage,
-         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated, counted_prompt_tokens)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) ON CONFLICT (id) DO NOTHING`,
+         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated, counted_prompt_tokens, key_id)
+       -- The key is the turn's: the one that admitted it (migrations/0033_budgets_per_key.sql).
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, (SELECT key_id FROM turns WHERE id = $2))
+       ON CONFLICT (id) DO NOTHING RETURNING 1`,
       [
         call.id,
         call.turnId,
@@ -110,6 +113,7 @@ export class ProviderCallsRepository {
         call.countedPromptTokens ?? null,
       ],
     );
+    return rows.length > 0;
   }
 
   /**

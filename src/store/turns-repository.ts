@@ -14,8 +14,12 @@ export type TurnStatus = 'queued' | 'running' | 'waiting_tools' | 'completed' | 
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running', 'waiting_tools'];
 export const isTerminal = (status: TurnStatus) => !ACTIVE_TURN_STATUSES.includes(status);
 
-/** The status a turn shows its users: parked with every unsettled call waiting for a person, `waiting_approval`. */
-export function shownStatus(turn: Pick<Turn, 'status' | 'awaiting'>): TurnStatus | 'waiting_approval' {
+/**
+ * The status a turn shows its users: parked with every unsettled call waiting for a person,
+ * `waiting_approval`; queued until a budget allows its next step, `waiting_budget`.
+ */
+export function shownStatus(turn: Pick<Turn, 'status' | 'awaiting'>): TurnStatus | 'waiting_approval' | 'waiting_budget' {
+  if (turn.status === 'queued' && turn.awaiting === 'budget') return 'waiting_budget';
   return turn.status === 'waiting_tools' && turn.awaiting === 'approvals' ? 'waiting_approval' : turn.status;
 }
 
@@ -78,9 +82,10 @@ export interface Turn {
   /**
    * While `waiting_tools`: `tools` (its tool jobs run), `clients` (parked for client answers,
    * approved calls or both), `approvals` (parked, every unsettled call waits for a person: shown
-   * as `waiting_approval`).
+   * as `waiting_approval`). While `queued`: `budget` (parked by a `pause` budget until it is
+   * raised or its period resets: shown as `waiting_budget`), else null.
    */
-  awaiting: 'tools' | 'clients' | 'approvals' | null;
+  awaiting: 'tools' | 'clients' | 'approvals' | 'budget' | null;
   /** While running: the id of the queue job that runs it. */
   runningJob: string | null;
   /** A batch item's turn: its batch's priority (queued behind interactive turns); null otherwise. */
@@ -95,6 +100,8 @@ export interface Turn {
   supersededBy: string | null;
   /** The AI SDK's id of its user message (turns posted through `/api/chat`). */
   uiMessageId: string | null;
+  /** The API key that admitted it (null: none, as a batch's items). */
+  keyId: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -173,10 +180,17 @@ interface TurnRow {
   from_message_id: string | number | null;
   superseded_by: string | null;
   ui_message_id: string | null;
+  key_id: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
   output: unknown;
+}
+
+/** Whose budget: a user's or an API key's. */
+export interface BudgetSubject {
+  scope: 'user' | 'key';
+  id: string;
 }
 
 export interface NewTurn {
@@ -191,10 +205,13 @@ export interface NewTurn {
   /** A regenerate (its input is null: it writes no user message) or an edit, from this message (row id). */
   branch?: { kind: BranchKind; fromMessageId: string };
   uiMessageId?: string;
+  /** The API key that admitted it: its budget counts the turn's calls too. */
+  keyId?: string;
 }
 
-const INSERT_COLUMNS = '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id)';
-const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12)";
+const INSERT_COLUMNS =
+  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id, key_id)';
+const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13)";
 
 /** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
 const RECORD_STEP = `step = $3, steps = steps || $4::jsonb,
@@ -261,13 +278,13 @@ export class TurnsRepository {
    * no unfinished turn, its idempotency key is unused there, its path does not end with calls
    * that have no results, and its user has fewer than `maxActiveOfUser` unfinished turns (then
    * `activeOfUser` is that count), all under the conversation's row lock, in one call of
-   * `admit_turn_if_clear` (migrations 0020, 0023). Not for a
+   * `admit_turn_if_clear` (migrations 0020, 0023, 0033). Not for a
    * branch turn: what it replaces is marked in the same transaction (TurnService).
    */
   async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {
     const { rows } = await this.db.query<TurnRow & { outcome: ClearAdmission['outcome']; active_of_user: number | null }>(
       `SELECT a.outcome, a.active_of_user, (a.turn).*
-         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13) a`,
+         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14) a`,
       [...this.insertParams(input), maxActiveOfUser],
     );
     const row = rows[0]!;
@@ -289,6 +306,7 @@ export class TurnsRepository {
       input.branch?.kind ?? null,
       input.branch?.fromMessageId ?? null,
       input.uiMessageId ?? null,
+      input.keyId ?? null,
     ];
   }
 
@@ -552,6 +570,27 @@ export class TurnsRepository {
     return rows.length > 0;
   }
 
+  /**
+   * Parks the turn between two steps for a `pause` budget: `queued` again (it still counts as
+   * active), awaiting the budget, its job delayed until `wakeAt` (null: none is known), and the
+   * job kept in `running_job` for a raised budget to wake it.
+   */
+  async parkForBudget(id: string, attempt: number, wakeAt: Date | null, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query(`UPDATE turns SET status = 'queued', awaiting = 'budget', retry_at = $3 WHERE id = $1 AND attempt = $2 AND status = 'running' RETURNING id`, [
+      id,
+      attempt,
+      wakeAt,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** A user's (or a key's) turns parked for a budget, with their jobs, told to wait no longer. */
+  async releaseBudgetWaits(subject: BudgetSubject, db: Queryable = this.db): Promise<Turn[]> {
+    const column = subject.scope === 'user' ? 'user_id' : 'key_id';
+    const { rows } = await db.query<TurnRow>(`UPDATE turns SET retry_at = NULL WHERE ${column} = $1 AND status = 'queued' AND awaiting = 'budget' RETURNING *`, [subject.id]);
+    return rows.map(toTurn);
+  }
+
   /** Ends the turn. `attempt` null ends it whoever runs it (cancel from the API). */
   async finish(
     id: string,
@@ -618,6 +657,7 @@ function toTurn(row: TurnRow): Turn {
     branch: row.branch && row.from_message_id !== null ? { kind: row.branch, fromMessageId: String(row.from_message_id) } : null,
     supersededBy: row.superseded_by,
     uiMessageId: row.ui_message_id,
+    keyId: row.key_id ?? null,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

@@ -18,7 +18,7 @@ const isLive = (job: ObservedJob) => job.state === 'live';
  * client-answer resume, and the timeouts of its unanswered client tools. Pure.
  */
 export function decideReconcile(
-  turn: { status: string; awaiting: 'tools' | 'clients' | 'approvals' | null },
+  turn: { status: string; awaiting: 'tools' | 'clients' | 'approvals' | 'budget' | null },
   jobs: {
     turnJobs: ObservedJob[];
     /**

@@ -28,8 +28,7 @@ import type { ProviderCallsRepository } from '../store/provider-calls-repository
 import { ProviderError } from '../providers/provider-error';
 import { InflightState } from '../event-log/inflight-state';
 import { lostCallLine } from '../usage/lost-call';
-import { budgetReached, periodStarts } from '../usage/budget-decision';
-import { periodAt } from '../usage/budget-period';
+import { budgetSubjects, budgetWakeUp, firstReached, periodStarts, type BudgetExceeded } from '../usage/budget-decision';
 import type { BudgetsRepository } from '../usage/store/budgets-repository';
 import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
@@ -73,8 +72,8 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   retryPolicy: RetryPolicy;
   limits: { maxToolCallsPerStep: number };
   tracer: Tracer;
-  /** A `reject` budget reached by a step fails its turn after it. */
-  budgets: Pick<BudgetsRepository, 'standingOfUser'>;
+  /** A budget reached by a step fails (`reject`) or parks (`pause`) its turn after it. */
+  budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
   now?: () => Date;
 }
 
@@ -204,11 +203,12 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
   if (run.turn.step > 0) {
     const resumed = await resumeLastStep(run);
     if (resumed !== NEXT_STEP) return resumed;
-    // The step before the tools it called may have reached a budget: it acts once they are done.
-    const overBudget = await budgetReachedAfterStep(run);
-    if (overBudget) return failTurn(run, run.turn.step, false, overBudget);
   }
   for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
+    // Before each step: the one before it (and the tools it called) may have reached a budget,
+    // and a turn admitted under a `pause` budget already reached waits before its first.
+    const overBudget = await budgetReachedBeforeStep(run);
+    if (overBudget) return onBudgetReached(run, step, overBudget);
     let streamed = await streamOneStep(run, step);
     // Too long for the provider though it counted under the trigger: compacted once, sent again.
     if (streamed.kind === 'failed' && streamed.code === 'context_length_exceeded' && run.compaction && !run.compaction.compacted.has(step) && !run.signal.aborted) {
@@ -223,8 +223,6 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
     const { routed } = checked;
     const ended = await completeStep(run, step, routed.result.output, routed, checked.output);
     if (ended !== NEXT_STEP) return ended;
-    const overBudget = await budgetReachedAfterStep(run);
-    if (overBudget) return failTurn(run, step, false, overBudget);
   }
   return finish(run, 'max_steps');
 }
@@ -521,17 +519,40 @@ async function onProviderFailure(run: AttemptRun, step: number, routed: Exclude<
   return done(events, { kind: 'delay', delayMs });
 }
 
+/** A budget of the turn's user (or key) reached, with its period. */
+interface ReachedBudget {
+  period: string;
+  reached: BudgetExceeded;
+}
+
 /**
- * After a committed step that goes on: a `reject` budget the step crossed fails the turn here,
- * its steps kept (docs/API.md, "Usage and budgets"). The steps of the user's other turns running
- * meanwhile finish theirs: that is the bound by which a budget is overshot.
+ * Before a step: whether a budget stops the turn here, its committed steps kept (docs/API.md,
+ * "Usage and budgets"). The steps of the user's other turns running meanwhile finish theirs:
+ * that is the bound by which a budget is overshot.
  */
-async function budgetReachedAfterStep(run: AttemptRun): Promise<{ code: string; message: string; details: unknown } | null> {
+async function budgetReachedBeforeStep(run: AttemptRun): Promise<ReachedBudget | null> {
   const now = run.now();
-  const standing = await run.deps.budgets.standingOfUser(run.turn.userId, periodStarts(now));
-  if (!standing || standing.onExceeded !== 'reject') return null;
-  const reached = budgetReached(standing, standing, periodAt(standing.period, now).resetsAt);
-  return reached ? { code: 'budget_exceeded', message: `the ${standing.period} budget is reached`, details: reached } : null;
+  const found = firstReached(await run.deps.budgets.standings(budgetSubjects(run.turn.userId, run.turn.keyId), periodStarts(now)), now);
+  if (found) await run.deps.budgets.noticeExceeded(found.standing, found.startsAt, run.turn.userId, found.reached);
+  return found ? { period: found.standing.scope === 'key' ? `key's ${found.standing.period}` : found.standing.period, reached: found.reached } : null;
+}
+
+/**
+ * `reject` fails the turn; `pause` parks it `waiting_budget`: queued again, its job delayed
+ * until the period resets (or the next re-check), holding no worker; a raised budget wakes it
+ * sooner (usage/budget-wake-up.ts). It starts a new attempt from its last committed step.
+ */
+async function onBudgetReached(run: AttemptRun, step: number, { period, reached }: ReachedBudget): Promise<TurnRunOutcome> {
+  const { deps, turn, attempt, events, log } = run;
+  if (reached.onExceeded === 'reject') {
+    const error = { code: 'budget_exceeded', message: `the ${period} budget is reached`, details: reached };
+    return failTurn(run, step, false, error);
+  }
+  const wake = budgetWakeUp(reached.resetsAt ? new Date(reached.resetsAt) : null, run.now());
+  if (!(await deps.turns.parkForBudget(turn.id, attempt, wake.wakeAt))) return done(events, FENCED);
+  log.info({ step, limit: reached.limit, spent: reached.spent, wakeInMs: wake.delayMs }, 'turn waits for its budget');
+  events.emit(...run.opening.splice(0));
+  return done(events, { kind: 'delay', delayMs: wake.delayMs });
 }
 
 /** The turn fails at this step; what a client showed of the step is dropped first. */

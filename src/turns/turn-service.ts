@@ -14,8 +14,7 @@ import { noBranchPoint, unacceptableBranch, type BranchRequest } from './branch-
 import { unansweredCallsRefusal } from './unanswered-calls';
 import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type TurnOutcome } from './turn-ending';
 import type { ModelCatalogue } from '../models/model-catalogue';
-import { budgetReached, periodStarts } from '../usage/budget-decision';
-import { periodAt } from '../usage/budget-period';
+import { budgetSubjects, firstReached, periodStarts } from '../usage/budget-decision';
 import type { BudgetsRepository } from '../usage/store/budgets-repository';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
@@ -26,8 +25,8 @@ export interface TurnServiceDeps extends TurnEndingDeps {
   tracer: Tracer;
   /** A turn's `model` is one of these (or a direct call a provider allows). */
   models: Pick<ModelCatalogue, 'lookup'>;
-  /** A user at or past a `reject` budget gets no new turn. */
-  budgets: Pick<BudgetsRepository, 'standingOfUser'>;
+  /** A user (or key) at or past a `reject` budget gets no new turn. */
+  budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
@@ -44,6 +43,8 @@ export interface TurnRequest {
   branch?: BranchRequest;
   /** The AI SDK's id of the user message (`/api/chat`). */
   uiMessageId?: string;
+  /** The API key it comes with: its budget counts too. */
+  keyId?: string;
   /** Written in the transaction that records a new turn (an OpenAI response's record): both or neither. */
   alongside?: (tx: Queryable, turn: Turn) => Promise<void>;
 }
@@ -74,7 +75,7 @@ export class TurnService {
   private async admit(userId: string, conversationId: string, request: TurnRequest, traceparent: string | undefined): Promise<{ turn: Turn; created: boolean }> {
     if (request.options.model !== undefined) this.assertModel(request.options.model);
     if (request.options.responseFormat !== undefined) this.assertResponseFormat(request.options.responseFormat);
-    await this.assertWithinBudget(userId);
+    await this.assertWithinBudget(userId, request.keyId);
     const requestHash = hashRequest(request);
     const newTurn: NewTurn = {
       conversationId,
@@ -85,6 +86,7 @@ export class TurnService {
       ...(request.batchPriority !== undefined ? { batchPriority: request.batchPriority } : {}),
       ...(traceparent ? { traceparent } : {}),
       ...(request.uiMessageId ? { uiMessageId: request.uiMessageId } : {}),
+      ...(request.keyId ? { keyId: request.keyId } : {}),
       requestHash,
     };
     const { branch, alongside } = request;
@@ -173,16 +175,20 @@ export class TurnService {
    * lock: turns admitted at once, and the steps already running, may overshoot it by what they
    * spend (docs/guides/usage-and-budgets.md gives the bound).
    */
-  private async assertWithinBudget(userId: string): Promise<void> {
+  private async assertWithinBudget(userId: string, keyId: string | undefined): Promise<void> {
     const now = new Date();
-    const standing = await this.deps.budgets.standingOfUser(userId, periodStarts(now));
-    if (!standing || standing.onExceeded !== 'reject') return;
-    const { resetsAt } = periodAt(standing.period, now);
-    const reached = budgetReached(standing, standing, resetsAt);
-    if (!reached) return;
+    const standings = await this.deps.budgets.standings(budgetSubjects(userId, keyId), periodStarts(now));
+    const found = firstReached(
+      standings.filter((standing) => standing.onExceeded === 'reject'),
+      now,
+    );
+    if (!found) return;
+    const { standing, reached, resetsAt } = found;
+    await this.deps.budgets.noticeExceeded(standing, found.startsAt, userId, reached);
     const what = 'usd' in reached.limit ? `USD ${reached.limit.usd}` : `${reached.limit.tokens} tokens`;
     const retryAfter = resetsAt ? Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000)) : undefined;
-    throw new AppError('budget_exceeded', `the ${standing.period} budget of ${what} is reached`, reached, retryAfter);
+    const whose = standing.scope === 'key' ? "this key's" : 'the';
+    throw new AppError('budget_exceeded', `${whose} ${standing.period} budget of ${what} is reached`, reached, retryAfter);
   }
 
   async cancel(userId: string, turnId: string): Promise<Turn> {

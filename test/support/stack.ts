@@ -38,6 +38,8 @@ export interface TestStackOptions {
    * of the shared Redis; the cluster is the test's own, so nothing is dropped from it at close.
    */
   redisClusterNodes?: string;
+  /** The clock the in-process workers' turns read. */
+  now?: () => Date;
 }
 
 /**
@@ -73,7 +75,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const logger = createLogger(config.LOG_LEVEL);
   const resources = await createResources(config, logger);
   const workers: RunningWorker[] = [];
-  for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await startWorker(resources, { withHealthServer: false }));
+  const workerOptions = { withHealthServer: false, ...(options.now ? { now: options.now } : {}) };
+  for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await startWorker(resources, workerOptions));
   const api = await startApi(resources);
 
   return {
@@ -84,7 +87,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     scripted,
     workers,
     async addWorker() {
-      const worker = await startWorker(resources, { withHealthServer: false });
+      const worker = await startWorker(resources, workerOptions);
       workers.push(worker);
       return worker;
     },

@@ -9,8 +9,11 @@ import { toolKindsInWords } from './tool-kinds.js';
  * and documents them in GET /openapi.json; the client's methods return their types.
  */
 
-/** A turn's status as every answer shows it (`waiting_approval`: waiting on a person's decision). */
-export const TURN_STATUSES = ['queued', 'running', 'waiting_tools', 'waiting_approval', 'completed', 'failed', 'cancelled'] as const;
+/**
+ * A turn's status as every answer shows it (`waiting_approval`: waiting on a person's decision;
+ * `waiting_budget`: parked by a `pause` budget until it is raised or its period resets).
+ */
+export const TURN_STATUSES = ['queued', 'running', 'waiting_tools', 'waiting_approval', 'waiting_budget', 'completed', 'failed', 'cancelled'] as const;
 export type TurnStatus = (typeof TURN_STATUSES)[number];
 export const turnStatusSchema = z.enum(TURN_STATUSES).check(z.meta({ id: 'TurnStatus' }));
 

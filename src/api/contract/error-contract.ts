@@ -49,7 +49,8 @@ export const ERROR_MEANING: Record<AppErrorCode, string> = {
   conflict:
     "The resource is not in a state that allows this: a turn posted while calls of the caller's functions are unanswered (`details.toolCallIds`), a fork at a message it cannot start from, a response that is not its conversation's latest continued, an OpenAI batch retried.",
   rate_limited: 'Too many requests or open connections for this key (`Retry-After` says when to try again).',
-  budget_exceeded: 'A budget of the user or key is spent for its period: new work is refused until it resets or is raised (`details`).',
+  budget_exceeded:
+    'A `reject` budget of the user or of the key is spent for its period: new work is refused until it resets or is raised (`details`); a `pause` budget parks the turn as `waiting_budget` instead.',
   unavailable: 'Redis or PostgreSQL cannot be reached, or the process is shutting down (`Retry-After`); a turn already recorded goes on by itself.',
   tool_failed: 'A tool invoked directly failed after its retries; its error is in `details`.',
   internal: 'A fault of the service itself, logged with the request id; the answer says no more.',
@@ -60,7 +61,8 @@ const DETAILS: Partial<Record<AppErrorCode, string>> = {
   invalid_request: 'names the fields at fault: `[{field, message}]` (a batch: `[{line, field?, message}]`)',
   unsupported_parameter: 'names the field at fault: `[{field, message}]`',
   conversation_busy: 'is `{activeTurnId}`',
-  budget_exceeded: 'is `{limit: {usd} | {tokens}, spent, resetsAt, onExceeded}` (resetsAt null for a total budget)',
+  budget_exceeded:
+    'A `reject` budget of the user or of the key is spent for its period: new work is refused until it resets or is raised (`details`); a `pause` budget parks the turn as `waiting_budget` instead.',
   external_id_conflict: 'is `{conversationId}` of the conversation that has this externalId',
   already_decided: 'is the stored decision `{toolCallId, approved, reason, args, decidedAt}`',
   tool_failed: "is the tool's error `{code, message, …}` with `attempts` and `durationMs`",

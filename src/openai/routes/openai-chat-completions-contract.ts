@@ -17,7 +17,12 @@ const chatCompletionSchema = z
         logprobs: z.null(),
       }),
     ),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }),
+    usage: z.object({
+      prompt_tokens: z.number().int(),
+      completion_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+      cost_usd: z.number().meta({ description: "Switchyard's: the usage ledger's cost of the completion's turn (priced calls only)." }),
+    }),
     switchyard: z.object({ conversationId: z.string(), turnId: z.string(), toolCalls: z.array(z.unknown()) }),
   })
   .meta({ id: 'OpenAiChatCompletion' });

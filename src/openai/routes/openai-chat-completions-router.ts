@@ -36,7 +36,7 @@ export function openAiChatCompletionsRouter(deps: OpenAiChatCompletionsRouterDep
         { field: unsupported.param, message: unsupported.message },
       ]);
     const request = parseInput(createChatCompletionSchema, req.body);
-    const { turn, callerFunctions } = await deps.chat.create(userId, request);
+    const { turn, callerFunctions } = await deps.chat.create(userId, request, keyId);
     releaseBody(req);
     const created = Math.floor(Date.now() / 1000);
     if (request.stream === true) {

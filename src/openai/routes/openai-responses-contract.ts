@@ -45,6 +45,7 @@ export const openAiResponseSchema = z
         output_tokens: z.number().int(),
         output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
         total_tokens: z.number().int(),
+        cost_usd: z.number().optional().meta({ description: "Switchyard's: the usage ledger's cost of the response's turn (priced calls only); not in a batch's output lines." }),
       })
       .nullable(),
   })

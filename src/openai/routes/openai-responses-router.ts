@@ -30,7 +30,7 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
 
   router.post('/', async (req, res) => {
     const { userId, keyId } = principalOf(res);
-    const { record, turn, stream, background } = await createResponse(deps.responses, userId, req.body);
+    const { record, turn, stream, background } = await createResponse(deps.responses, { userId, keyId }, req.body);
     // Stored: the request may stay open for the whole turn, holding neither its body nor its bytes.
     releaseBody(req);
     if (stream) return deps.streamer.stream({ record, turn, keyId, startingAfter: -1, res });
@@ -74,13 +74,17 @@ export function openAiResponsesRouter(deps: OpenAiResponsesRouterDeps): Router {
  * large as MAX_BODY_BYTES, and larger parsed) outlives this call: the turn is kept without its
  * input, which a stream or a wait does not need.
  */
-async function createResponse(responses: ResponsesService, userId: string, body: unknown): Promise<{ record: ResponseRecord; turn: Turn; stream: boolean; background: boolean }> {
+async function createResponse(
+  responses: ResponsesService,
+  principal: { userId: string; keyId: string },
+  body: unknown,
+): Promise<{ record: ResponseRecord; turn: Turn; stream: boolean; background: boolean }> {
   const unsupported = unsupportedResponseParameter(body);
   if (unsupported)
     throw new AppError('unsupported_parameter', `unsupported parameter: ${unsupported.param}: ${unsupported.message}`, [
       { field: unsupported.param, message: unsupported.message },
     ]);
   const request = parseInput(createResponseSchema, body);
-  const { record, turn } = await responses.create(userId, request);
+  const { record, turn } = await responses.create(principal.userId, request, principal.keyId);
   return { record, turn: { ...turn, input: null }, stream: request.stream === true, background: request.background === true };
 }

@@ -1,3 +1,4 @@
+import { UsageLedgerRepository } from '../../usage/store/usage-ledger-repository';
 import type { Logger } from 'pino';
 import type { LiveSseOptions } from '../../api/live-sse';
 import type { RouteFamily } from '../../api/route-family';
@@ -78,6 +79,7 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
     const files = new OpenAiFilesRepository(needs.db);
     const usableTools = (userId: string) => usableToolsByName(usableToolsOf(needs), userId);
     const responses = new ResponsesService({
+      ledger: new UsageLedgerRepository(needs.db),
       conversations: needs.conversations,
       messages: needs.messages,
       turns: needs.turns,
@@ -92,7 +94,15 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
       defaultModel: needs.models.defaultModel,
       storedResponse: (record) => responses.object(record),
     });
-    const chat = new ChatCompletionsService({ conversations: needs.conversations, messages: needs.messages, turns: needs.turns, turnService: needs.turnService, usableTools });
+    const ledger = new UsageLedgerRepository(needs.db);
+    const chat = new ChatCompletionsService({
+      conversations: needs.conversations,
+      messages: needs.messages,
+      turns: needs.turns,
+      turnService: needs.turnService,
+      usableTools,
+      ledger,
+    });
     const chatStreams = chatCompletionStreams(needs.sse);
     const batches = new OpenAiBatchesService({
       db: needs.db,

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 
-const OPEN_TURN_STATUSES = new Set(['queued', 'running', 'waiting_tools', 'waiting_approval']);
+const OPEN_TURN_STATUSES = new Set(['queued', 'running', 'waiting_tools', 'waiting_approval', 'waiting_budget']);
 
 /**
  * Whether the stored history ends in a turn that has not ended (its assistant message's

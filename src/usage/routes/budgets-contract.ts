@@ -7,11 +7,11 @@ export const budgetSchema = z
     period: z.enum(['day', 'month', 'total']).meta({ description: 'UTC calendar days and months, or all time.' }),
     limitUsd: z.number().nonnegative().optional().meta({ description: 'Counts priced calls.' }),
     limitTokens: z.number().int().nonnegative().optional().meta({ description: 'totalTokens of every call.' }),
-    onExceeded: z.enum(['reject', 'pause']),
+    onExceeded: z
+      .enum(['reject', 'pause'])
+      .meta({ description: '`reject` refuses new work and fails a turn after the step that reached it; `pause` parks both as `waiting_budget`.' }),
   })
   .refine((budget) => budget.limitUsd !== undefined || budget.limitTokens !== undefined, { message: 'needs limitUsd or limitTokens', path: ['limitUsd'] })
-  // Refused rather than stored as a budget that would not stop anything.
-  .refine((budget) => budget.onExceeded !== 'pause', { message: '"pause" is not available yet: use "reject"', path: ['onExceeded'] })
   .meta({ id: 'Budget' });
 
 export const budgetAnswerSchema = z
@@ -27,32 +27,40 @@ export const budgetAnswerSchema = z
   })
   .meta({ id: 'BudgetStanding' });
 
-export const budgetPaths = documentPaths('Admin usage', {
-  '/v1/admin/users/{id}/budget': {
+/** PUT, GET and DELETE of one budget path (a user's, a key's). */
+function budgetOperations(scope: 'user' | 'key', name: 'User' | 'Key') {
+  const whose = scope === 'user' ? "a user's" : "an API key's";
+  return {
     put: {
-      operationId: 'putUserBudget',
-      summary: "Set a user's budget",
-      access: 'admin',
-      requestParams: { path: idParams('user') },
+      operationId: `put${name}Budget`,
+      summary: `Set ${whose} budget`,
+      access: 'admin' as const,
+      requestParams: { path: idParams(scope) },
       jsonBody: budgetSchema,
       responses: { '200': jsonResponse('The budget with its spending.', budgetAnswerSchema) },
-      errors: ['not_found'],
+      errors: ['not_found' as const],
     },
     get: {
-      operationId: 'getUserBudget',
-      summary: "A user's budget and what its period has spent",
-      access: 'admin',
-      requestParams: { path: idParams('user') },
+      operationId: `get${name}Budget`,
+      summary: `${whose[0]!.toUpperCase()}${whose.slice(1)} budget and what its period has spent`,
+      access: 'admin' as const,
+      requestParams: { path: idParams(scope) },
       responses: { '200': jsonResponse('The budget with its spending.', budgetAnswerSchema) },
-      errors: ['not_found'],
+      errors: ['not_found' as const],
     },
     delete: {
-      operationId: 'deleteUserBudget',
-      summary: "Remove a user's budget",
-      access: 'admin',
-      requestParams: { path: idParams('user') },
+      operationId: `delete${name}Budget`,
+      summary: `Remove ${whose} budget`,
+      access: 'admin' as const,
+      requestParams: { path: idParams(scope) },
       responses: { '204': { description: 'Removed.' } },
-      errors: ['not_found'],
+      errors: ['not_found' as const],
     },
-  },
+  };
+}
+
+export const budgetPaths = documentPaths('Admin usage', {
+  '/v1/admin/users/{id}/budget': budgetOperations('user', 'User'),
+  // A key's turns count against its budget and its user's: either reached stops them.
+  '/v1/admin/keys/{id}/budget': budgetOperations('key', 'Key'),
 });

@@ -17,7 +17,10 @@ const time = z.iso.datetime({ offset: true }).transform((text) => new Date(text)
 export const usageQuerySchema = z.strictObject({
   from: time.optional().meta({ description: 'ISO 8601; calls started at or after it.' }),
   to: time.optional().meta({ description: 'ISO 8601; calls started before it.' }),
-  groupBy: z.enum(USAGE_GROUPS).default('day').meta({ description: 'UTC calendar days, `provider/model`, or conversations.' }),
+  groupBy: z
+    .enum(USAGE_GROUPS)
+    .default('day')
+    .meta({ description: 'UTC calendar days, `provider/model`, conversations, or API keys (null: a turn made without one, as a batch item).' }),
 });
 
 export const adminUsageQuerySchema = usageQuerySchema.extend({

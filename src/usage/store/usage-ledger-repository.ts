@@ -1,6 +1,7 @@
 import type { Queryable } from '../../store/db';
 
-export const USAGE_GROUPS = ['day', 'model', 'conversation'] as const;
+/** `agent` joins these once turns record their agent: one more column of the ledger, one more expression below. */
+export const USAGE_GROUPS = ['day', 'model', 'conversation', 'key'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 /** Sums of ledger lines (docs/API.md, "Usage and budgets"). */
@@ -27,6 +28,8 @@ const GROUP_EXPRESSIONS: Record<UsageGroup, string> = {
   day: "to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
   model: "provider || '/' || model",
   conversation: 'conversation_id',
+  // The key that admitted the call's turn; null for a batch's items and older lines.
+  key: 'key_id',
 };
 
 const SUMS = `COALESCE(SUM(prompt_tokens), 0)::float8 AS prompt_tokens,
@@ -68,10 +71,22 @@ export class UsageLedgerRepository {
     return { data: grouped.rows.map((row) => ({ group: row.group ?? null, ...figuresOf(row) })), totals: figuresOf(totals.rows[0]!) };
   }
 
-  /** A turn's lines summed: everything the provider billed for it, discarded attempts included. */
+  /**
+   * A turn's lines summed: everything the provider billed for it, discarded attempts included.
+   * The SQL function its webhooks read too (migrations/0032_budget_waits.sql): one figure everywhere.
+   */
   async forTurn(turnId: string): Promise<UsageFigures> {
-    const { rows } = await this.db.query<SumRow>(`SELECT ${SUMS} FROM provider_calls WHERE turn_id = $1`, [turnId]);
-    return figuresOf(rows[0]!);
+    const { rows } = await this.db.query<{ usage: UsageFigures }>('SELECT turn_ledger_usage($1) AS usage', [turnId]);
+    const usage = rows[0]!.usage;
+    return {
+      promptTokens: Number(usage.promptTokens),
+      cachedPromptTokens: Number(usage.cachedPromptTokens),
+      completionTokens: Number(usage.completionTokens),
+      reasoningTokens: Number(usage.reasoningTokens),
+      totalTokens: Number(usage.totalTokens),
+      costUsd: Number(usage.costUsd),
+      calls: Number(usage.calls),
+    };
   }
 }
 

@@ -94,11 +94,14 @@ describe('webhooks', () => {
     const turn = await user.runTurn({ text: 'hello there' });
     const [webhook] = await hook.waitFor(1);
     const payload = verify(endpoint.secret, webhook!);
+    // The turn's usage is the ledger's, as its view shows it: its cost and token details too.
+    const view = (await user.api.get(`/v1/turns/${turn.turnId}`)).body;
+    expect(view.usage).toMatchObject(turn.last.usage);
     expect(payload).toEqual({
       id: webhook!.headers['webhook-id'],
       type: 'turn.completed',
       createdAt: expect.any(String),
-      data: { turnId: turn.turnId, conversationId: turn.conversationId, status: 'completed', finishReason: 'stop', usage: turn.last.usage, lastSeq: turn.last.seq },
+      data: { turnId: turn.turnId, conversationId: turn.conversationId, status: 'completed', finishReason: 'stop', usage: view.usage, lastSeq: turn.last.seq },
     });
     expect(Object.keys(payload)).toEqual(['id', 'type', 'createdAt', 'data']);
 
@@ -368,13 +371,13 @@ describe('webhooks', () => {
       id: webhook!.headers['webhook-id'],
       type: 'turn.cancelled',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-      // The turn's view adds the ledger's cost and token details to the same counts.
+      // The ledger's sum, as the turn's view shows it.
       data: {
         turnId,
         conversationId,
         status: 'cancelled',
         finishReason: 'cancelled',
-        usage: { promptTokens: turn.usage.promptTokens, completionTokens: turn.usage.completionTokens, totalTokens: turn.usage.totalTokens },
+        usage: turn.usage,
         lastSeq: expect.any(Number),
       },
     });
