@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { conversationSchema, conversationWithMessagesSchema, createConversationSchema, createTurnSchema, forkConversationSchema, turnAcceptedSchema } from '@switchyard/protocol';
+import type { AgentReferences } from '../agents/agent-references';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -18,6 +19,8 @@ export interface ConversationsRouterDeps {
   conversations: ConversationsRepository;
   messages: MessagesRepository;
   turnService: TurnService;
+  /** A conversation's or a turn's `agent`: the user's, not archived (404 otherwise). */
+  agentReferences: Pick<AgentReferences, 'resolveOptional'>;
   /** To refuse `tools` lists naming tools the user may not use. */
   usableTools: UsableToolsDeps;
   /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
@@ -32,7 +35,9 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
-    const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
+    const { agent: agentText, ...fields } = body;
+    const agent = await deps.agentReferences.resolveOptional(userIdOf(res), agentText);
+    const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...fields, ...(agent ? { agent } : {}) });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
       throw new AppError('external_id_conflict', `conversation ${id} already has this externalId`, { conversationId: id });
@@ -65,10 +70,12 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     const branch = branchOf(body);
+    const agent = await deps.agentReferences.resolveOptional(userIdOf(res), body.agent);
     const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
       content: body.content ?? null,
       ...(branch ? { branch } : {}),
       onBusy: body.onBusy,
+      ...(agent ? { agent } : {}),
       ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),
       options: {
         ...(body.model ? { model: body.model } : {}),

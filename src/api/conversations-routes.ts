@@ -1,3 +1,4 @@
+import type { AgentReferences } from '../agents/agent-references';
 import type { EventLog } from '../event-log/event-log';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -11,6 +12,7 @@ interface ConversationsRoutesNeeds extends UserToolsNeeds {
   conversations: ConversationsRepository;
   messages: MessagesRepository;
   turnService: TurnService;
+  agentReferences: Pick<AgentReferences, 'resolveOptional'>;
   /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
   eventLog: Pick<EventLog, 'latestSeq'>;
 }
@@ -26,6 +28,7 @@ export const conversationsRoutes: RouteFamily<ConversationsRoutesNeeds> = {
         conversations: needs.conversations,
         messages: needs.messages,
         turnService: needs.turnService,
+        agentReferences: needs.agentReferences,
         usableTools: usableToolsOf(needs),
         latestSeq: (conversationId) => needs.eventLog.latestSeq(conversationId),
       }),

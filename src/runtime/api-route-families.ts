@@ -1,4 +1,5 @@
 import { adminRoutes } from '../api/admin-routes';
+import { agentsRoutes } from '../agents/routes/agents-routes';
 import { approvalsRoutes } from '../api/approvals-routes';
 import { batchesRoutes } from '../api/batches-routes';
 import { modelsRoutes } from '../api/models-routes';
@@ -21,6 +22,7 @@ import type { ApiResources } from './api-resources';
 export const apiRouteFamilies: readonly RouteFamily<ApiResources & AppAddedNeeds>[] = [
   conversationsRoutes,
   turnsRoutes,
+  agentsRoutes,
   toolsRoutes,
   modelsRoutes,
   usageRoutes,

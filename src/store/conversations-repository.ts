@@ -13,6 +13,8 @@ export interface Conversation {
   /** Tool names whose calls in this conversation wait for a person's approval. */
   requireApproval: string[] | null;
   metadata: Record<string, unknown> | null;
+  /** Its agent as a reference: `agent_…` (the latest version at each turn) or `agent_…@N` (pinned). */
+  agent: string | null;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
   forkedFrom: { conversationId: string; messageId: string } | null;
@@ -31,6 +33,8 @@ export interface NewConversation {
   metadata?: Record<string, unknown>;
   /** The batch whose item this conversation runs. */
   batchId?: string;
+  /** Its agent, checked by the caller (agents/agent-references.ts); a version left null is the latest at each turn. */
+  agent?: { agentId: string; agentVersion: number | null };
 }
 
 /** What `createUnlessExternalIdTaken` did. */
@@ -46,6 +50,8 @@ interface ConversationRow {
   tools: string[] | null;
   require_approval: string[] | null;
   metadata: Record<string, unknown> | null;
+  agent_id: string | null;
+  agent_version: number | null;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
   forked_from_message_id: string | number | null;
@@ -54,7 +60,7 @@ interface ConversationRow {
 }
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, metadata, agent_id, agent_version, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -72,8 +78,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation): Promise<Conversation> {
     const { rows } = await this.db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, agent_id, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -87,8 +93,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, agent_id, agent_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -132,8 +138,8 @@ export class ConversationsRepository {
       `WITH source AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, id, $3 FROM source
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, agent_id, agent_version, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, agent_id, agent_version, id, $3 FROM source
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -204,6 +210,8 @@ export class ConversationsRepository {
       input.metadata === undefined ? null : JSON.stringify(input.metadata),
       input.batchId ?? null,
       input.requireApproval === undefined ? null : JSON.stringify(input.requireApproval),
+      input.agent?.agentId ?? null,
+      input.agent?.agentVersion ?? null,
     ];
   }
 
@@ -229,6 +237,7 @@ function toConversation(row: ConversationRow): Conversation {
     tools: row.tools,
     requireApproval: row.require_approval,
     metadata: row.metadata,
+    agent: row.agent_id === null ? null : row.agent_version === null ? row.agent_id : `${row.agent_id}@${row.agent_version}`,
     lastSeq: Number(row.last_seq),
     forkedFrom:
       row.forked_from_conversation_id !== null && row.forked_from_message_id !== null

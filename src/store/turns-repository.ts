@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AgentConfig } from '../agents/store/agent-config';
 import type { EventPayload, Usage } from '../events/event';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
 import type { ModelSettings } from '../providers/model-settings';
@@ -91,6 +92,9 @@ export interface Turn {
   supersededBy: string | null;
   /** The AI SDK's id of its user message (turns posted through `/api/chat`). */
   uiMessageId: string | null;
+  /** The agent the turn runs on and its version, resolved when it was recorded (migration 0040); null without one. */
+  agentId: string | null;
+  agentVersion: number | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -103,6 +107,8 @@ export interface BegunAttempt {
   restarted: boolean;
   previous: Pick<Turn, 'status' | 'awaiting'>;
   conversation: { system: string | null; model: string | null; tools: string[] | null; requireApproval: string[] | null };
+  /** The configuration of the agent version the turn runs on (null: no agent). */
+  agent: AgentConfig | null;
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
@@ -130,6 +136,7 @@ interface BegunRow extends TurnRow {
   conversation_tools: string[] | null;
   conversation_require_approval: string[] | null;
   user_allowed_tools: string[] | null;
+  agent_config: AgentConfig | null;
   history: MessageRow[] | null;
   step_calls: JsonToolCallRow[] | null;
   tool_messages_written: boolean;
@@ -164,6 +171,8 @@ interface TurnRow {
   from_message_id: string | number | null;
   superseded_by: string | null;
   ui_message_id: string | null;
+  agent_id: string | null;
+  agent_version: number | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -181,10 +190,13 @@ export interface NewTurn {
   /** A regenerate (its input is null: it writes no user message) or an edit, from this message (row id). */
   branch?: { kind: BranchKind; fromMessageId: string };
   uiMessageId?: string;
+  /** The turn's own agent (absent: its conversation's, if any); a version left null is the latest (migration 0040). */
+  agent?: { agentId: string; agentVersion: number | null };
 }
 
-const INSERT_COLUMNS = '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id)';
-const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12)";
+const INSERT_COLUMNS =
+  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id, agent_id, agent_version)';
+const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14::int)";
 
 /** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
 const RECORD_STEP = `step = $3, steps = steps || $4::jsonb,
@@ -257,7 +269,7 @@ export class TurnsRepository {
   async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {
     const { rows } = await this.db.query<TurnRow & { outcome: ClearAdmission['outcome']; active_of_user: number | null }>(
       `SELECT a.outcome, a.active_of_user, (a.turn).*
-         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13) a`,
+         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14::int, $15) a`,
       [...this.insertParams(input), maxActiveOfUser],
     );
     const row = rows[0]!;
@@ -279,6 +291,8 @@ export class TurnsRepository {
       input.branch?.kind ?? null,
       input.branch?.fromMessageId ?? null,
       input.uiMessageId ?? null,
+      input.agent?.agentId ?? null,
+      input.agent?.agentVersion ?? null,
     ];
   }
 
@@ -391,6 +405,7 @@ export class TurnsRepository {
        )
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
               c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, u.allowed_tools AS user_allowed_tools,
+              (SELECT av.config FROM agent_versions av WHERE av.agent_id = begun.agent_id AND av.version = begun.agent_version) AS agent_config,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
@@ -410,6 +425,7 @@ export class TurnsRepository {
       previous: { status: row.previous_status, awaiting: row.previous_awaiting },
       conversation: { system: row.conversation_system, model: row.conversation_model, tools: row.conversation_tools, requireApproval: row.conversation_require_approval },
       userAllowedTools: row.user_allowed_tools,
+      agent: row.agent_config,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
       ...(row.step_calls
         ? {
@@ -594,6 +610,8 @@ function toTurn(row: TurnRow): Turn {
     branch: row.branch && row.from_message_id !== null ? { kind: row.branch, fromMessageId: String(row.from_message_id) } : null,
     supersededBy: row.superseded_by,
     uiMessageId: row.ui_message_id,
+    agentId: row.agent_id,
+    agentVersion: row.agent_version,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

@@ -17,6 +17,7 @@ import type { NewToolApproval } from '../store/tool-approvals-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { attemptOpeningEvents } from './attempt-opening';
 import { providerResponseFormat } from '../providers/response-format';
+import { turnSettings, type TurnSettings } from './agent-settings';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { InflightState } from '../event-log/inflight-state';
@@ -144,6 +145,8 @@ interface AttemptRun {
   signal: AbortSignal;
   /** The attempt's opening events: they go out with the first event after them, in one append. */
   opening: EventPayload[];
+  /** The turn's options with its agent's under them, and its conversation's settings likewise (agent-settings.ts). */
+  settings: TurnSettings;
   model: string;
   /** The model's targets; a model the catalogue does not know (the models file changed) fails the turn at its step. */
   route: ModelLookup;
@@ -204,7 +207,9 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
 
 /** The attempt's events and fence, its opening events, and the settings its steps share. */
 async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<AttemptRun> {
-  const { turn, conversation } = begun;
+  const { turn } = begun;
+  const settings = turnSettings(turn.options, begun.conversation, begun.agent);
+  const { options, conversation } = settings;
   const attempt = turn.attempt;
   job.span.setAttributes({ [SWITCHYARD.turnAttempt]: attempt, [GEN_AI.conversationId]: turn.conversationId });
   const fenced = new AbortController();
@@ -218,10 +223,10 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     if (lost) await deps.providerCalls.insert(lost);
     opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
-  const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
+  const model = options.model ?? conversation.model ?? deps.defaults.model;
   const offered = new Set(
     offeredToolNames({
-      turnTools: turn.options.tools,
+      turnTools: options.tools,
       conversationTools: conversation.tools,
       userAllowedTools: begun.userAllowedTools,
       available: deps.tools.list().map((tool) => tool.name),
@@ -239,11 +244,12 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     fenced: fenced.signal,
     signal: AbortSignal.any([jobSignal, fenced.signal]),
     opening,
+    settings,
     model,
     route: deps.models.lookup(model),
-    maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
+    maxSteps: options.maxSteps ?? deps.defaults.maxSteps,
     offered,
-    approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
+    approvalRequired: approvalRequiredIn(deps.tools, options.requireApproval, conversation.requireApproval),
     toolDefinitions: [...inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))), ...(turn.options.functions ?? [])],
     callerFunctions: new Set((turn.options.functions ?? []).map((fn) => fn.name)),
     takenToolCallIds: new Set(begun.toolCallIds),
@@ -299,6 +305,7 @@ async function resumeLastStep(run: AttemptRun): Promise<StepEnd> {
 /** One completion, routed to the model's targets and relayed as events; the in-flight marker tracks its output. */
 async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep> {
   const { deps, turn, attempt, events, toolDefinitions } = run;
+  const { options, conversation } = run.settings;
   events.emit(...run.opening.splice(0), { type: 'step-start', step });
   if (!run.route.ok) return { kind: 'failed', code: 'provider_error', message: run.route.message, outputSent: false };
   const history = await run.readHistory();
@@ -308,11 +315,11 @@ async function streamOneStep(run: AttemptRun, step: number): Promise<RoutedStep>
     step,
     route: run.route.route,
     request: {
-      messages: buildMessages(turn.options.instructions ?? run.begun.conversation.system, history),
+      messages: buildMessages(options.instructions ?? conversation.system, history),
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
-      ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
-      ...(turn.options.modelSettings ? { settings: turn.options.modelSettings } : {}),
-      ...(turn.options.responseFormat ? { responseFormat: providerResponseFormat(turn.options.responseFormat) } : {}),
+      ...(toolDefinitions.length > 0 && options.toolChoice ? { toolChoice: options.toolChoice } : {}),
+      ...(options.modelSettings ? { settings: options.modelSettings } : {}),
+      ...(options.responseFormat ? { responseFormat: providerResponseFormat(options.responseFormat) } : {}),
     },
     events,
     inflight: run.inflight,

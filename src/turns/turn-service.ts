@@ -15,6 +15,7 @@ import type { ModelCatalogue } from '../models/model-catalogue';
 import { budgetReached, periodStarts } from '../usage/budget-decision';
 import { periodAt } from '../usage/budget-period';
 import type { BudgetsRepository } from '../usage/store/budgets-repository';
+import type { ResolvedAgentReference } from '../agents/agent-references';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
   conversations: TurnEndingDeps['conversations'];
@@ -42,6 +43,8 @@ export interface TurnRequest {
   branch?: BranchRequest;
   /** The AI SDK's id of the user message (`/api/chat`). */
   uiMessageId?: string;
+  /** The turn's own agent, checked by the caller (agents/agent-references.ts); absent: its conversation's. */
+  agent?: ResolvedAgentReference;
   /** Written in the transaction that records a new turn (an OpenAI response's record): both or neither. */
   alongside?: (tx: Queryable, turn: Turn) => Promise<void>;
 }
@@ -82,6 +85,7 @@ export class TurnService {
       ...(request.batchPriority !== undefined ? { batchPriority: request.batchPriority } : {}),
       ...(traceparent ? { traceparent } : {}),
       ...(request.uiMessageId ? { uiMessageId: request.uiMessageId } : {}),
+      ...(request.agent ? { agent: request.agent } : {}),
       requestHash,
     };
     const { branch, alongside } = request;
@@ -202,8 +206,8 @@ export class TurnService {
 }
 
 function hashRequest(request: TurnRequest): string {
-  const { content, options, branch } = request;
+  const { content, options, branch, agent } = request;
   return createHash('sha256')
-    .update(JSON.stringify({ content, options, ...(branch ? { branch: { kind: branch.kind, from: branch.from } } : {}) }))
+    .update(JSON.stringify({ content, options, ...(branch ? { branch: { kind: branch.kind, from: branch.from } } : {}), ...(agent ? { agent } : {}) }))
     .digest('hex');
 }

@@ -17,6 +17,7 @@ const conversationFields = {
   tools: z.nullable(z.array(z.string())),
   requireApproval: z.nullable(z.array(z.string())),
   metadata: z.nullable(z.record(z.string(), z.unknown())),
+  agent: z.nullable(z.string()).check(z.describe('Its agent: `agent_…` (the latest version at each turn) or `agent_…@N` (pinned).')),
   lastSeq: z.int().check(z.nonnegative(), z.describe("The conversation's latest event seq.")),
   forkedFrom: z
     .nullable(z.object({ conversationId: z.string(), messageId: z.string() }))

@@ -18,6 +18,9 @@ export const createConversationSchema = z.strictObject({
   tools: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
   requireApproval: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
   metadata: z.optional(z.record(z.string(), z.unknown())),
+  agent: z
+    .optional(z.string().check(z.minLength(1), z.maxLength(120)))
+    .check(z.describe('An agent (`agent_…` or its name): its latest version at each turn, or `@N` pinned (`agent_…@3`).')),
   externalId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });
 export type CreateConversationRequest = z.input<typeof createConversationSchema>;

@@ -22,6 +22,9 @@ export const createTurnSchema = z
     requireApproval: z.optional(z.array(toolNameSchema).check(z.maxLength(128))),
     maxSteps: z.optional(z.int().check(z.gte(1), z.lte(100))),
     maxHistoryMessages: z.optional(z.int().check(z.gte(1), z.lte(100_000))),
+    agent: z
+      .optional(z.string().check(z.minLength(1), z.maxLength(120)))
+      .check(z.describe("This turn's agent in place of the conversation's: `agent_…` or its name, `@N` to pin a version.")),
     onBusy: z._default(z.enum(['reject', 'enqueue', 'interrupt']), 'reject'),
   })
   .check(
