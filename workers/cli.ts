@@ -7,6 +7,7 @@ import { knownToolsForCli } from '../src/cli/cli-known-tools';
 import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
 import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
+import { AGENT_COMMANDS, agentsCommand, isAgentCommand } from '../src/cli/agents-command';
 import { usageCommand } from '../src/usage/usage-cli';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
@@ -34,6 +35,7 @@ const OPTIONS = {
   args: { type: 'string' },
   events: { type: 'string' },
   description: { type: 'string' },
+  version: { type: 'string' },
   user: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -49,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const [group, command, argument] = positionals;
   if (group === 'usage') return usage(values);
-  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks') {
+  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks' || group === 'agents') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
     const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
@@ -57,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
     if (group === 'approvals') return approvals(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'approve') return approve(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'agents') return agents(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
   if (!group || !command) return fail(usageFor(positionals));
@@ -170,6 +173,7 @@ type ApiCommandOptions = {
   args?: string;
   events?: string;
   description?: string;
+  version?: string;
 };
 
 async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
@@ -205,6 +209,20 @@ async function webhooks(command: string | undefined, args: string[], options: Ap
     stdout: process.stdout,
     ...(options.events ? { events: options.events } : {}),
     ...(options.description ? { description: options.description } : {}),
+  });
+  return 0;
+}
+
+async function agents(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
+  if (!isAgentCommand(command)) return fail(usageFor(['agents']));
+  if (args.length < AGENT_COMMANDS[command].length) return fail(synopsisOf(`agents ${command}`));
+  if (!options.key) return fail(noKey(options.dataDir));
+  await agentsCommand(command, args, {
+    baseUrl: options.baseUrl,
+    token: options.key,
+    fetch: fetchReaching(options.baseUrl),
+    stdout: process.stdout,
+    ...(options.version ? { version: options.version } : {}),
   });
   return 0;
 }

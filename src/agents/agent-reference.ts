@@ -19,3 +19,14 @@ export function parseAgentReference(text: string, field = 'agent'): AgentReferen
   if (!match) throw new AppError('invalid_request', `${field}: not an agent reference`, [{ field, message: 'an agent id or name, optionally @version (agent_…@3)' }]);
   return { key: match[1]!, version: match[2] === undefined ? null : Number(match[2]) };
 }
+
+/** A checked reference as it is stored in text (a batch's items): `agent_…` or `agent_…@N`. Pure. */
+export function formatAgentReference(reference: { agentId: string; agentVersion: number | null }): string {
+  return reference.agentVersion === null ? reference.agentId : `${reference.agentId}@${reference.agentVersion}`;
+}
+
+/** The text {@link formatAgentReference} wrote, read back. Pure. */
+export function storedAgentReference(text: string): { agentId: string; agentVersion: number | null } {
+  const { key, version } = parseAgentReference(text);
+  return { agentId: key, agentVersion: version };
+}

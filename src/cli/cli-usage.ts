@@ -51,6 +51,8 @@ const COMMANDS: CommandUsage[] = [
   { name: 'webhooks enable', synopsis: `webhooks enable <webhookId> ${API_OPTIONS}`, description: 'take an endpoint disabled for failing back into service' },
   { name: 'webhooks deliveries', synopsis: `webhooks deliveries <webhookId> ${API_OPTIONS}`, description: "an endpoint's latest deliveries: status, attempts, last answer" },
   { name: 'webhooks redeliver', synopsis: `webhooks redeliver <webhookId> <deliveryId> ${API_OPTIONS}`, description: 'send a delivery again (the same webhook-id)' },
+  { name: 'agents list', synopsis: `agents list ${API_OPTIONS}`, description: 'your agents not archived, the latest version of each' },
+  { name: 'agents show', synopsis: `agents show <agentId> [--version N] ${API_OPTIONS}`, description: "an agent's latest version (or --version N)" },
   {
     name: 'usage',
     synopsis: `usage [--user ID] [--from ISO --to ISO] [--by day|model|conversation] ${API_OPTIONS}`,

@@ -9,6 +9,7 @@ import type { ChatMessage } from '../providers/model-provider';
 import { findToolExchangeFault } from '../providers/tool-exchange-fault';
 import { buildMessages } from '../turns/build-messages';
 import type { TurnService } from '../turns/turn-service';
+import type { AgentReferences } from '../agents/agent-references';
 import { functionToolsError, splitFunctionTools, type UsableTools } from './function-tools';
 import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
@@ -24,6 +25,8 @@ export interface ResponsesServiceDeps {
   latestSeq(conversationId: string): Promise<number>;
   /** LLM_MODEL: the model a response names when its request named none. */
   defaultModel: string;
+  /** A `prompt`'s agent: the user's, not archived (404 otherwise). */
+  agentReferences: Pick<AgentReferences, 'resolve'>;
 }
 
 /** The Responses API on turns: a response is one turn of a conversation (docs/API.md, "OpenAI-compatible routes"). */
@@ -48,6 +51,8 @@ export class ResponsesService {
     if (!tools.ok) throw functionToolsError(tools);
     const plan = planResponseTurn(request);
     if (!hasTurnInput(plan)) throw invalid('input', 'gives no message to answer (only system or developer messages)');
+    const { prompt } = request;
+    const agent = prompt ? await this.deps.agentReferences.resolve(userId, prompt.version == null ? prompt.id : `${prompt.id}@${prompt.version}`, 'prompt') : undefined;
     const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id) : null;
     // The history before the previous response's answer was checked when it was stored: its answer and the input are what can pair wrongly.
     const answer = previous ? buildMessages(null, await this.deps.messages.listTurnAnswer(previous.turnId)) : [];
@@ -86,9 +91,11 @@ export class ResponsesService {
       idempotencyKey: id,
       onBusy: 'reject',
       alongside,
+      ...(agent ? { agent } : {}),
       options: {
         ...(request.model !== undefined ? { model: request.model } : {}),
-        tools: tools.serverTools,
+        // Without tools of its own, a response on an agent offers the agent's.
+        ...(request.tools === undefined && agent ? {} : { tools: tools.serverTools }),
         ...(plan.toolChoice !== undefined ? { toolChoice: plan.toolChoice } : {}),
         ...(tools.functions.length > 0 ? { functions: tools.functions } : {}),
         ...(plan.instructions !== undefined ? { instructions: plan.instructions } : {}),

@@ -59,6 +59,8 @@ export const batchResultLineSchema = z
     toolCalls: z.array(z.object({ toolName: z.string(), args: z.unknown(), result: z.unknown().optional(), error: z.unknown().optional(), attempts: count })),
     usage,
     error: z.optional(errorValue),
+    agentId: z.string().optional().meta({ description: "The agent the item's last turn ran on (`defaults.agent`)." }),
+    agentVersion: z.number().int().optional().meta({ description: 'Its version, resolved when that turn was admitted.' }),
   })
   .meta({ id: 'BatchResultLine' });
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RecordedRequest } from '../../../src/scripted-model/request-log';
+import { followBatchEvents } from '../../support/batch-events';
 import { apiClient } from '../../support/http';
 import { markedScripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
@@ -143,5 +144,48 @@ describe('agents', () => {
     expect((await otherApi.get(`/v1/agents/${agent.id}`)).status).toBe(404);
     expect((await otherApi.post('/v1/conversations', { agent: agent.id })).status).toBe(404);
     expect((await otherApi.patch(`/v1/agents/${agent.id}`, { instructions: 'mine now' })).status).toBe(404);
+  });
+
+  it("runs a batch's items on defaults.agent, a Responses prompt on its pinned version, and a chat on its first POST's agent", async () => {
+    const agent = (await api.post('/v1/agents', { name: agentName(), instructions: 'Batch prompt one.' })).body;
+    await api.patch(`/v1/agents/${agent.id}`, { instructions: 'Batch prompt two.' });
+
+    const batchMarker = `b-${randomBytes(4).toString('hex')}`;
+    const submitted = await api.post('/v1/batches', { items: [{ messages: [markedScripted({ text: 'batch ok' }, batchMarker)] }], defaults: { agent: `${agent.id}@1` } });
+    expect(submitted.status).toBe(202);
+    const progress = await followBatchEvents(stack.url, apiKey, submitted.body.batchId);
+    const batchRequest = await stack.scripted.waitForRequest((recorded) => JSON.stringify(recorded.body).includes(batchMarker));
+    expect(systemOf(batchRequest.body)).toBe('Batch prompt one.');
+    await progress.finished();
+    progress.close();
+    const results = await api.get(`/v1/batches/${submitted.body.batchId}/results`);
+    // One line: the test client parses it as JSON.
+    expect(results.body).toMatchObject({ status: 'succeeded', agentId: agent.id, agentVersion: 1 });
+    const archivedAgent = (await api.post('/v1/agents', { name: agentName() })).body;
+    await api.delete(`/v1/agents/${archivedAgent.id}`);
+    expect((await api.post('/v1/batches', { items: [{ messages: ['hi'] }], defaults: { agent: archivedAgent.id } })).status).toBe(404);
+
+    const responseMarker = `r-${randomBytes(4).toString('hex')}`;
+    const response = await api.post('/openai/v1/responses', { input: markedScripted({ text: 'response ok' }, responseMarker), prompt: { id: agent.id, version: '1' } });
+    expect(response.status).toBe(200);
+    const responseRequest = await stack.scripted.waitForRequest((recorded) => JSON.stringify(recorded.body).includes(responseMarker));
+    expect(systemOf(responseRequest.body)).toBe('Batch prompt one.');
+    const latest = await api.post('/openai/v1/responses', { input: 'hello', prompt: { id: agent.id } });
+    expect(latest.status).toBe(200);
+    expect((await api.post('/openai/v1/responses', { input: 'hello', prompt: { id: archivedAgent.id } })).status).toBe(404);
+
+    const chatId = `chat-${randomBytes(4).toString('hex')}`;
+    const chatMarker = `c-${randomBytes(4).toString('hex')}`;
+    const chat = await api.post('/api/chat', {
+      id: chatId,
+      messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: markedScripted({ text: 'chat ok' }, chatMarker) }] }],
+      trigger: 'submit-message',
+      agent: agent.name,
+    });
+    expect(chat.status).toBe(200);
+    const chatRequest = await stack.scripted.waitForRequest((recorded) => JSON.stringify(recorded.body).includes(chatMarker));
+    expect(systemOf(chatRequest.body)).toBe('Batch prompt two.');
+    const conversation = (await api.get(`/v1/conversations?externalId=${chatId}`)).body.data[0];
+    expect(conversation.agent).toBe(agent.id);
   });
 });
