@@ -1,5 +1,6 @@
 import { adminRoutes } from '../api/admin-routes';
 import { agentsRoutes } from '../agents/routes/agents-routes';
+import { schedulesRoutes } from '../schedules/routes/schedules-routes';
 import { approvalsRoutes } from '../api/approvals-routes';
 import { batchesRoutes } from '../api/batches-routes';
 import { modelsRoutes } from '../api/models-routes';
@@ -23,6 +24,7 @@ export const apiRouteFamilies: readonly RouteFamily<ApiResources & AppAddedNeeds
   conversationsRoutes,
   turnsRoutes,
   agentsRoutes,
+  schedulesRoutes,
   toolsRoutes,
   modelsRoutes,
   usageRoutes,

@@ -12,6 +12,7 @@ import { createWebhookQueue } from '../queue/webhook-queue';
 import { WebhooksRepository } from '../store/webhooks-repository';
 import { AgentReferences } from '../agents/agent-references';
 import { AgentsRepository } from '../agents/store/agents-repository';
+import { SchedulesRepository } from '../schedules/store/schedules-repository';
 import { SecretBox } from '../webhooks/secret-box';
 import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
@@ -81,6 +82,8 @@ export interface Resources {
   agents: AgentsRepository;
   /** Checks a new reference to an agent (404 for one missing, someone else's or archived). */
   agentReferences: AgentReferences;
+  /** Schedules and their runs. */
+  schedules: SchedulesRepository;
   tools: ToolRegistry;
   /** The providers and models (MODELS_FILE, or LLM_*), checked at start. */
   models: ModelCatalogue;
@@ -149,6 +152,7 @@ export async function createResources(config: Config, logger: Logger, options: {
       batches: new BatchesRepository(db),
       agents,
       agentReferences: new AgentReferences(agents),
+      schedules: new SchedulesRepository(db),
       tools,
       models,
       targetCooldowns: new TargetCooldowns(redis, config.REDIS_PREFIX, { baseMs: config.PROVIDER_COOLDOWN_BASE_MS, maxMs: config.PROVIDER_COOLDOWN_MAX_MS }),
