@@ -8,6 +8,7 @@ import { synopsisOf, usageFor } from '../src/cli/cli-usage';
 import { watchConversation } from '../src/cli/watch-command';
 import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
 import { AGENT_COMMANDS, agentsCommand, isAgentCommand } from '../src/cli/agents-command';
+import { isScheduleCommand, SCHEDULE_COMMANDS, schedulesCommand } from '../src/cli/schedules-command';
 import { usageCommand } from '../src/usage/usage-cli';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
@@ -36,6 +37,13 @@ const OPTIONS = {
   events: { type: 'string' },
   description: { type: 'string' },
   version: { type: 'string' },
+  content: { type: 'string' },
+  cron: { type: 'string' },
+  every: { type: 'string' },
+  at: { type: 'string' },
+  timezone: { type: 'string' },
+  agent: { type: 'string' },
+  conversation: { type: 'string' },
   user: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -51,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const [group, command, argument] = positionals;
   if (group === 'usage') return usage(values);
-  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks' || group === 'agents') {
+  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks' || group === 'agents' || group === 'schedules') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
     const baseUrl = (values.url ?? DEFAULT_URL).replace(/\/+$/, '');
@@ -60,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
     if (group === 'approve') return approve(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'agents') return agents(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'schedules') return schedules(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
   if (!group || !command) return fail(usageFor(positionals));
@@ -174,6 +183,13 @@ type ApiCommandOptions = {
   events?: string;
   description?: string;
   version?: string;
+  content?: string;
+  cron?: string;
+  every?: string;
+  at?: string;
+  timezone?: string;
+  agent?: string;
+  conversation?: string;
 };
 
 async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
@@ -223,6 +239,21 @@ async function agents(command: string | undefined, args: string[], options: ApiC
     fetch: fetchReaching(options.baseUrl),
     stdout: process.stdout,
     ...(options.version ? { version: options.version } : {}),
+  });
+  return 0;
+}
+
+async function schedules(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
+  if (!isScheduleCommand(command)) return fail(usageFor(['schedules']));
+  if (args.length < SCHEDULE_COMMANDS[command].length) return fail(synopsisOf(`schedules ${command}`));
+  if (!options.key) return fail(noKey(options.dataDir));
+  const { content, cron, every, at, timezone, agent, conversation } = options;
+  await schedulesCommand(command, args, {
+    baseUrl: options.baseUrl,
+    token: options.key,
+    fetch: fetchReaching(options.baseUrl),
+    stdout: process.stdout,
+    ...Object.fromEntries(Object.entries({ content, cron, every, at, timezone, agent, conversation }).filter(([, value]) => value !== undefined)),
   });
   return 0;
 }

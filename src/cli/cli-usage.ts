@@ -54,6 +54,16 @@ const COMMANDS: CommandUsage[] = [
   { name: 'agents list', synopsis: `agents list ${API_OPTIONS}`, description: 'your agents not archived, the latest version of each' },
   { name: 'agents show', synopsis: `agents show <agentId> [--version N] ${API_OPTIONS}`, description: "an agent's latest version (or --version N)" },
   {
+    name: 'schedules create',
+    synopsis: `schedules create --content TEXT (--cron EXPR | --every 15m | --at ISO) [--timezone ZONE] [--agent REF] [--conversation ID] ${API_OPTIONS}`,
+    description: 'a schedule whose runs post --content as a turn (a new conversation each run unless --conversation)',
+  },
+  { name: 'schedules list', synopsis: `schedules list ${API_OPTIONS}`, description: 'your schedules and their next runs' },
+  { name: 'schedules pause', synopsis: `schedules pause <scheduleId> ${API_OPTIONS}`, description: 'no tick runs until it is resumed' },
+  { name: 'schedules resume', synopsis: `schedules resume <scheduleId> ${API_OPTIONS}`, description: 'from the next tick after now (ticks while paused are not caught up)' },
+  { name: 'schedules delete', synopsis: `schedules delete <scheduleId> ${API_OPTIONS}`, description: 'delete a schedule and its runs' },
+  { name: 'schedules runs', synopsis: `schedules runs <scheduleId> ${API_OPTIONS}`, description: "a schedule's runs, newest first: started, skipped or refused" },
+  {
     name: 'usage',
     synopsis: `usage [--user ID] [--from ISO --to ISO] [--by day|model|conversation] ${API_OPTIONS}`,
     description: "the usage ledger's sums as a table: calls, tokens and cost (--user: one user's, with the admin token)",

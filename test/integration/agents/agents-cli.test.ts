@@ -40,4 +40,19 @@ describe('agents from the CLI and in webhooks', () => {
     const [delivery] = await receiver.waitFor(1);
     expect(JSON.parse(delivery!.body)).toMatchObject({ type: 'turn.completed', data: { turnId: posted.body.turnId, agentId: agent.id, agentVersion: 2 } });
   });
+
+  it('makes, lists, pauses, resumes and deletes a schedule, and lists its runs', async () => {
+    const schedules = async (...args: string[]) => {
+      const run = await runToExit('workers/cli.ts', stack.childEnv({ LOG_LEVEL: 'silent' }), ['schedules', ...args, '--url', stack.url, '--key', apiKey]);
+      expect([run.code, run.stderr]).toEqual([0, '']);
+      return JSON.parse(run.stdout);
+    };
+    const made = await schedules('create', '--content', 'good morning', '--cron', '30 7 * * 1-5', '--timezone', 'Europe/Paris', '--agent', 'cli-agent');
+    expect(made).toMatchObject({ id: expect.stringMatching(/^sched_/), cron: '30 7 * * 1-5', timezone: 'Europe/Paris', enabled: true });
+    expect((await schedules('list')).data).toEqual([expect.objectContaining({ id: made.id })]);
+    expect(await schedules('pause', made.id)).toMatchObject({ enabled: false, nextRunAt: null });
+    expect(await schedules('resume', made.id)).toMatchObject({ enabled: true, nextRunAt: expect.any(String) });
+    expect((await schedules('runs', made.id)).data).toEqual([]);
+    expect(await schedules('delete', made.id)).toEqual({ id: made.id, deleted: true });
+  });
 });
