@@ -114,4 +114,29 @@ describe('schedules', () => {
     expect((await api.delete(`/v1/schedules/${schedule.id}`)).status).toBe(204);
     expect((await api.get(`/v1/schedules/${schedule.id}`)).status).toBe(404);
   });
+
+  it('queues one run behind an active turn with overlap enqueue, and cancels the active turn with interrupt', async () => {
+    const stalled = async () => {
+      const conversation = (await api.post('/v1/conversations', {})).body;
+      const marker = `p-${randomBytes(4).toString('hex')}`;
+      const active = await api.post(`/v1/conversations/${conversation.id}/turns`, { content: markedScripted({ text: 'never ends', stallAfterTokens: 0 }, marker) });
+      await stack.scripted.waitForRequest((recorded) => JSON.stringify(recorded.body).includes(marker));
+      return { conversationId: conversation.id as string, turnId: active.body.turnId as string };
+    };
+
+    const first = await stalled();
+    const enqueue = (await api.post('/v1/schedules', { content: 'after it', conversationId: first.conversationId, every: '1h', overlap: 'enqueue' })).body;
+    const queued = (await api.post(`/v1/schedules/${enqueue.id}/trigger`)).body;
+    expect(queued).toMatchObject({ status: 'started', turnId: expect.any(String) });
+    expect((await api.get(`/v1/turns/${queued.turnId}`)).body.status).toBe('queued');
+    expect((await api.post(`/v1/schedules/${enqueue.id}/trigger`)).body).toMatchObject({ status: 'skipped', reason: expect.stringContaining('queued') });
+    await api.post(`/v1/turns/${queued.turnId}/cancel`);
+    await api.post(`/v1/turns/${first.turnId}/cancel`);
+
+    const second = await stalled();
+    const interrupt = (await api.post('/v1/schedules', { content: 'instead', conversationId: second.conversationId, every: '1h', overlap: 'interrupt' })).body;
+    const run = (await api.post(`/v1/schedules/${interrupt.id}/trigger`)).body;
+    expect(run).toMatchObject({ status: 'started' });
+    expect((await api.get(`/v1/turns/${second.turnId}`)).body).toMatchObject({ status: 'cancelled', finishReason: 'interrupted' });
+  });
 });
