@@ -7,6 +7,7 @@ const os = require('node:os');
  * started (test/support/no-processes.ts), so that this list stays true as tests are added.
  */
 const STARTS_PROCESSES = [
+  'agents/agents-cli',
   'api-boundaries',
   'batches/batch-cli',
   'cli-approvals',

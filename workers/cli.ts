@@ -14,6 +14,8 @@ import { CHECKOUT_PROGRAM, synopsisOf as synopsisIn, usageFor as usageIn } from 
 import { watchConversation } from '../src/cli/watch-command';
 import { WatchText } from '../src/cli/watch-text';
 import { isWebhookCommand, WEBHOOK_COMMANDS, webhooksCommand } from '../src/cli/webhooks-command';
+import { AGENT_COMMANDS, agentsCommand, isAgentCommand } from '../src/cli/agents-command';
+import { isScheduleCommand, SCHEDULE_COMMANDS, schedulesCommand } from '../src/cli/schedules-command';
 import { usageCommand } from '../src/usage/usage-cli';
 import { loadConfig, type Config } from '../src/config/config';
 import { errorMessage } from '../src/errors/switchyard-error';
@@ -50,6 +52,14 @@ const OPTIONS = {
   args: { type: 'string' },
   events: { type: 'string' },
   description: { type: 'string' },
+  version: { type: 'string' },
+  content: { type: 'string' },
+  cron: { type: 'string' },
+  every: { type: 'string' },
+  at: { type: 'string' },
+  timezone: { type: 'string' },
+  agent: { type: 'string' },
+  conversation: { type: 'string' },
   user: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -67,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const [group, command, argument] = positionals;
   if (group === 'usage') return usage(values);
-  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks') {
+  if (group === 'watch' || group === 'batch' || group === 'approvals' || group === 'approve' || group === 'webhooks' || group === 'agents' || group === 'schedules') {
     const { DATA_DIR } = loadConfig();
     const key = apiKeyForCli(values.key, process.env, DATA_DIR);
     const baseUrl = apiUrlOf(values.url);
@@ -75,6 +85,8 @@ async function main(argv: string[]): Promise<number> {
     if (group === 'approvals') return approvals(command, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'approve') return approve(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
     if (group === 'webhooks') return webhooks(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'agents') return agents(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
+    if (group === 'schedules') return schedules(command, positionals.slice(2), { ...values, baseUrl, key, dataDir: DATA_DIR });
     return batch(command, argument, { ...values, baseUrl, key, dataDir: DATA_DIR });
   }
   if (isAdminCommand(group, command)) return admin(positionals, values);
@@ -186,6 +198,14 @@ type ApiCommandOptions = {
   events?: string;
   description?: string;
   json?: boolean;
+  version?: string;
+  content?: string;
+  cron?: string;
+  every?: string;
+  at?: string;
+  timezone?: string;
+  agent?: string;
+  conversation?: string;
 };
 
 async function approvals(command: string | undefined, options: ApiCommandOptions): Promise<number> {
@@ -221,6 +241,35 @@ async function webhooks(command: string | undefined, args: string[], options: Ap
     stdout: process.stdout,
     ...(options.events ? { events: options.events } : {}),
     ...(options.description ? { description: options.description } : {}),
+  });
+  return 0;
+}
+
+async function agents(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
+  if (!isAgentCommand(command)) return fail(usageFor(['agents']));
+  if (args.length < AGENT_COMMANDS[command].length) return fail(synopsisOf(`agents ${command}`));
+  if (!options.key) return fail(noKey(options.dataDir));
+  await agentsCommand(command, args, {
+    baseUrl: options.baseUrl,
+    token: options.key,
+    fetch: fetchReaching(options.baseUrl),
+    stdout: process.stdout,
+    ...(options.version ? { version: options.version } : {}),
+  });
+  return 0;
+}
+
+async function schedules(command: string | undefined, args: string[], options: ApiCommandOptions): Promise<number> {
+  if (!isScheduleCommand(command)) return fail(usageFor(['schedules']));
+  if (args.length < SCHEDULE_COMMANDS[command].length) return fail(synopsisOf(`schedules ${command}`));
+  if (!options.key) return fail(noKey(options.dataDir));
+  const { content, cron, every, at, timezone, agent, conversation } = options;
+  await schedulesCommand(command, args, {
+    baseUrl: options.baseUrl,
+    token: options.key,
+    fetch: fetchReaching(options.baseUrl),
+    stdout: process.stdout,
+    ...Object.fromEntries(Object.entries({ content, cron, every, at, timezone, agent, conversation }).filter(([, value]) => value !== undefined)),
   });
   return 0;
 }

@@ -2,6 +2,8 @@ import type { Request } from 'express';
 import { Router } from 'express';
 import type { z } from 'zod';
 import type { BatchRunner } from '../batches/batch-runner';
+import { formatAgentReference } from '../agents/agent-reference';
+import type { AgentReferences } from '../agents/agent-references';
 import { submitBatch, type BatchSubmissionDeps } from '../batches/batch-submission';
 import { AppError, notFound } from '../errors/app-error';
 import type { Batch, BatchesRepository, BatchItemRecord } from '../store/batches-repository';
@@ -27,6 +29,8 @@ export interface BatchesRouterDeps {
   followBatch(batchId: string, options: { send(frame: BatchProgressFrame): void; onEnd(): void }): Promise<{ stop(): void }>;
   streams: LiveSseStreams;
   usableTools: UsableToolsDeps;
+  /** `defaults.agent`: the user's, not archived. */
+  agentReferences: Pick<AgentReferences, 'resolve'>;
   /** MAX_BATCH_BYTES: batches take more than MAX_BODY_BYTES. */
   maxBatchBytes: number;
   /** MAX_BATCH_JSON_BYTES: a JSON batch body, and one JSONL line (what is parsed whole). */
@@ -56,6 +60,7 @@ export function batchesRouter(deps: BatchesRouterDeps): Router {
     maxBatchBytes: deps.maxBatchBytes,
     maxBatchJsonBytes: deps.maxBatchJsonBytes,
     maxBatchItems: deps.maxBatchItems,
+    resolveAgent: async (userId, reference) => formatAgentReference(await deps.agentReferences.resolve(userId, reference, 'defaults.agent')),
   };
 
   router.post('/', async (req, res) => {
@@ -177,6 +182,7 @@ export function resultLine(item: BatchItemRecord): z.output<typeof batchResultLi
     usage: result?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     ...(result?.error ? { error: result.error } : {}),
     ...(result?.output !== undefined ? { output: result.output } : {}),
+    ...(result?.agentId !== undefined && result.agentVersion !== undefined ? { agentId: result.agentId, agentVersion: result.agentVersion } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import { SubmissionSlots } from './submission-slots';
 import { usableToolsOf, type UserToolsNeeds } from './usable-tools';
 import { userChecks, type UserCheckNeeds } from './user-checks';
 
-interface BatchesRoutesNeeds extends UserCheckNeeds, UserToolsNeeds, Pick<BatchesRouterDeps, 'batches' | 'startBatch' | 'followBatch' | 'spoolDir'> {
+interface BatchesRoutesNeeds extends UserCheckNeeds, UserToolsNeeds, Pick<BatchesRouterDeps, 'batches' | 'startBatch' | 'followBatch' | 'spoolDir' | 'agentReferences'> {
   config: Pick<Config, 'MAX_BATCH_BYTES' | 'MAX_BATCH_JSON_BYTES' | 'MAX_BATCH_ITEMS' | 'MAX_BATCH_SUBMISSIONS_IN_FLIGHT'>;
   metrics: Pick<Metrics, 'countBatchSubmissionsWith'>;
   /** Where OpenAI batches keep their records: a batch that has one is not retried here. */
@@ -42,6 +42,7 @@ export const batchesRoutes: RouteFamily<BatchesRoutesNeeds> = {
         followBatch: needs.followBatch,
         streams,
         usableTools: usableToolsOf(needs),
+        agentReferences: needs.agentReferences,
         maxBatchBytes: config.MAX_BATCH_BYTES,
         maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
         maxBatchItems: config.MAX_BATCH_ITEMS,

@@ -55,6 +55,7 @@ export const browserRoutes: RouteFamily<BrowserRoutesNeeds> = {
         answerClientTool: needs.answerClientTool,
         decideApproval: needs.decideApproval,
         toolApprovals: needs.toolApprovals,
+        agentReferences: needs.agentReferences,
         latestSeq: (conversationId) => needs.eventLog.latestSeq(conversationId),
         uiStream,
       }),

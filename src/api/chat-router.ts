@@ -9,7 +9,8 @@ import type { ToolApproval, ToolApprovalsRepository } from '../store/tool-approv
 import type { DecisionInput, DecisionOutcome } from '../tool-calls/tool-approvals';
 import { clientToolResultEvent, toolResultEvent } from '../tool-calls/tool-messages';
 import type { TurnService } from '../turns/turn-service';
-import { chatRequestSchema, readChatRequest, type ApprovalAnswer, type TurnContent } from '../ui-chat/chat-request';
+import { chatRequestSchema, readChatRequest, type ApprovalAnswer, type ChatRequest, type TurnContent } from '../ui-chat/chat-request';
+import type { AgentReferences } from '../agents/agent-references';
 import type { UiMessageStreamer } from './ui-message-stream';
 import { releaseBody } from './body-bytes';
 import { principalOf } from './require-user';
@@ -18,6 +19,18 @@ import { parseInput } from './validate';
 import { chatParamsSchema } from './request-schemas';
 import { uiMessagesSchema } from './contract/browser-contract';
 import { sendJson } from './send-json';
+
+/**
+ * The chat's conversation, made on its first POST with the body's `agent` (the transport's `body`
+ * option, sent with every POST): once the conversation exists, the agent it was made with stays.
+ */
+async function chatConversation(deps: ChatRouterDeps, userId: string, request: ChatRequest, title: string | undefined) {
+  if (request.agent !== undefined && !(await deps.conversations.findByExternalId(userId, request.id))) {
+    const agent = await deps.agentReferences.resolve(userId, request.agent);
+    return deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}), agent });
+  }
+  return deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}) });
+}
 
 export interface ChatRouterDeps {
   conversations: Pick<ConversationsRepository, 'findOrCreateByExternalId' | 'findByExternalId'>;
@@ -29,6 +42,8 @@ export interface ChatRouterDeps {
   /** The one decision service (first decision wins), as `POST /v1/turns/:id/approvals` uses it. */
   decideApproval(input: DecisionInput): Promise<DecisionOutcome>;
   toolApprovals: Pick<ToolApprovalsRepository, 'listForTurns'>;
+  /** The first POST's `agent`: the user's, not archived. */
+  agentReferences: Pick<AgentReferences, 'resolve'>;
   latestSeq(conversationId: string): Promise<number>;
   uiStream: UiMessageStreamer;
 }
@@ -53,7 +68,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const ask = readChatRequest(request);
     if (ask.kind === 'message') {
       const title = titleOf(ask.content);
-      const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}) });
+      const conversation = await chatConversation(deps, userId, request, title);
       const latestSeq = await deps.latestSeq(conversation.id);
       // The UIMessage id is the idempotency key: a resend is the same turn, replayed whole.
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {

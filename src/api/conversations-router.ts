@@ -9,6 +9,7 @@ import {
   forkConversationSchema,
   turnAcceptedSchema,
 } from '@switchyard/protocol';
+import type { AgentReferences } from '../agents/agent-references';
 import { AppError, notFound } from '../errors/app-error';
 import type { ConversationCursor, ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
@@ -37,6 +38,8 @@ export interface ConversationsRouterDeps {
   /** A compaction policy needs its model's window, or `triggerTokens`. */
   models: Pick<ModelCatalogue, 'lookup' | 'defaultModel'>;
   turnService: TurnService;
+  /** A conversation's or a turn's `agent`: the user's, not archived (404 otherwise). */
+  agentReferences: Pick<AgentReferences, 'resolveOptional'>;
   /** To refuse `tools` lists naming tools the user may not use. */
   usableTools: UsableToolsDeps;
   /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
@@ -53,7 +56,9 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
     if (body.compaction) assertCompactionFits(deps.models, body.compaction, body.model ?? deps.models.defaultModel);
     if (body.responseFormat !== undefined) deps.turnService.assertResponseFormat(body.responseFormat);
-    const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...body });
+    const { agent: agentText, ...fields } = body;
+    const agent = await deps.agentReferences.resolveOptional(userIdOf(res), agentText);
+    const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...fields, ...(agent ? { agent } : {}) });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
       throw new AppError('external_id_conflict', `conversation ${id} already has this externalId`, { conversationId: id });
@@ -102,11 +107,13 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     const branch = branchOf(body);
+    const agent = await deps.agentReferences.resolveOptional(userIdOf(res), body.agent);
     const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
       content: body.content ?? null,
       keyId: principalOf(res).keyId,
       ...(branch ? { branch } : {}),
       onBusy: body.onBusy,
+      ...(agent ? { agent } : {}),
       ...(body.idempotencyKey ? { idempotencyKey: body.idempotencyKey } : {}),
       options: {
         ...(body.model ? { model: body.model } : {}),

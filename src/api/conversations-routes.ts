@@ -1,3 +1,4 @@
+import type { AgentReferences } from '../agents/agent-references';
 import type { EventLog } from '../event-log/event-log';
 import type { Db } from '../store/db';
 import type { ConversationsRepository } from '../store/conversations-repository';
@@ -17,6 +18,7 @@ interface ConversationsRoutesNeeds extends UserToolsNeeds {
   compactions: CompactionsRepository;
   models: ModelCatalogue;
   turnService: TurnService;
+  agentReferences: Pick<AgentReferences, 'resolveOptional'>;
   /** The latest seq in the live event log (PostgreSQL's copy can lag by the last events). */
   eventLog: Pick<EventLog, 'latestSeq'>;
 }
@@ -35,6 +37,7 @@ export const conversationsRoutes: RouteFamily<ConversationsRoutesNeeds> = {
         compactions: needs.compactions,
         models: needs.models,
         turnService: needs.turnService,
+        agentReferences: needs.agentReferences,
         usableTools: usableToolsOf(needs),
         latestSeq: (conversationId) => needs.eventLog.latestSeq(conversationId),
       }),

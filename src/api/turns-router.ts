@@ -121,6 +121,8 @@ export function turnView(turn: Turn): z.output<typeof turnSchema> {
     error: turn.error,
     usage: turn.usage,
     options: turn.options,
+    agentId: turn.agentId,
+    agentVersion: turn.agentVersion,
     // A regenerate or an edit, by the message's public id.
     branch: turn.branch && { kind: turn.branch.kind, fromMessageId: formatMessageId(turn.branch.fromMessageId) },
     supersededBy: turn.supersededBy,

@@ -43,6 +43,7 @@ export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredM
     usage,
     ...(error ? { error } : {}),
     turnId: input.last.id,
+    ...(input.last.agentId !== null && input.last.agentVersion !== null ? { agentId: input.last.agentId, agentVersion: input.last.agentVersion } : {}),
     finishReason: input.last.finishReason,
     ...(callerToolCalls.length > 0 ? { callerToolCalls } : {}),
     ...(input.last.output !== undefined ? { output: input.last.output } : {}),

@@ -23,7 +23,10 @@ export const batchOptionsSchema = z
 export const batchJsonBodySchema = batchOptionsSchema.extend({
   items: z.array(z.unknown()),
   metadata: z.record(z.string(), z.unknown()).optional(),
-  defaults: partialItemSchema.omit({ customId: true }).optional(),
+  defaults: partialItemSchema
+    .omit({ customId: true })
+    .extend({ agent: z.string().min(1).max(120).optional().meta({ description: 'An agent every item runs on (`agent_…`, its name, `@N` to pin).' }) })
+    .optional(),
 });
 
 /** A JSON submission read up to its items: the options, and the items still to be checked one by one. */

@@ -7,6 +7,7 @@ import type { MessagesRepository } from '../store/messages-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
+import { storedAgentReference } from '../agents/agent-reference';
 import { itemResult } from './batch-item-result';
 import { contextBefore, nextUserMessage } from './batch-messages';
 
@@ -148,6 +149,7 @@ export class BatchRunner {
       ...(spec.model !== undefined ? { model: spec.model } : {}),
       ...(spec.tools !== undefined ? { tools: spec.tools } : {}),
       ...(spec.requireApproval !== undefined ? { requireApproval: spec.requireApproval } : {}),
+      ...(spec.agent !== undefined ? { agent: storedAgentReference(spec.agent) } : {}),
       metadata: { ...spec.metadata, batchId: batch.id, position: item.position, ...(item.customId ? { customId: item.customId } : {}) },
       batchId: batch.id,
     });

@@ -22,6 +22,8 @@ export interface BatchSubmissionDeps {
   maxBatchJsonBytes: number;
   /** MAX_BATCH_ITEMS. */
   maxBatchItems: number;
+  /** `defaults.agent` as its items store it (`agent_…` or `agent_…@N`); 404 for one the user may not name. */
+  resolveAgent(userId: string, reference: string): Promise<string>;
 }
 
 export interface BatchSubmission {
@@ -58,6 +60,7 @@ export async function submitBatch(deps: BatchSubmissionDeps, submission: BatchSu
 
   if (submission.format === 'json') {
     const batch = readJsonBatch(await readJsonBody(submission.body, deps), submission.query);
+    if (batch.defaults.agent !== undefined) batch.defaults.agent = await deps.resolveAgent(submission.userId, batch.defaults.agent);
     const checker = newChecker(deps, batch.options, batch.defaults, usableTools, submission.openAiEndpoint);
     const items: BatchItem[] = [];
     batch.items.forEach((value, index) => {

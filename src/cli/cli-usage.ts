@@ -55,6 +55,18 @@ const COMMANDS: CommandUsage[] = [
   { name: 'webhooks enable', synopsis: `webhooks enable <webhookId> ${API_OPTIONS}`, description: 'take an endpoint disabled for failing back into service' },
   { name: 'webhooks deliveries', synopsis: `webhooks deliveries <webhookId> ${API_OPTIONS}`, description: "an endpoint's latest deliveries: status, attempts, last answer" },
   { name: 'webhooks redeliver', synopsis: `webhooks redeliver <webhookId> <deliveryId> ${API_OPTIONS}`, description: 'send a delivery again (the same webhook-id)' },
+  { name: 'agents list', synopsis: `agents list ${API_OPTIONS}`, description: 'your agents not archived, the latest version of each' },
+  { name: 'agents show', synopsis: `agents show <agentId> [--version N] ${API_OPTIONS}`, description: "an agent's latest version (or --version N)" },
+  {
+    name: 'schedules create',
+    synopsis: `schedules create --content TEXT (--cron EXPR | --every 15m | --at ISO) [--timezone ZONE] [--agent REF] [--conversation ID] ${API_OPTIONS}`,
+    description: 'a schedule whose runs post --content as a turn (a new conversation each run unless --conversation)',
+  },
+  { name: 'schedules list', synopsis: `schedules list ${API_OPTIONS}`, description: 'your schedules and their next runs' },
+  { name: 'schedules pause', synopsis: `schedules pause <scheduleId> ${API_OPTIONS}`, description: 'no tick runs until it is resumed' },
+  { name: 'schedules resume', synopsis: `schedules resume <scheduleId> ${API_OPTIONS}`, description: 'from the next tick after now (ticks while paused are not caught up)' },
+  { name: 'schedules delete', synopsis: `schedules delete <scheduleId> ${API_OPTIONS}`, description: 'delete a schedule and its runs' },
+  { name: 'schedules runs', synopsis: `schedules runs <scheduleId> ${API_OPTIONS}`, description: "a schedule's runs, newest first: started, skipped or refused" },
   {
     name: 'usage',
     synopsis: `usage [--user ID] [--from ISO --to ISO] [--by day|model|conversation] ${API_OPTIONS}`,

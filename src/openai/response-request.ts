@@ -66,6 +66,18 @@ export const createResponseSchema = z
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
     ...responseSettingsFields,
     ...INERT_RESPONSE_FIELDS,
+    /** An agent of the user's (docs/API.md, "Agents"): `id` is `agent_…` (or its name), `version` pins one. */
+    prompt: z
+      .object({
+        id: z.string().min(1).max(100),
+        version: z
+          .union([z.string().regex(/^[1-9]\d{0,8}$/, 'a version number'), z.number().int().min(1)])
+          .nullable()
+          .optional(),
+      })
+      .strict()
+      .nullable()
+      .optional(),
   })
   .strict();
 export type CreateResponseRequest = z.infer<typeof createResponseSchema>;

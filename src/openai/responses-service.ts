@@ -9,6 +9,7 @@ import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repo
 import { findToolExchangeFault, type ExchangeMessage } from '../providers/tool-exchange-fault';
 import { buildMessages } from '../turns/build-messages';
 import type { TurnService } from '../turns/turn-service';
+import type { AgentReferences } from '../agents/agent-references';
 import { functionToolsError, splitFunctionTools, type UsableTools } from './function-tools';
 import { hasTurnInput, planResponseTurn, type CreateResponseRequest } from './response-request';
 import { responseObject, type ResponseObject } from './response-object';
@@ -28,6 +29,8 @@ export interface ResponsesServiceDeps {
   defaultModel: string;
   /** A response's usage: its turn's sum in the usage ledger. */
   ledger: Pick<UsageLedgerRepository, 'forTurn'>;
+  /** A `prompt`'s agent: the user's, not archived (404 otherwise). */
+  agentReferences: Pick<AgentReferences, 'resolve'>;
 }
 
 /** The Responses API on turns: a response is one turn of a conversation (docs/API.md, "OpenAI-compatible routes"). */
@@ -58,6 +61,8 @@ export class ResponsesService {
     if (joinedId && request.previous_response_id) throw invalid('conversation', 'give previous_response_id or conversation, not both');
     const joined = joinedId ? await this.deps.conversations.get(userId, joinedId) : null;
     if (joinedId && !joined) throw notFound('conversation');
+    const { prompt } = request;
+    const agent = prompt ? await this.deps.agentReferences.resolve(userId, prompt.version == null ? prompt.id : `${prompt.id}@${prompt.version}`, 'prompt') : undefined;
     const previous = request.previous_response_id ? await this.previous(userId, request.previous_response_id) : null;
     // The history before the last step was checked when it was stored: that step and the input are what can pair wrongly.
     const before: ExchangeMessage[] = previous
@@ -107,9 +112,11 @@ export class ResponsesService {
       onBusy: 'reject',
       alongside,
       ...(keyId ? { keyId } : {}),
+      ...(agent ? { agent } : {}),
       options: {
         ...(request.model !== undefined ? { model: request.model } : {}),
-        tools: tools.serverTools,
+        // Without tools of its own, a response on an agent offers the agent's.
+        ...(request.tools === undefined && agent ? {} : { tools: tools.serverTools }),
         ...(plan.toolChoice !== undefined ? { toolChoice: plan.toolChoice } : {}),
         ...(tools.functions.length > 0 ? { functions: tools.functions } : {}),
         ...(plan.instructions !== undefined ? { instructions: plan.instructions } : {}),

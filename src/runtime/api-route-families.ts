@@ -1,4 +1,6 @@
 import { adminRoutes } from '../api/admin-routes';
+import { agentsRoutes } from '../agents/routes/agents-routes';
+import { schedulesRoutes } from '../schedules/routes/schedules-routes';
 import { approvalsRoutes } from '../api/approvals-routes';
 import { batchesRoutes } from '../api/batches-routes';
 import { modelsRoutes } from '../api/models-routes';
@@ -22,6 +24,8 @@ import type { ApiResources } from './api-resources';
 export const apiRouteFamilies: readonly RouteFamily<ApiResources & AppAddedNeeds>[] = [
   conversationsRoutes,
   turnsRoutes,
+  agentsRoutes,
+  schedulesRoutes,
   toolsRoutes,
   modelsRoutes,
   usageRoutes,

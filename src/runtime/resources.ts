@@ -10,6 +10,9 @@ import { createMetrics, type Metrics } from '../metrics/metrics';
 import { createToolQueue } from '../queue/tool-queue';
 import { createWebhookQueue } from '../queue/webhook-queue';
 import { WebhooksRepository } from '../store/webhooks-repository';
+import { AgentReferences } from '../agents/agent-references';
+import { AgentsRepository } from '../agents/store/agents-repository';
+import { SchedulesRepository } from '../schedules/store/schedules-repository';
 import { SecretBox } from '../webhooks/secret-box';
 import { BATCH_TURN_QUEUE, batchPriority, createTurnQueue, enqueueResume, enqueueTurn, fairPriority } from '../queue/turn-queue';
 import { ConversationsRepository } from '../store/conversations-repository';
@@ -78,6 +81,12 @@ export interface Resources {
   toolApprovals: ToolApprovalsRepository;
   invocations: ToolInvocationsRepository;
   batches: BatchesRepository;
+  /** Agents and their versions. */
+  agents: AgentsRepository;
+  /** Checks a new reference to an agent (404 for one missing, someone else's or archived). */
+  agentReferences: AgentReferences;
+  /** Schedules and their runs. */
+  schedules: SchedulesRepository;
   tools: ToolRegistry;
   /** The providers and models (MODELS_FILE, or LLM_*), checked at start. */
   models: ModelCatalogue;
@@ -121,6 +130,7 @@ export async function createResources(config: Config, logger: Logger, options: {
     const tools = await loadTools(config, logger, metrics, redis, options.runsTools, closers);
     const conversations = new ConversationsRepository(db);
     const turns = new TurnsRepository(db);
+    const agents = new AgentsRepository(db);
     const eventLog = openEventLog(config, redisTarget, redis, conversations, closers);
 
     metrics.watchQueues([turnQueue, batchTurnQueue, toolQueue, webhookQueue]);
@@ -144,6 +154,9 @@ export async function createResources(config: Config, logger: Logger, options: {
       toolApprovals: new ToolApprovalsRepository(db),
       invocations: new ToolInvocationsRepository(db),
       batches: new BatchesRepository(db),
+      agents,
+      agentReferences: new AgentReferences(agents),
+      schedules: new SchedulesRepository(db),
       tools,
       models,
       targetCooldowns: new TargetCooldowns(redis, config.REDIS_PREFIX, { baseMs: config.PROVIDER_COOLDOWN_BASE_MS, maxMs: config.PROVIDER_COOLDOWN_MAX_MS }),

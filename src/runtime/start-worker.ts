@@ -11,6 +11,8 @@ import type { TurnRunnerDeps } from '../turns/turn-runner';
 import { startToolWorker } from '../tool-calls/tool-worker';
 import { TurnCancellations } from '../queue/turn-cancellations';
 import { startReconciler } from '../turns/turn-reconciler';
+import { ScheduleRunner } from '../schedules/schedule-runner';
+import { startScheduleTicker } from '../schedules/schedule-ticker';
 import { startTurnWorker } from '../turns/turn-worker';
 import { connectRedis } from '../redis/redis-connection';
 import type { Resources } from './resources';
@@ -62,7 +64,7 @@ export async function startWorker(
   const subscriber = connectRedis(resources.redisTarget, 'subscriber');
   for (const connection of [blocking, subscriber]) connection.on('error', (error) => logger.debug({ err: error }, 'worker redis error'));
 
-  const { shared, batchRunner } = sharedDeps(resources);
+  const { shared, batchRunner, turnService } = sharedDeps(resources);
   const queueSettings = {
     connection: blocking,
     prefix: resources.queuePrefix,
@@ -103,6 +105,10 @@ export async function startWorker(
           { intervalMs: config.RECONCILE_INTERVAL_MS, retentionDays: config.OPENAI_RETENTION_DAYS, logger },
         )
       : null;
+  const scheduleTicker = startScheduleTicker(
+    new ScheduleRunner({ schedules: resources.schedules, conversations: resources.conversations, turns: resources.turns, turnService, logger }),
+    { logger },
+  );
   const webhookWorker = startWebhookWorker(
     { ...queueSettings, concurrency: config.WEBHOOK_CONCURRENCY },
     {
@@ -137,6 +143,7 @@ export async function startWorker(
       await reconciler.stop();
       await batchRepair.stop();
       await retention?.stop();
+      await scheduleTicker.stop();
       await webhookRelay.stop();
       await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS), webhookWorker.close(config.SHUTDOWN_GRACE_MS)]);
       cancellations.close();
@@ -185,8 +192,8 @@ function sharedDeps(resources: Resources) {
     tracer: resources.tracer,
   };
   // Batch items move on where their turns end: here, in the workers.
-  const { batchRunner, onTurnEnded } = turnServiceWithBatches(resources, { ...common, maxActiveTurnsPerUser: config.MAX_ACTIVE_TURNS_PER_USER });
-  return { shared: { ...common, onTurnEnded }, batchRunner };
+  const { batchRunner, onTurnEnded, turnService } = turnServiceWithBatches(resources, { ...common, maxActiveTurnsPerUser: config.MAX_ACTIVE_TURNS_PER_USER });
+  return { shared: { ...common, onTurnEnded }, batchRunner, turnService };
 }
 
 /** A turn's defaults and limits, and the provider retry policy, from the config. */

@@ -37,7 +37,12 @@ export type BatchMessage = z.infer<typeof message> | { role: 'user'; content: Ch
  * One item as stored: defaults applied, at least one user message. `functions`: the caller's own
  * functions of an OpenAI line (TurnOptions.functions).
  */
-export type BatchItemSpec = Omit<z.infer<typeof partialItemSchema>, 'customId' | 'messages'> & { messages: BatchMessage[]; functions?: ToolDefinition[] };
+export type BatchItemSpec = Omit<z.infer<typeof partialItemSchema>, 'customId' | 'messages'> & {
+  messages: BatchMessage[];
+  functions?: ToolDefinition[];
+  /** The agent of `defaults.agent`, as checked at submission: `agent_…` or `agent_…@N`. */
+  agent?: string;
+};
 
 export interface BatchItem {
   /** 1-based position in the JSON `items`, or line in the JSONL body. */
@@ -53,4 +58,4 @@ export interface BatchOptions {
   skipInvalid: boolean;
 }
 
-export type BatchDefaults = Omit<z.infer<typeof partialItemSchema>, 'customId'>;
+export type BatchDefaults = Omit<z.infer<typeof partialItemSchema>, 'customId'> & { agent?: string };

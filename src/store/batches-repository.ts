@@ -53,6 +53,9 @@ export interface BatchItemResult {
   /** The item's last turn (what an OpenAI output line names), when it had one. */
   turnId?: string;
   finishReason?: string | null;
+  /** The agent and version its last turn ran on. */
+  agentId?: string;
+  agentVersion?: number;
   /** Calls of the caller's own functions its last step made (an OpenAI line's `tool_calls`). */
   callerToolCalls?: AssistantToolCall[];
   /** The last turn's structured output (its responseFormat's parsed answer). */

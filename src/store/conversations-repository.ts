@@ -24,6 +24,8 @@ export interface Conversation {
   responseFormat: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
   source: ConversationSource;
+  /** Its agent as a reference: `agent_…` (the latest version at each turn) or `agent_…@N` (pinned). */
+  agent: string | null;
   lastSeq: number;
   /** A fork's origin: the conversation and the message (`msg_<n>`) its copied path ends at. */
   forkedFrom: { conversationId: string; messageId: string } | null;
@@ -49,6 +51,8 @@ export interface NewConversation {
   openaiRetained?: boolean;
   /** Where it is made; default `api`. */
   source?: ConversationSource;
+  /** Its agent, checked by the caller (agents/agent-references.ts); a version left null is the latest at each turn. */
+  agent?: { agentId: string; agentVersion: number | null };
 }
 
 /** What `deleteIfIdle` did: a conversation with a turn still active stays. */
@@ -71,6 +75,8 @@ interface ConversationRow {
   response_format: ResponseFormat | null;
   metadata: Record<string, unknown> | null;
   source: ConversationSource;
+  agent_id: string | null;
+  agent_version: number | null;
   last_seq: number | string;
   forked_from_conversation_id: string | null;
   forked_from_message_id: string | number | null;
@@ -83,7 +89,7 @@ const EXPIRED_SQL = `c.openai_retained AND c.updated_at < $2 AND c.created_at < 
   AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND (t.status IN ('queued', 'running', 'waiting_tools') OR t.created_at >= $2 OR t.finished_at >= $2))`;
 
 const COLUMNS =
-  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, model_settings, response_format, metadata, source, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
+  'id, user_id, external_id, title, system, model, tools, require_approval, compaction, model_settings, response_format, metadata, source, agent_id, agent_version, last_seq, forked_from_conversation_id, forked_from_message_id, created_at, updated_at';
 
 export class ConversationsRepository {
   constructor(
@@ -101,8 +107,8 @@ export class ConversationsRepository {
 
   async create(input: NewConversation, db: Queryable = this.db): Promise<Conversation> {
     const { rows } = await db.query<ConversationRow>(
-      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format, source)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
+      `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format, source, agent_id, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING ${COLUMNS}`,
       this.insertParams(input),
     );
     return toConversation(rows[0]!);
@@ -116,8 +122,8 @@ export class ConversationsRepository {
   async createUnlessExternalIdTaken(input: NewConversation): Promise<NewConversationOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await this.db.query<ConversationRow>(
-        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format, source)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+        `INSERT INTO conversations (id, user_id, external_id, title, system, model, tools, metadata, batch_id, require_approval, openai_retained, compaction, model_settings, response_format, source, agent_id, agent_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (user_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING ${COLUMNS}`,
         this.insertParams(input),
       );
@@ -161,8 +167,8 @@ export class ConversationsRepository {
       `WITH origin AS (
          SELECT * FROM conversations WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, source, forked_from_conversation_id, forked_from_message_id)
-         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, source, id, $3 FROM origin
+         INSERT INTO conversations (id, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, source, agent_id, agent_version, forked_from_conversation_id, forked_from_message_id)
+         SELECT $4, user_id, title, system, model, tools, metadata, require_approval, compaction, model_settings, response_format, source, agent_id, agent_version, id, $3 FROM origin
          RETURNING ${COLUMNS}
        ), copied AS (
          INSERT INTO messages (conversation_id, step, role, content, tool_calls, tool_call_id, incomplete, reasoning)
@@ -242,6 +248,8 @@ export class ConversationsRepository {
       input.modelSettings === undefined ? null : JSON.stringify(input.modelSettings),
       input.responseFormat === undefined ? null : JSON.stringify(input.responseFormat),
       input.source ?? 'api',
+      input.agent?.agentId ?? null,
+      input.agent?.agentVersion ?? null,
     ];
   }
 
@@ -321,6 +329,7 @@ function toConversation(row: ConversationRow): Conversation {
     responseFormat: row.response_format,
     metadata: row.metadata,
     source: row.source,
+    agent: row.agent_id === null ? null : row.agent_version === null ? row.agent_id : `${row.agent_id}@${row.agent_version}`,
     lastSeq: Number(row.last_seq),
     forkedFrom:
       row.forked_from_conversation_id !== null && row.forked_from_message_id !== null

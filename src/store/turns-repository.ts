@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AgentConfig } from '../agents/store/agent-config';
 import type { EventPayload, Usage } from '../events/event';
 import type { CompactionPolicy } from '@switchyard/protocol';
 import type { ToolChoice, ToolDefinition } from '../providers/model-provider';
@@ -102,6 +103,9 @@ export interface Turn {
   uiMessageId: string | null;
   /** The API key that admitted it (null: none, as a batch's items). */
   keyId: string | null;
+  /** The agent the turn runs on and its version, resolved when it was recorded (migration 0040); null without one. */
+  agentId: string | null;
+  agentVersion: number | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -116,6 +120,8 @@ export interface BegunAttempt {
   restarted: boolean;
   previous: Pick<Turn, 'status' | 'awaiting'>;
   conversation: Pick<Conversation, 'system' | 'model' | 'tools' | 'requireApproval' | 'compaction' | 'modelSettings' | 'responseFormat'>;
+  /** The configuration of the agent version the turn runs on (null: no agent). */
+  agent: AgentConfig | null;
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
   /**
@@ -146,6 +152,7 @@ interface BegunRow extends TurnRow {
   conversation_model_settings: ModelSettings | null;
   conversation_response_format: ResponseFormat | null;
   user_allowed_tools: string[] | null;
+  agent_config: AgentConfig | null;
   history: MessageRow[] | null;
   step_calls: JsonToolCallRow[] | null;
   tool_messages_written: boolean;
@@ -181,6 +188,8 @@ interface TurnRow {
   superseded_by: string | null;
   ui_message_id: string | null;
   key_id: string | null;
+  agent_id: string | null;
+  agent_version: number | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -207,11 +216,13 @@ export interface NewTurn {
   uiMessageId?: string;
   /** The API key that admitted it: its budget counts the turn's calls too. */
   keyId?: string;
+  /** The turn's own agent (absent: its conversation's, if any); a version left null is the latest (migration 0040). */
+  agent?: { agentId: string; agentVersion: number | null };
 }
 
 const INSERT_COLUMNS =
-  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id, key_id)';
-const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13)";
+  '(id, conversation_id, user_id, status, input, options, idempotency_key, request_hash, batch_priority, traceparent, branch, from_message_id, ui_message_id, key_id, agent_id, agent_version)';
+const INSERT_VALUES = "($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14, $15::int)";
 
 /** A step recorded with the turn's running totals ($1 id, $2 attempt, $3–$7 from {@link recordStepParams}). */
 const RECORD_STEP = `step = $3, steps = steps || $4::jsonb,
@@ -284,7 +295,7 @@ export class TurnsRepository {
   async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {
     const { rows } = await this.db.query<TurnRow & { outcome: ClearAdmission['outcome']; active_of_user: number | null }>(
       `SELECT a.outcome, a.active_of_user, (a.turn).*
-         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14) a`,
+         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14, $15::int, $16) a`,
       [...this.insertParams(input), maxActiveOfUser],
     );
     const row = rows[0]!;
@@ -307,6 +318,8 @@ export class TurnsRepository {
       input.branch?.fromMessageId ?? null,
       input.uiMessageId ?? null,
       input.keyId ?? null,
+      input.agent?.agentId ?? null,
+      input.agent?.agentVersion ?? null,
     ];
   }
 
@@ -420,6 +433,7 @@ export class TurnsRepository {
        SELECT begun.*, c.system AS conversation_system, c.model AS conversation_model,
               c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, c.compaction AS conversation_compaction,
               c.model_settings AS conversation_model_settings, c.response_format AS conversation_response_format, u.allowed_tools AS user_allowed_tools,
+              (SELECT av.config FROM agent_versions av WHERE av.agent_id = begun.agent_id AND av.version = begun.agent_version) AS agent_config,
               CASE WHEN $3::boolean AND begun.options->'maxHistoryMessages' IS NULL AND (begun.step = 0 OR (SELECT settled FROM phase)) THEN
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
@@ -447,6 +461,7 @@ export class TurnsRepository {
         responseFormat: row.conversation_response_format,
       },
       userAllowedTools: row.user_allowed_tools,
+      agent: row.agent_config,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
       ...(row.step_calls
         ? {
@@ -658,6 +673,8 @@ function toTurn(row: TurnRow): Turn {
     supersededBy: row.superseded_by,
     uiMessageId: row.ui_message_id,
     keyId: row.key_id ?? null,
+    agentId: row.agent_id,
+    agentVersion: row.agent_version,
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

@@ -19,6 +19,7 @@ import { attemptOpeningEvents } from './attempt-opening';
 import type { ModelSettings } from '../providers/model-settings';
 import { DEFAULT_REPAIR_ATTEMPTS, providerResponseFormat, type ResponseFormat } from '../providers/response-format';
 import { checkOutput, repairMessages } from './structured-output';
+import { turnSettings, type TurnSettings } from './agent-settings';
 import { buildMessages } from './build-messages';
 import { startAtUserMessage } from './history-window';
 import { compactedRequest, loadCompactionState, type CompactionState } from './compacted-request';
@@ -153,6 +154,8 @@ interface AttemptRun {
   signal: AbortSignal;
   /** The attempt's opening events: they go out with the first event after them, in one append. */
   opening: EventPayload[];
+  /** The turn's options with its agent's under them, and its conversation's settings likewise (agent-settings.ts). */
+  settings: TurnSettings;
   model: string;
   /** The model's targets; a model the catalogue does not know (the models file changed) fails the turn at its step. */
   route: ModelLookup;
@@ -229,7 +232,9 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
 
 /** The attempt's events and fence, its opening events, and the settings its steps share. */
 async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<AttemptRun> {
-  const { turn, conversation } = begun;
+  const { turn } = begun;
+  const settings = turnSettings(turn.options, begun.conversation, begun.agent);
+  const { options, conversation } = settings;
   const attempt = turn.attempt;
   job.span.setAttributes({ [SWITCHYARD.turnAttempt]: attempt, [GEN_AI.conversationId]: turn.conversationId });
   const fenced = new AbortController();
@@ -243,16 +248,16 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     if (lost) await deps.providerCalls.insert(lost);
     opening.push(...attemptOpeningEvents({ attempt, committedStep: turn.step, previousStatus: begun.previous.status, marker }));
   }
-  const model = turn.options.model ?? conversation.model ?? deps.defaults.model;
+  const model = options.model ?? conversation.model ?? deps.defaults.model;
   const route = deps.models.lookup(model);
   // A compaction turn compacts under the conversation's policy, or the default one, with its own instructions.
-  const policy = turn.options.compact ? { ...conversation.compaction, ...turn.options.compact } : conversation.compaction;
+  const policy = options.compact ? { ...conversation.compaction, ...options.compact } : conversation.compaction;
   const compaction = await loadCompactionState(deps, turn.conversationId, policy, route.ok ? route.route : null, (message) =>
     log.warn({ model, reason: message }, "the conversation's compaction policy does not apply to the turn's model; it runs without"),
   );
   const offered = new Set(
     offeredToolNames({
-      turnTools: turn.options.tools,
+      turnTools: options.tools,
       conversationTools: conversation.tools,
       userAllowedTools: begun.userAllowedTools,
       available: deps.tools.list().map((tool) => tool.name),
@@ -270,13 +275,14 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     fenced: fenced.signal,
     signal: AbortSignal.any([jobSignal, fenced.signal]),
     opening,
+    settings,
     model,
     route,
-    maxSteps: turn.options.maxSteps ?? deps.defaults.maxSteps,
-    modelSettings: conversation.modelSettings || turn.options.modelSettings ? { ...conversation.modelSettings, ...turn.options.modelSettings } : undefined,
-    responseFormat: turn.options.responseFormat ?? conversation.responseFormat ?? undefined,
+    maxSteps: options.maxSteps ?? deps.defaults.maxSteps,
+    modelSettings: conversation.modelSettings || options.modelSettings ? { ...conversation.modelSettings, ...options.modelSettings } : undefined,
+    responseFormat: options.responseFormat ?? conversation.responseFormat ?? undefined,
     offered,
-    approvalRequired: approvalRequiredIn(deps.tools, turn.options.requireApproval, conversation.requireApproval),
+    approvalRequired: approvalRequiredIn(deps.tools, options.requireApproval, conversation.requireApproval),
     toolDefinitions: [...inOfferOrder(deps.tools.list().filter((tool) => offered.has(tool.name))), ...(turn.options.functions ?? [])],
     callerFunctions: new Set((turn.options.functions ?? []).map((fn) => fn.name)),
     takenToolCallIds: new Set(begun.toolCallIds),
@@ -380,7 +386,8 @@ async function checkStructuredAnswer(run: AttemptRun, format: ResponseFormat, st
  */
 async function streamOneStep(run: AttemptRun, step: number, { force = false, repair }: { force?: boolean; repair?: ChatMessage[] } = {}): Promise<RoutedStep> {
   const { deps, turn, attempt, events, toolDefinitions } = run;
-  const system = turn.options.instructions ?? run.begun.conversation.system;
+  const { options, conversation } = run.settings;
+  const system = options.instructions ?? conversation.system;
   let messages: ChatMessage[];
   let counted: number | undefined;
   if (run.compaction && run.route.ok) {
@@ -426,7 +433,7 @@ async function streamOneStep(run: AttemptRun, step: number, { force = false, rep
     request: {
       messages: [...messages, ...(repair ?? [])],
       ...(toolDefinitions.length > 0 ? { tools: toolDefinitions } : {}),
-      ...(toolDefinitions.length > 0 && turn.options.toolChoice ? { toolChoice: turn.options.toolChoice } : {}),
+      ...(toolDefinitions.length > 0 && options.toolChoice ? { toolChoice: options.toolChoice } : {}),
       ...(run.modelSettings ? { settings: run.modelSettings } : {}),
       ...(run.responseFormat ? { responseFormat: providerResponseFormat(run.responseFormat) } : {}),
     },
@@ -460,7 +467,7 @@ async function compactNow(run: AttemptRun): Promise<TurnRunOutcome> {
     turn,
     attempt,
     step: turn.step + 1,
-    system: turn.options.instructions ?? run.begun.conversation.system,
+    system: run.settings.options.instructions ?? run.settings.conversation.system,
     path: await run.readHistory(),
     tools: [],
     state,

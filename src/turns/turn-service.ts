@@ -16,6 +16,7 @@ import { announceTurnEnd, endTurn, recordTurnEnd, type TurnEndingDeps, type Turn
 import type { ModelCatalogue } from '../models/model-catalogue';
 import { budgetSubjects, firstReached, periodStarts } from '../usage/budget-decision';
 import type { BudgetsRepository } from '../usage/store/budgets-repository';
+import type { ResolvedAgentReference } from '../agents/agent-references';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
   conversations: TurnEndingDeps['conversations'];
@@ -45,6 +46,8 @@ export interface TurnRequest {
   uiMessageId?: string;
   /** The API key it comes with: its budget counts too. */
   keyId?: string;
+  /** The turn's own agent, checked by the caller (agents/agent-references.ts); absent: its conversation's. */
+  agent?: ResolvedAgentReference;
   /** Written in the transaction that records a new turn (an OpenAI response's record): both or neither. */
   alongside?: (tx: Queryable, turn: Turn) => Promise<void>;
 }
@@ -87,6 +90,7 @@ export class TurnService {
       ...(traceparent ? { traceparent } : {}),
       ...(request.uiMessageId ? { uiMessageId: request.uiMessageId } : {}),
       ...(request.keyId ? { keyId: request.keyId } : {}),
+      ...(request.agent ? { agent: request.agent } : {}),
       requestHash,
     };
     const { branch, alongside } = request;
@@ -217,8 +221,8 @@ export class TurnService {
 }
 
 function hashRequest(request: TurnRequest): string {
-  const { content, options, branch } = request;
+  const { content, options, branch, agent } = request;
   return createHash('sha256')
-    .update(JSON.stringify({ content, options, ...(branch ? { branch: { kind: branch.kind, from: branch.from } } : {}) }))
+    .update(JSON.stringify({ content, options, ...(branch ? { branch: { kind: branch.kind, from: branch.from } } : {}), ...(agent ? { agent } : {}) }))
     .digest('hex');
 }

@@ -29,6 +29,8 @@ export const chatRequestSchema = z.looseObject({
   messages: z.array(uiMessage).min(1).max(100_000),
   trigger: z.enum(['submit-message', 'regenerate-message']).default('submit-message'),
   messageId: z.string().max(150).optional(),
+  /** The transport's `body` option: the agent a new chat's conversation runs on (read on its first POST only). */
+  agent: z.string().min(1).max(120).optional(),
 });
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 

@@ -32,6 +32,7 @@ export function apiClient(baseUrl: string, apiKey?: string) {
     get: <T = any>(path: string) => request<T>('GET', path),
     post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>('POST', path, body ?? {}, headers),
     put: <T = any>(path: string, body: unknown) => request<T>('PUT', path, body),
+    patch: <T = any>(path: string, body: unknown) => request<T>('PATCH', path, body),
     delete: <T = any>(path: string) => request<T>('DELETE', path),
   };
 }

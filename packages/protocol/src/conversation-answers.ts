@@ -32,6 +32,7 @@ const conversationFields = {
   responseFormat: z.nullable(responseFormatSchema).check(z.describe("Its turns' structured output, unless a turn brings its own.")),
   metadata: z.nullable(z.record(z.string(), z.unknown())),
   source: conversationSourceSchema.check(z.describe('Where it was made; `GET /v1/conversations?source=` filters on it.')),
+  agent: z.nullable(z.string()).check(z.describe('Its agent: `agent_…` (the latest version at each turn) or `agent_…@N` (pinned).')),
   lastSeq: z.int().check(z.nonnegative(), z.describe("The conversation's latest event seq.")),
   forkedFrom: z
     .nullable(z.object({ conversationId: z.string(), messageId: z.string() }))

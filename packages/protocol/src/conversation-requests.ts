@@ -47,6 +47,9 @@ export const createConversationSchema = z.strictObject({
   modelSettings: z.optional(modelSettingsSchema),
   responseFormat: z.optional(responseFormatSchema),
   metadata: z.optional(z.record(z.string(), z.unknown())),
+  agent: z
+    .optional(z.string().check(z.minLength(1), z.maxLength(120)))
+    .check(z.describe('An agent (`agent_…` or its name): its latest version at each turn, or `@N` pinned (`agent_…@3`).')),
   externalId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });
 export type CreateConversationRequest = z.input<typeof createConversationSchema>;

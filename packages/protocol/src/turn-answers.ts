@@ -59,6 +59,8 @@ const turnFields = {
   error: z.nullable(errorValue),
   usage,
   options: turnOptions,
+  agentId: z.nullable(z.string()).check(z.describe("The agent the turn runs on (its own, else its conversation's); null without one.")),
+  agentVersion: z.nullable(z.int()).check(z.describe("That agent's version, resolved when the turn was admitted and kept through its restarts.")),
   branch: z
     .nullable(z.object({ kind: z.enum(['regenerate', 'edit']), fromMessageId: z.string() }))
     .check(z.describe('A regenerate (answers `fromMessageId` again) or an edit (replaces it); null for other turns.')),

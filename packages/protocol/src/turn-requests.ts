@@ -25,6 +25,9 @@ export const createTurnSchema = z
     maxHistoryMessages: z.optional(z.int().check(z.gte(1), z.lte(100_000))),
     modelSettings: z.optional(modelSettingsSchema).check(z.describe("Sent with every step's request; over the conversation's, field by field.")),
     responseFormat: z.optional(responseFormatSchema).check(z.describe("Structured output, in place of the conversation's.")),
+    agent: z
+      .optional(z.string().check(z.minLength(1), z.maxLength(120)))
+      .check(z.describe("This turn's agent in place of the conversation's: `agent_…` or its name, `@N` to pin a version.")),
     onBusy: z._default(z.enum(['reject', 'enqueue', 'interrupt']), 'reject'),
   })
   .check(

@@ -60,6 +60,8 @@ export const batchResultLineSchema = z
     usage,
     error: z.optional(errorValue),
     output: z.unknown().optional().meta({ description: "With a responseFormat: the item's last answer, parsed and validated." }),
+    agentId: z.string().optional().meta({ description: "The agent the item's last turn ran on (`defaults.agent`)." }),
+    agentVersion: z.number().int().optional().meta({ description: 'Its version, resolved when that turn was admitted.' }),
   })
   .meta({ id: 'BatchResultLine' });
 

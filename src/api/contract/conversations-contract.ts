@@ -26,7 +26,7 @@ export const conversationPaths = documentPaths('Conversations', {
       access: 'user',
       jsonBody: createConversationSchema,
       responses: { '201': jsonResponse('The conversation.', conversationSchema) },
-      errors: ['external_id_conflict'],
+      errors: ['external_id_conflict', 'not_found'],
     },
     get: {
       operationId: 'listConversations',

@@ -13,7 +13,7 @@ import { errorResponses } from './error-contract';
 
 /** Who may call a route: a user (API key, or a session token where its scope allows), the admin, anyone. */
 type Access = 'user' | 'admin' | 'public';
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** One route as the document shows it; the errors of its access and body are added by {@link documentPaths}. */
 interface OperationSpec {

@@ -1,5 +1,7 @@
 import { UsageLedgerRepository } from '../../usage/store/usage-ledger-repository';
 import type { Logger } from 'pino';
+import { formatAgentReference } from '../../agents/agent-reference';
+import type { AgentReferences } from '../../agents/agent-references';
 import type { LiveSseOptions } from '../../api/live-sse';
 import type { RouteFamily } from '../../api/route-family';
 import type { ConversationEventSource } from '../../api/turn-event-stream';
@@ -40,6 +42,8 @@ interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
   /** The model a response or an output line names when its request named none (the catalogue's default). */
   models: Pick<ModelCatalogue, 'defaultModel' | 'models'>;
   logger: Logger;
+  /** A Responses `prompt` and a batch's agent: the user's, not archived. */
+  agentReferences: Pick<AgentReferences, 'resolve'>;
   /** Where the dialect's files, batches and responses are kept (openai/store/). */
   db: Db;
   conversations: Pick<ConversationsRepository, 'create' | 'get' | 'updateMetadata' | 'deleteIfIdle'>;
@@ -80,6 +84,7 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
     const usableTools = (userId: string) => usableToolsByName(usableToolsOf(needs), userId);
     const responses = new ResponsesService({
       ledger: new UsageLedgerRepository(needs.db),
+      agentReferences: needs.agentReferences,
       conversations: needs.conversations,
       messages: needs.messages,
       turns: needs.turns,
@@ -117,6 +122,8 @@ export const openAiRoutes: RouteFamily<OpenAiRoutesNeeds> = {
         maxBatchBytes: Math.max(config.MAX_BATCH_BYTES, config.OPENAI_MAX_FILE_BYTES),
         maxBatchJsonBytes: config.MAX_BATCH_JSON_BYTES,
         maxBatchItems: config.MAX_BATCH_ITEMS,
+        // A JSONL file has no defaults: nothing names an agent there.
+        resolveAgent: async (userId, reference) => formatAgentReference(await needs.agentReferences.resolve(userId, reference)),
       },
       runner: needs.batchRunner,
       startBatch: needs.startBatch,

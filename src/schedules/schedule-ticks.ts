@@ -1,0 +1,49 @@
+import { nextTick, type SchedulePlan } from './schedule-plan';
+import type { CatchUp, Schedule } from './store/schedules-repository';
+
+/** A tick this much past its time was missed (no worker ran then): `catchUp` decides what it gets. */
+export const MISSED_AFTER_MS = 60_000;
+/** Ticks looked at in one pass of one schedule: past it, the rest are folded into the last. */
+const MAX_TICKS_PER_PASS = 1000;
+
+/** The schedule's plan, as nextTick reads it. */
+export function planOf(schedule: Pick<Schedule, 'cron' | 'everyMs' | 'firstAt' | 'at' | 'timezone'>): SchedulePlan {
+  if (schedule.cron !== null) return { kind: 'cron', cron: schedule.cron, timezone: schedule.timezone };
+  if (schedule.everyMs !== null) return { kind: 'every', everyMs: schedule.everyMs, firstAt: schedule.firstAt! };
+  return { kind: 'at', at: schedule.at! };
+}
+
+/** The first tick after `after` within `endAt`, null when none is left. Pure. */
+export function nextRunAfter(plan: SchedulePlan, after: Date, endAt: Date | null): Date | null {
+  const next = nextTick(plan, after);
+  return next && (!endAt || next.getTime() <= endAt.getTime()) ? next : null;
+}
+
+/** What a pass does with a schedule's due ticks. */
+export interface TickDecision {
+  /** The tick that runs, if any. */
+  run: Date | null;
+  /** Ticks recorded `skipped` (missed, with `catchUp: "skip"`). */
+  skipped: Date[];
+  /** Where the schedule goes on from. */
+  nextRunAt: Date | null;
+}
+
+/**
+ * The due ticks from `nextRunAt` up to `now`: on time, the tick runs; missed while no worker ran,
+ * `catchUp: "one"` runs once for all of them (as the latest), `"skip"` records them skipped and
+ * runs only one still on time. Pure.
+ */
+export function decideTicks(input: { plan: SchedulePlan; nextRunAt: Date; endAt: Date | null; catchUp: CatchUp; now: Date }): TickDecision {
+  const due: Date[] = [];
+  let tick: Date | null = input.nextRunAt;
+  while (tick && tick.getTime() <= input.now.getTime() && due.length < MAX_TICKS_PER_PASS) {
+    due.push(tick);
+    tick = nextRunAfter(input.plan, tick, input.endAt);
+  }
+  const nextRunAt = tick && tick.getTime() <= input.now.getTime() ? nextRunAfter(input.plan, input.now, input.endAt) : tick;
+  const last = due[due.length - 1] ?? null;
+  if (input.catchUp === 'one') return { run: last, skipped: [], nextRunAt };
+  const missed = (at: Date) => input.now.getTime() - at.getTime() > MISSED_AFTER_MS;
+  return { run: last && !missed(last) ? last : null, skipped: due.filter(missed), nextRunAt };
+}
