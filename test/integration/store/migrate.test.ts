@@ -82,8 +82,10 @@ describe('migrations', () => {
   });
 
   it("0014 marks the conversations batch items ran in, earlier runs too, and only those of the user's own batches", async () => {
+    // The database as it was before 0014: later migrations build on what 0014 adds.
     const before = await copyOfMigrations();
-    await rm(path.join(before, '0014_conversation_batch.sql'));
+    const fromFourteen = readMigrations(before).filter((migration) => migration.id >= 14);
+    for (const migration of fromFourteen) await rm(path.join(before, migration.file));
     const { db } = await open();
     try {
       await migrate(db, before);
@@ -94,7 +96,7 @@ describe('migrations', () => {
           ('run1', 'u1', 'batch:batch_a:0:1'), ('run2', 'u1', 'batch:batch_a:0:2'), ('chat', 'u1', 'a-chat'), ('rest', 'u1', NULL),
           ('lookalike', 'u1', 'batch:batch_missing:0:1'), ('foreign', 'u2', 'batch:batch_a:0:1')`),
       );
-      expect(await migrate(db)).toEqual([14]);
+      expect(await migrate(db)).toEqual(fromFourteen.map((migration) => migration.id));
       const { rows } = await db.query<{ id: string; batch_id: string | null }>('SELECT id, batch_id FROM conversations ORDER BY ordinal');
       expect(rows).toEqual([
         { id: 'run1', batch_id: 'batch_a' },
