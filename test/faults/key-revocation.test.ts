@@ -94,7 +94,7 @@ describe('a revoked key', () => {
 
     const revoked = await runToExit('workers/cli.ts', stack.childEnv({ LOG_LEVEL: 'silent' }), ['keys', 'revoke', user.keyId]);
     expect(revoked.code).toBe(0);
-    expect(JSON.parse(revoked.stdout)).toEqual({ revoked: user.keyId, announced: true });
+    expect(JSON.parse(revoked.stdout)).toEqual({ revoked: user.keyId, revokedAt: expect.any(String), announced: true });
 
     for (const socket of sockets) expect(await socket.whenClosed()).toEqual({ code: 1008, reason: 'the API key was revoked' });
     expect(lastEvent(await sse.ended)).toBe(REVOKED_EVENT);
