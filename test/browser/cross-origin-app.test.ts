@@ -149,7 +149,7 @@ describe.each(AI_SDKS)('AI SDK $major', ({ major, nodePaths }) => {
 /** The `useChat` guide's component (docs/guides/use-chat.md), as a developer copies it, pointed at this API. */
 async function readmeChatComponent(apiUrl: string): Promise<string> {
   const readme = await readFile(path.join(ROOT, 'docs/guides/use-chat.md'), 'utf8');
-  const code = /```tsx\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('**`useChat` (AI SDK 6) against Switchyard.**')))?.[1];
+  const code = /```tsx\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('**`useChat` (AI SDK 6 or 7) against Switchyard.**')))?.[1];
   if (!code) throw new Error("docs/guides/use-chat.md's useChat paragraph has no tsx block");
   const pointed = code.replace("const API = 'http://127.0.0.1:3000';", `const API = '${apiUrl}';`);
   if (pointed === code) throw new Error("docs/guides/use-chat.md's useChat component no longer sets const API = 'http://127.0.0.1:3000'");
