@@ -11,6 +11,9 @@ COPY package.json package-lock.json ./
 # protocol) and packages/client (@switchyard/client, the client library).
 COPY packages/protocol/package.json ./packages/protocol/
 COPY packages/client/package.json ./packages/client/
+# And the fixture that holds AI SDK 7 for the browser tests (test/fixtures/ai-sdk-7): its packages
+# are development dependencies, which the prune below leaves behind.
+COPY test/fixtures/ai-sdk-7/package.json ./test/fixtures/ai-sdk-7/
 # `npm ci` installs exactly the lock, which names every platform's optional build (msgpackr-extract's
 # included); where a registry lacks one of them and `npm ci` refuses, `npm install` with the same lock
 # installs the same tree. `--ignore-scripts`: the tree works without its install scripts (esbuild's

@@ -20,7 +20,7 @@ export function ChatPage({ chatId, backend }: { chatId: string; backend: Backend
 }
 
 function Chat({ chatId, backend, history }: { chatId: string; backend: Backend; history: UIMessage[] }) {
-  const { messages, sendMessage, status, addToolOutput, addToolApprovalResponse } = useChat({
+  const { messages, setMessages, sendMessage, status, error, resumeStream, addToolOutput, addToolApprovalResponse } = useChat({
     id: chatId, // the conversation's externalId: made on first use
     messages: history,
     transport: new DefaultChatTransport({
@@ -29,7 +29,7 @@ function Chat({ chatId, backend, history }: { chatId: string; backend: Backend; 
       // Switchyard reads only the last message: send only that one.
       prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } }),
     }),
-    resume: ['queued', 'running', 'waiting_tools', 'waiting_approval'].includes((history.at(-1)?.metadata as { turnStatus?: string } | undefined)?.turnStatus ?? ''),
+    resume: isOpen(history.at(-1)),
     // A client tool's output or a person's decision completes the step: send it, the same turn goes on.
     sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
     // The client tool of examples/tools/browser.json: only a browser knows its user's time zone.
@@ -39,6 +39,29 @@ function Chat({ chatId, backend, history }: { chatId: string; backend: Backend; 
       }
     },
   });
+  // A connection dropped mid-stream (Wi-Fi gone, laptop asleep) surfaces as `TypeError: network error`
+  // while the turn runs on in Switchyard; `resume` does not pick it up (it is on only when the page
+  // loaded into an open turn). If the stored turn is still open, resume: GET /api/chat/:id/stream
+  // replays it from its start, which AI SDK 7 shows in place of the partial message (AI SDK 6 appends
+  // it: see docs/guides/use-chat.md); if it ended meanwhile, show it as stored.
+  // Offline, wait to be back online; otherwise try again after a second (a failure is a new error).
+  useEffect(() => {
+    if (!(error instanceof TypeError)) return;
+    const recover = async () => {
+      const stored: UIMessage[] = await (
+        await fetch(`${backend.api}/api/chat/${encodeURIComponent(chatId)}/messages`, { headers: { authorization: `Bearer ${backend.token}` } })
+      ).json();
+      if (isOpen(stored.at(-1))) await resumeStream();
+      else setMessages(stored);
+    };
+    const retry = () => void recover().catch(() => setTimeout(retry, 1_000));
+    if (!navigator.onLine) {
+      window.addEventListener('online', retry, { once: true });
+      return () => window.removeEventListener('online', retry);
+    }
+    const timer = setTimeout(retry, 1_000);
+    return () => clearTimeout(timer);
+  }, [error, resumeStream, setMessages, backend, chatId]);
   const send = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const input = event.currentTarget.elements.namedItem('text') as HTMLInputElement;
@@ -78,4 +101,9 @@ function Chat({ chatId, backend, history }: { chatId: string; backend: Backend; 
       </form>
     </div>
   );
+}
+
+/** Whether a stored message is the assistant message of a turn still open (GET /api/chat/:id/stream replays it). */
+function isOpen(message: UIMessage | undefined): boolean {
+  return ['queued', 'running', 'waiting_tools', 'waiting_approval'].includes((message?.metadata as { turnStatus?: string } | undefined)?.turnStatus ?? '');
 }

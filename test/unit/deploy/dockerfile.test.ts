@@ -39,6 +39,22 @@ describe('Dockerfile', () => {
     expect(compile).toBeLessThan(prune);
   });
 
+  it("copies every workspace's manifest before the install, so that the lock, which names them all, installs as written", () => {
+    const { workspaces } = JSON.parse(readRepoFile('package.json')) as { workspaces: string[] };
+    const manifests = workspaces.flatMap((pattern) =>
+      pattern.endsWith('/*') ? fs.readdirSync(path.join(ROOT, pattern.slice(0, -2))).map((name) => `${pattern.slice(0, -1)}${name}/package.json`) : [`${pattern}/package.json`],
+    );
+    const instructions = build!.instructions;
+    const install = instructions.findIndex((instruction) => instruction.getKeyword() === 'RUN' && /^npm (ci|install)\b/.test(instruction.getRawArgumentsContent() ?? ''));
+    const copiedBefore = only(instructions.slice(0, install), 'COPY').flatMap((copy) => words(copy).slice(0, -1));
+    expect(copiedBefore).toEqual(expect.arrayContaining(manifests));
+    // .dockerignore keeps test/ out of the context; the fixture's manifest comes back in by name.
+    const ignored = readRepoFile('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim());
+    for (const manifest of manifests.filter((file) => file.startsWith('test/'))) expect(ignored).toContain(`!${manifest}`);
+  });
+
   it('installs and builds nothing in the runtime stage: its dependencies come from the build stage', () => {
     for (const command of runs(runtime.instructions)) expect(command).not.toMatch(/\b(npm|npx|yarn|pnpm|tsc|tsx|apt-get)\b/);
     const copies = only(runtime.instructions, 'COPY') as Copy[];
