@@ -73,6 +73,15 @@ export class UsageLedgerRepository {
   }
 
   /**
+   * A conversation's lines summed: a batch item's usage (each item is a conversation of its own),
+   * every turn and call of it, discarded attempts included. Read through its index (0055).
+   */
+  async forConversation(conversationId: string): Promise<UsageFigures> {
+    const { rows } = await this.db.query<SumRow>(`SELECT ${SUMS} FROM provider_calls WHERE conversation_id = $1`, [conversationId]);
+    return figuresOf(rows[0]!);
+  }
+
+  /**
    * A turn's lines summed: everything the provider billed for it, discarded attempts included.
    * The SQL function its webhooks read too (migrations/0032_budget_waits.sql): one figure everywhere.
    */

@@ -52,7 +52,7 @@ describe('budgets', () => {
       return (await api.get(`/v1/turns/${posted.body.turnId}`)).body;
     };
     const statusOf = async (turnId: string) => (await api.get(`/v1/turns/${turnId}`)).body.status as string;
-    return { api, client, userId, post, runTurn, statusOf };
+    return { api, apiKey: made.apiKey, client, userId, post, runTurn, statusOf };
   }
 
   const TOOL_THEN_TEXT = TOOL_THEN_TEXT_SCENARIO;
@@ -202,6 +202,49 @@ describe('budgets', () => {
     expect(cost.some((line) => line.includes('model="first/scripted"'))).toBe(true);
     expect(metrics).toMatch(/switchyard_ledger_tokens_total\{model="first\/scripted",kind="prompt"\} [1-9]/);
     expect(cost.join('\n')).not.toContain('user');
+  });
+
+  it("gives a streamed chat completion's and a batch's cost (its results and its batch.completed webhook) as the ledger sums it", async () => {
+    const user = await userWithTurn();
+    const totalCost = async () => (await user.api.get('/v1/usage?groupBy=model')).body.totals.costUsd as number;
+
+    const beforeChat = await totalCost();
+    const streamed = await fetch(`${two.stack.url}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'duo',
+        messages: [{ role: 'user', content: markedScripted({ text: 'A streamed chat.' }, `sc-${randomBytes(4).toString('hex')}`) }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    });
+    const lines = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: '));
+    expect(lines.at(-1)).toBe('data: [DONE]');
+    const usageChunk = JSON.parse(lines.at(-2)!.slice('data: '.length));
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage.cost_usd).toBeGreaterThan(0);
+    expect(usageChunk.usage.cost_usd).toBeCloseTo((await totalCost()) - beforeChat, 8);
+
+    const hook = await WebhookReceiver.start();
+    try {
+      expect((await user.api.post('/v1/webhooks', { url: hook.url(), events: ['batch.completed'] })).status).toBe(201);
+      const beforeBatch = await totalCost();
+      const submitted = await user.api.post('/v1/batches', { items: [{ messages: [markedScripted(TOOL_THEN_TEXT, `bt-${randomBytes(4).toString('hex')}`)] }] });
+      expect(submitted.status).toBe(202);
+      const [webhook] = await hook.waitFor(1);
+      const spent = (await totalCost()) - beforeBatch;
+      expect(spent).toBeGreaterThan(0);
+      expect(webhook!.json).toMatchObject({ type: 'batch.completed', data: { batchId: submitted.body.batchId } });
+      expect(webhook!.json.data.usage.costUsd).toBeCloseTo(spent, 8);
+      const batch = (await user.api.get(`/v1/batches/${submitted.body.batchId}`)).body;
+      expect(batch.usage.costUsd).toBeCloseTo(spent, 8);
+      const result = (await user.api.get(`/v1/batches/${submitted.body.batchId}/results`)).body;
+      expect(result.usage.costUsd).toBeCloseTo(spent, 8);
+      expect(result.usage.totalTokens).toBe(batch.usage.totalTokens);
+    } finally {
+      await hook.close();
+    }
   });
 
   it('tells of a budget reached with one budget.exceeded webhook per period, whoever finds it reached', async () => {
