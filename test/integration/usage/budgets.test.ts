@@ -247,6 +247,42 @@ describe('budgets', () => {
     }
   });
 
+  it('is overshot by at most one step per turn running when it is reached: measured with four turns at once', async () => {
+    const user = await userWithTurn();
+    const limitTokens = 1;
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitTokens, onExceeded: 'reject' });
+    // Four conversations whose first steps stream side by side (each a tool call, then text).
+    const slowTool = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], tokenDelayMs: 50 }, { text: 'It is 42.' }] };
+    const running = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const conversationId = (await user.api.post('/v1/conversations', {})).body.id as string;
+        const client = await TestWsClient.subscribed(two.stack.url, { apiKey: user.apiKey }, conversationId);
+        clients.push(client);
+        return { conversationId, client };
+      }),
+    );
+    const posted = await Promise.all(
+      running.map(({ conversationId }) => user.api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(slowTool, `o-${randomBytes(4).toString('hex')}`) })),
+    );
+    expect(posted.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
+    await Promise.all(posted.map((answer, i) => running[i]!.client.waitForTurnEnd(answer.body.turnId)));
+
+    const { rows } = await two.stack.resources.db.query<{ turn_id: string; steps: number; tokens: number }>(
+      `SELECT turn_id, count(*)::int AS steps, SUM(total_tokens)::int AS tokens FROM provider_calls WHERE user_id = $1 GROUP BY turn_id`,
+      [user.userId],
+    );
+    // No turn took its second step: each stopped after the step that was running when the limit
+    // was reached (a turn whose first step started only after it was reached took none).
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((row) => row.steps === 1)).toBe(true);
+    const turns = await Promise.all(posted.map(async (answer) => (await user.api.get(`/v1/turns/${answer.body.turnId}`)).body));
+    expect(turns.map((turn) => turn.error?.code)).toEqual(['budget_exceeded', 'budget_exceeded', 'budget_exceeded', 'budget_exceeded']);
+    const spent = (await admin.get(`/v1/admin/users/${user.userId}/budget`)).body.spentTokens as number;
+    expect(spent).toBe(rows.reduce((total, row) => total + row.tokens, 0));
+    // The bound of the guide: the turns running when it was reached × one step each.
+    expect(spent - limitTokens).toBeLessThanOrEqual(rows.length * Math.max(...rows.map((row) => row.tokens)));
+  });
+
   it('tells of a budget reached with one budget.exceeded webhook per period, whoever finds it reached', async () => {
     const user = await userWithTurn();
     const hook = await WebhookReceiver.start();
