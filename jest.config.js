@@ -33,6 +33,7 @@ const STARTS_PROCESSES = [
   'tools/mcp-tools',
   'tools/mcp-where-tools-run',
   'traces',
+  'usage/budget-two-apis',
   'two-deployments',
   'webhooks/webhooks-cli',
   'worker-logs',

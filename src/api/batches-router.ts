@@ -179,7 +179,7 @@ export function resultLine(item: BatchItemRecord): z.output<typeof batchResultLi
     text: result?.text ?? '',
     ...(result?.messageId ? { messageId: result.messageId } : {}),
     toolCalls: result?.toolCalls ?? [],
-    usage: result?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    usage: result?.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
     ...(result?.error ? { error: result.error } : {}),
     ...(result?.output !== undefined ? { output: result.output } : {}),
     ...(result?.agentId !== undefined && result.agentVersion !== undefined ? { agentId: result.agentId, agentVersion: result.agentVersion } : {}),

@@ -2,22 +2,19 @@ import type { BatchItemResult } from '../store/batches-repository';
 import type { StoredMessage } from '../store/messages-repository';
 import type { ToolCallRecord } from '../store/tool-calls-repository';
 import type { Turn } from '../store/turns-repository';
+import type { UsageFigures } from '../usage/store/usage-ledger-repository';
 
 /**
  * An ended item's result (docs/API.md, "Results"): the final assistant text of its last turn,
  * the tool calls of its conversation's path (`messages`: a call an edit or a regenerate
- * replaced is not on it), usage summed over every turn that ran, and the error of a turn that
+ * replaced is not on it), `usage` (the ledger's sum for its conversation: every turn that ran, with its cost), and the error of a turn that
  * did not complete, and the structured output of a last turn that had a responseFormat. Pure.
  */
-export function itemResult(input: { turns: Turn[]; last: Turn; messages: StoredMessage[]; calls: ToolCallRecord[] }): BatchItemResult {
+export function itemResult(input: { last: Turn; messages: StoredMessage[]; calls: ToolCallRecord[]; usage: UsageFigures }): BatchItemResult {
   const lastTexts = input.messages.filter((message) => message.role === 'assistant' && message.turnId === input.last.id && typeof message.content === 'string');
   const onPath = new Set(input.messages.flatMap((message) => (message.toolCalls ?? []).map((call) => `${message.turnId}\n${call.id}`)));
-  const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  for (const turn of input.turns) {
-    usage.promptTokens += turn.usage.promptTokens;
-    usage.completionTokens += turn.usage.completionTokens;
-    usage.totalTokens += turn.usage.totalTokens;
-  }
+  const { promptTokens, completionTokens, totalTokens, costUsd } = input.usage;
+  const usage = { promptTokens, completionTokens, totalTokens, costUsd };
   const error =
     input.last.status === 'failed'
       ? (input.last.error ?? { code: 'failed', message: 'the turn failed' })

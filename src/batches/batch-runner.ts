@@ -4,6 +4,7 @@ import type { BatchItemRecord, BatchItemResult, BatchesRepository, RunningBatch 
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
 import type { MessagesRepository } from '../store/messages-repository';
+import type { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import { isTerminal, type Turn, type TurnsRepository } from '../store/turns-repository';
 import type { TurnService } from '../turns/turn-service';
@@ -18,6 +19,8 @@ export interface BatchRunnerDeps {
   messages: Pick<MessagesRepository, 'insertContext' | 'list'>;
   turns: Pick<TurnsRepository, 'listForConversation'>;
   toolCalls: Pick<ToolCallsRepository, 'listForTurn'>;
+  /** An item's usage: its conversation's sum in the usage ledger. */
+  ledger: Pick<UsageLedgerRepository, 'forConversation'>;
   turnService: Pick<TurnService, 'create' | 'cancel'>;
   metrics: Pick<Metrics, 'batchItemsStarted' | 'batchItemsEnded'>;
   /** MAX_ACTIVE_TURNS_PER_USER: a batch claims no more items than its user has free turn slots. */
@@ -214,13 +217,17 @@ export class BatchRunner {
   }
 
   private async result(conversationId: string, last: Turn): Promise<BatchItemResult> {
-    const [turns, messages] = await Promise.all([this.deps.turns.listForConversation(conversationId), this.deps.messages.list(conversationId)]);
+    const [turns, messages, usage] = await Promise.all([
+      this.deps.turns.listForConversation(conversationId),
+      this.deps.messages.list(conversationId),
+      this.deps.ledger.forConversation(conversationId),
+    ]);
     const calls = (await Promise.all(turns.map((turn) => this.deps.toolCalls.listForTurn(turn.id)))).flat();
-    return itemResult({ turns, last, messages, calls });
+    return itemResult({ last, messages, calls, usage });
   }
 }
 
-const EMPTY_RESULT: BatchItemResult = { text: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } };
+const EMPTY_RESULT: BatchItemResult = { text: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 } };
 const CANCELLED = { code: 'cancelled', message: 'the batch was cancelled' };
 
 /** How many turns an item has posted once its current message's turn exists. */

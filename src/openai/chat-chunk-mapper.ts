@@ -1,5 +1,6 @@
 import type { SwitchyardEvent } from '../events/event';
-import { chatFinishReason } from './chat-completion-object';
+import type { UsageFigures } from '../usage/store/usage-ledger-repository';
+import { chatFinishReason, chatUsage } from './chat-completion-object';
 
 /** One `chat.completion.chunk`. */
 export type ChatChunk = Record<string, unknown> & { object: 'chat.completion.chunk' };
@@ -9,9 +10,12 @@ export interface ChatChunkMapper {
   start(): ChatChunk;
   /**
    * The chunks of one of the turn's events, in seq order; `ended` once the turn ended, `error`
-   * when it failed (the stream then ends with OpenAI's error data, not `[DONE]`).
+   * when it failed (the stream then ends with OpenAI's error data, not `[DONE]`); `usageDue`
+   * when the stream asked for its usage and it is to be sent now, before `[DONE]`.
    */
-  map(event: SwitchyardEvent): { chunks: ChatChunk[]; ended: boolean; error?: { code: string; message: string } };
+  map(event: SwitchyardEvent): { chunks: ChatChunk[]; ended: boolean; usageDue?: true; error?: { code: string; message: string } };
+  /** The usage chunk: the ledger's sum for the turn, with no choices, as OpenAI sends it. */
+  usage(figures: UsageFigures): ChatChunk;
 }
 
 /**
@@ -19,7 +23,8 @@ export interface ChatChunkMapper {
  * pure: text as `delta.content`; the calls of the caller's functions (`callerFunctions`) as
  * `delta.tool_calls` numbered within their step, the calls Switchyard runs itself not at all;
  * the turn's end as a chunk with `finish_reason`, and with `includeUsage` one more with the
- * totals of all steps and no choices, as OpenAI sends it. Chat Completions has no way to take
+ * ledger's sum for the turn (read by the caller: the event's own usage has no cost) and no
+ * choices, as OpenAI sends it. Chat Completions has no way to take
  * back what was sent: a discarded attempt's text stays with its reader.
  */
 export function createChatChunkMapper(input: { id: string; created: number; model: string; includeUsage: boolean; callerFunctions: ReadonlySet<string> }): ChatChunkMapper {
@@ -34,6 +39,7 @@ export function createChatChunkMapper(input: { id: string; created: number; mode
   let callerCalled = false;
   return {
     start: () => chunk({ role: 'assistant', content: '', refusal: null }),
+    usage: (figures) => ({ ...base, choices: [], usage: chatUsage(figures) }),
     map(event) {
       switch (event.type) {
         case 'step-start':
@@ -56,11 +62,7 @@ export function createChatChunkMapper(input: { id: string; created: number; mode
         }
         case 'turn-finish': {
           const chunks = [chunk({}, chatFinishReason(event.finishReason, callerCalled && event.finishReason === 'tool_calls'))];
-          if (input.includeUsage) {
-            const { promptTokens, completionTokens, totalTokens } = event.usage;
-            chunks.push({ ...base, choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: totalTokens } });
-          }
-          return { chunks, ended: true };
+          return { chunks, ended: true, ...(input.includeUsage ? { usageDue: true as const } : {}) };
         }
         case 'turn-cancelled':
           return { chunks: [chunk({}, 'stop')], ended: true };

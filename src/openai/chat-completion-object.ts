@@ -67,7 +67,7 @@ export function chatCompletionObject(input: { turn: Turn; messages: StoredMessag
       },
     ],
     // The ledger's sum for the turn: what the provider billed, discarded attempts included.
-    usage: { prompt_tokens: input.usage.promptTokens, completion_tokens: input.usage.completionTokens, total_tokens: input.usage.totalTokens, cost_usd: input.usage.costUsd },
+    usage: chatUsage(input.usage),
     system_fingerprint: null,
     switchyard: { conversationId: turn.conversationId, turnId: turn.id, toolCalls },
   };
@@ -84,4 +84,9 @@ function parseArgs(text: string): unknown {
 /** A tool message's content is the result as JSON text (tool-calls-repository.ts). */
 function parseResult(content: unknown): unknown {
   return typeof content === 'string' ? parseArgs(content) : content;
+}
+
+/** The ledger's sum for a completion's turn in Chat Completions' spelling, its cost beside OpenAI's counts. */
+export function chatUsage(usage: UsageFigures): ChatCompletionObject['usage'] {
+  return { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.totalTokens, cost_usd: usage.costUsd };
 }

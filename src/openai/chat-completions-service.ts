@@ -1,4 +1,4 @@
-import type { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
+import type { UsageFigures, UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 import { AppError } from '../errors/app-error';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { MessagesRepository } from '../store/messages-repository';
@@ -68,6 +68,11 @@ export class ChatCompletionsService {
       },
     });
     return { turn, callerFunctions: new Set(tools.functions.map((fn) => fn.name)) };
+  }
+
+  /** A completion's usage: its turn's sum in the ledger, the same figure a `chat.completion` carries. */
+  usage(turnId: string): Promise<UsageFigures> {
+    return this.deps.ledger.forTurn(turnId);
   }
 
   /** The ended turn as a `chat.completion`. */

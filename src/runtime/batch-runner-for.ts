@@ -4,6 +4,7 @@ import type { Turn } from '../store/turns-repository';
 import { TurnService, type TurnServiceDeps } from '../turns/turn-service';
 import type { Resources } from './resources';
 import { BudgetsRepository } from '../usage/store/budgets-repository';
+import { UsageLedgerRepository } from '../usage/store/usage-ledger-repository';
 
 /**
  * A process's turn service and batch runner, wired to each other: the runner posts items'
@@ -24,6 +25,7 @@ export function turnServiceWithBatches(
     messages: resources.messages,
     turns: resources.turns,
     toolCalls: resources.toolCalls,
+    ledger: new UsageLedgerRepository(resources.db),
     turnService,
     metrics: resources.metrics,
     maxActiveTurnsPerUser: deps.maxActiveTurnsPerUser,

@@ -27,7 +27,8 @@ export interface Batch {
   metadata: Record<string, unknown> | null;
   skipped: { line: number; message: string }[];
   counts: BatchCounts;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** The sum of its items' results' usage, the ledger's (migrations/0036_batch_cost.sql). */
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; costUsd: number };
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -48,7 +49,8 @@ export interface BatchItemResult {
   /** The stored message `text` is (`msg_…`); absent when the last turn wrote no text. */
   messageId?: string;
   toolCalls: { toolName: string; args: unknown; result?: unknown; error?: unknown; attempts: number }[];
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** The ledger's sum for its conversation; `costUsd` absent from results written before it was kept. */
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; costUsd?: number };
   error?: { code: string; message: string };
   /** The item's last turn (what an OpenAI output line names), when it had one. */
   turnId?: string;
@@ -96,7 +98,7 @@ const OPEN_BATCH_SQL = "('queued', 'running', 'cancelling')";
  */
 const WAITING_SQL = `(SELECT count(*)::int FROM batch_items i JOIN turns t ON t.conversation_id = i.conversation_id
    WHERE i.batch_id = b.id AND i.status = 'running' AND t.status = 'waiting_tools' AND t.awaiting = 'approvals') AS waiting`;
-const EMPTY_RESULT: BatchItemResult = { text: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } };
+const EMPTY_RESULT: BatchItemResult = { text: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 } };
 
 export type CreateBatchOutcome =
   | { kind: 'created'; batch: Batch }
@@ -116,6 +118,7 @@ interface BatchRow extends BatchCounts {
   priority: number;
   metadata: Record<string, unknown> | null;
   /** bigint: text from the driver. */
+  cost_usd: string;
   prompt_tokens: string;
   completion_tokens: string;
   total_tokens: string;
@@ -405,7 +408,13 @@ function toBatch(row: BatchRow): Batch {
       failed: row.failed,
       cancelled: row.cancelled,
     },
-    usage: { promptTokens: Number(row.prompt_tokens), completionTokens: Number(row.completion_tokens), totalTokens: Number(row.total_tokens) },
+    usage: {
+      promptTokens: Number(row.prompt_tokens),
+      completionTokens: Number(row.completion_tokens),
+      totalTokens: Number(row.total_tokens),
+      // Rounded as the ledger's sums are: a sum of float prices carries noise below that.
+      costUsd: Math.round(Number(row.cost_usd) * 1e8) / 1e8,
+    },
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at?.toISOString() ?? null,
     finishedAt: row.finished_at?.toISOString() ?? null,

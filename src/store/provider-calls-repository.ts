@@ -84,9 +84,10 @@ export class ProviderCallsRepository {
     const { ledger } = call;
     const { rows } = await db.query(
       `INSERT INTO provider_calls (id, turn_id, kind, step, attempt, provider, model, started_at, ended_at, outcome, error, usage,
-         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated, counted_prompt_tokens, key_id)
-       -- The key is the turn's: the one that admitted it (migrations/0033_budgets_per_key.sql).
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, (SELECT key_id FROM turns WHERE id = $2))
+         user_id, conversation_id, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost_usd, priced, estimated, counted_prompt_tokens, key_id, agent_id)
+       -- The key and the agent are the turn's: those it was admitted with (migrations/0033, 0035).
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+         (SELECT key_id FROM turns WHERE id = $2), (SELECT agent_id FROM turns WHERE id = $2))
        ON CONFLICT (id) DO NOTHING RETURNING 1`,
       [
         call.id,

@@ -76,11 +76,13 @@ async function streamChunks(
   const live = deps.streams.start(res, input.keyId, (reason) => data({ error: { message: reason, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
   const holdWrites = writesPerTick(res);
   res.write(data(mapper.start()));
+  /** The turn ended and its usage is being read: what the subscription delivers meanwhile is not the turn's. */
+  let closing = false;
   const outcome = await deps.events.subscribe({
     conversationId: turn.conversationId,
     after: 0,
     deliver: (json) => {
-      if (live.isEnded) return;
+      if (live.isEnded || closing) return;
       const event = eventOfTurn(json, turn.id);
       if (!event) return;
       if (deps.streams.cutIfBehind(live, res)) return;
@@ -91,7 +93,14 @@ async function streamChunks(
         res.write(text);
       }
       if (mapped.error) live.end(data({ error: { message: `${mapped.error.code}: ${mapped.error.message}`, type: 'server_error', param: null, code: mapped.error.code } }));
-      else if (mapped.ended) live.end('data: [DONE]\n\n');
+      else if (mapped.usageDue) {
+        // The turn's lines are committed before its end is announced; nothing of it follows its end.
+        closing = true;
+        deps.chat.usage(turn.id).then(
+          (usage) => live.end(`${data(mapper.usage(usage))}data: [DONE]\n\n`),
+          (error: unknown) => live.end(data({ error: { message: String(error), type: 'server_error', param: null, code: 'internal' } })),
+        );
+      } else if (mapped.ended) live.end('data: [DONE]\n\n');
     },
     onError: () => live.end(),
   });

@@ -20,7 +20,7 @@ export const usageQuerySchema = z.strictObject({
   groupBy: z
     .enum(USAGE_GROUPS)
     .default('day')
-    .meta({ description: 'UTC calendar days, `provider/model`, conversations, or API keys (null: a turn made without one, as a batch item).' }),
+    .meta({ description: 'UTC calendar days, `provider/model`, conversations, agents (null: a turn on no agent), or API keys (null: a turn made without one, as a batch item).' }),
 });
 
 export const adminUsageQuerySchema = usageQuerySchema.extend({

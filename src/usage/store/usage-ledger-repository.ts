@@ -1,7 +1,6 @@
 import type { Queryable } from '../../store/db';
 
-/** `agent` joins these once turns record their agent: one more column of the ledger, one more expression below. */
-export const USAGE_GROUPS = ['day', 'model', 'conversation', 'key'] as const;
+export const USAGE_GROUPS = ['day', 'model', 'conversation', 'agent', 'key'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 /** Sums of ledger lines (docs/API.md, "Usage and budgets"). */
@@ -28,6 +27,8 @@ const GROUP_EXPRESSIONS: Record<UsageGroup, string> = {
   day: "to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
   model: "provider || '/' || model",
   conversation: 'conversation_id',
+  // The agent its turn ran on, carried by the line (migrations/0035): null for a turn without one.
+  agent: 'agent_id',
   // The key that admitted the call's turn; null for a batch's items and older lines.
   key: 'key_id',
 };
@@ -69,6 +70,15 @@ export class UsageLedgerRepository {
       this.db.query<SumRow>(`SELECT ${SUMS} FROM provider_calls ${where}`, params),
     ]);
     return { data: grouped.rows.map((row) => ({ group: row.group ?? null, ...figuresOf(row) })), totals: figuresOf(totals.rows[0]!) };
+  }
+
+  /**
+   * A conversation's lines summed: a batch item's usage (each item is a conversation of its own),
+   * every turn and call of it, discarded attempts included. Read through its index (0055).
+   */
+  async forConversation(conversationId: string): Promise<UsageFigures> {
+    const { rows } = await this.db.query<SumRow>(`SELECT ${SUMS} FROM provider_calls WHERE conversation_id = $1`, [conversationId]);
+    return figuresOf(rows[0]!);
   }
 
   /**

@@ -52,7 +52,7 @@ describe('budgets', () => {
       return (await api.get(`/v1/turns/${posted.body.turnId}`)).body;
     };
     const statusOf = async (turnId: string) => (await api.get(`/v1/turns/${turnId}`)).body.status as string;
-    return { api, client, userId, post, runTurn, statusOf };
+    return { api, apiKey: made.apiKey, client, userId, post, runTurn, statusOf };
   }
 
   const TOOL_THEN_TEXT = TOOL_THEN_TEXT_SCENARIO;
@@ -202,6 +202,85 @@ describe('budgets', () => {
     expect(cost.some((line) => line.includes('model="first/scripted"'))).toBe(true);
     expect(metrics).toMatch(/switchyard_ledger_tokens_total\{model="first\/scripted",kind="prompt"\} [1-9]/);
     expect(cost.join('\n')).not.toContain('user');
+  });
+
+  it("gives a streamed chat completion's and a batch's cost (its results and its batch.completed webhook) as the ledger sums it", async () => {
+    const user = await userWithTurn();
+    const totalCost = async () => (await user.api.get('/v1/usage?groupBy=model')).body.totals.costUsd as number;
+
+    const beforeChat = await totalCost();
+    const streamed = await fetch(`${two.stack.url}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'duo',
+        messages: [{ role: 'user', content: markedScripted({ text: 'A streamed chat.' }, `sc-${randomBytes(4).toString('hex')}`) }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    });
+    const lines = (await streamed.text()).split('\n').filter((line) => line.startsWith('data: '));
+    expect(lines.at(-1)).toBe('data: [DONE]');
+    const usageChunk = JSON.parse(lines.at(-2)!.slice('data: '.length));
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage.cost_usd).toBeGreaterThan(0);
+    expect(usageChunk.usage.cost_usd).toBeCloseTo((await totalCost()) - beforeChat, 8);
+
+    const hook = await WebhookReceiver.start();
+    try {
+      expect((await user.api.post('/v1/webhooks', { url: hook.url(), events: ['batch.completed'] })).status).toBe(201);
+      const beforeBatch = await totalCost();
+      const submitted = await user.api.post('/v1/batches', { items: [{ messages: [markedScripted(TOOL_THEN_TEXT, `bt-${randomBytes(4).toString('hex')}`)] }] });
+      expect(submitted.status).toBe(202);
+      const [webhook] = await hook.waitFor(1);
+      const spent = (await totalCost()) - beforeBatch;
+      expect(spent).toBeGreaterThan(0);
+      expect(webhook!.json).toMatchObject({ type: 'batch.completed', data: { batchId: submitted.body.batchId } });
+      expect(webhook!.json.data.usage.costUsd).toBeCloseTo(spent, 8);
+      const batch = (await user.api.get(`/v1/batches/${submitted.body.batchId}`)).body;
+      expect(batch.usage.costUsd).toBeCloseTo(spent, 8);
+      const result = (await user.api.get(`/v1/batches/${submitted.body.batchId}/results`)).body;
+      expect(result.usage.costUsd).toBeCloseTo(spent, 8);
+      expect(result.usage.totalTokens).toBe(batch.usage.totalTokens);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('is overshot by at most one step per turn running when it is reached: measured with four turns at once', async () => {
+    const user = await userWithTurn();
+    const limitTokens = 1;
+    await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'day', limitTokens, onExceeded: 'reject' });
+    // Four conversations whose first steps stream side by side (each a tool call, then text).
+    const slowTool = { steps: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }], tokenDelayMs: 50 }, { text: 'It is 42.' }] };
+    const running = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const conversationId = (await user.api.post('/v1/conversations', {})).body.id as string;
+        const client = await TestWsClient.subscribed(two.stack.url, { apiKey: user.apiKey }, conversationId);
+        clients.push(client);
+        return { conversationId, client };
+      }),
+    );
+    const posted = await Promise.all(
+      running.map(({ conversationId }) => user.api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(slowTool, `o-${randomBytes(4).toString('hex')}`) })),
+    );
+    expect(posted.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
+    await Promise.all(posted.map((answer, i) => running[i]!.client.waitForTurnEnd(answer.body.turnId)));
+
+    const { rows } = await two.stack.resources.db.query<{ turn_id: string; steps: number; tokens: number }>(
+      `SELECT turn_id, count(*)::int AS steps, SUM(total_tokens)::int AS tokens FROM provider_calls WHERE user_id = $1 GROUP BY turn_id`,
+      [user.userId],
+    );
+    // No turn took its second step: each stopped after the step that was running when the limit
+    // was reached (a turn whose first step started only after it was reached took none).
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((row) => row.steps === 1)).toBe(true);
+    const turns = await Promise.all(posted.map(async (answer) => (await user.api.get(`/v1/turns/${answer.body.turnId}`)).body));
+    expect(turns.map((turn) => turn.error?.code)).toEqual(['budget_exceeded', 'budget_exceeded', 'budget_exceeded', 'budget_exceeded']);
+    const spent = (await admin.get(`/v1/admin/users/${user.userId}/budget`)).body.spentTokens as number;
+    expect(spent).toBe(rows.reduce((total, row) => total + row.tokens, 0));
+    // The bound of the guide: the turns running when it was reached × one step each.
+    expect(spent - limitTokens).toBeLessThanOrEqual(rows.length * Math.max(...rows.map((row) => row.tokens)));
   });
 
   it('tells of a budget reached with one budget.exceeded webhook per period, whoever finds it reached', async () => {

@@ -39,8 +39,8 @@ describe('the usage ledger', () => {
     await two.close();
   });
 
-  async function runTurn(scenario: unknown) {
-    const conversationId = (await api.post('/v1/conversations', {})).body.id as string;
+  async function runTurn(scenario: unknown, conversation: Record<string, unknown> = {}) {
+    const conversationId = (await api.post('/v1/conversations', conversation)).body.id as string;
     const client = await TestWsClient.subscribed(two.stack.url, { apiKey }, conversationId);
     clients.push(client);
     const posted = await api.post(`/v1/conversations/${conversationId}/turns`, { content: markedScripted(scenario, `run-${randomBytes(6).toString('hex')}`) });
@@ -127,5 +127,25 @@ describe('the usage ledger', () => {
     expect(admin.status).toBe(200);
     expect(admin.body.totals).toEqual(byConversation.body.totals);
     expect((await api.get('/v1/usage?groupBy=colour')).status).toBe(400);
+  });
+
+  it('sums the usage by agent, for the user and the admin, a turn on no agent under null', async () => {
+    const from = new Date().toISOString();
+    const agent = (await api.post('/v1/agents', { name: `ledger-${randomBytes(4).toString('hex')}`, instructions: 'Counted by agent.' })).body;
+    expect(agent.id).toMatch(/^agent_/);
+    const onAgent = await runTurn({ text: 'On the agent.' }, { agent: agent.id });
+    const onNone = await runTurn({ text: 'On no agent.' });
+    const tokens = async (turnId: string) => (await ledgerOf(turnId)).reduce((total: number, line: any) => total + line.total_tokens, 0);
+
+    const byAgent = await api.get(`/v1/usage?groupBy=agent&from=${encodeURIComponent(from)}`);
+    expect(byAgent.status).toBe(200);
+    expect(byAgent.body.data).toEqual([
+      expect.objectContaining({ group: agent.id, calls: 1, totalTokens: await tokens(onAgent.turnId) }),
+      expect.objectContaining({ group: null, calls: 1, totalTokens: await tokens(onNone.turnId) }),
+    ]);
+    const userId = (await two.stack.resources.db.query<any>('SELECT user_id FROM turns WHERE id = $1', [onAgent.turnId])).rows[0].user_id;
+    const admin = await apiClient(two.stack.url, ADMIN).get(`/v1/admin/usage?userId=${userId}&groupBy=agent&from=${encodeURIComponent(from)}`);
+    expect(admin.status).toBe(200);
+    expect(admin.body.data).toEqual(byAgent.body.data);
   });
 });

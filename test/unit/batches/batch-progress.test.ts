@@ -10,7 +10,7 @@ const batchWith = (succeeded: number, status: Batch['status'] = 'running'): Batc
   metadata: null,
   skipped: [],
   counts: { total: 10, queued: 10 - succeeded, running: 0, waiting: 0, succeeded, failed: 0, cancelled: 0 },
-  usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+  usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
   createdAt: '',
   startedAt: null,
   finishedAt: null,
