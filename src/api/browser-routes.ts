@@ -40,8 +40,13 @@ export const browserRoutes: RouteFamily<BrowserRoutesNeeds> = {
       sendJson(res, wsTicketSchema, await needs.tickets.issue(principalOf(res)), 201);
     });
     app.post('/v1/session-tokens', async (req, res) => {
-      const { ttlSeconds } = parseInput(sessionTokenSchema, req.body);
-      sendJson(res, sessionTokenGrantSchema, await needs.sessionTokens.mint(principalOf(res), ttlSeconds ?? needs.config.SESSION_TOKEN_TTL_SECONDS), 201);
+      const { ttlSeconds, agents } = parseInput(sessionTokenSchema, req.body);
+      const principal = principalOf(res);
+      // Each is the user's and not archived now; one archived later is refused when a turn names it.
+      const agentIds = agents && [
+        ...new Set(await Promise.all(agents.map(async (text, index) => (await needs.agentReferences.resolve(principal.userId, text, `agents.${index}`)).agentId))),
+      ];
+      sendJson(res, sessionTokenGrantSchema, await needs.sessionTokens.mint(principal, ttlSeconds ?? needs.config.SESSION_TOKEN_TTL_SECONDS, agentIds), 201);
     });
     const uiStream = createUiMessageStreamer(needs.eventSource, { ...needs.sse, isClientTool: (toolName) => needs.tools.get(toolName)?.kind === 'client' });
     app.use(

@@ -19,17 +19,26 @@ import { parseInput } from './validate';
 import { chatParamsSchema } from './request-schemas';
 import { uiMessagesSchema } from './contract/browser-contract';
 import { sendJson } from './send-json';
+import { agentIdOf, assertSessionMayUseAgent } from './session-configuration';
+import type { Principal } from '../auth/principal';
 
 /**
  * The chat's conversation, made on its first POST with the body's `agent` (the transport's `body`
  * option, sent with every POST): once the conversation exists, the agent it was made with stays.
+ * A session token limited to some agents makes and uses only chats on one of them.
  */
-async function chatConversation(deps: ChatRouterDeps, userId: string, request: ChatRequest, title: string | undefined) {
-  if (request.agent !== undefined && !(await deps.conversations.findByExternalId(userId, request.id))) {
-    const agent = await deps.agentReferences.resolve(userId, request.agent);
-    return deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}), agent });
+async function chatConversation(deps: ChatRouterDeps, principal: Principal, request: ChatRequest, title: string | undefined) {
+  const { userId } = principal;
+  const existing = await deps.conversations.findByExternalId(userId, request.id);
+  if (existing) {
+    assertSessionMayUseAgent(principal, agentIdOf(existing.agent));
+    return existing;
   }
-  return deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}) });
+  const agent = request.agent === undefined ? undefined : await deps.agentReferences.resolve(userId, request.agent);
+  assertSessionMayUseAgent(principal, agent?.agentId ?? null);
+  const conversation = await deps.conversations.findOrCreateByExternalId(userId, request.id, { source: 'chat', ...(title ? { title } : {}), ...(agent ? { agent } : {}) });
+  assertSessionMayUseAgent(principal, agentIdOf(conversation.agent));
+  return conversation;
 }
 
 export interface ChatRouterDeps {
@@ -68,7 +77,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
     const ask = readChatRequest(request);
     if (ask.kind === 'message') {
       const title = titleOf(ask.content);
-      const conversation = await chatConversation(deps, userId, request, title);
+      const conversation = await chatConversation(deps, principalOf(res), request, title);
       const latestSeq = await deps.latestSeq(conversation.id);
       // The UIMessage id is the idempotency key: a resend is the same turn, replayed whole.
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {
@@ -85,6 +94,7 @@ export function chatRouter(deps: ChatRouterDeps): Router {
       const conversation = await deps.conversations.findByExternalId(userId, request.id);
       const point = conversation ? await deps.messages.findByUiMessageId(conversation.id, ask.messageId) : null;
       if (!conversation || !point) throw invalidAnswer(`message ${ask.messageId} is not a user message on this chat's path`);
+      assertSessionMayUseAgent(principalOf(res), agentIdOf(conversation.agent));
       const latestSeq = await deps.latestSeq(conversation.id);
       const { turn, created } = await deps.turnService.create(userId, conversation.id, {
         ...(ask.kind === 'edit'

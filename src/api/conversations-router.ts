@@ -27,6 +27,7 @@ import { principalOf, userIdOf } from './require-user';
 import { conversationDeletedSchema, conversationPageSchema } from './contract/conversations-contract';
 import { getConversationSchema, listConversationsSchema } from './request-schemas';
 import { sendJson } from './send-json';
+import { agentIdOf, assertSessionMayUseAgent, assertSessionSetsNoConfiguration } from './session-configuration';
 import { assertUsableToolNames, type UsableToolsDeps } from './usable-tools';
 import { parseInput, parseRouteId } from './validate';
 
@@ -51,6 +52,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
 
   router.post('/', async (req, res) => {
     const body = parseInput(createConversationSchema, req.body);
+    assertSessionSetsNoConfiguration(principalOf(res), body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     if (body.model !== undefined) deps.turnService.assertModel(body.model);
@@ -58,6 +60,7 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
     if (body.responseFormat !== undefined) deps.turnService.assertResponseFormat(body.responseFormat);
     const { agent: agentText, ...fields } = body;
     const agent = await deps.agentReferences.resolveOptional(userIdOf(res), agentText);
+    assertSessionMayUseAgent(principalOf(res), agent?.agentId ?? null);
     const outcome = await deps.conversations.createUnlessExternalIdTaken({ userId: userIdOf(res), ...fields, ...(agent ? { agent } : {}) });
     if (outcome.kind === 'external_id_taken') {
       const { id } = outcome.existing;
@@ -104,10 +107,12 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   router.post('/:id/turns', async (req, res) => {
     const conversationId = parseRouteId(req.params.id, 'conversation');
     const body = parseInput(createTurnSchema, req.body);
+    assertSessionSetsNoConfiguration(principalOf(res), body);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.tools);
     await assertUsableToolNames(deps.usableTools, userIdOf(res), body.requireApproval, 'requireApproval');
     const branch = branchOf(body);
     const agent = await deps.agentReferences.resolveOptional(userIdOf(res), body.agent);
+    if (principalOf(res).agents) assertSessionMayUseAgent(principalOf(res), agent?.agentId ?? (await conversationAgentId(deps, userIdOf(res), conversationId)));
     const { turn, created } = await deps.turnService.create(userIdOf(res), conversationId, {
       content: body.content ?? null,
       keyId: principalOf(res).keyId,
@@ -151,6 +156,13 @@ export function conversationsRouter(deps: ConversationsRouterDeps): Router {
   });
 
   return router;
+}
+
+/** The agent a conversation's turns run on, null for none; a conversation not the user's is a 404. */
+async function conversationAgentId(deps: Pick<ConversationsRouterDeps, 'conversations'>, userId: string, conversationId: string): Promise<string | null> {
+  const conversation = await deps.conversations.get(userId, conversationId);
+  if (!conversation) throw notFound('conversation');
+  return agentIdOf(conversation.agent);
 }
 
 /** A 400 for a policy that cannot trigger: its model has no known window and it gives no `triggerTokens`. */

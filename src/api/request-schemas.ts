@@ -32,8 +32,8 @@ export const createApiKeySchema = z.object({ name: z.string().min(1).max(200).op
 /** null lifts the limit; a list (possibly empty) is all the user's turns may offer. */
 export const userToolsSchema = z.object({ tools: z.array(toolNameSchema).max(1000).nullable() }).strict();
 
-/** A session token lives one minute to one day. */
-export const sessionTokenSchema = z.object({ ttlSeconds: z.int().min(60).max(86_400).optional() }).strict();
+/** A session token lives one minute to one day; `agents` limits it to those agents (ids or names). */
+export const sessionTokenSchema = z.object({ ttlSeconds: z.int().min(60).max(86_400).optional(), agents: z.array(z.string().min(1).max(120)).min(1).max(100).optional() }).strict();
 
 export const listApprovalsSchema = z
   .object({

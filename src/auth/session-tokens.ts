@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis/redis-connection';
 import { z } from 'zod';
 import type { Principal } from './principal';
 
-const storedSessionSchema = z.object({ userId: z.string(), keyId: z.string() });
+const storedSessionSchema = z.object({ userId: z.string(), keyId: z.string(), agents: z.array(z.string()).optional() });
 const TOKEN = /^sst_[A-Za-z0-9_-]{43}$/;
 
 /**
@@ -29,12 +29,13 @@ export class SessionTokens {
     private readonly prefix: string,
   ) {}
 
-  async mint(principal: Principal, ttlSeconds: number): Promise<{ token: string; expiresAt: string }> {
+  /** `agents`: the ids of the agents it may run turns on (none given: any of the user's). */
+  async mint(principal: Principal, ttlSeconds: number, agents?: readonly string[]): Promise<{ token: string; expiresAt: string }> {
     const token = `sst_${randomBytes(32).toString('base64url')}`;
     const hash = hashOf(token);
     // Two writes, not a MULTI: on a Redis Cluster the two keys may live on different nodes.
     await Promise.all([
-      this.redis.set(this.key(hash), JSON.stringify({ userId: principal.userId, keyId: principal.keyId }), 'EX', ttlSeconds),
+      this.redis.set(this.key(hash), JSON.stringify({ userId: principal.userId, keyId: principal.keyId, ...(agents ? { agents } : {}) }), 'EX', ttlSeconds),
       this.redis.set(this.mintedKey(hash), '1', 'EX', ttlSeconds + EXPIRED_TOKEN_MEMORY_SECONDS),
     ]);
     return { token, expiresAt: new Date(Date.now() + ttlSeconds * 1000).toISOString() };
@@ -47,7 +48,9 @@ export class SessionTokens {
     const stored = await this.redis.get(this.key(hash));
     if (stored === null) return { ok: false, reason: (await this.redis.exists(this.mintedKey(hash))) === 1 ? 'expired' : 'unknown' };
     const parsed = storedSessionSchema.safeParse(JSON.parse(stored));
-    return parsed.success ? { ok: true, principal: parsed.data } : { ok: false, reason: 'unknown' };
+    if (!parsed.success) return { ok: false, reason: 'unknown' };
+    const { agents, ...principal } = parsed.data;
+    return { ok: true, principal: { ...principal, ...(agents ? { agents } : {}) } };
   }
 
   private key(hash: string): string {

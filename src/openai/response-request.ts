@@ -66,6 +66,12 @@ export const createResponseSchema = z
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
     ...responseSettingsFields,
     ...INERT_RESPONSE_FIELDS,
+    /** Sets the compaction policy of the response's conversation (docs/API.md, "Long conversations"). */
+    context_management: z
+      .array(z.object({ type: z.literal('compaction'), compact_threshold: z.int().min(64).max(100_000_000) }).strict())
+      .max(1)
+      .nullable()
+      .optional(),
     /** An agent of the user's (docs/API.md, "Agents"): `id` is `agent_…` (or its name), `version` pins one. */
     prompt: z
       .object({

@@ -17,7 +17,7 @@ import { inputItems, itemPage } from './conversation-items';
 import { responseModelSettings, responseTextFormat } from './response-settings';
 
 export interface ResponsesServiceDeps {
-  conversations: Pick<ConversationsRepository, 'create' | 'get'>;
+  conversations: Pick<ConversationsRepository, 'create' | 'get' | 'setCompaction'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer' | 'listLastStepOutline' | 'findTurnInput'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   responses: Pick<OpenAiResponsesRepository, 'insert' | 'get' | 'delete'>;
@@ -72,10 +72,23 @@ export class ResponsesService {
         : [];
     const unpaired = unpairedCall(before, plan.messages);
     if (unpaired) throw invalid('input', unpaired);
+    const [management] = request.context_management ?? [];
+    // compact_threshold is OpenAI's token count at which to compact: Switchyard's triggerTokens.
+    const compaction = management ? { triggerTokens: management.compact_threshold } : undefined;
+    const existingId = previous?.conversationId ?? joined?.id;
+    if (existingId && compaction) await this.deps.conversations.setCompaction(existingId, compaction);
     const conversationId =
-      previous?.conversationId ??
-      joined?.id ??
-      (await this.deps.conversations.create({ userId, title: 'OpenAI response', metadata: { openai: 'responses' }, openaiRetained: true, source: 'responses' })).id;
+      existingId ??
+      (
+        await this.deps.conversations.create({
+          userId,
+          title: 'OpenAI response',
+          metadata: { openai: 'responses' },
+          openaiRetained: true,
+          source: 'responses',
+          ...(compaction ? { compaction } : {}),
+        })
+      ).id;
     // A conversation made here has no event yet: no need to ask the log.
     const afterSeq = previous || joined ? await this.deps.latestSeq(conversationId) : 0;
     const id = `resp_${randomUUID().replace(/-/g, '')}`;

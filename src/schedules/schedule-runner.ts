@@ -105,6 +105,7 @@ export class ScheduleRunner {
   private async newConversation(schedule: Schedule, scheduledFor: Date): Promise<string> {
     const conversation = await this.deps.conversations.findOrCreateByExternalId(schedule.userId, `schedule:${schedule.id}:${scheduledFor.toISOString()}`, {
       title: `schedule ${schedule.id} at ${scheduledFor.toISOString()}`,
+      source: 'schedule',
       metadata: { ...schedule.metadata, scheduleId: schedule.id },
       ...(schedule.agentId ? { agent: { agentId: schedule.agentId, agentVersion: schedule.agentVersion } } : {}),
     });

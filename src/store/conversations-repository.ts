@@ -263,6 +263,11 @@ export class ConversationsRepository {
     return rows[0] ? toConversation(rows[0]) : null;
   }
 
+  /** Sets the conversation's compaction policy (a Responses `context_management`); from its next turn. */
+  async setCompaction(id: string, policy: CompactionPolicy): Promise<void> {
+    await this.db.query('UPDATE conversations SET compaction = $2, updated_at = now() WHERE id = $1', [id, JSON.stringify(policy)]);
+  }
+
   /**
    * Deletes the user's conversation with its messages, turns and what hangs on them (the
    * foreign keys cascade; the usage ledger's rows stay), unless a turn of it is active. Under

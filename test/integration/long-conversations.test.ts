@@ -55,6 +55,25 @@ describe('long conversations', () => {
       .filter((messages) => /^<conversation-to-summarise>/.test(messages.at(-1)?.content ?? ''));
   }
 
+  it("compacts a conversation on an agent with the agent's policy, the conversation itself having none", async () => {
+    const agent = await api.post('/v1/agents', { name: `compacting-${randomBytes(4).toString('hex')}`, instructions: 'Agent prompt.', tools: ['calculator'], compaction: POLICY });
+    expect(agent.status).toBe(201);
+    const created = await api.post('/v1/conversations', { agent: agent.body.id });
+    expect(created.body.compaction ?? null).toBeNull();
+    const client = await TestWsClient.subscribed(stack.url, { apiKey }, created.body.id);
+    clients.push(client);
+    const chat = { id: created.body.id as string, client };
+    await turn(chat, scripted({ tokens: 300 }));
+    await turn(chat, scripted({ tokens: 300 }));
+    const third = await turn(chat, 'and now?');
+    expect(third.events.map((event) => event.type)).toEqual(expect.arrayContaining(['compaction-start', 'compaction-finish']));
+    const [step] = stepRequests(third.text).slice(-1);
+    expect(step![0].role).toBe('system');
+    expect(step![0].content).toMatch(/^Agent prompt\./);
+    expect(step![0].content.length).toBeGreaterThan('Agent prompt.'.length);
+    expect((await api.get(`/v1/conversations/${chat.id}`)).body.compactions).toHaveLength(1);
+  });
+
   it('summarises the earlier messages before a step past the trigger, then sends the system prompt with the summary and the tail', async () => {
     const chat = await conversation({ compaction: POLICY });
     const first = await turn(chat, scripted({ tokens: 300 }));

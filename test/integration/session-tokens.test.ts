@@ -44,13 +44,11 @@ describe('POST /v1/session-tokens', () => {
     const socket = await TestWsClient.subscribed(stack.url, { ticket }, conversationId);
     expect((await session.post(`/v1/turns/${turnId}/cancel`)).body.status).toBe('cancelled');
 
-    // It makes conversations and posts turns, naming only the user's tools, as the key does.
+    // It makes conversations and posts turns; their tools are the backend's (test/integration/agents/session-token-agents.test.ts).
     const own = await session.post('/v1/conversations', { title: 'from a browser' });
     expect(own.status).toBe(201);
-    const posted = await session.post(`/v1/conversations/${own.body.id}/turns`, { content: scripted({ text: 'hi' }), tools: ['calculator'] });
+    const posted = await session.post(`/v1/conversations/${own.body.id}/turns`, { content: scripted({ text: 'hi' }) });
     expect(posted.status).toBe(202);
-    const unknownTool = await session.post(`/v1/conversations/${own.body.id}/turns`, { content: 'hi', tools: ['no_such_tool'] });
-    expect([unknownTool.status, unknownTool.body.error.code]).toEqual([400, 'invalid_request']);
     // Answering a client tool is open to it (this turn has no such call: not found, not forbidden).
     const answered = await session.post(`/v1/turns/${turnId}/tool-results`, { toolCallId: 'call_0', result: 1 });
     expect(answered.status).not.toBe(403);

@@ -46,7 +46,7 @@ interface OpenAiRoutesNeeds extends UserCheckNeeds, UserToolsNeeds {
   agentReferences: Pick<AgentReferences, 'resolve'>;
   /** Where the dialect's files, batches and responses are kept (openai/store/). */
   db: Db;
-  conversations: Pick<ConversationsRepository, 'create' | 'get' | 'updateMetadata' | 'deleteIfIdle'>;
+  conversations: Pick<ConversationsRepository, 'create' | 'get' | 'updateMetadata' | 'deleteIfIdle' | 'setCompaction'>;
   messages: Pick<MessagesRepository, 'listTurnAnswer' | 'list' | 'insertItems' | 'listLastStepOutline' | 'findTurnInput'>;
   turns: Pick<TurnsRepository, 'get' | 'hasLaterTurn'>;
   batches: BatchesRepository;

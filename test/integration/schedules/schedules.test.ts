@@ -59,7 +59,7 @@ describe('schedules', () => {
     }
   });
 
-  it('fires a due tick once with two workers racing, into a new conversation with metadata.scheduleId', async () => {
+  it('fires a due tick once with two workers racing, into a new conversation with metadata.scheduleId and source schedule', async () => {
     const marker = `t-${randomBytes(4).toString('hex')}`;
     const at = new Date(Date.now() + 1500).toISOString();
     const created = (await api.post('/v1/schedules', { content: markedScripted({ text: 'at its time' }, marker), at })).body;
@@ -68,6 +68,8 @@ describe('schedules', () => {
     expect(run).toMatchObject({ status: 'started', scheduledFor: at });
     const conversation = (await api.get(`/v1/conversations/${run.conversationId}`)).body;
     expect(conversation.metadata).toMatchObject({ scheduleId: created.id });
+    expect(conversation.source).toBe('schedule');
+    expect((await api.get('/v1/conversations?source=schedule')).body.data.map((each: { id: string }) => each.id)).toContain(run.conversationId);
     // The schedule has moved on (an at has no next tick): every worker has passed over it since.
     expect((await api.get(`/v1/schedules/${created.id}`)).body.nextRunAt).toBeNull();
     expect(await runsOf(created.id)).toHaveLength(1);
