@@ -34,8 +34,9 @@ export const openAiRoutes: Benchmark = {
     report.note(
       `all-in-one, default settings. First delta: ${TTFT_ROUNDS} rounds per repetition of ${TTFT_TOKENS}-token answers, each round one request of each ` +
         'kind in turn: the direct SDK (chat.completions, stream), a native turn (POST turn on a conversation made before, then its SSE ' +
-        'read to its first text-delta; timed from the POST), and `responses.create({stream: true})` through the SDK (timed from the call: ' +
-        "it makes its conversation, as a Responses user's request does). Long stream: one " +
+        'read to its first text-delta; timed from the POST), `responses.create({stream: true})` through the SDK (timed from the call: ' +
+        "it makes its conversation, as a Responses user's request does), and `chat.completions.create({stream: true})` through the SDK " +
+        'against Switchyard (a turn of a new conversation each). Long stream: one ' +
         `${STREAM_TOKENS}-token answer each way per repetition, tokens ÷ (request → last text). Batch: ${BATCH_LINES} one-line items of ` +
         `${BATCH_TOKENS} tokens, native (POST /v1/batches JSONL, concurrency 8) then OpenAI (upload, batches.create, batch-finish on the ` +
         'same id, then batches.retrieve writing the output file), items ÷ (submission → output ready).',
@@ -68,6 +69,12 @@ async function firstDelta(context: RunContext, report: ReportBuilder, stack: Swi
   report.define('openai.ownSse.ttft.p50', { label: 'native: POST turn → first text-delta on GET /v1/turns/:id/events, p50', unit: 'ms', baselineKey: 'openai.direct.ttft.p50' });
   report.define('openai.ownSse.ttft.p99', { label: 'native: POST turn → first text-delta on its SSE, p99', unit: 'ms' });
   report.define('openai.direct.ttft.p50', { label: 'direct SDK (interleaved): request → first text chunk, p50', unit: 'ms' });
+  report.define('openai.chat.ttft.p50', {
+    label: 'chat.completions.create(stream) through the SDK → first content delta, p50',
+    unit: 'ms',
+    baselineKey: 'openai.direct.ttft.p50',
+  });
+  report.define('openai.chat.ttft.p99', { label: 'chat.completions.create(stream) → first content delta, p99', unit: 'ms' });
   report.define('openai.vsDirect.p50', { label: "responses.create(stream) → first delta, p50, against the direct SDK's", unit: 'ms', baselineKey: 'openai.direct.ttft.p50' });
   const scenario = fillerTokens(TTFT_TOKENS);
   const content = scriptedContent(scenario);
@@ -92,6 +99,15 @@ async function firstDelta(context: RunContext, report: ReportBuilder, stack: Swi
     }
     return firstAt - startedAt;
   };
+  // Switchyard's Chat Completions route: a turn of a new conversation with the messages given whole.
+  const viaChat = async () => {
+    const startedAt = now();
+    let firstAt = 0;
+    for await (const chunk of await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content }], stream: true })) {
+      if (chunk.choices[0]?.delta?.content && firstAt === 0) firstAt = now();
+    }
+    return firstAt - startedAt;
+  };
   const viaDirect = async () => {
     const timing = await streamDirect(direct, scenario);
     return timing.firstTokenAt! - timing.startedAt;
@@ -99,15 +115,18 @@ async function firstDelta(context: RunContext, report: ReportBuilder, stack: Swi
   for (let index = 0; index < TTFT_WARMUP; index++) {
     await native();
     await viaSdk();
+    await viaChat();
     await viaDirect();
   }
   for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
     const own: number[] = [];
     const sdk: number[] = [];
     const straight: number[] = [];
+    const chat: number[] = [];
     const sides = [
       { run: native, into: own },
       { run: viaSdk, into: sdk },
+      { run: viaChat, into: chat },
       { run: viaDirect, into: straight },
     ];
     for (let round = 0; round < TTFT_ROUNDS; round++) {
@@ -127,6 +146,9 @@ async function firstDelta(context: RunContext, report: ReportBuilder, stack: Swi
     report.sample('openai.ownSse.ttft.p99', ownSummary.p99);
     report.sample('openai.direct.ttft.p50', directSummary.p50);
     report.sample('openai.vsDirect.p50', sdkSummary.p50);
+    const chatSummary = latencySummary(chat);
+    report.sample('openai.chat.ttft.p50', chatSummary.p50);
+    report.sample('openai.chat.ttft.p99', chatSummary.p99);
   }
 }
 
@@ -136,6 +158,11 @@ async function longStream(context: RunContext, report: ReportBuilder, openai: Op
     unit: 'tokens/s',
     baselineKey: 'openai.stream.direct.tokensPerSecond',
     target: { goal: 'issue 26', on: 'ratio', op: '>=', value: 0.8 },
+  });
+  report.define('openai.chat.stream.tokensPerSecond', {
+    label: `one ${STREAM_TOKENS}-token chat completion through the SDK (stream): tokens/s (request → last content delta)`,
+    unit: 'tokens/s',
+    baselineKey: 'openai.stream.direct.tokensPerSecond',
   });
   report.define('openai.stream.direct.tokensPerSecond', { label: `the direct SDK (interleaved): one ${STREAM_TOKENS}-token stream, tokens/s`, unit: 'tokens/s' });
   const scenario = fillerTokens(STREAM_TOKENS);
@@ -147,17 +174,28 @@ async function longStream(context: RunContext, report: ReportBuilder, openai: Op
     }
     return STREAM_TOKENS / ((lastAt - startedAt) / 1000);
   };
+  const viaChat = async () => {
+    const startedAt = now();
+    let lastAt = startedAt;
+    const messages = [{ role: 'user' as const, content: scriptedContent(scenario) }];
+    for await (const chunk of await openai.chat.completions.create({ model: 'scripted', messages, stream: true })) {
+      if (chunk.choices[0]?.delta?.content) lastAt = now();
+    }
+    return STREAM_TOKENS / ((lastAt - startedAt) / 1000);
+  };
   const viaDirect = async () => {
     const timing = await streamDirect(direct, scenario);
     return STREAM_TOKENS / ((timing.lastTokenAt! - timing.startedAt) / 1000);
   };
   await viaSdk();
+  await viaChat();
   await viaDirect();
   for (let repetition = 0; repetition < context.options.repetitions; repetition++) {
     const first = repetition % 2 === 0;
     if (first) report.sample('openai.stream.tokensPerSecond', await viaSdk());
     report.sample('openai.stream.direct.tokensPerSecond', await viaDirect());
     if (!first) report.sample('openai.stream.tokensPerSecond', await viaSdk());
+    report.sample('openai.chat.stream.tokensPerSecond', await viaChat());
   }
 }
 

@@ -413,9 +413,11 @@ describe('webhooks', () => {
         batchId: batch.id,
         status: 'cancelled',
         counts: { total: 2, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 2 },
-        usage: { promptTokens: cancelled.usage.promptTokens, completionTokens: cancelled.usage.completionTokens, totalTokens: cancelled.usage.totalTokens },
+        // The batch's own usage, as GET /v1/batches/:id shows it: tokens and the ledger's cost.
+        usage: cancelled.usage,
       },
     });
+    expect(cancelled.usage).toEqual({ promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number), costUsd: expect.any(Number) });
     expect(cancelled.usage.totalTokens).toBeGreaterThan(0);
   });
 
