@@ -21,7 +21,7 @@ const LAYERS = [
   ['event-log', 'store', 'queue', 'openai/store', 'usage/store', 'agents/store', 'schedules/store'],
   ['providers', 'config', 'metrics', 'tracing', 'logging', 'scripted-model'],
   ['redis'],
-  ['events', 'errors', 'storable', 'limits'],
+  ['events', 'errors', 'storable', 'limits', 'timers'],
 ];
 
 const ROOMS = LAYERS.flat();

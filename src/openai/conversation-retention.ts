@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ConversationsRepository } from '../store/conversations-repository';
 import type { Db } from '../store/db';
+import { startPeriodicPass, type PeriodicPass } from '../timers/periodic-pass';
 
 export interface ConversationRetentionDeps {
   db: Db;
@@ -31,26 +32,12 @@ export async function sweepExpiredConversations(deps: ConversationRetentionDeps,
 }
 
 /** Sweeps every `intervalMs` in each worker process, and once at start; a backlog is worked through over the next passes. */
-export function startConversationRetention(deps: ConversationRetentionDeps, options: { intervalMs: number; retentionDays: number; logger: Logger }): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  const tick = () => {
-    if (stopped) return;
-    running = running
-      .then(async () => {
-        const deleted = await sweepExpiredConversations(deps, { now: new Date(), retentionDays: options.retentionDays });
-        if (deleted > 0) options.logger.info({ deleted, retentionDays: options.retentionDays }, 'deleted OpenAI conversations past their retention');
-      })
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'conversation retention sweep failed; trying again later'));
-  };
-  tick();
-  const timer = setInterval(tick, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+export function startConversationRetention(deps: ConversationRetentionDeps, options: { intervalMs: number; retentionDays: number; logger: Logger }): PeriodicPass {
+  return startPeriodicPass(
+    async () => {
+      const deleted = await sweepExpiredConversations(deps, { now: new Date(), retentionDays: options.retentionDays });
+      if (deleted > 0) options.logger.info({ deleted, retentionDays: options.retentionDays }, 'deleted OpenAI conversations past their retention');
     },
-  };
+    { intervalMs: options.intervalMs, atStart: true, onError: (error) => options.logger.warn({ err: error }, 'conversation retention sweep failed; trying again later') },
+  );
 }

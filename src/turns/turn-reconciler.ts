@@ -6,6 +6,7 @@ import { approvalTimeoutJobId, clientTimeoutJobId, continuationJobId, toolJobId 
 import { resumeJobId, turnJobId } from '../queue/turn-queue';
 import type { ToolCallsRepository } from '../store/tool-calls-repository';
 import type { Turn, TurnsRepository } from '../store/turns-repository';
+import { startPeriodicPass } from '../timers/periodic-pass';
 import { decideReconcile } from './reconcile-decision';
 import { endTurn, type TurnEndingDeps } from './turn-ending';
 
@@ -109,7 +110,7 @@ function jobQueue(deps: ReconcilerDeps, turn: Turn, jobId: string): Queue {
 const RENEW_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 
 /**
- * Runs a pass at start and every `intervalMs`. Several workers run this; a Redis lock lets one
+ * Runs a pass at start and `intervalMs` after each pass. Several workers run this; a Redis lock lets one
  * of them scan per interval, held (renewed) for as long as its pass takes, so that two passes
  * never overlap, and left to expire after it. A pass checks at most `maxTurnsPerPass` turns and
  * the next pass, on whichever worker, goes on from there (the cursor is kept in Redis), so a
@@ -123,7 +124,6 @@ export function startReconciler(
   const cursorKey = `${deps.redisPrefix}:reconciler-cursor`;
   const lockMs = Math.max(1000, Math.floor(options.intervalMs / 2));
   const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
-  let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const pass = async () => {
     let renewal: NodeJS.Timeout | undefined;
@@ -146,23 +146,19 @@ export function startReconciler(
       if (!lost) await (next ? deps.redis.set(cursorKey, next) : deps.redis.del(cursorKey));
       options.onPass?.(counts);
       if (counts.enqueued > 0 || counts.retried > 0 || counts.failed > 0) deps.logger.info(counts, 'reconciler repaired turns');
-    } catch (error) {
-      deps.logger.warn({ err: error }, 'reconciler pass failed; trying again later');
     } finally {
       clearInterval(renewal);
     }
   };
-  const tick = () => {
-    if (!stopped) running = running.then(pass);
-  };
-  tick();
-  const timer = setInterval(tick, options.intervalMs);
-  timer.unref();
+  const periodic = startPeriodicPass(pass, {
+    intervalMs: options.intervalMs,
+    atStart: true,
+    onError: (error) => deps.logger.warn({ err: error }, 'reconciler pass failed; trying again later'),
+  });
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
-      await running;
+      await periodic.stop();
     },
   };
 }

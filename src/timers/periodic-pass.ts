@@ -1,0 +1,37 @@
+/** A pass started by `startPeriodicPass`: `stop()` ends the repeats and resolves when the pass under way has finished. */
+export interface PeriodicPass {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `pass` every `intervalMs` (and once at once with `atStart`), never two at once: the next
+ * pass is timed from the end of the one before, so a pass slower than its interval delays the
+ * next instead of queueing passes behind it. A pass that throws goes to `onError` and the next
+ * pass runs as planned. The timer does not keep the process alive.
+ */
+export function startPeriodicPass(pass: () => Promise<void>, options: { intervalMs: number; atStart?: boolean; onError: (error: unknown) => void }): PeriodicPass {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const run = () => {
+    if (stopped) return;
+    running = pass()
+      .catch(options.onError)
+      .finally(() => {
+        if (!stopped) schedule();
+      });
+  };
+  const schedule = () => {
+    timer = setTimeout(run, options.intervalMs);
+    timer.unref();
+  };
+  if (options.atStart) run();
+  else schedule();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
