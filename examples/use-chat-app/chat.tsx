@@ -1,4 +1,4 @@
-import { useChat } from '@ai-sdk/react';
+import { Chat, useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
 import { useEffect, useState, type FormEvent } from 'react';
 
@@ -16,34 +16,41 @@ export function ChatPage({ chatId, backend }: { chatId: string; backend: Backend
       .then((response) => response.json())
       .then(setHistory);
   }, [chatId, backend]);
-  return history ? <Chat chatId={chatId} backend={backend} history={history} /> : <p>Loading…</p>;
+  return history ? <ChatView key={chatId} chatId={chatId} backend={backend} history={history} /> : <p>Loading…</p>;
 }
 
-function Chat({ chatId, backend, history }: { chatId: string; backend: Backend; history: UIMessage[] }) {
-  const { messages, setMessages, sendMessage, status, error, resumeStream, addToolOutput, addToolApprovalResponse } = useChat({
-    id: chatId, // the conversation's externalId: made on first use
-    messages: history,
-    transport: new DefaultChatTransport({
-      api: `${backend.api}/api/chat`,
-      headers: { authorization: `Bearer ${backend.token}` },
-      // Switchyard reads only the last message: send only that one.
-      prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } }),
-    }),
-    resume: isOpen(history.at(-1)),
-    // A client tool's output or a person's decision completes the step: send it, the same turn goes on.
-    sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
-    // The client tool of examples/tools/browser.json: only a browser knows its user's time zone.
-    onToolCall: ({ toolCall }) => {
-      if (toolCall.toolName === 'browser_timezone') {
-        addToolOutput({ tool: 'browser_timezone', toolCallId: toolCall.toolCallId, output: { timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone } });
-      }
-    },
+function ChatView({ chatId, backend, history }: { chatId: string; backend: Backend; history: UIMessage[] }) {
+  // The page makes its Chat and hands it to useChat, rather than giving useChat the options: useChat
+  // of AI SDK 6 (@ai-sdk/react 3) passes its Chat a wrapper of the transport that leaves out
+  // `resumeStreamIsReplay`, so a stream resumed after a dropped connection would be appended to the
+  // partial message instead of rebuilding it. Given a Chat, useChat uses it as it is, in both majors.
+  const [chat] = useState(() => {
+    const made: Chat<UIMessage> = new Chat({
+      id: chatId, // the conversation's externalId: made on first use
+      messages: history,
+      transport: new DefaultChatTransport({
+        api: `${backend.api}/api/chat`,
+        headers: { authorization: `Bearer ${backend.token}` },
+        // Switchyard reads only the last message: send only that one.
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } }),
+      }),
+      // A client tool's output or a person's decision completes the step: send it, the same turn goes on.
+      sendAutomaticallyWhen: (options) => lastAssistantMessageIsCompleteWithToolCalls(options) || lastAssistantMessageIsCompleteWithApprovalResponses(options),
+      // The client tool of examples/tools/browser.json: only a browser knows its user's time zone.
+      onToolCall: ({ toolCall }) => {
+        if (toolCall.toolName === 'browser_timezone') {
+          void made.addToolOutput({ tool: 'browser_timezone', toolCallId: toolCall.toolCallId, output: { timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone } });
+        }
+      },
+    });
+    return made;
   });
+  const { messages, setMessages, sendMessage, status, error, resumeStream, addToolApprovalResponse } = useChat({ chat, resume: isOpen(history.at(-1)) });
   // A connection dropped mid-stream (Wi-Fi gone, laptop asleep) surfaces as `TypeError: network error`
   // while the turn runs on in Switchyard; `resume` does not pick it up (it is on only when the page
   // loaded into an open turn). If the stored turn is still open, resume: GET /api/chat/:id/stream
-  // replays it from its start, which AI SDK 7 shows in place of the partial message (AI SDK 6 appends
-  // it: see docs/guides/use-chat.md); if it ended meanwhile, show it as stored.
+  // replays it from its start, which takes the partial message's place (the transport's
+  // `resumeStreamIsReplay`, on by default); if it ended meanwhile, show it as stored.
   // Offline, wait to be back online; otherwise try again after a second (a failure is a new error).
   useEffect(() => {
     if (!(error instanceof TypeError)) return;

@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { buildPlayground } from '../../src/playground/build';
+import { startScriptedModel, type ScriptedModel } from '../../src/scripted-model/scripted-model-server';
 import { tokenize } from '../../src/scripted-model/tokenize';
 import { followBatchEvents } from '../support/batch-events';
 import { CHROMIUM_MISSING, launchChromium } from '../support/chromium';
@@ -16,10 +17,13 @@ declare const document: any;
 declare const sessionStorage: any;
 
 const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output', 'browser');
+/** USD per million tokens of the models file's default model, `scripted`; its model `free` has no price. */
+const PRICE = { input: 3, cachedInput: 0.3, output: 15 };
 
 /** The playground at `/` in headless Chromium: what a person sees, driven as they would. */
 describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
   let harness: ToolTurnHarness;
+  let model: ScriptedModel;
   let tools: ToolHttpServer;
   let browser: Browser;
   let page: Page;
@@ -38,6 +42,18 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     tools.route('/transfer', (request) => ({ body: { done: true, sent: request.body } }));
     const playgroundDir = await mkdtemp(path.join(os.tmpdir(), 'playground-'));
     await buildPlayground(playgroundDir);
+    // A models file, as a deployment prices its models: both names are the scripted model.
+    model = await startScriptedModel();
+    const modelsFile = path.join(playgroundDir, 'models.json');
+    const target = { provider: 'local', model: 'scripted' };
+    await writeFile(
+      modelsFile,
+      JSON.stringify({
+        providers: { local: { baseURL: model.url } },
+        models: { scripted: { targets: [target], price: PRICE }, free: { targets: [target] } },
+        defaultModel: 'scripted',
+      }),
+    );
     const exampleTools = JSON.parse(await readFile(path.join(__dirname, '..', '..', 'examples', 'tools', 'browser.json'), 'utf8'));
     harness = await startToolTurnHarness({
       toolFiles: {
@@ -46,7 +62,8 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
         'broken.json': { name: 'broken', description: 'Always fails', url: `${tools.url}/broken`, retries: 0, fields: [{ name: 'n', type: 'integer' }] },
         'transfer.json': transferTool(tools.url),
       },
-      env: { PLAYGROUND_DIR: playgroundDir },
+      env: { PLAYGROUND_DIR: playgroundDir, MODELS_FILE: modelsFile },
+      scripted: model,
     });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
@@ -57,6 +74,7 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await harness?.close();
+    await model?.close();
     await tools?.close();
   });
 
@@ -491,6 +509,44 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(await page.locator(`[data-testid=conversation-item][data-id="${made}"] .tag`).innerText()).toBe('OpenAI');
     await page.click('[data-testid=all-sources]');
     await page.waitForFunction((id) => !document.querySelector(`[data-testid=conversation-item][data-id="${id}"]`), made);
+  });
+
+  /** The chat the page shows (`#chat=<externalId>`), as GET /api/chat/:id/messages answers it. */
+  const shownChat = async () => {
+    const chatId = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('chat')!;
+    return (await harness.api.get(`/api/chat/${encodeURIComponent(chatId)}/messages`)).body as any[];
+  };
+
+  it("shows an ended turn's tokens and cost under its answer, and tokens alone when its model has no price", async () => {
+    await freshChat();
+    await send(scripted({ text: 'A priced answer.' }));
+    await lastAnswerIs('A priced answer.');
+    // Shown once the turn ended: its usage is then whole.
+    const lastUsage = page.locator('[data-testid=assistant-message]:last-child [data-testid=turn-usage]');
+    const shown = await lastUsage.innerText();
+    const priced = (await harness.api.get(`/v1/turns/${(await shownChat()).at(-1).id}`)).body.usage;
+    expect(priced.costUsd).toBeCloseTo(
+      ((priced.promptTokens - priced.cachedPromptTokens) * PRICE.input + priced.cachedPromptTokens * PRICE.cachedInput + priced.completionTokens * PRICE.output) / 1e6,
+      12,
+    );
+    expect(priced.costUsd).toBeGreaterThan(0);
+    const [, tokens, dollars] = /^([\d,]+) tokens · \$([\d.]+)$/.exec(shown) ?? [];
+    expect(Number(tokens?.replace(/,/g, ''))).toBe(priced.totalTokens);
+    // Two significant digits of the turn's cost.
+    expect(Number(dollars)).toBe(Number(priced.costUsd.toPrecision(2)));
+
+    // A chat of an unpriced model (its conversation made first, with the chat's externalId).
+    const externalId = `unpriced-${Date.now()}`;
+    await harness.newConversation({ externalId, model: 'free' });
+    await page.goto(`${harness.stack.url}/#chat=${externalId}`);
+    await page.reload();
+    await send(scripted({ text: 'A free answer.' }));
+    await lastAnswerIs('A free answer.');
+    const shownFree = await lastUsage.innerText();
+    const free = (await harness.api.get(`/v1/turns/${(await shownChat()).at(-1).id}`)).body.usage;
+    expect(free.costUsd).toBe(0);
+    expect(free.totalTokens).toBeGreaterThan(0);
+    expect(shownFree).toBe(`${free.totalTokens.toLocaleString('en-US')} tokens`);
   });
 
   it('answers /favicon.ico, and the icon the page links', async () => {

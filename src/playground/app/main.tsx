@@ -8,6 +8,7 @@ import { RestConversation } from './rest-conversation';
 import { keepSettledCalls } from './settled-calls';
 import { callApi, mintSessionToken, SessionExpiredError } from './session-api';
 import { Sidebar, type OpenTarget } from './sidebar';
+import type { TurnUsage } from './usage-line';
 
 /** Only the session token is kept (for this tab), never the API key it was minted with. */
 const TOKEN_KEY = 'switchyard.sessionToken';
@@ -132,6 +133,11 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
     },
     onFinish: props.onTurnEnd,
   });
+  // An ended turn no longer changes: GET /v1/turns/:id answers its usage as the ledger summed it.
+  const loadUsage = useCallback(
+    (turnId: string) => callApi<{ usage: TurnUsage }>(props.token, 'GET', `/v1/turns/${encodeURIComponent(turnId)}`).then((turn) => turn.usage),
+    [props.token],
+  );
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages.at(-1);
   const activeTurnId = busy && last?.role === 'assistant' ? last.id : null;
@@ -159,6 +165,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
     <div className="chat">
       <MessageList
         messages={messages}
+        loadUsage={loadUsage}
         onDecide={(decision) => void addToolApprovalResponse(decision)}
         actions={{
           disabled: busy,

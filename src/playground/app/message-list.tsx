@@ -4,15 +4,16 @@ import { useStickToBottom } from 'use-stick-to-bottom';
 import { EditableText, RegenerateButton, type MessageActions } from './message-actions';
 import { ToolCard, type DecideApproval } from './tool-card';
 import { TurnMark } from './turn-mark';
+import { TurnUsageLine, type LoadUsage } from './turn-usage';
 import { visibleParts } from './visible-parts';
 
 /**
  * The messages, kept scrolled to the newest text as it streams unless the person scrolled up
  * (then "Newest" brings them back); a message they send scrolls down again, as chat apps do.
  * With `actions`, each question can be edited and the last answer regenerated: the list is the
- * conversation's path, which those change.
+ * conversation's path, which those change. With `loadUsage`, each ended turn shows its tokens and cost.
  */
-export function MessageList({ messages, onDecide, actions }: { messages: UIMessage[]; onDecide?: DecideApproval; actions?: MessageActions }) {
+export function MessageList({ messages, onDecide, actions, loadUsage }: { messages: UIMessage[]; onDecide?: DecideApproval; actions?: MessageActions; loadUsage?: LoadUsage }) {
   const { scrollRef, contentRef, isAtBottom, scrollToBottom } = useStickToBottom({ initial: 'instant', resize: 'instant' });
   const lastUserMessageId = messages.findLast((message) => message.role === 'user')?.id;
   useEffect(() => void scrollToBottom('instant'), [lastUserMessageId, scrollToBottom]);
@@ -37,6 +38,7 @@ export function MessageList({ messages, onDecide, actions }: { messages: UIMessa
                 return null;
               })}
               <TurnMark message={message} />
+              {loadUsage && <TurnUsageLine message={message} loadUsage={loadUsage} />}
               {actions && message.role === 'user' && <EditableText key={message.id} message={message} actions={actions} />}
               {actions && message.role === 'assistant' && message === messages.at(-1) && <RegenerateButton actions={actions} />}
             </li>
