@@ -17,8 +17,13 @@ export interface ScheduleRunnerDeps {
 
 /** Schedules handled per pass; the rest wait for the next pass (a second or so). */
 const SCHEDULES_PER_PASS = 20;
-/** How long a worker's claim on a due schedule lasts: one that dies leaves its tick to another after it. */
-export const CLAIM_LEASE_MS = 30_000;
+/**
+ * How long a worker's claim on a due schedule lasts, renewed every CLAIM_RENEW_MS while its pass
+ * goes on: a worker that dies with a claim leaves its ticks to another within this (the run comes
+ * that much late, never twice: the run row is unique).
+ */
+export const CLAIM_LEASE_MS = 5_000;
+export const CLAIM_RENEW_MS = 1_500;
 
 /**
  * Makes schedules' runs: each run a turn admitted like any other (limits, budgets, onBusy), its
@@ -30,13 +35,41 @@ export class ScheduleRunner {
   /**
    * One pass: the due schedules this worker claims (see SchedulesRepository.claimDue), each one's
    * ticks decided and run, then the schedule moved on. No transaction is held while a run is
-   * admitted: the embedded database has one connection.
+   * admitted: the embedded database has one connection. The claims of the schedules not handled
+   * yet are renewed meanwhile, so a slow pass keeps them and a dead worker's lapse soon.
    */
   async fireDue(now: Date): Promise<number> {
     const due = await this.deps.schedules.claimDue(now, SCHEDULES_PER_PASS, CLAIM_LEASE_MS);
-    for (const schedule of due) {
-      const claimed = schedule.nextRunAt!;
-      const decision = decideTicks({ plan: planOf(schedule), nextRunAt: claimed, endAt: schedule.endAt, catchUp: schedule.catchUp, now });
+    const held = new Map(due.map((schedule) => [schedule.id, schedule.nextRunAt!]));
+    // The pass's clock moved on by the time elapsed (`now` may be a test's).
+    const startedAt = Date.now();
+    const renewal = setInterval(() => {
+      if (held.size === 0) return;
+      this.deps.schedules
+        .renewClaims(
+          [...held].map(([id, nextRunAt]) => ({ id, nextRunAt })),
+          new Date(now.getTime() + Date.now() - startedAt),
+          CLAIM_LEASE_MS,
+        )
+        .catch((error: unknown) => {
+          this.deps.logger.warn({ err: error }, 'schedule claims not renewed; another worker may take their ticks too (one run each still)');
+        });
+    }, CLAIM_RENEW_MS);
+    try {
+      for (const schedule of due) {
+        await this.fire(schedule, now);
+        held.delete(schedule.id);
+      }
+    } finally {
+      clearInterval(renewal);
+    }
+    return due.length;
+  }
+
+  private async fire(schedule: Schedule, now: Date): Promise<void> {
+    const claimed = schedule.nextRunAt!;
+    const decision = decideTicks({ plan: planOf(schedule), nextRunAt: claimed, endAt: schedule.endAt, catchUp: schedule.catchUp, now });
+    try {
       for (const skipped of decision.skipped) {
         await this.deps.schedules.insertRun(schedule.id, {
           scheduledFor: skipped,
@@ -46,15 +79,12 @@ export class ScheduleRunner {
           reason: 'missed: no worker ran at its time',
         });
       }
-      try {
-        if (decision.run) await this.run(schedule, decision.run);
-        await this.deps.schedules.advance(schedule.id, claimed, decision.nextRunAt);
-      } catch (error) {
-        // Left claimed: the tick is tried again once the lease ends; its run row keeps it to one run.
-        this.deps.logger.warn({ err: error, scheduleId: schedule.id }, 'schedule tick not run; tried again after its claim lapses');
-      }
+      for (const tick of decision.runs) await this.run(schedule, tick);
+      await this.deps.schedules.advance(schedule.id, claimed, decision.nextRunAt);
+    } catch (error) {
+      // Left claimed: the ticks are tried again once the lease ends; their run rows keep each to one run.
+      this.deps.logger.warn({ err: error, scheduleId: schedule.id }, 'schedule tick not run; tried again after its claim lapses');
     }
-    return due.length;
   }
 
   /**
@@ -79,6 +109,12 @@ export class ScheduleRunner {
         alongside: (tx, turn) => this.deps.schedules.insertStartedRun(schedule.id, { scheduledFor, turnId: turn.id, conversationId }, tx),
       });
     } catch (error) {
+      // The turn and its run are recorded, the queue did not answer: the reconciler enqueues the
+      // turn once Redis is back, and the tick is done.
+      if (AppError.isInstance(error) && error.code === 'unavailable') {
+        const recorded = await this.deps.schedules.runFor(schedule.id, scheduledFor);
+        if (recorded) return recorded;
+      }
       // Refused by admission (limits, a budget, a busy conversation): recorded with the reason.
       if (!AppError.isInstance(error) || error.code === 'internal' || error.code === 'unavailable') throw error;
       return this.record(schedule, scheduledFor, 'refused', `${error.code}: ${error.message}`);

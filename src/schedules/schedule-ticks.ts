@@ -21,8 +21,8 @@ export function nextRunAfter(plan: SchedulePlan, after: Date, endAt: Date | null
 
 /** What a pass does with a schedule's due ticks. */
 export interface TickDecision {
-  /** The tick that runs, if any. */
-  run: Date | null;
+  /** The ticks that run, oldest first. */
+  runs: Date[];
   /** Ticks recorded `skipped` (missed, with `catchUp: "skip"`). */
   skipped: Date[];
   /** Where the schedule goes on from. */
@@ -30,9 +30,10 @@ export interface TickDecision {
 }
 
 /**
- * The due ticks from `nextRunAt` up to `now`: on time, the tick runs; missed while no worker ran,
- * `catchUp: "one"` runs once for all of them (as the latest), `"skip"` records them skipped and
- * runs only one still on time. Pure.
+ * The due ticks from `nextRunAt` up to `now`. Each tick still on time runs, even when a pass sees
+ * several (a pass that failed, a claim taken over from a worker that died): no tick is lost while
+ * a worker runs. Ticks missed while no worker ran (more than MISSED_AFTER_MS late): `catchUp:
+ * "one"` runs once for all of them (as the latest), `"skip"` records them skipped. Pure.
  */
 export function decideTicks(input: { plan: SchedulePlan; nextRunAt: Date; endAt: Date | null; catchUp: CatchUp; now: Date }): TickDecision {
   const due: Date[] = [];
@@ -42,8 +43,10 @@ export function decideTicks(input: { plan: SchedulePlan; nextRunAt: Date; endAt:
     tick = nextRunAfter(input.plan, tick, input.endAt);
   }
   const nextRunAt = tick && tick.getTime() <= input.now.getTime() ? nextRunAfter(input.plan, input.now, input.endAt) : tick;
-  const last = due[due.length - 1] ?? null;
-  if (input.catchUp === 'one') return { run: last, skipped: [], nextRunAt };
-  const missed = (at: Date) => input.now.getTime() - at.getTime() > MISSED_AFTER_MS;
-  return { run: last && !missed(last) ? last : null, skipped: due.filter(missed), nextRunAt };
+  const isMissed = (at: Date) => input.now.getTime() - at.getTime() > MISSED_AFTER_MS;
+  const missed = due.filter(isMissed);
+  const onTime = due.filter((at) => !isMissed(at));
+  if (input.catchUp === 'skip') return { runs: onTime, skipped: missed, nextRunAt };
+  const latestMissed = missed[missed.length - 1];
+  return { runs: latestMissed ? [latestMissed, ...onTime] : onTime, skipped: [], nextRunAt };
 }

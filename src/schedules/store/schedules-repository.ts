@@ -174,6 +174,16 @@ export class SchedulesRepository {
     return rows.map(toSchedule);
   }
 
+  /** Extends the claims a pass still holds, each while the schedule is at the tick it claimed (a PATCH may have moved it). */
+  async renewClaims(claims: { id: string; nextRunAt: Date }[], now: Date, leaseMs: number): Promise<void> {
+    // The worker's clock, as claimDue's: every claim is read and written on the same clocks.
+    await this.db.query(
+      `UPDATE schedules s SET claimed_until = $4::timestamptz + make_interval(secs => $3::double precision / 1000)
+       FROM unnest($1::text[], $2::timestamptz[]) AS c(id, next_run_at) WHERE s.id = c.id AND s.next_run_at = c.next_run_at`,
+      [claims.map((claim) => claim.id), claims.map((claim) => claim.nextRunAt), leaseMs, now],
+    );
+  }
+
   /** Moves a claimed schedule on past the ticks it handled, and ends the claim (unless a PATCH moved it meanwhile). */
   async advance(id: string, claimedRunAt: Date, nextRunAt: Date | null): Promise<void> {
     await this.db.query('UPDATE schedules SET next_run_at = $3, claimed_until = NULL WHERE id = $1 AND next_run_at = $2', [id, claimedRunAt, nextRunAt]);

@@ -115,6 +115,21 @@ describe('webhooks', () => {
     });
   });
 
+  it("carries scheduleId in a schedule run's turn webhooks, into its conversation and into a new one", async () => {
+    const hook = await receiver();
+    const user = await newUser();
+    const endpoint = await user.register(hook.url(), ['turn.completed']);
+    const conversationId = (await user.api.post('/v1/conversations', {})).body.id as string;
+    const into = (await user.api.post('/v1/schedules', { content: scripted({ text: 'into it' }), conversationId, every: '1h' })).body;
+    const fresh = (await user.api.post('/v1/schedules', { content: scripted({ text: 'a new one' }), every: '1h' })).body;
+    for (const schedule of [into, fresh]) {
+      const run = (await user.api.post(`/v1/schedules/${schedule.id}/trigger`)).body;
+      expect(run).toMatchObject({ status: 'started', turnId: expect.any(String) });
+      const [webhook] = await hook.waitFor(1, (received) => received.json?.data?.turnId === run.turnId);
+      expect(verify(endpoint.secret, webhook!).data).toMatchObject({ turnId: run.turnId, conversationId: run.conversationId, status: 'completed', scheduleId: schedule.id });
+    }
+  });
+
   it('sends each endpoint only the events it asked for', async () => {
     const all = await receiver();
     const failures = await receiver();
