@@ -1,6 +1,7 @@
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job, Worker } from 'bullmq';
 import { queuePayloads, type QueueName, type QueuePayload } from './job-catalog';
 import { jobFailure, toJobFailure } from './job-failure';
+import { LockKeepingWorker } from './lock-keeping-worker';
 
 /** How a worker process takes jobs from one of our queues (README, "Settings that matter"). */
 export interface JobWorkerSettings {
@@ -24,14 +25,20 @@ export function createJobWorker<Name extends QueueName>(
   processJob: (job: Job, payload: QueuePayload<Name>, token?: string, signal?: AbortSignal) => Promise<void>,
 ): Worker {
   const payloadSchema = queuePayloads[queueName];
-  return new Worker(
+  const worker: LockKeepingWorker = new LockKeepingWorker(
     queueName,
     async (job: Job, token?: string, signal?: AbortSignal) => {
-      const parsed = payloadSchema.safeParse(job.data);
-      if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
-      await processJob(job, parsed.data as QueuePayload<Name>, token, signal).catch((error: unknown) => {
-        throw toJobFailure(error);
-      });
+      // Counted in first, before any await: the run is inside from the moment BullMQ tracks its lock.
+      const leave = worker.enterRun(job.id!);
+      try {
+        const parsed = payloadSchema.safeParse(job.data);
+        if (!parsed.success) throw jobFailure('malformed_job', parsed.error);
+        await processJob(job, parsed.data as QueuePayload<Name>, token, signal).catch((error: unknown) => {
+          throw toJobFailure(error);
+        });
+      } finally {
+        leave();
+      }
     },
     {
       connection: settings.connection,
@@ -42,6 +49,7 @@ export function createJobWorker<Name extends QueueName>(
       maxStalledCount: settings.maxStalledCount,
     },
   );
+  return worker;
 }
 
 /**

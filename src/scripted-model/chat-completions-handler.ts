@@ -10,7 +10,7 @@ import { estimatePromptTokens } from './message-text';
 import { errorTypeForStatus, invalidRequest } from './openai-error';
 import { planReply } from './plan-reply';
 import type { Step } from './scenario-schema';
-import type { RequestLog } from './request-log';
+import type { RecordedRequest, RequestLog } from './request-log';
 import type { FaultControl } from './fault-control';
 import { validateChatRequest } from './validate-chat-request';
 
@@ -35,7 +35,8 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
   } catch {
     return sendError(res, invalidRequest('We could not parse the JSON body of your request. The API expects a JSON payload.'));
   }
-  context.log.record({ method: req.method ?? 'POST', path: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() });
+  const recorded: RecordedRequest = { method: req.method ?? 'POST', path: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() };
+  context.log.record(recorded);
 
   const validation = validateChatRequest(body);
   if (!validation.ok) return sendError(res, validation.error);
@@ -69,6 +70,7 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
   const reply = planReply(step, request);
   if (reply.kind === 'error') return sendError(res, reply.error);
 
+  const promptTokens = estimatePromptTokens(request.messages);
   const delivery = {
     plan: reply.plan,
     meta: {
@@ -77,8 +79,11 @@ export async function handleChatCompletions(req: IncomingMessage, res: ServerRes
       model: request.model,
       includeUsage: request.stream_options?.include_usage === true,
     },
-    promptTokens: estimatePromptTokens(request.messages),
+    promptTokens,
     signal: closed.signal,
+    bill: (completionTokens: number, reported: boolean) => {
+      recorded.billed = { promptTokens, completionTokens, reported };
+    },
   };
   await (request.stream ? streamCompletion(res, delivery) : sendCompletion(res, delivery));
 }

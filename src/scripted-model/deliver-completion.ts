@@ -11,6 +11,8 @@ export interface Delivery {
   promptTokens: number;
   /** Aborts when the client goes: pending pauses end and nothing more is written. */
   signal: AbortSignal;
+  /** Told of what the answer is billed as it is generated, and once its usage is reported. */
+  bill?: (completionTokens: number, reported: boolean) => void;
 }
 
 /** Events queued without a pause in between leave in writes of about this many characters. */
@@ -28,6 +30,7 @@ export async function streamCompletion(res: ServerResponse, delivery: Delivery):
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   // The client learns the request was accepted before the first token, as with a real provider.
   res.flushHeaders();
+  delivery.bill?.(0, false);
 
   let pending = '';
   let roleSent = false;
@@ -52,6 +55,7 @@ export async function streamCompletion(res: ServerResponse, delivery: Delivery):
       }
       await queue(sseEvent(chunkObject(meta, chunk.delta)));
       completionTokens += chunk.tokens;
+      delivery.bill?.(completionTokens, false);
     }
     const ending = plan.ending;
     switch (ending.kind) {
@@ -61,6 +65,7 @@ export async function streamCompletion(res: ServerResponse, delivery: Delivery):
         await queue(finish + usage + SSE_DONE);
         await flush();
         res.end();
+        delivery.bill?.(completionTokens, meta.includeUsage);
         return;
       }
       case 'error-event':
@@ -95,6 +100,7 @@ export async function sendCompletion(res: ServerResponse, delivery: Delivery): P
     switch (ending.kind) {
       case 'finish': {
         sendJson(res, 200, completionObject(meta, plan, ending.finishReason, usageOf(delivery.promptTokens, completionTokens)));
+        delivery.bill?.(completionTokens, true);
         return;
       }
       case 'error-event':

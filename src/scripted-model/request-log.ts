@@ -4,6 +4,13 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
   receivedAt: number;
+  /**
+   * What the request was billed, as a provider bills it: its prompt and the completion tokens
+   * generated for it, whether or not the client stayed to read them. `reported`: the usage went
+   * out to the client (the usage chunk of a stream, a completion's `usage`), so the client knows
+   * these figures; else it has to estimate them. Absent until an answer starts.
+   */
+  billed?: { promptTokens: number; completionTokens: number; reported: boolean };
 }
 
 interface Waiter {
