@@ -549,6 +549,44 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
     expect(shownFree).toBe(`${free.totalTokens.toLocaleString('en-US')} tokens`);
   });
 
+  it('starts a chat on an agent picked in the list: the turn runs its instructions, and the header names it and its version', async () => {
+    const instructions = `You are the playground's test agent ${Date.now()}.`;
+    const name = `helper-${Date.now()}`;
+    const agent = (await harness.api.post('/v1/agents', { name, instructions })).body;
+    expect(agent.version).toBe(1);
+    // The page lists the agents when it signs in (its session token cannot read them).
+    await page.goto(harness.stack.url);
+    await page.evaluate(() => sessionStorage.clear());
+    await freshChat();
+    expect(await page.locator('[data-testid=agent-select] option').allInnerTexts()).toEqual(expect.arrayContaining(['no agent', name]));
+    await page.selectOption('[data-testid=agent-select]', agent.id);
+    await page.click('[data-testid=new-chat]');
+    expect(await page.getAttribute('[data-testid=chat-agent]', 'data-agent-version')).toBe('1');
+    const marker = `agent-chat-${Date.now()}`;
+    await send(`${marker} ${scripted({ text: 'Answered as the agent.' })}`);
+    await lastAnswerIs('Answered as the agent.');
+    const requests = model.requests.filter((each) => JSON.stringify(each.body).includes(marker));
+    expect(requests).toHaveLength(1);
+    expect((requests[0]!.body as { messages: unknown[] }).messages[0]).toEqual({ role: 'system', content: instructions });
+    const turn = (await harness.api.get(`/v1/turns/${(await shownChat()).at(-1).id}`)).body;
+    expect([turn.agentId, turn.agentVersion]).toEqual([agent.id, 1]);
+
+    // A new version: the chat's next turn runs it, and the header says so.
+    await harness.api.patch(`/v1/agents/${agent.id}`, { instructions: `${instructions} Version two.` });
+    await send(scripted({ text: 'Answered as version two.' }));
+    await lastAnswerIs('Answered as version two.');
+    await page.waitForSelector('[data-testid=chat-agent][data-agent-version="2"]');
+    expect(await page.locator('[data-testid=chat-agent]').innerText()).toBe(`Agent ${name} · v2`);
+
+    // "no agent" starts a chat without one, and without a header.
+    await page.selectOption('[data-testid=agent-select]', '');
+    await page.click('[data-testid=new-chat]');
+    await send(scripted({ text: 'Answered without an agent.' }));
+    await lastAnswerIs('Answered without an agent.');
+    expect((await harness.api.get(`/v1/turns/${(await shownChat()).at(-1).id}`)).body.agentId).toBeNull();
+    expect(await page.locator('[data-testid=chat-agent]').count()).toBe(0);
+  });
+
   it('answers /favicon.ico, and the icon the page links', async () => {
     const icon = await page.request.get(`${harness.stack.url}/favicon.ico`);
     expect(icon.status()).toBe(200);

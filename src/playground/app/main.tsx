@@ -6,12 +6,14 @@ import { MessageList } from './message-list';
 import { hasOpenTurn } from './open-turn';
 import { RestConversation } from './rest-conversation';
 import { keepSettledCalls } from './settled-calls';
-import { callApi, mintSessionToken, SessionExpiredError } from './session-api';
+import { ChatAgentHeader } from './chat-agent';
+import { callApi, endedTurnReader, listAgents, mintSessionToken, SessionExpiredError, type AgentSummary } from './session-api';
 import { Sidebar, type OpenTarget } from './sidebar';
-import type { TurnUsage } from './usage-line';
 
 /** Only the session token is kept (for this tab), never the API key it was minted with. */
 const TOKEN_KEY = 'switchyard.sessionToken';
+/** The person's agents as listed at sign-in (ids, names, latest versions): the token cannot list them. */
+const AGENTS_KEY = 'switchyard.agents';
 
 /** The client tool the example tools folder declares: it runs here, in the page. */
 const CLIENT_TOOLS: Record<string, () => unknown> = {
@@ -20,12 +22,15 @@ const CLIENT_TOOLS: Record<string, () => unknown> = {
 
 function App() {
   const [token, setToken] = useState(() => sessionStorage.getItem(TOKEN_KEY));
+  const [agents, setAgents] = useState<AgentSummary[]>(() => JSON.parse(sessionStorage.getItem(AGENTS_KEY) ?? '[]'));
   const [opened, setOpened] = useState(targetInHash);
   const [listVersion, setListVersion] = useState(0);
 
   const signOut = useCallback(() => {
     sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(AGENTS_KEY);
     setToken(null);
+    setAgents([]);
   }, []);
   const open = (target: OpenTarget) => {
     history.replaceState(null, '', `#${target.kind}=${encodeURIComponent(target.id)}`);
@@ -35,8 +40,10 @@ function App() {
   if (!token) {
     return (
       <KeyForm
-        onToken={(minted) => {
+        onSignIn={(minted, listed) => {
           sessionStorage.setItem(TOKEN_KEY, minted);
+          sessionStorage.setItem(AGENTS_KEY, JSON.stringify(listed));
+          setAgents(listed);
           setToken(minted);
         }}
       />
@@ -44,9 +51,19 @@ function App() {
   }
   return (
     <div className="layout">
-      <Sidebar token={token} current={opened} version={listVersion} onOpen={open} onNew={() => open({ kind: 'chat', id: crypto.randomUUID() })} onExpired={signOut} />
+      <Sidebar
+        token={token}
+        current={opened}
+        version={listVersion}
+        agents={agents}
+        onOpen={open}
+        onNew={(agent) => open({ kind: 'chat', id: crypto.randomUUID(), ...(agent ? { agent } : {}) })}
+        onExpired={signOut}
+      />
       <main>
-        {opened?.kind === 'chat' && <ChatLoader key={opened.id} token={token} chatId={opened.id} onExpired={signOut} onTurnEnd={() => setListVersion((v) => v + 1)} />}
+        {opened?.kind === 'chat' && (
+          <ChatLoader key={opened.id} token={token} chatId={opened.id} agent={opened.agent} agents={agents} onExpired={signOut} onTurnEnd={() => setListVersion((v) => v + 1)} />
+        )}
         {opened?.kind === 'conversation' && <RestConversation key={opened.id} token={token} conversationId={opened.id} onExpired={signOut} />}
         {!opened && <p className="hint">Open a conversation, or start a new chat.</p>}
       </main>
@@ -63,15 +80,17 @@ function targetInHash(): OpenTarget | null {
   return conversation ? { kind: 'conversation', id: conversation } : null;
 }
 
-function KeyForm({ onToken }: { onToken(token: string): void }) {
+function KeyForm({ onSignIn }: { onSignIn(token: string, agents: AgentSummary[]): void }) {
   const [error, setError] = useState<string | null>(null);
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const input = event.currentTarget.elements.namedItem('key') as HTMLInputElement;
     try {
-      const { token } = await mintSessionToken(input.value.trim());
+      const key = input.value.trim();
+      const { token } = await mintSessionToken(key);
+      const agents = await listAgents(key);
       input.value = '';
-      onToken(token);
+      onSignIn(token, agents);
     } catch (failure) {
       setError(failure instanceof Error ? failure.message : String(failure));
     }
@@ -90,7 +109,7 @@ function KeyForm({ onToken }: { onToken(token: string): void }) {
 }
 
 /** Loads the stored history first (as UIMessages, `[]` for a new chat): `useChat` then resumes the active turn over it, if any. */
-function ChatLoader(props: { token: string; chatId: string; onExpired(): void; onTurnEnd(): void }) {
+function ChatLoader(props: { token: string; chatId: string; agent?: string; agents: AgentSummary[]; onExpired(): void; onTurnEnd(): void }) {
   const [history, setHistory] = useState<UIMessage[] | null>(null);
   const { token, chatId, onExpired } = props;
   useEffect(() => {
@@ -102,17 +121,20 @@ function ChatLoader(props: { token: string; chatId: string; onExpired(): void; o
   return <Chat {...props} initialMessages={history} />;
 }
 
-function Chat(props: { token: string; chatId: string; initialMessages: UIMessage[]; onTurnEnd(): void }) {
+function Chat(props: { token: string; chatId: string; agent?: string; agents: AgentSummary[]; initialMessages: UIMessage[]; onTurnEnd(): void }) {
+  // The agent picked for a new chat: read on the chat's first POST, when its conversation is made (later ones change nothing).
+  const agent = props.initialMessages.length === 0 ? props.agent : undefined;
   const transport = useMemo(
     () =>
       new DefaultChatTransport({
         api: '/api/chat',
         headers: { authorization: `Bearer ${props.token}` },
         // Switchyard reads only the last message (stored history wins): the rest would only make a long chat's requests grow.
-        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId } }),
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({ body: { id, messages: messages.slice(-1), trigger, messageId, ...(agent ? { agent } : {}) } }),
       }),
-    [props.token],
+    [props.token, agent],
   );
+  const readTurn = useMemo(() => endedTurnReader(props.token), [props.token]);
   const { messages, setMessages, sendMessage, regenerate, status, error, addToolOutput, addToolApprovalResponse } = useChat({
     id: props.chatId,
     messages: props.initialMessages,
@@ -133,11 +155,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
     },
     onFinish: props.onTurnEnd,
   });
-  // An ended turn no longer changes: GET /v1/turns/:id answers its usage as the ledger summed it.
-  const loadUsage = useCallback(
-    (turnId: string) => callApi<{ usage: TurnUsage }>(props.token, 'GET', `/v1/turns/${encodeURIComponent(turnId)}`).then((turn) => turn.usage),
-    [props.token],
-  );
+  const loadUsage = useCallback((turnId: string) => readTurn(turnId).then((turn) => turn.usage), [readTurn]);
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages.at(-1);
   const activeTurnId = busy && last?.role === 'assistant' ? last.id : null;
@@ -163,6 +181,7 @@ function Chat(props: { token: string; chatId: string; initialMessages: UIMessage
 
   return (
     <div className="chat">
+      <ChatAgentHeader messages={messages} picked={agent} agents={props.agents} readTurn={readTurn} />
       <MessageList
         messages={messages}
         loadUsage={loadUsage}

@@ -25,3 +25,45 @@ export async function callApi<T>(token: string, method: string, path: string): P
 
 /** What the sidebar reads of a listed conversation. */
 export type ConversationSummary = Pick<Conversation, 'id' | 'externalId' | 'title' | 'source' | 'createdAt'>;
+
+/** What the playground keeps of an agent: enough to list it and to name it, not its instructions. */
+export interface AgentSummary {
+  id: string;
+  name: string;
+  latestVersion: number;
+}
+
+/**
+ * The person's agents (GET /v1/agents, the newest hundred), read with the API key at sign-in: the
+ * session token the page keeps may pick an agent but not read the agents' configurations.
+ */
+export async function listAgents(apiKey: string): Promise<AgentSummary[]> {
+  const response = await fetch('/v1/agents?limit=100', { headers: { authorization: `Bearer ${apiKey}` } });
+  if (!response.ok) return [];
+  const body = (await response.json()) as { data: AgentSummary[] };
+  return body.data.map(({ id, name, latestVersion }) => ({ id, name, latestVersion }));
+}
+
+/** What the playground reads of a turn (GET /v1/turns/:id). */
+export interface TurnSummary {
+  usage: { totalTokens: number; costUsd: number };
+  agentId?: string | null;
+  agentVersion?: number | null;
+}
+
+/**
+ * Reads ended turns, each once: the usage line and the chat's header read the same turn, and an
+ * ended turn no longer changes. A failed read is forgotten, so that the next render tries again.
+ */
+export function endedTurnReader(token: string): (turnId: string) => Promise<TurnSummary> {
+  const read = new Map<string, Promise<TurnSummary>>();
+  return (turnId) => {
+    let turn = read.get(turnId);
+    if (!turn) {
+      turn = callApi<TurnSummary>(token, 'GET', `/v1/turns/${encodeURIComponent(turnId)}`);
+      read.set(turnId, turn);
+      turn.catch(() => read.delete(turnId));
+    }
+    return turn;
+  };
+}

@@ -1,8 +1,11 @@
 import { useCallback, useEffect, useState } from 'react';
-import { callApi, SessionExpiredError, type ConversationSummary } from './session-api';
+import { callApi, SessionExpiredError, type AgentSummary, type ConversationSummary } from './session-api';
 
-/** A chat (`/api/chat`, by its externalId) or a conversation made over the REST API (by its id). */
-export type OpenTarget = { kind: 'chat'; id: string } | { kind: 'conversation'; id: string };
+/**
+ * A chat (`/api/chat`, by its externalId) or a conversation made over the REST API (by its id). A
+ * new chat may name the agent its conversation is made with (`agent`, an agent's id).
+ */
+export type OpenTarget = { kind: 'chat'; id: string; agent?: string } | { kind: 'conversation'; id: string };
 
 const PAGE_SIZE = 25;
 
@@ -36,7 +39,17 @@ function targetOf(conversation: ConversationSummary): OpenTarget {
  * of `/api/chat` and of the REST API (every `/openai/v1/responses` call and batch item is a
  * conversation too, and they would push the chats out); "All sources" lists every one.
  */
-export function Sidebar(props: { token: string; current: OpenTarget | null; version: number; onOpen(target: OpenTarget): void; onNew(): void; onExpired(): void }) {
+export function Sidebar(props: {
+  token: string;
+  current: OpenTarget | null;
+  version: number;
+  /** The person's agents, which a new chat may run on. */
+  agents: AgentSummary[];
+  onOpen(target: OpenTarget): void;
+  onNew(agent: string | undefined): void;
+  onExpired(): void;
+}) {
+  const [agent, setAgent] = useState('');
   const [listed, setListed] = useState<Listed>({ conversations: [], nextCursor: null, pages: 0, allSources: false });
   const [allSources, setAllSources] = useState(false);
   const { token, version, onExpired } = props;
@@ -73,9 +86,22 @@ export function Sidebar(props: { token: string; current: OpenTarget | null; vers
 
   return (
     <nav className="sidebar">
-      <button onClick={props.onNew} data-testid="new-chat">
+      <button onClick={() => props.onNew(props.agents.some((each) => each.id === agent) ? agent : undefined)} data-testid="new-chat">
         New chat
       </button>
+      {props.agents.length > 0 && (
+        <label className="agent-pick">
+          on{' '}
+          <select value={agent} onChange={(event) => setAgent(event.target.value)} data-testid="agent-select">
+            <option value="">no agent</option>
+            {props.agents.map((each) => (
+              <option key={each.id} value={each.id}>
+                {each.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <label className="source-filter">
         <input type="checkbox" checked={allSources} onChange={(event) => setAllSources(event.target.checked)} data-testid="all-sources" /> All sources (OpenAI, batches)
       </label>
