@@ -39,7 +39,7 @@ export function turnCallExecution(
       };
     },
     announceAgain: () => announceAgainIfUnseen(deps, ids),
-    settle: (settlement) => deps.toolCalls.settle(ids.turnId, ids.toolCallId, settlement),
+    settle: (settlement) => deps.toolCalls.settleAttempt(ids.turnId, ids.toolCallId, settlement),
     async announce(settled) {
       deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
       await announceResult(deps, settled);
