@@ -165,17 +165,64 @@ export class ToolCallsRepository {
 
   /**
    * {@link markRunning} for many calls in one statement, answered in the order asked. A call
-   * asked twice in one statement is started once: the first asker gets it, the second null.
+   * asked twice in one statement is started once: the first asker gets it, the second null. A
+   * call a local tool slot holds is not started (see {@link claimForSlots}, {@link takeOver}).
    */
   async markRunningMany(keys: CallKey[]): Promise<(ToolCallRecord | null)[]> {
     const { rows } = await this.db.query<ToolCallRow>(
       `UPDATE tool_calls SET ${START_ATTEMPT}
        FROM unnest($1::text[], $2::text[]) AS k(turn_id, tool_call_id)
        WHERE tool_calls.turn_id = k.turn_id AND tool_calls.tool_call_id = k.tool_call_id AND tool_calls.status IN ${UNSETTLED}
+         AND tool_calls.held_by IS NULL
        RETURNING tool_calls.*`,
       [keys.map((key) => key.turnId), keys.map((key) => key.toolCallId)],
     );
     return answerOnce(keys, rows);
+  }
+
+  /** What holds the unsettled call (see {@link claimForSlots}); null when nothing does, or it is settled. */
+  async holderOf(turnId: string, toolCallId: string): Promise<string | null> {
+    const { rows } = await this.db.query<{ held_by: string }>(
+      `SELECT held_by FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} AND held_by IS NOT NULL`,
+      [turnId, toolCallId],
+    );
+    return rows[0]?.held_by ?? null;
+  }
+
+  /** A held call whose holder is gone, started by its queued job (the attempt counted). Null when another took it first or it is settled. */
+  async takeOver(turnId: string, toolCallId: string, holder: string): Promise<ToolCallRecord | null> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT}, held_by = NULL WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} AND held_by = $3 RETURNING *`,
+      [turnId, toolCallId, holder],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * A step's pending calls claimed by a worker's local tool slots, their starts in one
+   * statement: each counted as an attempt and held by `holder` (the lock key of the turn job
+   * running the step), so that the call's queued job leaves it alone while that lock lasts.
+   */
+  async claimForSlots(turnId: string, toolCallIds: string[], holder: string): Promise<ToolCallRecord[]> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT}, held_by = $3 WHERE turn_id = $1 AND tool_call_id = ANY($2::text[]) AND status = 'pending' RETURNING *`,
+      [turnId, toolCallIds, holder],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Another attempt of a call `holder` still holds (a retry), counted. Null when it no longer holds it. */
+  async restartHeld(turnId: string, toolCallId: string, holder: string): Promise<ToolCallRecord | null> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT} WHERE turn_id = $1 AND tool_call_id = $2 AND status = 'running' AND held_by = $3 RETURNING *`,
+      [turnId, toolCallId, holder],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Gives the calls back to their queued jobs at once (a local slot stopped before their outcome). */
+  async releaseHolds(turnId: string, toolCallIds: string[], holder: string): Promise<void> {
+    await this.db.query(`UPDATE tool_calls SET held_by = NULL WHERE turn_id = $1 AND tool_call_id = ANY($2::text[]) AND held_by = $3`, [turnId, toolCallIds, holder]);
   }
 
   /**
