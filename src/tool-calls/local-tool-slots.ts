@@ -23,6 +23,11 @@ export interface LocalToolSlotsSettings {
 }
 
 const keyOf = (turnId: string, toolCallId: string) => `${turnId}\n${toolCallId}`;
+/**
+ * How long a finished local run is remembered for its queued job, which BullMQ may hand this
+ * process only after the run is over; a job taken later (or elsewhere) reads the call instead.
+ */
+const REMEMBERED_MS = 30_000;
 
 /**
  * The process that committed a step runs the step's server calls at once, in slots of its own,
@@ -46,9 +51,15 @@ export class LocalToolSlots {
     this.free = settings.slots;
   }
 
-  /** The local run of the call, while one is under way here; true when it stored and announced the outcome. */
+  /**
+   * The local run of the call, under way here or just over; true when it stored and announced
+   * the outcome. Told once: the call's one queued job asks.
+   */
   runOf(turnId: string, toolCallId: string): Promise<boolean> | undefined {
-    return this.runs.get(keyOf(turnId, toolCallId));
+    const key = keyOf(turnId, toolCallId);
+    const run = this.runs.get(key);
+    this.runs.delete(key);
+    return run;
   }
 
   /**
@@ -99,10 +110,11 @@ export class LocalToolSlots {
       await addedOrThrow();
       return claimed.length === toolCallIds.length && [...outcomes.values()].every(Boolean);
     } finally {
-      for (const id of toolCallIds) {
-        finished.get(id)!(outcomes.get(id) ?? false);
-        this.runs.delete(keyOf(turnId, id));
-      }
+      for (const id of toolCallIds) finished.get(id)!(outcomes.get(id) ?? false);
+      const forget = setTimeout(() => {
+        for (const id of toolCallIds) this.runs.delete(keyOf(turnId, id));
+      }, REMEMBERED_MS);
+      forget.unref();
       this.free += toolCallIds.length;
     }
   }
