@@ -12,6 +12,10 @@ const PHASES: [label: string, from: (timing: TurnTiming) => number | undefined, 
   ['last text-delta → step-finish', (t) => (t.toolProcessingStartAt === undefined ? t.lastDeltaAt : undefined), (t) => t.marks['step-finish']],
   ['step-finish → tool_processing_start', (t) => t.marks['step-finish'], (t) => t.marks['tool_processing_start']],
   ['tool_processing_start → tool_processing_complete', (t) => t.marks['tool_processing_start'], (t) => t.marks['tool_processing_complete']],
+  // Inside the tool phase: until the calls' results are announced, and from the last to its end.
+  ['tool_processing_start → first tool-result', (t) => t.marks['tool_processing_start'], (t) => t.marks['tool-result']],
+  ['first → last tool-result', (t) => t.marks['tool-result'], (t) => t.lastToolResultAt],
+  ['last tool-result → tool_processing_complete', (t) => t.lastToolResultAt, (t) => t.marks['tool_processing_complete']],
   ['tool_processing_complete → step-start (follow-up)', (t) => t.marks['tool_processing_complete'], (t) => t.followUpStepStartAt],
   ['step-finish (last) → turn-finish', (t) => t.lastStepFinishAt, (t) => t.endedAt],
 ];

@@ -16,6 +16,8 @@ export interface TurnTiming {
   lastDeltaAt?: number;
   toolProcessingStartAt?: number;
   toolProcessingCompleteAt?: number;
+  /** The last `tool-result` of the turn's tool phase. */
+  lastToolResultAt?: number;
   /** The step-start that follows the tool phase. */
   followUpStepStartAt?: number;
   lastStepFinishAt?: number;
@@ -73,6 +75,9 @@ export class TurnTracker {
         return;
       case 'tool_processing_start':
         timing.toolProcessingStartAt ??= receivedAt;
+        return;
+      case 'tool-result':
+        timing.lastToolResultAt = receivedAt;
         return;
       case 'tool_processing_complete':
         timing.toolProcessingCompleteAt ??= receivedAt;

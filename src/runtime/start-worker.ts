@@ -9,6 +9,7 @@ import { coolingTargets } from '../models/model-listing';
 import type { Config } from '../config/config';
 import type { TurnRunnerDeps } from '../turns/turn-runner';
 import { startToolWorker } from '../tool-calls/tool-worker';
+import { LocalToolSlots } from '../tool-calls/local-tool-slots';
 import { TurnCancellations } from '../queue/turn-cancellations';
 import { startReconciler } from '../turns/turn-reconciler';
 import { ScheduleRunner } from '../schedules/schedule-runner';
@@ -75,6 +76,11 @@ export async function startWorker(
   };
   // One subscription per process: a cancelled turn's turn and tool jobs running here stop.
   const cancellations = await TurnCancellations.subscribe(subscriber, config.REDIS_PREFIX);
+  // A step's server calls run in this process at once, their flow holding them (local-tool-slots.ts).
+  // A held call's queued job looks at it again after half a lock: its holder's lock lapses within one.
+  const localHolds = { alive: async (lockKey: string) => (await resources.redis.exists(lockKey)) === 1, recheckMs: Math.ceil(config.LOCK_DURATION_MS / 2) };
+  const toolDeps = { ...shared, localHolds };
+  const localTools = new LocalToolSlots({ ...toolDeps, logger }, { slots: config.WORKER_CONCURRENCY });
   const turnWorker = await startTurnWorker({
     ...queueSettings,
     batchConcurrency: config.BATCH_TURNS_PER_WORKER,
@@ -87,12 +93,13 @@ export async function startWorker(
       providerCalls: meteredLedger(resources.providerCalls, resources.metrics),
       compactions: resources.compactions,
       budgets: new BudgetsRepository(resources.db),
+      localTools,
       logger,
       ...turnRunnerSettings(config, resources.models.defaultModel),
       ...(options.now ? { now: options.now } : {}),
     },
   });
-  const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: shared, logger });
+  const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: toolDeps, logger, localTools });
   const reconciler = startReconciler(
     { ...shared, turnQueue: resources.turnQueue, batchTurnQueue: resources.batchTurnQueue, logger },
     { intervalMs: config.RECONCILE_INTERVAL_MS, maxTurnsPerPass: config.RECONCILE_MAX_TURNS_PER_PASS },

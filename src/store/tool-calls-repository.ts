@@ -2,6 +2,7 @@ import { attemptFields, START_ATTEMPT, outcomeColumns, UNSETTLED, type AttemptFi
 import type { Queryable } from './db';
 import { dateFromJson } from './json-rows';
 import { toStorableJson } from '../storable/storable-text';
+import { CoalescedStatements } from './coalesced-statements';
 
 /** `awaiting_approval`: a person has not decided the call yet; no tool job picks it up. */
 export type ToolCallStatus = AttemptStatus | 'awaiting_approval';
@@ -55,7 +56,14 @@ interface ToolCallRow extends Omit<AttemptRow, 'status'> {
   args: unknown;
 }
 
+type CallKey = { turnId: string; toolCallId: string };
+const keyOf = (row: { turn_id: string; tool_call_id: string }) => `${row.turn_id}\n${row.tool_call_id}`;
+
 export class ToolCallsRepository {
+  /** The tool jobs' starts and outcomes, each request a row of a shared statement (see CoalescedStatements). */
+  private readonly starts = new CoalescedStatements<CallKey, ToolCallRecord | null>((keys) => this.markRunningMany(keys));
+  private readonly outcomes = new CoalescedStatements<CallKey & { outcome: Outcome }, ToolCallRecord | null>((settlements) => this.settleMany(settlements));
+
   constructor(private readonly db: Queryable) {}
 
   /** One statement for the step's calls. Idempotent: a step committed twice (a retried commit) keeps its first rows. */
@@ -147,13 +155,101 @@ export class ToolCallsRepository {
     return rows.length > 0;
   }
 
-  /** Counts an execution attempt. Null when the call is settled: it must not run again. */
-  async markRunning(turnId: string, toolCallId: string): Promise<ToolCallRecord | null> {
-    const { rows } = await this.db.query<ToolCallRow>(`UPDATE tool_calls SET ${START_ATTEMPT} WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} RETURNING *`, [
-      turnId,
-      toolCallId,
-    ]);
+  /**
+   * Counts an execution attempt. Null when the call is settled: it must not run again. The
+   * starts of calls made at about the same time share one statement.
+   */
+  markRunning(turnId: string, toolCallId: string): Promise<ToolCallRecord | null> {
+    return this.starts.run({ turnId, toolCallId });
+  }
+
+  /**
+   * {@link markRunning} for many calls in one statement, answered in the order asked. A call
+   * asked twice in one statement is started once: the first asker gets it, the second null. A
+   * call a local tool slot holds is not started (see {@link claimForSlots}, {@link takeOver}).
+   */
+  async markRunningMany(keys: CallKey[]): Promise<(ToolCallRecord | null)[]> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT}
+       FROM unnest($1::text[], $2::text[]) AS k(turn_id, tool_call_id)
+       WHERE tool_calls.turn_id = k.turn_id AND tool_calls.tool_call_id = k.tool_call_id AND tool_calls.status IN ${UNSETTLED}
+         AND tool_calls.held_by IS NULL
+       RETURNING tool_calls.*`,
+      [keys.map((key) => key.turnId), keys.map((key) => key.toolCallId)],
+    );
+    return answerOnce(keys, rows);
+  }
+
+  /** What holds the unsettled call (see {@link claimForSlots}); null when nothing does, or it is settled. */
+  async holderOf(turnId: string, toolCallId: string): Promise<string | null> {
+    const { rows } = await this.db.query<{ held_by: string }>(
+      `SELECT held_by FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} AND held_by IS NOT NULL`,
+      [turnId, toolCallId],
+    );
+    return rows[0]?.held_by ?? null;
+  }
+
+  /** A held call whose holder is gone, started by its queued job (the attempt counted). Null when another took it first or it is settled. */
+  async takeOver(turnId: string, toolCallId: string, holder: string): Promise<ToolCallRecord | null> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT}, held_by = NULL WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} AND held_by = $3 RETURNING *`,
+      [turnId, toolCallId, holder],
+    );
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * A step's pending calls claimed by a worker's local tool slots, their starts in one
+   * statement: each counted as an attempt and held by `holder` (the lock key of the turn job
+   * running the step), so that the call's queued job leaves it alone while that lock lasts.
+   */
+  async claimForSlots(turnId: string, toolCallIds: string[], holder: string): Promise<ToolCallRecord[]> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT}, held_by = $3 WHERE turn_id = $1 AND tool_call_id = ANY($2::text[]) AND status = 'pending' RETURNING *`,
+      [turnId, toolCallIds, holder],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Another attempt of a call `holder` still holds (a retry), counted. Null when it no longer holds it. */
+  async restartHeld(turnId: string, toolCallId: string, holder: string): Promise<ToolCallRecord | null> {
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET ${START_ATTEMPT} WHERE turn_id = $1 AND tool_call_id = $2 AND status = 'running' AND held_by = $3 RETURNING *`,
+      [turnId, toolCallId, holder],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Gives the calls back to their queued jobs at once (a local slot stopped before their outcome). */
+  async releaseHolds(turnId: string, toolCallIds: string[], holder: string): Promise<void> {
+    await this.db.query(`UPDATE tool_calls SET held_by = NULL WHERE turn_id = $1 AND tool_call_id = ANY($2::text[]) AND held_by = $3`, [turnId, toolCallIds, holder]);
+  }
+
+  /**
+   * A tool job's outcome: {@link settle}, the outcomes of calls settled at about the same time
+   * sharing one statement. Each caller announces its outcome only after this returns it.
+   */
+  settleAttempt(turnId: string, toolCallId: string, outcome: Outcome): Promise<ToolCallRecord | null> {
+    return this.outcomes.run({ turnId, toolCallId, outcome });
+  }
+
+  /** {@link settle} (without `attempts`) for many calls in one statement, answered in the order asked. */
+  async settleMany(settlements: (CallKey & { outcome: Outcome })[]): Promise<(ToolCallRecord | null)[]> {
+    const records = settlements.map(({ turnId, toolCallId, outcome }) => {
+      const [result, error] = outcomeColumns(outcome);
+      return { turn_id: turnId, tool_call_id: toolCallId, status: outcome.status, result, error, message: toolMessageContent(outcome) };
+    });
+    // result and error travel as JSON text, parsed by PostgreSQL as the single-call settle's are.
+    const { rows } = await this.db.query<ToolCallRow>(
+      `UPDATE tool_calls SET status = r.status, result = r.result::jsonb, error = r.error::jsonb, message = r.message, finished_at = clock_timestamp()
+       FROM jsonb_to_recordset($1::jsonb) AS r(turn_id text, tool_call_id text, status text, result text, error text, message text)
+       WHERE tool_calls.turn_id = r.turn_id AND tool_calls.tool_call_id = r.tool_call_id
+         AND (tool_calls.status IN ${UNSETTLED}
+              OR (tool_calls.status = 'awaiting_approval' AND r.status = 'failed' AND r.error::jsonb->>'code' IN ('denied', 'approval_timeout')))
+       RETURNING tool_calls.*`,
+      [JSON.stringify(records)],
+    );
+    return answerOnce(settlements, rows);
   }
 
   /**
@@ -195,6 +291,17 @@ export function toolMessageContent(outcome: Outcome): string {
   }
   const { code, message } = toStorableJson(outcome.error) as typeof outcome.error;
   return JSON.stringify({ error: { code, message } });
+}
+
+/** Each key's row, to its first asker only (a row changed once answers once). */
+function answerOnce(keys: CallKey[], rows: ToolCallRow[]): (ToolCallRecord | null)[] {
+  const byKey = new Map(rows.map((row) => [keyOf(row), row]));
+  return keys.map((key) => {
+    const k = keyOf({ turn_id: key.turnId, tool_call_id: key.toolCallId });
+    const row = byKey.get(k);
+    byKey.delete(k);
+    return row ? toRecord(row) : null;
+  });
 }
 
 export function durationMs(call: ToolCallRecord): number {

@@ -503,6 +503,32 @@ export class TurnsRepository {
     await db.query(`UPDATE turns SET running_job = NULL WHERE id = $1 AND status = 'running' AND running_job IS NOT DISTINCT FROM $2`, [id, jobId]);
   }
 
+  /**
+   * The tool phase completed by the attempt that started it, its calls run by this process's
+   * local tool slots: when every call of the step has its outcome and the turn still waits for
+   * them under this attempt and this job, the turn runs again (same attempt) and the step's tool
+   * messages are written, in one statement. The step's flow's parent, taken after this, finds
+   * the turn running under another job and steps aside; taken before, it holds the turn and this
+   * returns null (the parent continues the turn).
+   */
+  async resumeAfterLocalTools(id: string, attempt: number, jobId: string, step: number): Promise<{ results: number; failed: number } | null> {
+    const calls = '(SELECT * FROM tool_calls WHERE turn_id = $1 AND step = $4) AS calls';
+    const { rows } = await this.db.query<{ resumed: boolean; results: number; failed: number }>(
+      `WITH resumed AS (
+         UPDATE turns SET status = 'running', awaiting = NULL
+         WHERE id = $1 AND attempt = $2 AND running_job = $3 AND step = $4 AND status = 'waiting_tools'
+           AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE turn_id = $1 AND step = $4 AND message IS NULL)
+         RETURNING id
+       ), inserted AS (${insertToolMessagesFrom(calls, 'AND EXISTS (SELECT 1 FROM resumed)')} RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM resumed) AS resumed,
+              (SELECT count(*)::int FROM tool_calls WHERE turn_id = $1 AND step = $4) AS results,
+              (SELECT count(*)::int FROM tool_calls WHERE turn_id = $1 AND step = $4 AND status <> 'succeeded') AS failed`,
+      [id, attempt, jobId, step],
+    );
+    const row = rows[0]!;
+    return row.resumed ? { results: row.results, failed: row.failed } : null;
+  }
+
   /** Parks the turn while its tools run or its client tools are unanswered. */
   async setWaiting(id: string, attempt: number, awaiting: NonNullable<Turn['awaiting']>, db: Queryable = this.db): Promise<boolean> {
     const { rows } = await db.query(

@@ -29,8 +29,12 @@ export interface ToolExecutionKind<Settled extends SettledTool> {
    * Idempotency-Key: the same on every attempt, after a crash too.
    */
   readonly ids: { turnId: string; toolCallId: string };
-  /** Counts an attempt on the record; null when the record is settled and must not run again. */
-  markRunning(): Promise<RunningTool | null>;
+  /**
+   * Counts an attempt on the record; null when the record is settled and must not run again;
+   * `heldForMs` when a local tool slot of the process that committed the step runs it (the
+   * attempt is left to that slot, and looked at again once the hold would lapse).
+   */
+  markRunning(): Promise<RunningTool | null | { heldForMs: number }>;
   /** A settled record met again: its job was redelivered, maybe before its outcome was announced. */
   announceAgain(): Promise<void>;
   /** Stores the outcome; null when one is stored already (the first one wins). */

@@ -72,6 +72,7 @@ export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: 
  * One execution of a tool, whatever its kind (a turn's call, a direct invocation):
  * 1. Mark the record running, which counts the attempt on it. A settled record is never
  *    executed again: the kind announces it again if it may have gone unseen, and the job is done.
+ *    A record a local tool slot holds is not executed here either: the job looks again later.
  * 2. Name the span after the tool and log the start.
  * 3. Execute the tool, counted and timed by tool, bounded by its timeout and the job's signal,
  *    with the kind's ids (an http tool's Idempotency-Key, the same on every attempt).
@@ -85,8 +86,10 @@ export async function runToolJob(deps: ToolJobDeps, data: ToolJobData, context: 
  * once had is stored, never re-earned by running the tool again. Throws only when the attempt was
  * aborted or a store stayed away.
  */
-async function runExecution<Settled extends SettledTool>(deps: ToolJobDeps, kind: ToolExecutionKind<Settled>, context: ToolJobContext): Promise<ToolJobOutcome> {
+export async function runExecution<Settled extends SettledTool>(deps: ToolJobDeps, kind: ToolExecutionKind<Settled>, context: ToolJobContext): Promise<ToolJobOutcome> {
   const running = await waitOutOutage(() => kind.markRunning(), context);
+  // Run by a local slot: looked at again once its hold would lapse (the job's attempts unspent).
+  if (running && 'heldForMs' in running) return { kind: 'retry', delayMs: running.heldForMs };
   if (!running) {
     recordToolOutcome(context.span, 'already_settled');
     await kind.announceAgain();

@@ -11,6 +11,7 @@ import type { TurnsRepository } from '../store/turns-repository';
 import type { ToolRegistry } from '../tools/tool';
 import { clientToolResultEvent, toolResultEvent } from './tool-messages';
 import type { EventAppender, TurnEvents } from '../event-log/turn-events';
+import type { LocalToolSlots } from './local-tool-slots';
 
 export interface ToolPhaseDeps {
   db: Db;
@@ -23,10 +24,16 @@ export interface ToolPhaseDeps {
   eventLog: EventAppender;
   flows: FlowProducer;
   toolQueue: Queue;
+  /** This process's local tool slots (a worker's): a step's server calls run there at once. */
+  localTools?: Pick<LocalToolSlots, 'runStep'>;
 }
 
-/** What the runner does after looking at a step's tool calls ('no_tools': the step had none). */
-export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced';
+/**
+ * What the runner does after looking at a step's tool calls ('no_tools': the step had none;
+ * 'settled_here': every call ran in this process's local slots and has its outcome, stored and
+ * announced, and the turn still waits for them: see `TurnsRepository.resumeAfterLocalTools`).
+ */
+export type ToolPhaseOutcome = 'proceed' | 'no_tools' | 'wait' | 'fenced' | 'settled_here';
 
 /** The step's commit parks the turn for its tool jobs: some call is pending and runs on a server. */
 export const goesToToolJobs = (calls: NewToolCall[]) => calls.some((call) => call.status === 'pending' && call.kind !== 'client');
@@ -42,7 +49,15 @@ const settledFromOutside = (call: Pick<ToolCallRecord, 'kind' | 'approvalId'>) =
  */
 export async function startToolPhase(
   deps: ToolPhaseDeps,
-  context: { turnId: string; attempt: number; step: number; events: TurnEvents; trace?: FanOutTrace },
+  context: {
+    turnId: string;
+    attempt: number;
+    step: number;
+    events: TurnEvents;
+    trace?: FanOutTrace;
+    /** The job running the step: its signal, and the Redis key of its lock (what holds calls run here). */
+    job?: { signal: AbortSignal; lockKey: string };
+  },
   calls: NewToolCall[],
 ): Promise<ToolPhaseOutcome> {
   const { events } = context;
@@ -66,9 +81,20 @@ export async function startToolPhase(
   for (const call of client) await requestClientTool(deps, events, call);
   if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: [...client, ...gated].map((call) => call.toolCallId) });
   await events.flush();
-  if (server.length > 0) {
-    await fanOut(deps, context, server);
+  if (server.length === 0) return 'wait';
+  // Only server calls: they run here at once while the flow that holds them durably is added.
+  if (deps.localTools && context.job && server.length === pending.length && gated.length === 0) {
+    const settledHere = await deps.localTools.runStep({
+      turnId: context.turnId,
+      toolCallIds: server.map((call) => call.toolCallId),
+      holder: context.job.lockKey,
+      signal: context.job.signal,
+      ...(context.trace?.tools ? { traceparent: context.trace.tools } : {}),
+      alongside: fanOut(deps, context, server),
+    });
+    return settledHere ? 'settled_here' : 'wait';
   }
+  await fanOut(deps, context, server);
   return 'wait';
 }
 
@@ -195,11 +221,11 @@ async function completeToolPhase(
 }
 
 function announcePhaseEnd(events: TurnEvents, calls: ToolCallRecord[]): void {
-  events.emit({
-    type: 'tool_processing_complete',
-    results: calls.length,
-    failed: calls.filter((call) => call.status !== 'succeeded').length,
-  });
+  announcePhaseCounts(events, { results: calls.length, failed: calls.filter((call) => call.status !== 'succeeded').length });
+}
+
+export function announcePhaseCounts(events: TurnEvents, counts: { results: number; failed: number }): void {
+  events.emit({ type: 'tool_processing_complete', ...counts });
 }
 
 /**

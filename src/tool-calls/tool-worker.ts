@@ -9,12 +9,15 @@ import { isBackendUnavailable } from '../errors/backend-unavailable';
 import { failSpan } from '../tracing/fail-span';
 import { GEN_AI, spanNames, SWITCHYARD } from '../tracing/span-attributes';
 import { contextFrom } from '../tracing/trace-context';
+import type { LocalToolSlots } from './local-tool-slots';
 
 export interface ToolWorkerOptions extends JobWorkerSettings {
   /** This process's cancel signals: the jobs of a cancelled turn are aborted. */
   cancellations: TurnCancellations;
   deps: ToolJobDeps & { tracer: Tracer };
   logger: Logger;
+  /** This process's local tool slots: a job whose call runs in one waits for that run. */
+  localTools?: Pick<LocalToolSlots, 'runOf'>;
 }
 
 const CANCELLED = 'turn cancelled';
@@ -24,6 +27,10 @@ export async function startToolWorker(options: ToolWorkerOptions): Promise<{ clo
   const worker = createJobWorker(TOOL_QUEUE, options, processToolJob);
   async function processToolJob(job: Job, data: ToolJobData, token?: string, signal?: AbortSignal): Promise<void> {
     const abortSignal = signal ?? new AbortController().signal;
+    // The call runs in a local slot of this process: its outcome stored and announced there
+    // is this job's; otherwise (handed back, or not the slot's to announce) the job runs as usual.
+    const local = data.kind === 'run-tool' ? options.localTools?.runOf(data.turnId, data.toolCallId) : undefined;
+    if (local && (await local)) return;
     // A turn's jobs stop with their turn; an invocation has no turn to cancel it.
     const turnId = 'turnId' in data ? data.turnId : undefined;
     const release = turnId ? options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED)) : () => undefined;

@@ -2,7 +2,7 @@ import type { Metrics } from '../metrics/metrics';
 import type { ToolCallRecord, ToolCallsRepository } from '../store/tool-calls-repository';
 import type { TurnsRepository } from '../store/turns-repository';
 import { TurnEvents, type EventAppender } from '../event-log/turn-events';
-import type { ToolExecutionKind } from './tool-execution-kind';
+import type { RunningTool, ToolExecutionKind } from './tool-execution-kind';
 import { toolResultEvent } from './tool-messages';
 import { moveParkedTurnOn, type ParkedTurnResumeDeps } from './parked-turn-resume';
 
@@ -11,6 +11,8 @@ export interface TurnCallExecutionDeps extends ParkedTurnResumeDeps {
   turns: TurnsRepository;
   eventLog: EventAppender;
   metrics: Pick<Metrics, 'toolCalls' | 'toolLabel'>;
+  /** Whether a local tool slot's holder (a turn job's lock key) still lives, and how soon a held call is looked at again. */
+  localHolds?: { alive(holder: string): Promise<boolean>; recheckMs: number };
 }
 
 /**
@@ -29,22 +31,34 @@ export function turnCallExecution(
     ids,
     async markRunning() {
       const call = await deps.toolCalls.markRunning(ids.turnId, ids.toolCallId);
-      if (!call) return null;
-      return {
-        toolName: call.name,
-        args: call.args,
-        attempts: call.attempts,
-        toolCallId: call.toolCallId,
-        logFields: { conversationId: call.conversationId, step: call.step },
-      };
+      if (call) return runningTool(call);
+      // Not started: settled, or held by a local slot of the worker that committed the step.
+      const holder = await deps.toolCalls.holderOf(ids.turnId, ids.toolCallId);
+      if (holder === null) return null;
+      const holds = deps.localHolds ?? { alive: async () => false, recheckMs: 0 };
+      if (await holds.alive(holder)) return { heldForMs: holds.recheckMs };
+      // Its turn job's lock is gone (the job ended, or its process died): the call is this job's.
+      const taken = await deps.toolCalls.takeOver(ids.turnId, ids.toolCallId, holder);
+      return taken ? runningTool(taken) : null;
     },
     announceAgain: () => announceAgainIfUnseen(deps, ids),
-    settle: (settlement) => deps.toolCalls.settle(ids.turnId, ids.toolCallId, settlement),
+    settle: (settlement) => deps.toolCalls.settleAttempt(ids.turnId, ids.toolCallId, settlement),
     async announce(settled) {
       deps.metrics.toolCalls.inc({ tool: deps.metrics.toolLabel(settled.name), status: settled.status });
       await announceResult(deps, settled);
       if (options.resumesParkedTurn) await moveParkedTurnOn(deps, { id: settled.turnId, conversationId: settled.conversationId }, settled.step);
     },
+  };
+}
+
+/** A call just marked running, as the runner reads it. */
+export function runningTool(call: ToolCallRecord): RunningTool {
+  return {
+    toolName: call.name,
+    args: call.args,
+    attempts: call.attempts,
+    toolCallId: call.toolCallId,
+    logFields: { conversationId: call.conversationId, step: call.step },
   };
 }
 

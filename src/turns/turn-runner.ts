@@ -35,7 +35,7 @@ import { inOfferOrder, offeredToolNames } from '../tool-calls/offered-tools';
 import { prepareToolCalls } from '../tool-calls/prepare-tool-calls';
 import { decideProviderRetry, type RetryPolicy } from './provider-retry-policy';
 import type { StepOutput } from './stream-step';
-import { goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from '../tool-calls/tool-phase';
+import { announcePhaseCounts, goesToToolJobs, resumeToolPhase, startToolPhase, type ToolPhaseDeps } from '../tool-calls/tool-phase';
 import { announceStoredEnd, endTurn, type TurnEndingDeps } from './turn-ending';
 import { TurnEvents } from '../event-log/turn-events';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ToolRegistry } from '../tools/tool';
@@ -86,6 +86,8 @@ export interface TurnJob {
   jobId: string;
   /** The job is a step's continuation (its tool jobs have finished), not the turn's start. */
   isContinuation: boolean;
+  /** The Redis key of the job's BullMQ lock: a step's calls run in this process are held by it. */
+  lockKey?: string;
   /** The job's span: the steps' chat spans are its children. */
   span: Span;
 }
@@ -676,9 +678,19 @@ async function commitAndStartTools(run: AttemptRun, completed: CompletedStep, se
   run.inflight.clear();
   events.emit(stepFinishEvent(completed.record));
   const trace = { turn: turn.traceparent, tools: traceparentOf(chatSpan) };
-  const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events, trace }, completed.calls);
+  const job = run.job.lockKey ? { signal: run.signal, lockKey: run.job.lockKey } : undefined;
+  const phase = await startToolPhase(deps, { turnId: turn.id, attempt, step, events, trace, ...(job ? { job } : {}) }, completed.calls);
   if (phase === 'fenced') return done(events, FENCED);
   if (phase === 'wait') return done(events);
+  if (phase === 'settled_here') {
+    // The calls ran here: this attempt completes the phase itself unless the flow's parent
+    // took the turn first (then the parent goes on with it).
+    const resumed = await deps.turns.resumeAfterLocalTools(turn.id, attempt, run.job.jobId, step);
+    if (!resumed) return done(events);
+    announcePhaseCounts(events, resumed);
+    if (completed.record.callerToolCalls) return finish(run, 'tool_calls');
+    return NEXT_STEP;
+  }
   const settled = await resumeToolPhase(deps, { turnId: turn.id, attempt, step, events, isContinuation: true });
   if (settled !== 'proceed') return done(events, settled === 'fenced' ? FENCED : { kind: 'done' });
   if (completed.record.callerToolCalls) return finish(run, 'tool_calls');

@@ -48,7 +48,8 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUE
     );
     let outcome;
     try {
-      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation: job.name === 'continue-turn', span }, abortSignal);
+      const lockKey = `${job.queueQualifiedName}:${job.id!}:lock`;
+      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation: job.name === 'continue-turn', span, lockKey }, abortSignal);
       span.setAttribute(SWITCHYARD.turnOutcome, outcome.kind === 'stopped' ? `stopped_${outcome.reason}` : outcome.kind);
     } catch (error) {
       failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
