@@ -13,8 +13,9 @@ interface Waiting<Input, Output> {
  * tool jobs started one after another cost about two round trips instead of eight. Each request
  * is answered only once the statement that carried it has returned (committed: the statements
  * run outside transactions), so a caller still acts on its own row only after it is stored. A
- * failed statement fails every request it carried; each caller's own handling (waiting out an
- * outage, retrying) then applies, and its request joins a later statement.
+ * failed statement of several requests sends each of them again alone, so that one row the
+ * database refuses fails only its own caller; what fails alone goes to its caller, whose own
+ * handling (waiting out an outage, retrying) then applies.
  */
 export class CoalescedStatements<Input, Output> {
   private waiting: Waiting<Input, Output>[] = [];
@@ -40,9 +41,19 @@ export class CoalescedStatements<Input, Output> {
         const outputs = await this.runBatch(batch.map((each) => each.input));
         batch.forEach((each, index) => each.resolve(outputs[index]!));
       } catch (error) {
-        for (const each of batch) each.reject(error);
+        if (batch.length === 1) batch[0]!.reject(error);
+        else for (const each of batch) await this.runAlone(each);
       }
     }
     this.sending = false;
+  }
+
+  private async runAlone(each: Waiting<Input, Output>): Promise<void> {
+    try {
+      const [output] = await this.runBatch([each.input]);
+      each.resolve(output!);
+    } catch (error) {
+      each.reject(error);
+    }
   }
 }
