@@ -21,6 +21,7 @@ import { idleWebsocketMemory } from './cases/idle-websocket-memory';
 import { singleStream } from './cases/single-stream';
 import { soak } from './cases/soak';
 import { timeToFirstToken } from './cases/time-to-first-token';
+import { budgetTimeToFirstToken } from './cases/budget-ttft';
 import { toolFanOut } from './cases/tool-fan-out';
 import { toolFanOutCurve } from './cases/tool-fan-out-curve';
 import { turnCurve } from './cases/turn-curve';
@@ -60,6 +61,7 @@ const BENCHMARKS: Benchmark[] = [
   redisPubSub,
   wsBroadcast,
   timeToFirstToken,
+  budgetTimeToFirstToken,
   singleStream,
   concurrentStreams,
   turnThroughput,

@@ -8,7 +8,7 @@ import { ProviderError } from '../providers/provider-error';
 import type { Compaction, CompactionsRepository } from '../store/compactions-repository';
 import type { Db } from '../store/db';
 import type { ProviderCall, ProviderCallsRepository } from '../store/provider-calls-repository';
-import { costOf } from '../usage/call-cost';
+import { callRecord } from '../usage/call-record';
 import { estimatePromptTokens, StreamedTokenTally } from '../usage/usage-estimate';
 import type { InflightState } from '../event-log/inflight-state';
 import { rowIdOf, summaryRequest, type CompactionPlan } from './compaction-plan';
@@ -102,7 +102,7 @@ export async function compactBeforeStep(deps: CompactionStepDeps, input: Compact
   }).finally(release);
   input.inflight.streamEnded();
   if (input.signal.aborted) return { kind: 'aborted' };
-  const call = callRecord(input, callId, target, startedAt, answer);
+  const call = compactionCall(input, callId, target, startedAt, answer);
   // Its ledger line is written below: the marker goes with the next announcement.
   input.inflight.clear();
   if (!answer.ok) {
@@ -154,22 +154,8 @@ async function summarise(connected: ConnectedProvider, model: string, messages: 
   }
 }
 
-function callRecord(input: CompactionInput, id: string, target: Target, startedAt: Date, answer: SummaryAnswer): ProviderCall {
-  const tokens = answer.ok
-    ? { promptTokens: answer.usage.promptTokens, cachedPromptTokens: 0, completionTokens: answer.usage.completionTokens, reasoningTokens: 0 }
-    : { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 };
-  return {
-    id,
-    turnId: input.turn.id,
-    kind: 'compaction',
-    step: input.step,
-    attempt: input.attempt,
-    provider: target.provider,
-    model: target.model,
-    startedAt: startedAt.toISOString(),
-    endedAt: input.now().toISOString(),
-    outcome: answer.ok ? 'ok' : 'failed',
-    ...(answer.ok ? { usage: answer.usage } : { error: { code: answer.error.kind, message: answer.error.message } }),
-    ledger: { userId: input.turn.userId, conversationId: input.turn.conversationId, ...tokens, ...costOf(tokens, target.price), estimated: false },
-  };
+function compactionCall(input: CompactionInput, id: string, target: Target, startedAt: Date, answer: SummaryAnswer): ProviderCall {
+  const facts = { id, turn: input.turn, kind: 'compaction' as const, step: input.step, attempt: input.attempt, target, startedAt, endedAt: input.now() };
+  // A failed summary counts nothing: its line says it failed, with no estimate.
+  return callRecord(facts, answer.ok ? { usage: answer.usage } : { outcome: 'failed', error: { code: answer.error.kind, message: answer.error.message }, counted: null });
 }

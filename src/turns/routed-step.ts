@@ -13,7 +13,7 @@ import type { ProviderCall, ProviderCallsRepository } from '../store/provider-ca
 import type { TurnEvents } from '../event-log/turn-events';
 import type { InflightSnapshot, InflightState } from '../event-log/inflight-state';
 import { endChatSpan, startChatSpan } from '../tracing/chat-span';
-import { costOf } from '../usage/call-cost';
+import { callRecord } from '../usage/call-record';
 import { estimatePromptTokens, StreamedTokenTally } from '../usage/usage-estimate';
 import { streamStep, type StepStreamResult, type StreamedPieces, type StreamStepOptions } from './stream-step';
 
@@ -202,30 +202,27 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
   const outcome = result.ok ? 'ok' : result.outputSent ? 'discarded' : 'failed';
   deps.metrics.modelRequests.inc({ provider: target.provider, model: target.model, outcome });
   if (!result.ok) deps.metrics.providerErrors.inc({ kind: result.error.kind });
-  const tokens = result.ok
-    ? { promptTokens: result.output.usage.promptTokens, cachedPromptTokens: 0, completionTokens: result.output.usage.completionTokens, reasoningTokens: 0 }
-    : { promptTokens: promptTokens ?? 0, cachedPromptTokens: 0, completionTokens: tally.completionTokens, reasoningTokens: 0 };
-  const record: ProviderCall = {
-    id,
-    turnId: input.turn.id,
-    kind: input.callKind ?? 'step',
-    step: input.step,
-    attempt: input.attempt,
-    provider: target.provider,
-    model: target.model,
-    startedAt: startedAt.toISOString(),
-    endedAt: input.now().toISOString(),
-    outcome,
-    ...(input.countedPromptTokens !== undefined ? { countedPromptTokens: input.countedPromptTokens } : {}),
-    ...(result.ok ? { usage: result.output.usage } : { error: { code: result.error.kind, message: result.error.message } }),
-    ledger: {
-      userId: input.turn.userId,
-      conversationId: input.turn.conversationId,
-      ...tokens,
-      ...costOf(tokens, target.price),
-      estimated: !result.ok && promptTokens !== undefined,
+  const record = callRecord(
+    {
+      id,
+      turn: input.turn,
+      kind: input.callKind ?? 'step',
+      step: input.step,
+      attempt: input.attempt,
+      target,
+      startedAt,
+      endedAt: input.now(),
+      ...(input.countedPromptTokens !== undefined ? { countedPromptTokens: input.countedPromptTokens } : {}),
     },
-  };
+    result.ok
+      ? { usage: result.output.usage }
+      : {
+          outcome: result.outputSent ? 'discarded' : 'failed',
+          error: { code: result.error.kind, message: result.error.message },
+          // Counted only once output came: a call cut before it is billed nothing here.
+          counted: promptTokens === undefined ? null : { promptTokens, completionTokens: tally.completionTokens },
+        },
+  );
   return { result, record, startedAt, chatSpan };
 }
 

@@ -538,6 +538,13 @@ interface ReachedBudget {
  * Before a step: whether a budget stops the turn here, its committed steps kept (docs/API.md,
  * "Usage and budgets"). The steps of the user's other turns running meanwhile finish theirs:
  * that is the bound by which a budget is overshot.
+ *
+ * The first step reads the budgets again although admission has just read them: admission's
+ * answer does not carry over. Admission looks only at `reject` budgets (a `pause` one reached
+ * admits the turn, which must then wait here), and a turn may wait in the queue (behind its
+ * conversation's active turn, a full worker pool, a provider retry) across a period's reset, a
+ * budget raised, lowered or put, and other turns' spending; its job also runs again after a
+ * crash or a lost lock. One query per step is the price of an answer true when the step starts.
  */
 async function budgetReachedBeforeStep(run: AttemptRun): Promise<ReachedBudget | null> {
   const now = run.now();

@@ -3,7 +3,8 @@ import { apiClient } from '../../support/http';
 import { poll } from '../../support/poll';
 import { markedScripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
-import { startTwoProviderStack, type TwoProviderStack } from '../../support/two-providers';
+import { startPricedStack } from '../../support/priced-stack';
+import type { TwoProviderStack } from '../../support/two-providers';
 import { WebhookReceiver } from '../../support/webhook-receiver';
 import { TestWsClient } from '../../support/ws-client';
 
@@ -18,17 +19,7 @@ describe('budgets', () => {
   const clients: TestWsClient[] = [];
 
   beforeAll(async () => {
-    two = await startTwoProviderStack({
-      models: {
-        duo: {
-          targets: [
-            { provider: 'first', model: 'scripted', price: PRICE },
-            { provider: 'second', model: 'scripted', price: PRICE },
-          ],
-        },
-      },
-      env: { ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
-    });
+    two = await startPricedStack({ first: PRICE, second: PRICE }, { env: { ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
     admin = apiClient(two.stack.url, ADMIN);
   });
   afterAll(async () => {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { apiClient } from '../../support/http';
 import { markedScripted } from '../../support/scripted';
-import { startTwoProviderStack, type TwoProviderStack } from '../../support/two-providers';
+import { startPricedStack } from '../../support/priced-stack';
+import type { TwoProviderStack } from '../../support/two-providers';
 import { TestWsClient } from '../../support/ws-client';
 
 const PRICE = { input: 3, cachedInput: 0.3, output: 15 };
@@ -15,18 +16,8 @@ describe('the usage ledger', () => {
   const clients: TestWsClient[] = [];
 
   beforeAll(async () => {
-    two = await startTwoProviderStack({
-      // duo's first target priced, its second not.
-      models: {
-        duo: {
-          targets: [
-            { provider: 'first', model: 'scripted', price: PRICE },
-            { provider: 'second', model: 'scripted' },
-          ],
-        },
-      },
-      env: { PROVIDER_RETRY_BASE_MS: '20', PROVIDER_COOLDOWN_BASE_MS: '1000', ADMIN_TOKEN: ADMIN },
-    });
+    // duo's first target priced, its second not.
+    two = await startPricedStack({ first: PRICE }, { env: { PROVIDER_RETRY_BASE_MS: '20', PROVIDER_COOLDOWN_BASE_MS: '1000', ADMIN_TOKEN: ADMIN } });
     apiKey = (await two.stack.createUser('ledger')).apiKey;
     api = apiClient(two.stack.url, apiKey);
   });
