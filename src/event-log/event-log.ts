@@ -249,10 +249,14 @@ export class EventLog {
 
   /** What the log can replay: the oldest seq it keeps (null when it keeps none) and the latest seq. */
   async window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }> {
-    const [oldest, counter] = await Promise.all([
-      this.redis.xrange(this.streamKey(conversationId), '-', '+', 'COUNT', 1) as Promise<[string, string[]][]>,
-      this.redis.get(this.seqKey(conversationId)),
-    ]);
+    // One transaction (the keys share the conversation's slot): two commands sent together may
+    // still have an append run between them, and an empty log read before a counter read after
+    // the first append would put every cursor before it out of the window (`cursor_expired`).
+    const replies = await this.redis.multi().xrange(this.streamKey(conversationId), '-', '+', 'COUNT', 1).get(this.seqKey(conversationId)).exec();
+    if (!replies) throw new Error(`the window of conversation ${conversationId} was not read (its transaction was discarded)`);
+    for (const [error] of replies) if (error) throw error;
+    const oldest = replies[0]![1] as [string, string[]][];
+    const counter = replies[1]![1] as string | null;
     const oldestSeq = oldest[0] ? Number.parseInt(oldest[0][0], 10) : null;
     return { oldestSeq, latestSeq: await this.counterOrFloor(conversationId, counter) };
   }

@@ -43,7 +43,12 @@ export function createResponseStreamer(
     async stream({ record, turn, keyId, startingAfter, res }) {
       res.writeHead(200, SSE_HEADERS);
       res.flushHeaders();
-      const live = streams.start(res, keyId, (reason) => sse({ type: 'error', code: 'unauthorized', message: reason, sequence_number: 0 }));
+      /** The highest sequence_number this reader has: what it sent here, or what it resumes after. */
+      let lastSent = startingAfter;
+      // An error ends the stream after what the reader has, so that a reader that orders by
+      // sequence_number (or resumes after the last one it saw) does not drop it as old.
+      const errorEvent = (code: string, message: string) => sse({ type: 'error', code, message, sequence_number: lastSent + 1 });
+      const live = streams.start(res, keyId, (reason) => errorEvent('unauthorized', reason));
       const mapper = createResponseStreamMapper({ turnId: turn.id, shell: { ...responseShell(record, options.defaultModel, turn.options), status: 'queued' } });
       const holdWrites = writesPerTick(res);
       const write = (events: ResponseStreamEvent[]) => {
@@ -51,6 +56,7 @@ export function createResponseStreamer(
         if (shown.length === 0 || live.isEnded) return;
         holdWrites();
         res.write(shown.map(sse).join(''));
+        lastSent = shown[shown.length - 1]!.sequence_number;
       };
       const end = async () => {
         const final = mapper.finish(await options.storedResponse(record));
@@ -63,8 +69,13 @@ export function createResponseStreamer(
         write([mapper.finishUnmapped(await options.storedResponse(record), startingAfter)]);
         live.end();
       };
-      /** Follows the log after `after`, live, handing on the turn's events until `deliver` says it ended. */
-      const follow = async (after: number, deliver: (event: SwitchyardEvent) => boolean) => {
+      /**
+       * Follows the log after `after`, live, handing on the turn's events until `deliver` says it
+       * ended. `unmapped`: what to do when the log no longer holds the events after `after` by the
+       * time the subscription is made (trimmed or expired in between): the turn can then only end
+       * as one whose events the log does not keep whole.
+       */
+      const follow = async (after: number, deliver: (event: SwitchyardEvent) => boolean, unmapped: (oldestSeq: number) => Promise<void>) => {
         let ending = false;
         const outcome = await source.subscribe({
           conversationId: record.conversationId,
@@ -79,10 +90,24 @@ export function createResponseStreamer(
           },
           onError: () => live.end(),
         });
-        if (!outcome.ok) return live.end(sse({ type: 'error', code: outcome.code, message: outcome.message, sequence_number: 0 }));
+        if (!outcome.ok) {
+          if (outcome.code === 'cursor_expired') return unmapped(outcome.oldestSeq);
+          return live.end(errorEvent(outcome.code, outcome.message));
+        }
         live.onEnd(outcome.subscription.dispose);
         if (!live.isEnded) outcome.subscription.start();
       };
+      /** Waits for the turn's end after `oldestSeq`, for a turn that can only end unmapped. */
+      const followToUnmappedEnd = (oldestSeq: number): Promise<void> =>
+        follow(
+          oldestSeq - 1,
+          (event) => {
+            if (!TERMINAL_EVENT_TYPES.has(event.type)) return false;
+            endUnmapped().catch(() => live.end());
+            return true;
+          },
+          followToUnmappedEnd,
+        );
       write(mapper.start());
 
       // A turn whose first events the log no longer keeps (its cap, or its TTL) cannot be
@@ -90,11 +115,7 @@ export function createResponseStreamer(
       const kept = checkCursor({ after: record.afterSeq, ...(await source.window(record.conversationId)) });
       if (!kept.ok && kept.code === 'cursor_expired') {
         if (isTerminal(turn.status)) return endUnmapped();
-        return follow(kept.oldestSeq - 1, (event) => {
-          if (!TERMINAL_EVENT_TYPES.has(event.type)) return false;
-          endUnmapped().catch(() => live.end());
-          return true;
-        });
+        return followToUnmappedEnd(kept.oldestSeq);
       }
 
       // What the log holds, a page at a time (about a quarter of the allowance in bytes, whatever
@@ -120,12 +141,16 @@ export function createResponseStreamer(
       // Ended, and the log holds none of it (Redis lost it): the stored response is all there is.
       if (!seenTurn && isTerminal(turn.status)) return endUnmapped();
 
-      return follow(lastSeq, (event) => {
-        const mapped = mapper.map(event);
-        write(mapped.events);
-        if (mapped.ended) end().catch(() => live.end());
-        return mapped.ended;
-      });
+      return follow(
+        lastSeq,
+        (event) => {
+          const mapped = mapper.map(event);
+          write(mapped.events);
+          if (mapped.ended) end().catch(() => live.end());
+          return mapped.ended;
+        },
+        followToUnmappedEnd,
+      );
     },
   };
 }
