@@ -32,6 +32,7 @@ import { openAiRoutes } from './cases/openai-routes';
 import { heldMemory } from './cases/held-memory';
 import { modelFallback } from './cases/model-fallback';
 import { deadlines } from './cases/deadlines';
+import { scheduleTicks } from './cases/schedule-ticks';
 import { memoryProbes } from './cases/memory-probes';
 import { turnCost } from './cases/turn-cost';
 import { websocketFanOut } from './cases/websocket-fan-out';
@@ -82,6 +83,7 @@ const BENCHMARKS: Benchmark[] = [
   heldMemory,
   modelFallback,
   deadlines,
+  scheduleTicks,
   memoryProbes,
   turnCost,
 ];

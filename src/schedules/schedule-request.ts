@@ -54,14 +54,28 @@ export const createScheduleSchema = z
   .meta({ id: 'ScheduleCreate' });
 export type CreateScheduleRequest = z.infer<typeof createScheduleSchema>;
 
-/** `PATCH /v1/schedules/:id`: what it changes (a pause is `{enabled: false}`); the plan is not changed here. */
+/**
+ * `PATCH /v1/schedules/:id`: what it changes (a pause is `{enabled: false}`). A plan given
+ * (`cron`, `every` or `at`) replaces the schedule's; with `timezone` or `startAt` alone the
+ * schedule keeps its kind of plan.
+ */
 export const patchScheduleSchema = z
   .strictObject({
     content: z.optional(turnContentSchema),
+    cron: fields.cron,
+    every: fields.every,
+    at: fields.at,
+    timezone: z.string().min(1).max(100).refine(isTimeZone, 'an IANA time zone name (Europe/Paris)').optional(),
+    startAt: time.nullable().optional(),
     overlap: z.enum(['skip', 'enqueue', 'interrupt']).optional(),
     catchUp: z.enum(['one', 'skip']).optional(),
     enabled: z.boolean().optional(),
     endAt: time.nullable().optional(),
     metadata: z.record(z.string(), z.unknown()).nullable().optional(),
   })
+  .superRefine((body, context) => {
+    const plans = [body.cron, body.every, body.at].filter((plan) => plan !== undefined).length;
+    if (plans > 1) context.addIssue({ code: 'custom', path: ['cron'], message: 'at most one of cron, every or at' });
+  })
   .meta({ id: 'SchedulePatch' });
+export type PatchScheduleRequest = z.infer<typeof patchScheduleSchema>;

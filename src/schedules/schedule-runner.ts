@@ -15,8 +15,8 @@ export interface ScheduleRunnerDeps {
   logger: Logger;
 }
 
-/** Schedules handled per pass; the rest wait for the next pass (a second or so). */
-const SCHEDULES_PER_PASS = 20;
+/** Schedules claimed per pass; a full pass is followed by the next at once (schedule-ticker.ts). */
+export const SCHEDULES_PER_PASS = 20;
 /**
  * How long a worker's claim on a due schedule lasts, renewed every CLAIM_RENEW_MS while its pass
  * goes on: a worker that dies with a claim leaves its ticks to another within this (the run comes

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ScheduleRunner } from './schedule-runner';
+import { SCHEDULES_PER_PASS, type ScheduleRunner } from './schedule-runner';
 
 /** How often each worker looks for due schedules: a run is admitted within about this of its time. */
 export const SCHEDULE_PASS_INTERVAL_MS = 1000;
@@ -12,17 +12,19 @@ export function startScheduleTicker(runner: Pick<ScheduleRunner, 'fireDue'>, opt
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
+  /** Whether the pass claimed a full batch: more may be due, the next pass starts at once. */
   const pass = async () => {
     try {
-      await runner.fireDue((options.now ?? (() => new Date()))());
+      return (await runner.fireDue((options.now ?? (() => new Date()))())) >= SCHEDULES_PER_PASS;
     } catch (error) {
       options.logger.warn({ err: error }, 'schedule pass failed; the next one tries again');
+      return false;
     }
   };
   const loop = () => {
     if (stopped) return;
-    running = pass().finally(() => {
-      if (!stopped) timer = setTimeout(loop, options.intervalMs ?? SCHEDULE_PASS_INTERVAL_MS);
+    running = pass().then((more) => {
+      if (!stopped) timer = setTimeout(loop, more ? 0 : (options.intervalMs ?? SCHEDULE_PASS_INTERVAL_MS));
     });
   };
   loop();

@@ -9,6 +9,7 @@ import type { ConversationsRepository } from '../../store/conversations-reposito
 import { everyMs, formatEvery, createScheduleSchema, patchScheduleSchema } from '../schedule-request';
 import type { ScheduleRunner } from '../schedule-runner';
 import { nextRunAfter, planOf } from '../schedule-ticks';
+import { changesPlan, patchedSchedule } from '../schedule-patch';
 import type { Schedule, ScheduleRun, SchedulesRepository } from '../store/schedules-repository';
 import { listQuerySchema, schedulePageSchema, scheduleRunPageSchema, scheduleRunSchema, scheduleSchema } from './schedules-contract';
 
@@ -78,19 +79,8 @@ export function schedulesRouter(deps: SchedulesRouterDeps): Router {
   router.patch('/:id', async (req, res) => {
     const schedule = await owned(userIdOf(res), req.params.id);
     const patch = parseInput(patchScheduleSchema, req.body);
-    const next: Schedule = {
-      ...schedule,
-      ...(patch.content !== undefined ? { content: patch.content } : {}),
-      ...(patch.overlap ? { overlap: patch.overlap } : {}),
-      ...(patch.catchUp ? { catchUp: patch.catchUp } : {}),
-      ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
-      ...(patch.endAt !== undefined ? { endAt: patch.endAt } : {}),
-      ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
-    };
-    // Paused: no tick is due. Resumed: from the next tick after now; ticks while paused are not caught up.
-    const resumed = next.enabled && (!schedule.enabled || patch.endAt !== undefined);
-    next.nextRunAt = !next.enabled ? null : resumed ? nextRunAfter(planOf(next), now(), next.endAt) : schedule.nextRunAt;
-    sendJson(res, scheduleSchema, scheduleView(await deps.schedules.update(next)));
+    const next = patchedSchedule(schedule, patch, now());
+    sendJson(res, scheduleSchema, scheduleView(await deps.schedules.update(next, { releaseClaim: changesPlan(patch) })));
   });
 
   router.delete('/:id', async (req, res) => {

@@ -129,10 +129,16 @@ export class SchedulesRepository {
     return toSchedule(rows[0]!);
   }
 
-  /** Writes every field of `schedule` (a PATCH, a pause, the ticker moving `nextRunAt` on). */
-  async update(schedule: Schedule, db: Queryable = this.db): Promise<Schedule> {
+  /**
+   * Writes every field of `schedule` (a PATCH, a pause). `releaseClaim` (a new plan): a worker's
+   * claim on the old plan's tick ends here, so that the new plan's first tick is not held behind
+   * it; that worker still runs the tick it claimed (one run: the run row), and its advance, made
+   * for a tick the schedule is no longer at, changes nothing.
+   */
+  async update(schedule: Schedule, options: { releaseClaim?: boolean } = {}, db: Queryable = this.db): Promise<Schedule> {
+    const release = options.releaseClaim ? ', claimed_until = NULL' : '';
     const { rows } = await db.query<ScheduleRow>(
-      `UPDATE schedules SET ${FIELDS.map((field, index) => `${field} = $${index + 2}`).join(', ')}, updated_at = clock_timestamp() WHERE id = $1 RETURNING *`,
+      `UPDATE schedules SET ${FIELDS.map((field, index) => `${field} = $${index + 2}`).join(', ')}${release}, updated_at = clock_timestamp() WHERE id = $1 RETURNING *`,
       [schedule.id, ...fieldValues(schedule)],
     );
     return toSchedule(rows[0]!);

@@ -120,6 +120,38 @@ describe('schedules', () => {
     expect((await api.get(`/v1/schedules/${schedule.id}`)).status).toBe(404);
   });
 
+  it('changes the plan by PATCH: validated as on create, nextRunAt afresh, a claimed tick of the old plan not run again', async () => {
+    const marker = `r-${randomBytes(4).toString('hex')}`;
+    const created = (await api.post('/v1/schedules', { content: markedScripted({ text: 'replanned' }, marker), cron: '0 9 * * *' })).body;
+    const patch = (body: unknown) => api.patch(`/v1/schedules/${created.id}`, body);
+    for (const bad of [{ every: '5s' }, { cron: '61 * * * *' }, { cron: '* * * * *', every: '1m' }, { timezone: 'Mars/Olympus' }]) {
+      expect((await patch(bad)).status).toBe(400);
+    }
+    // In Paris, 09:00 local is 07:00 or 08:00 UTC.
+    const paris = (await patch({ timezone: 'Europe/Paris' })).body;
+    expect(paris).toMatchObject({ cron: '0 9 * * *', timezone: 'Europe/Paris' });
+    expect([7, 8]).toContain(new Date(paris.nextRunAt).getUTCHours());
+    // A cron a zone refuses is refused against the zone it will have: here the one it has.
+    expect((await patch({ cron: '0 25 * * *' })).status).toBe(400);
+
+    // A worker holds a claim on a due tick of the old plan when the plan changes.
+    const stale = new Date(Date.now() - 5000);
+    await stack.resources.db.query("UPDATE schedules SET next_run_at = $2, claimed_until = now() + interval '1 hour' WHERE id = $1", [created.id, stale]);
+    const startAt = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
+    const replanned = await patch({ every: '10s', startAt: startAt.toISOString() });
+    expect(replanned.status).toBe(200);
+    expect(replanned.body).toMatchObject({ cron: null, every: '10s', startAt: startAt.toISOString(), nextRunAt: startAt.toISOString() });
+    // That worker moving the schedule on from the tick it claimed changes nothing now.
+    await stack.resources.schedules.advance(created.id, stale, new Date(Date.now() + 3_600_000));
+    expect((await api.get(`/v1/schedules/${created.id}`)).body.nextRunAt).toBe(startAt.toISOString());
+    // The new plan's first tick runs on time, not behind the old claim; the old tick does not run here.
+    await stack.scripted.waitForRequest((recorded) => JSON.stringify(recorded.body).includes(marker), 15_000);
+    await poll('the first tick has no run', async () => (await runsOf(created.id)).length > 0);
+    expect((await runsOf(created.id)).map((run) => run.scheduledFor)).toEqual([startAt.toISOString()]);
+    await poll('the schedule did not move on', async () => (await api.get(`/v1/schedules/${created.id}`)).body.nextRunAt === new Date(startAt.getTime() + 10_000).toISOString());
+    expect((await api.delete(`/v1/schedules/${created.id}`)).status).toBe(204);
+  });
+
   it('queues one run behind an active turn with overlap enqueue, and cancels the active turn with interrupt', async () => {
     const stalled = async () => {
       const conversation = (await api.post('/v1/conversations', {})).body;
