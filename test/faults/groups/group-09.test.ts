@@ -1,3 +1,0 @@
-import { runTestGroup } from '../../support/test-group';
-
-runTestGroup(__filename);
