@@ -189,6 +189,15 @@ export class ToolCallsRepository {
     return rows[0]?.held_by ?? null;
   }
 
+  /** What held the call when it was settled (a local tool slot's holder); null when nothing did, or it is not settled. */
+  async settledHolderOf(turnId: string, toolCallId: string): Promise<string | null> {
+    const { rows } = await this.db.query<{ held_by: string }>(
+      `SELECT held_by FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 AND status NOT IN ${UNSETTLED} AND held_by IS NOT NULL`,
+      [turnId, toolCallId],
+    );
+    return rows[0]?.held_by ?? null;
+  }
+
   /** A held call whose holder is gone, started by its queued job (the attempt counted). Null when another took it first or it is settled. */
   async takeOver(turnId: string, toolCallId: string, holder: string): Promise<ToolCallRecord | null> {
     const { rows } = await this.db.query<ToolCallRow>(

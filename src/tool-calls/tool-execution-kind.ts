@@ -35,8 +35,11 @@ export interface ToolExecutionKind<Settled extends SettledTool> {
    * attempt is left to that slot, and looked at again once the hold would lapse).
    */
   markRunning(): Promise<RunningTool | null | { heldForMs: number }>;
-  /** A settled record met again: its job was redelivered, maybe before its outcome was announced. */
-  announceAgain(): Promise<void>;
+  /**
+   * A settled record met again: its job was redelivered, maybe before its outcome was announced.
+   * `heldForMs` when the local tool slot that settled it still runs (it announces it): looked at again then.
+   */
+  announceAgain(): Promise<void | { heldForMs: number }>;
   /** Stores the outcome; null when one is stored already (the first one wins). */
   settle(settlement: ToolSettlement): Promise<Settled | null>;
   /** Tells of an outcome just stored. */

@@ -91,8 +91,9 @@ export async function runExecution<Settled extends SettledTool>(deps: ToolJobDep
   // Run by a local slot: looked at again once its hold would lapse (the job's attempts unspent).
   if (running && 'heldForMs' in running) return { kind: 'retry', delayMs: running.heldForMs };
   if (!running) {
+    const again = await kind.announceAgain();
+    if (again) return { kind: 'retry', delayMs: again.heldForMs };
     recordToolOutcome(context.span, 'already_settled');
-    await kind.announceAgain();
     return DONE;
   }
 

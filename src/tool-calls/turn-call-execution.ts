@@ -65,12 +65,18 @@ export function runningTool(call: ToolCallRecord): RunningTool {
 /**
  * A redelivered job whose call is already settled: its worker may have died between storing
  * the result and announcing it. While the step's tool phase is still open, announce it again:
- * a client may see a result twice (it keys them by toolCallId), never miss one.
+ * a client may see a result twice (it keys them by toolCallId), never miss one. A call settled
+ * by a local tool slot whose run still lives is that run's to announce: looked at again once
+ * the hold would lapse, by when the run has announced it and moved the turn on, or is gone.
  */
-async function announceAgainIfUnseen(deps: TurnCallExecutionDeps, ids: { turnId: string; toolCallId: string }): Promise<void> {
+async function announceAgainIfUnseen(deps: TurnCallExecutionDeps, ids: { turnId: string; toolCallId: string }): Promise<void | { heldForMs: number }> {
   const [call, turn] = await Promise.all([deps.toolCalls.get(ids.turnId, ids.toolCallId), deps.turns.get(ids.turnId)]);
   if (!call || (call.status !== 'succeeded' && call.status !== 'failed')) return;
   if (turn?.status !== 'waiting_tools' || turn.step !== call.step) return;
+  if (deps.localHolds) {
+    const holder = await deps.toolCalls.settledHolderOf(ids.turnId, ids.toolCallId);
+    if (holder !== null && (await deps.localHolds.alive(holder))) return { heldForMs: deps.localHolds.recheckMs };
+  }
   await announceResult(deps, call);
   if (call.approvalId !== null) await moveParkedTurnOn(deps, turn, call.step);
 }
