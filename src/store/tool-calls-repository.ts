@@ -180,22 +180,16 @@ export class ToolCallsRepository {
     return answerOnce(keys, rows);
   }
 
-  /** What holds the unsettled call (see {@link claimForSlots}); null when nothing does, or it is settled. */
-  async holderOf(turnId: string, toolCallId: string): Promise<string | null> {
-    const { rows } = await this.db.query<{ held_by: string }>(
-      `SELECT held_by FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 AND status IN ${UNSETTLED} AND held_by IS NOT NULL`,
+  /**
+   * The local tool slot's holder the call was claimed by (see {@link claimForSlots}), and whether
+   * the call is settled since; null when no slot claimed it, or it was given back.
+   */
+  async holderOf(turnId: string, toolCallId: string): Promise<{ holder: string; settled: boolean } | null> {
+    const { rows } = await this.db.query<{ held_by: string; unsettled: boolean }>(
+      `SELECT held_by, status IN ${UNSETTLED} AS unsettled FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 AND held_by IS NOT NULL`,
       [turnId, toolCallId],
     );
-    return rows[0]?.held_by ?? null;
-  }
-
-  /** What held the call when it was settled (a local tool slot's holder); null when nothing did, or it is not settled. */
-  async settledHolderOf(turnId: string, toolCallId: string): Promise<string | null> {
-    const { rows } = await this.db.query<{ held_by: string }>(
-      `SELECT held_by FROM tool_calls WHERE turn_id = $1 AND tool_call_id = $2 AND status NOT IN ${UNSETTLED} AND held_by IS NOT NULL`,
-      [turnId, toolCallId],
-    );
-    return rows[0]?.held_by ?? null;
+    return rows[0] ? { holder: rows[0].held_by, settled: !rows[0].unsettled } : null;
   }
 
   /** A held call whose holder is gone, started by its queued job (the attempt counted). Null when another took it first or it is settled. */

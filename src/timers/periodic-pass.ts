@@ -6,27 +6,32 @@ export interface PeriodicPass {
 /**
  * Runs `pass` every `intervalMs` (and once at once with `atStart`), never two at once: the next
  * pass is timed from the end of the one before, so a pass slower than its interval delays the
- * next instead of queueing passes behind it. A pass that throws goes to `onError` and the next
- * pass runs as planned. The timer does not keep the process alive.
+ * next instead of queueing passes behind it. A pass that answers `true` has more to do: the next
+ * starts at once. A pass that throws goes to `onError` and the next pass runs as planned. The
+ * timer does not keep the process alive.
  */
-export function startPeriodicPass(pass: () => Promise<void>, options: { intervalMs: number; atStart?: boolean; onError: (error: unknown) => void }): PeriodicPass {
+export function startPeriodicPass(pass: () => Promise<boolean | void>, options: { intervalMs: number; atStart?: boolean; onError: (error: unknown) => void }): PeriodicPass {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const run = () => {
     if (stopped) return;
-    running = pass()
-      .catch(options.onError)
-      .finally(() => {
-        if (!stopped) schedule();
-      });
+    running = pass().then(
+      (more) => {
+        if (!stopped) schedule(more === true ? 0 : options.intervalMs);
+      },
+      (error: unknown) => {
+        options.onError(error);
+        if (!stopped) schedule(options.intervalMs);
+      },
+    );
   };
-  const schedule = () => {
-    timer = setTimeout(run, options.intervalMs);
+  const schedule = (delayMs: number) => {
+    timer = setTimeout(run, delayMs);
     timer.unref();
   };
   if (options.atStart) run();
-  else schedule();
+  else schedule(options.intervalMs);
   return {
     async stop() {
       stopped = true;

@@ -33,8 +33,9 @@ export function turnCallExecution(
       const call = await deps.toolCalls.markRunning(ids.turnId, ids.toolCallId);
       if (call) return runningTool(call);
       // Not started: settled, or held by a local slot of the worker that committed the step.
-      const holder = await deps.toolCalls.holderOf(ids.turnId, ids.toolCallId);
-      if (holder === null) return null;
+      const held = await deps.toolCalls.holderOf(ids.turnId, ids.toolCallId);
+      if (held === null || held.settled) return null;
+      const { holder } = held;
       const holds = deps.localHolds ?? { alive: async () => false, recheckMs: 0 };
       if (await holds.alive(holder)) return { heldForMs: holds.recheckMs };
       // Its turn job's lock is gone (the job ended, or its process died): the call is this job's.
@@ -74,8 +75,8 @@ async function announceAgainIfUnseen(deps: TurnCallExecutionDeps, ids: { turnId:
   if (!call || (call.status !== 'succeeded' && call.status !== 'failed')) return;
   if (turn?.status !== 'waiting_tools' || turn.step !== call.step) return;
   if (deps.localHolds) {
-    const holder = await deps.toolCalls.settledHolderOf(ids.turnId, ids.toolCallId);
-    if (holder !== null && (await deps.localHolds.alive(holder))) return { heldForMs: deps.localHolds.recheckMs };
+    const held = await deps.toolCalls.holderOf(ids.turnId, ids.toolCallId);
+    if (held !== null && (await deps.localHolds.alive(held.holder))) return { heldForMs: deps.localHolds.recheckMs };
   }
   await announceResult(deps, call);
   if (call.approvalId !== null) await moveParkedTurnOn(deps, turn, call.step);

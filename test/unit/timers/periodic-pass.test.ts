@@ -49,6 +49,19 @@ describe('startPeriodicPass', () => {
     await periodic.stop();
   });
 
+  it('starts the next pass at once after one that says it has more to do', async () => {
+    let calls = 0;
+    const periodic = startPeriodicPass(async () => ++calls < 3, { intervalMs: 1000, atStart: true, onError: () => {} });
+    await jest.advanceTimersByTimeAsync(10);
+    expect(calls).toBe(3);
+    // The last pass had nothing more: the next one an interval later.
+    await jest.advanceTimersByTimeAsync(900);
+    expect(calls).toBe(3);
+    await jest.advanceTimersByTimeAsync(200);
+    expect(calls).toBe(4);
+    await periodic.stop();
+  });
+
   it('hands a failed pass to onError and runs the next one', async () => {
     const errors: unknown[] = [];
     let calls = 0;
