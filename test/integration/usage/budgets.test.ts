@@ -111,10 +111,11 @@ describe('budgets', () => {
     const parked = (await user.api.get(`/v1/turns/${turnId}`)).body;
     expect(parked).toMatchObject({ step: 1, steps: [expect.objectContaining({ step: 1 })] });
     expect(parked.toolCalls).toEqual([expect.objectContaining({ toolName: 'calculator', status: 'succeeded' })]);
-    // No worker holds it: its job waits delayed, and it still counts as the conversation's active turn.
+    // No worker holds it: its job waits delayed (moved there just after the status commits), and it still
+    // counts as the conversation's active turn.
     const parkedJob = (await two.stack.resources.db.query<any>('SELECT running_job FROM turns WHERE id = $1', [turnId])).rows[0].running_job as string;
     const job = await two.stack.resources.turnQueue.getJob(parkedJob);
-    expect(await job!.getState()).toBe('delayed');
+    await poll('the parked turn kept its worker', async () => (await job!.getState()) === 'delayed');
     expect((await user.post()).status).toBe(409);
 
     await admin.put(`/v1/admin/users/${user.userId}/budget`, { period: 'total', limitTokens: 1_000_000, onExceeded: 'pause' });
