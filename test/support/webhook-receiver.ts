@@ -9,8 +9,11 @@ export interface ReceivedWebhook {
   body: string;
   json: any;
   at: number;
-  /** Settles when the answer's connection is done: `complete` when the whole answer was written, false when the client cut it short. */
-  answered: Promise<{ complete: boolean }>;
+  /**
+   * Settles when the answer's connection is done: `complete` when the whole answer was written,
+   * false when the client cut it short; `at` when it was done.
+   */
+  answered: Promise<{ complete: boolean; at: number }>;
 }
 
 /**
@@ -99,10 +102,10 @@ export class WebhookReceiver {
       }
       this.open += 1;
       this.mostOpen = Math.max(this.mostOpen, this.open);
-      const answered = new Promise<{ complete: boolean }>((resolve) =>
+      const answered = new Promise<{ complete: boolean; at: number }>((resolve) =>
         res.on('close', () => {
           this.open -= 1;
-          resolve({ complete: res.writableFinished });
+          resolve({ complete: res.writableFinished, at: Date.now() });
         }),
       );
       this.received.push({ headers: req.headers as Record<string, string>, body, json, at: Date.now(), answered });
