@@ -8,6 +8,13 @@ import { WORKLOADS } from '../lib/workloads';
 
 const { tokens, turnsPerRepetition, turnsPerConversation, warmup } = WORKLOADS.ttft;
 
+/** The two spans timed, each with and without budgets, and the difference. */
+const SPANS = [
+  { key: 'ttftBudget', span: 'POST turn → first text-delta', cost: "the budgets' cost to the first token" },
+  { key: 'ttftBudget.admission', span: 'POST turn → 202 (admission)', cost: "the budgets' cost to admission" },
+] as const;
+const QUANTILES = ['p50', 'p99'] as const;
+
 /**
  * What a budget costs a turn's first token: the time-to-first-token case's turns, one at a time,
  * with a budget on the user and on the key (limits far from reached) and without, the two
@@ -22,18 +29,13 @@ export const budgetTimeToFirstToken: Benchmark = {
   kind: 'case',
   timeoutMs: 240_000,
   async run(context, report) {
-    report.define('ttftBudget.withBudget.p50', { label: 'POST turn → first text-delta, user and key budgets set, p50', unit: 'ms', baselineKey: 'ttftBudget.without.p50' });
-    report.define('ttftBudget.withBudget.p99', { label: 'POST turn → first text-delta, user and key budgets set, p99', unit: 'ms', baselineKey: 'ttftBudget.without.p99' });
-    report.define('ttftBudget.without.p50', { label: 'POST turn → first text-delta, no budget, p50 (interleaved)', unit: 'ms' });
-    report.define('ttftBudget.without.p99', { label: 'POST turn → first text-delta, no budget, p99 (interleaved)', unit: 'ms' });
-    report.define('ttftBudget.cost.p50', { label: "the budgets' cost to the first token, p50 (with − without)", unit: 'ms' });
-    report.define('ttftBudget.cost.p99', { label: "the budgets' cost to the first token, p99 (with − without)", unit: 'ms' });
-    report.define('ttftBudget.admission.withBudget.p50', { label: 'POST turn → 202 (admission), budgets set, p50', unit: 'ms', baselineKey: 'ttftBudget.admission.without.p50' });
-    report.define('ttftBudget.admission.withBudget.p99', { label: 'POST turn → 202 (admission), budgets set, p99', unit: 'ms', baselineKey: 'ttftBudget.admission.without.p99' });
-    report.define('ttftBudget.admission.without.p50', { label: 'POST turn → 202 (admission), no budget, p50', unit: 'ms' });
-    report.define('ttftBudget.admission.without.p99', { label: 'POST turn → 202 (admission), no budget, p99', unit: 'ms' });
-    report.define('ttftBudget.admission.cost.p50', { label: "the budgets' cost to admission, p50 (with − without)", unit: 'ms' });
-    report.define('ttftBudget.admission.cost.p99', { label: "the budgets' cost to admission, p99 (with − without)", unit: 'ms' });
+    for (const { key, span, cost } of SPANS) {
+      for (const quantile of QUANTILES) {
+        report.define(`${key}.withBudget.${quantile}`, { label: `${span}, user and key budgets set, ${quantile}`, unit: 'ms', baselineKey: `${key}.without.${quantile}` });
+        report.define(`${key}.without.${quantile}`, { label: `${span}, no budget, ${quantile} (interleaved)`, unit: 'ms' });
+        report.define(`${key}.cost.${quantile}`, { label: `${cost}, ${quantile} (with − without)`, unit: 'ms' });
+      }
+    }
 
     await withSingleLane(context, { name: 'ttft-budget', topology: 'all-in-one', turnsPerConversation }, async ({ stack, api, tracker, lane }) => {
       const schema = stack.schema;
@@ -63,22 +65,18 @@ export const budgetTimeToFirstToken: Benchmark = {
           const budgeted = (index % 2 === 0) === (Math.floor(index / 2) % 2 === 0);
           timed[budgeted ? 'with' : 'without'].push(await oneTurn(budgeted));
         }
-        const first = (timings: TurnTiming[]) => latencySummary(timings.map((timing) => firstTokenMs(timing)));
-        const admission = (timings: TurnTiming[]) => latencySummary(timings.map((timing) => timing.acceptedAt! - timing.postedAt));
-        const [withFirst, withoutFirst] = [first(timed.with), first(timed.without)];
-        const [withAdmission, withoutAdmission] = [admission(timed.with), admission(timed.without)];
-        report.sample('ttftBudget.withBudget.p50', withFirst.p50);
-        report.sample('ttftBudget.withBudget.p99', withFirst.p99);
-        report.sample('ttftBudget.without.p50', withoutFirst.p50);
-        report.sample('ttftBudget.without.p99', withoutFirst.p99);
-        report.sample('ttftBudget.cost.p50', withFirst.p50 - withoutFirst.p50);
-        report.sample('ttftBudget.cost.p99', withFirst.p99 - withoutFirst.p99);
-        report.sample('ttftBudget.admission.withBudget.p50', withAdmission.p50);
-        report.sample('ttftBudget.admission.withBudget.p99', withAdmission.p99);
-        report.sample('ttftBudget.admission.without.p50', withoutAdmission.p50);
-        report.sample('ttftBudget.admission.without.p99', withoutAdmission.p99);
-        report.sample('ttftBudget.admission.cost.p50', withAdmission.p50 - withoutAdmission.p50);
-        report.sample('ttftBudget.admission.cost.p99', withAdmission.p99 - withoutAdmission.p99);
+        const spanOf: Record<(typeof SPANS)[number]['key'], (timing: TurnTiming) => number> = {
+          ttftBudget: (timing) => firstTokenMs(timing),
+          'ttftBudget.admission': (timing) => timing.acceptedAt! - timing.postedAt,
+        };
+        for (const { key } of SPANS) {
+          const [withBudget, without] = [timed.with, timed.without].map((timings) => latencySummary(timings.map(spanOf[key])));
+          for (const quantile of QUANTILES) {
+            report.sample(`${key}.withBudget.${quantile}`, withBudget![quantile]);
+            report.sample(`${key}.without.${quantile}`, without![quantile]);
+            report.sample(`${key}.cost.${quantile}`, withBudget![quantile] - without![quantile]);
+          }
+        }
       }
       const lines = await withPostgres(async (client) => (await client.query(`SELECT count(*)::int AS n FROM ${schema}.provider_calls`)).rows[0].n as number);
       report.note(
