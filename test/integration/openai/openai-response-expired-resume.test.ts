@@ -3,14 +3,9 @@ import { OpenAiResponsesRepository } from '../../../src/openai/store/openai-resp
 import { openAiClient } from '../../support/openai-sdk';
 import { scripted } from '../../support/scripted';
 import { startTestStack, type TestStack } from '../../support/stack';
+import { collect } from '../../support/collect';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 /**
  * A streamed retrieve of a response whose turn's events the log no longer keeps whole

@@ -16,17 +16,9 @@ import { poll } from '../../support/poll';
 import { markedScripted } from '../../support/scripted';
 import { TEST_REDIS_URL } from '../../support/services';
 import { startTestStack, type TestStack } from '../../support/stack';
+import { collect } from '../../support/collect';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
-
-async function collect(stream: AsyncIterable<StreamEvent>, onEvent?: (event: StreamEvent) => Promise<void>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) {
-    events.push(event);
-    await onEvent?.(event);
-  }
-  return events;
-}
 
 /** The SSE events of a raw stream, parsed. */
 function sseEvents(text: string): { type: string; sequence_number: number; code?: string }[] {

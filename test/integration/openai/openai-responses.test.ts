@@ -5,15 +5,9 @@ import { markedScripted, scripted } from '../../support/scripted';
 import { withInsertsRefused } from '../../support/refused-inserts';
 import { startTestStack, type TestStack } from '../../support/stack';
 import { writeToolsDir } from '../../support/tool-servers';
+import { collect } from '../../support/collect';
 
 type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
-
-/** Every event of a stream, in order. */
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 /** What the SDK's own accumulator makes of the events (it throws on an event that does not fit). */
 function accumulated(events: StreamEvent[]): OpenAI.Responses.Response {

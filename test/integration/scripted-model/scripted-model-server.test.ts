@@ -2,12 +2,7 @@ import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { startScriptedModel, type ScriptedModel } from '../../../src/scripted-model/scripted-model-server';
 import { scripted } from '../../support/scripted';
-
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
-  const chunks: ChatCompletionChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
-}
+import { collect } from '../../support/collect';
 
 const contentOf = (chunks: ChatCompletionChunk[]) => chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
 const finishReasons = (chunks: ChatCompletionChunk[]) => chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason)).filter(Boolean);
