@@ -441,9 +441,11 @@ export class TurnsRepository {
          -- The statement does not see its own writes: a new user message and new tool messages
          -- come from RETURNING, those written by an earlier run are in the table, and what it
          -- marks as replaced is left out here by the same condition that marks it. From the
-         -- latest summary on: the path's index range after it, not the conversation's whole.
+         -- latest summary on, as a row comparison: it keeps the read on the path's (conversation,
+         -- id) index, where a bare "id >" bound lets the planner walk the primary key from the
+         -- bound through every conversation's later messages.
          SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id, m.superseded_by, m.incomplete, m.reasoning FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
-         WHERE m.superseded_by IS NULL AND m.id > COALESCE((SELECT s.up_to_message_id FROM summary s), 0)
+         WHERE m.superseded_by IS NULL AND (m.conversation_id, m.id) > (begun.conversation_id, COALESCE((SELECT s.up_to_message_id FROM summary s), 0))
            AND (begun.from_message_id IS NULL OR m.id < begun.from_message_id OR m.turn_id = begun.id
            OR (begun.branch = 'regenerate' AND m.id = begun.from_message_id))
          UNION ALL SELECT * FROM user_message
