@@ -16,6 +16,8 @@ import { batchThroughput } from './cases/batch-throughput';
 import { chatTimeToFirstToken } from './cases/chat-ttft';
 import { concurrentStreams } from './cases/concurrent-streams';
 import { historyTimeToFirstToken } from './cases/history-ttft';
+import { compactedHistoryTimeToFirstToken } from './cases/compacted-history-ttft';
+import { tokenEstimate } from './cases/token-estimate';
 import { supersededHistoryTimeToFirstToken } from './cases/superseded-history-ttft';
 import { idleWebsocketMemory } from './cases/idle-websocket-memory';
 import { singleStream } from './cases/single-stream';
@@ -74,6 +76,8 @@ const BENCHMARKS: Benchmark[] = [
   turnCurve,
   historyTimeToFirstToken,
   supersededHistoryTimeToFirstToken,
+  compactedHistoryTimeToFirstToken,
+  tokenEstimate,
   idleWebsocketMemory,
   toolFanOutCurve,
   approvalToTool,

@@ -57,8 +57,9 @@ export class ApiClient {
     });
   }
 
-  async createConversation(title = 'bench'): Promise<string> {
-    const response = await this.request('POST', '/v1/conversations', { title });
+  /** `fields`: more of the conversation's body (`compaction`, `system`, ...). */
+  async createConversation(title = 'bench', fields: Record<string, unknown> = {}): Promise<string> {
+    const response = await this.request('POST', '/v1/conversations', { ...fields, title });
     if (response.status !== 201) throw new Error(`POST /v1/conversations answered ${response.status}: ${JSON.stringify(response.body)}`);
     return response.body.id as string;
   }

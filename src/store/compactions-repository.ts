@@ -64,16 +64,6 @@ export class CompactionsRepository {
     return rows.length > 0;
   }
 
-  /** The conversation's latest compaction whose last message is still on its path (an edit before it leaves it behind). */
-  async latestOnPath(conversationId: string, db: Queryable = this.db): Promise<Compaction | null> {
-    const { rows } = await db.query<CompactionRow>(
-      `SELECT c.* FROM compactions c JOIN messages m ON m.id = c.up_to_message_id
-       WHERE c.conversation_id = $1 AND m.superseded_by IS NULL ORDER BY c.up_to_message_id DESC, c.created_at DESC LIMIT 1`,
-      [conversationId],
-    );
-    return rows[0] ? toCompaction(rows[0]) : null;
-  }
-
   /** Every compaction of the conversation, oldest first. */
   async list(conversationId: string, db: Queryable = this.db): Promise<Compaction[]> {
     const { rows } = await db.query<CompactionRow>('SELECT * FROM compactions WHERE conversation_id = $1 ORDER BY up_to_message_id, created_at', [conversationId]);

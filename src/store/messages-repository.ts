@@ -81,14 +81,16 @@ export class MessagesRepository {
   /**
    * The conversation's path (its messages no turn replaced) in order; `includeSuperseded`: every
    * message it ever had, the replaced ones marked. One query either way, the path's through its
-   * own index.
+   * own index. `afterRowId`: only the path's messages after that row (those a summary does not
+   * cover), a range of that index, so the read costs what is after it (a row comparison: a bare
+   * `id >` lets the planner walk the primary key through every conversation's later messages).
    */
-  async list(conversationId: string, options: { includeSuperseded?: boolean } = {}, db: Queryable = this.db): Promise<StoredMessage[]> {
+  async list(conversationId: string, options: { includeSuperseded?: boolean; afterRowId?: string } = {}, db: Queryable = this.db): Promise<StoredMessage[]> {
     const { rows } = await db.query<MessageRow>(
       options.includeSuperseded
         ? `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY id`
-        : `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND superseded_by IS NULL ORDER BY id`,
-      [conversationId],
+        : `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND superseded_by IS NULL AND (conversation_id, id) > ($1, $2::bigint) ORDER BY id`,
+      options.includeSuperseded ? [conversationId] : [conversationId, options.afterRowId ?? '0'],
     );
     return rows.map(toStoredMessage);
   }

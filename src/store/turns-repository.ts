@@ -113,6 +113,12 @@ export interface Turn {
   output?: unknown;
 }
 
+/** A compaction's summary and the row id of the last message it stands in for. */
+export interface LatestSummary {
+  summary: string;
+  upToRowId: string;
+}
+
 /** A turn taken by a job, with what its run needs from the conversation and the user. */
 export interface BegunAttempt {
   turn: Turn;
@@ -124,11 +130,14 @@ export interface BegunAttempt {
   agent: AgentConfig | null;
   /** The tools the user may use (null: all). */
   userAllowedTools: string[] | null;
+  /** The conversation's latest compaction whose last message is on the path the attempt reads (null: none). */
+  summary: LatestSummary | null;
   /**
    * With `readHistory`, when the attempt starts a step and the turn sends its whole history: the
-   * conversation's messages, read in the statement that checked no earlier turn is unfinished (so
-   * every message of those turns is in it). On the first step its own user message is last; after
-   * a tool phase, the step's tool messages are.
+   * conversation's messages after `summary`'s last (all of them without one), read in the
+   * statement that checked no earlier turn is unfinished (so every message of those turns is in
+   * it). On the first step its own user message is last; after a tool phase, the step's tool
+   * messages are.
    */
   history?: StoredMessage[];
   /**
@@ -154,6 +163,7 @@ interface BegunRow extends TurnRow {
   user_allowed_tools: string[] | null;
   agent_config: AgentConfig | null;
   history: MessageRow[] | null;
+  summary: LatestSummary | null;
   step_calls: JsonToolCallRow[] | null;
   tool_messages_written: boolean;
   tool_messages_written_here: boolean;
@@ -420,12 +430,23 @@ export class TurnsRepository {
          -- The step's tool phase completes in the take when every call has its outcome.
          ${insertToolMessagesFrom('step_calls', 'AND (SELECT settled FROM phase)')}
          RETURNING ${MESSAGE_COLUMNS}
+       ), summary AS (
+         -- The latest compaction whose last message stays on the path, by the history's own
+         -- condition below (the statement does not see the marks it makes).
+         SELECT c.summary, c.up_to_message_id FROM compactions c JOIN begun ON c.conversation_id = begun.conversation_id JOIN messages m ON m.id = c.up_to_message_id
+         WHERE m.superseded_by IS NULL AND (begun.from_message_id IS NULL OR m.id < begun.from_message_id OR m.turn_id = begun.id
+           OR (begun.branch = 'regenerate' AND m.id = begun.from_message_id))
+         ORDER BY c.up_to_message_id DESC, c.created_at DESC LIMIT 1
        ), history AS (
          -- The statement does not see its own writes: a new user message and new tool messages
          -- come from RETURNING, those written by an earlier run are in the table, and what it
-         -- marks as replaced is left out here by the same condition that marks it.
+         -- marks as replaced is left out here by the same condition that marks it. From the
+         -- latest summary on, as a row comparison: it keeps the read on the path's (conversation,
+         -- id) index, where a bare "id >" bound lets the planner walk the primary key from the
+         -- bound through every conversation's later messages.
          SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_id, m.superseded_by, m.incomplete, m.reasoning FROM messages m JOIN begun ON m.conversation_id = begun.conversation_id
-         WHERE m.superseded_by IS NULL AND (begun.from_message_id IS NULL OR m.id < begun.from_message_id OR m.turn_id = begun.id
+         WHERE m.superseded_by IS NULL AND (m.conversation_id, m.id) > (begun.conversation_id, COALESCE((SELECT s.up_to_message_id FROM summary s), 0))
+           AND (begun.from_message_id IS NULL OR m.id < begun.from_message_id OR m.turn_id = begun.id
            OR (begun.branch = 'regenerate' AND m.id = begun.from_message_id))
          UNION ALL SELECT * FROM user_message
          UNION ALL SELECT * FROM tool_messages
@@ -438,6 +459,7 @@ export class TurnsRepository {
                 (SELECT coalesce(json_agg(json_build_object('id', h.id, 'role', h.role, 'content', h.content, 'tool_calls', h.tool_calls,
                    'tool_call_id', h.tool_call_id, 'turn_id', h.turn_id) ORDER BY h.id), '[]') FROM history h)
               END AS history,
+              (SELECT json_build_object('summary', s.summary, 'upToRowId', s.up_to_message_id::text) FROM summary s) AS summary,
               CASE WHEN begun.step > 0 THEN (SELECT coalesce(json_agg(s ORDER BY s.position), '[]') FROM step_calls s) END AS step_calls,
               (SELECT written FROM phase) AS tool_messages_written,
               EXISTS (SELECT 1 FROM tool_messages) AS tool_messages_written_here,
@@ -462,6 +484,7 @@ export class TurnsRepository {
       },
       userAllowedTools: row.user_allowed_tools,
       agent: row.agent_config,
+      summary: row.summary,
       ...(row.history ? { history: row.history.map(toStoredMessage) } : {}),
       ...(row.step_calls
         ? {

@@ -4,7 +4,6 @@ import type { ChatMessage, ToolDefinition } from '../providers/model-provider';
 import type { ProviderError } from '../providers/provider-error';
 import type { StoredMessage } from '../store/messages-repository';
 import type { ProviderCallsRepository } from '../store/provider-calls-repository';
-import type { CompactionsRepository } from '../store/compactions-repository';
 import { estimatePromptTokens } from '../usage/usage-estimate';
 import { compactionLimits, countCorrection, planStep, requestMessages, rowIdOf, type ActiveSummary, type CompactionLimits } from './compaction-plan';
 import { compactBeforeStep, type CompactionInput, type CompactionStepDeps } from './compaction-step';
@@ -27,10 +26,12 @@ export interface CompactionState {
  * possible only when the models file changed since), which `onInvalid` hears of.
  */
 export async function loadCompactionState(
-  deps: { compactions: Pick<CompactionsRepository, 'latestOnPath'>; providerCalls: Pick<ProviderCallsRepository, 'lastCounted'> },
+  deps: { providerCalls: Pick<ProviderCallsRepository, 'lastCounted'> },
   conversationId: string,
   policy: CompactionPolicy | null,
   route: ModelRoute | null,
+  /** The latest summary on the path, as the attempt read it when it began (the history it read starts after it). */
+  latest: ActiveSummary | null,
   onInvalid: (message: string) => void,
 ): Promise<CompactionState | null> {
   if (!policy) return null;
@@ -39,12 +40,11 @@ export async function loadCompactionState(
     onInvalid(limits.message);
     return null;
   }
-  const [latest, counted] = await Promise.all([deps.compactions.latestOnPath(conversationId), deps.providerCalls.lastCounted(conversationId)]);
   return {
     policy,
     limits: limits.limits,
-    summary: latest ? { summary: latest.summary, upToRowId: latest.upToRowId } : null,
-    correction: countCorrection(counted),
+    summary: latest,
+    correction: countCorrection(await deps.providerCalls.lastCounted(conversationId)),
     compacted: new Set(),
   };
 }

@@ -15,7 +15,7 @@ import { rowIdOf, summaryRequest, type CompactionPlan } from './compaction-plan'
 
 export interface CompactionStepDeps {
   db: Db;
-  compactions: Pick<CompactionsRepository, 'insert' | 'latestOnPath'>;
+  compactions: Pick<CompactionsRepository, 'insert'>;
   providerCalls: Pick<ProviderCallsRepository, 'insert'>;
   providers: ReadonlyMap<string, ConnectedProvider>;
   models: Pick<ModelCatalogue, 'lookup'>;

@@ -46,7 +46,7 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   eventLog: TurnEndingDeps['eventLog'];
   conversations: ConversationsRepository;
   /** Long conversations' summaries, and the counts that correct the tokenizer's (docs/API.md, "Long conversations"). */
-  compactions: Pick<CompactionsRepository, 'insert' | 'latestOnPath'>;
+  compactions: Pick<CompactionsRepository, 'insert'>;
   providerCalls: Pick<ProviderCallsRepository, 'insert' | 'lastCounted'>;
   /** What a turn's `model` names: its targets in order. */
   models: Pick<ModelCatalogue, 'lookup'>;
@@ -254,7 +254,7 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
   const route = deps.models.lookup(model);
   // A compaction turn compacts under the conversation's policy, or the default one, with its own instructions.
   const policy = options.compact ? { ...conversation.compaction, ...options.compact } : conversation.compaction;
-  const compaction = await loadCompactionState(deps, turn.conversationId, policy, route.ok ? route.route : null, (message) =>
+  const compaction = await loadCompactionState(deps, turn.conversationId, policy, route.ok ? route.route : null, begun.summary, (message) =>
     log.warn({ model, reason: message }, "the conversation's compaction policy does not apply to the turn's model; it runs without"),
   );
   const offered = new Set(
@@ -289,22 +289,29 @@ async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttem
     callerFunctions: new Set((turn.options.functions ?? []).map((fn) => fn.name)),
     takenToolCallIds: new Set(begun.toolCallIds),
     usage: turn.usage,
-    readHistory: historyReader(deps, begun, compaction !== null),
+    readHistory: historyReader(deps, begun, compaction),
     compaction,
     now: deps.now ?? (() => new Date()),
   };
 }
 
-/** Reads each step's history: the conversation's, or its window; the first step's may have come with the attempt. */
-function historyReader(deps: TurnRunnerDeps, begun: BegunAttempt, compacting: boolean): () => Promise<StoredMessage[]> {
+/**
+ * Reads each step's history: the conversation's, or its window; the first step's may have come
+ * with the attempt. Under a compaction policy, the path from the latest summary on (the one the
+ * attempt began with, or one a step of it made since): what the summary covers is never read.
+ */
+function historyReader(deps: TurnRunnerDeps, begun: BegunAttempt, compaction: CompactionState | null): () => Promise<StoredMessage[]> {
   const { turn } = begun;
-  // A compaction policy replaces the window: the whole path, which the summary then stands in for.
-  const maxHistory = compacting ? undefined : (turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages);
-  let begunHistory = begun.history;
+  // A compaction policy replaces the window: the path, which the summary then stands in for.
+  const maxHistory = compaction ? undefined : (turn.options.maxHistoryMessages ?? deps.defaults.maxHistoryMessages);
+  // The attempt's history starts after the latest summary: a turn that does not compact (no
+  // policy, or one its model cannot have) reads the path whole instead.
+  let begunHistory = compaction || !begun.summary ? begun.history : undefined;
   return async () => {
     const given = begunHistory;
     begunHistory = undefined;
     if (given) return given;
+    if (compaction?.summary) return deps.messages.list(turn.conversationId, { afterRowId: compaction.summary.upToRowId });
     if (maxHistory === undefined) return deps.messages.list(turn.conversationId);
     return startAtUserMessage(await deps.messages.listRecent(turn.conversationId, maxHistory, turn.id));
   };

@@ -13,6 +13,12 @@ export interface TcpProxy {
   cut(): void;
   freeze(): void;
   restore(): void;
+  /**
+   * Watches what the server sends back for `text` (found across chunk boundaries too): `seen()`
+   * says whether it passed since the watch began. What a test reads through it is what the
+   * stack read, whatever query read it.
+   */
+  watchReplies(text: string): { seen(): boolean; stop(): void };
   close(): Promise<void>;
 }
 
@@ -23,6 +29,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const held = new Set<net.Socket>();
   let refusing = false;
   let frozen = false;
+  const watchers = new Set<(chunk: Buffer) => void>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -35,6 +42,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     pairs.add(pair);
     client.pipe(upstream);
     upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      for (const watcher of watchers) watcher(chunk);
+    });
     client.on('close', () => {
       pairs.delete(pair);
       upstream.destroy();
@@ -81,6 +91,20 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }
       for (const client of held) connect(client);
       held.clear();
+    },
+    watchReplies(text) {
+      const needle = Buffer.from(text);
+      // Per connection would be exact; one carried tail over all of them can only add a false
+      // match across two connections' chunks, which a needle of random text never makes.
+      let tail = Buffer.alloc(0);
+      let seen = false;
+      const watcher = (chunk: Buffer) => {
+        const joined = Buffer.concat([tail, chunk]);
+        if (joined.includes(needle)) seen = true;
+        tail = joined.subarray(Math.max(0, joined.length - needle.length + 1));
+      };
+      watchers.add(watcher);
+      return { seen: () => seen, stop: () => watchers.delete(watcher) };
     },
     close: () =>
       new Promise<void>((resolve) => {
