@@ -21,8 +21,10 @@ export interface ScheduleRunnerDeps {
 }
 
 /**
- * Schedules claimed per pass; a full pass is followed by the next at once (schedule-ticker.ts).
- * 100 a pass: 1,000 schedules `every: "10s"` are 100 due a second, one pass's worth.
+ * Schedules claimed per pass at most; a pass that claimed any is followed by the next at once
+ * (schedule-ticker.ts), so a busy worker's passes are as large as what came due during the one
+ * before. 100: a backlog (the worker's start, a claim taken over) is taken a second's worth of
+ * 1,000 schedules `every: "10s"` at a time.
  */
 export const SCHEDULES_PER_PASS = 100;
 /**
