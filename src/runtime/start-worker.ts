@@ -12,7 +12,7 @@ import { startToolWorker } from '../tool-calls/tool-worker';
 import { LocalToolSlots } from '../tool-calls/local-tool-slots';
 import { TurnCancellations } from '../queue/turn-cancellations';
 import { startReconciler } from '../turns/turn-reconciler';
-import { ScheduleRunner } from '../schedules/schedule-runner';
+import { FIRE_CONCURRENCY, ScheduleRunner } from '../schedules/schedule-runner';
 import { startScheduleTicker } from '../schedules/schedule-ticker';
 import { startTurnWorker } from '../turns/turn-worker';
 import { connectRedis } from '../redis/redis-connection';
@@ -113,7 +113,15 @@ export async function startWorker(
         )
       : null;
   const scheduleTicker = startScheduleTicker(
-    new ScheduleRunner({ schedules: resources.schedules, conversations: resources.conversations, turns: resources.turns, turnService, logger }),
+    new ScheduleRunner({
+      schedules: resources.schedules,
+      conversations: resources.conversations,
+      turns: resources.turns,
+      turnService,
+      logger,
+      // Half the pool at most: the turns this worker runs need the rest.
+      concurrency: resources.db.kind === 'pglite' ? 1 : Math.max(1, Math.min(FIRE_CONCURRENCY, Math.floor(config.DATABASE_POOL_SIZE / 2))),
+    }),
     { logger },
   );
   const webhookWorker = startWebhookWorker(

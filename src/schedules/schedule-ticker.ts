@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { startPeriodicPass, type PeriodicPass } from '../timers/periodic-pass';
-import { SCHEDULES_PER_PASS, type ScheduleRunner } from './schedule-runner';
+import type { ScheduleRunner } from './schedule-runner';
 
-/** How often each worker looks for due schedules: a run is admitted within about this of its time. */
+/** How often at least each worker looks for due schedules: a schedule made or moved by another process is seen within this. */
 export const SCHEDULE_PASS_INTERVAL_MS = 1000;
 
 /**
@@ -11,10 +11,22 @@ export const SCHEDULE_PASS_INTERVAL_MS = 1000;
  */
 export function startScheduleTicker(runner: Pick<ScheduleRunner, 'fireDue'>, options: { logger: Logger; intervalMs?: number; now?: () => Date }): PeriodicPass {
   const now = options.now ?? (() => new Date());
-  // A pass that claimed a full batch may have left more due: the next starts at once.
-  return startPeriodicPass(async () => (await runner.fireDue(now())) >= SCHEDULES_PER_PASS, {
-    intervalMs: options.intervalMs ?? SCHEDULE_PASS_INTERVAL_MS,
-    atStart: true,
-    onError: (error) => options.logger.warn({ err: error }, 'schedule pass failed; the next one tries again'),
-  });
+  // A pass that claimed any schedule was at work while more came due (1,000 schedules every 10 s
+  // are 100 due a second): the next starts at once and takes what came due meanwhile, so a busy
+  // worker's passes follow one another, each as large as the one before took long (up to
+  // SCHEDULES_PER_PASS). One that claimed none waits for the earliest tick not yet due, at most
+  // the interval (which also bounds how late a schedule made or moved meanwhile is seen): an
+  // idle worker costs one indexed read a second, and a tick waits for no pass.
+  return startPeriodicPass(
+    async () => {
+      const { claimed, nextDueAt } = await runner.fireDue(now());
+      if (claimed > 0) return true;
+      return nextDueAt ? nextDueAt.getTime() - now().getTime() : false;
+    },
+    {
+      intervalMs: options.intervalMs ?? SCHEDULE_PASS_INTERVAL_MS,
+      atStart: true,
+      onError: (error) => options.logger.warn({ err: error }, 'schedule pass failed; the next one tries again'),
+    },
+  );
 }

@@ -280,6 +280,18 @@ export type ClearAdmission =
   | { outcome: 'not_clear' };
 
 /**
+ * Written by {@link TurnsRepository.admitIfClear} in the statement that admits the turn, so both
+ * or neither: a schedule's run of one tick (migrations/0076_admit_scheduled_turn.sql). The tick
+ * that has its run already fails the statement (the run row is unique), the turn with it.
+ */
+export interface ScheduleRunRecord {
+  kind: 'schedule_run';
+  runId: string;
+  scheduleId: string;
+  scheduledFor: Date;
+}
+
+/**
  * Turn rows. Writes made by a worker are fenced by the attempt number they started with: a
  * stale worker (its lock lost, another worker now on the turn) matches no row and stops.
  */
@@ -300,13 +312,17 @@ export class TurnsRepository {
    * that have no results, and its user has fewer than `maxActiveOfUser` unfinished turns (then
    * `activeOfUser` is that count), all under the conversation's row lock, in one call of
    * `admit_turn_if_clear` (migrations 0020, 0023, 0033). Not for a
-   * branch turn: what it replaces is marked in the same transaction (TurnService).
+   * branch turn: what it replaces is marked in the same transaction (TurnService). `record` is
+   * written with an admitted turn, in the same statement (admit_scheduled_turn_if_clear, 0076).
    */
-  async admitIfClear(input: NewTurn, maxActiveOfUser: number): Promise<ClearAdmission> {
+  async admitIfClear(input: NewTurn, maxActiveOfUser: number, record?: ScheduleRunRecord): Promise<ClearAdmission> {
     const { rows } = await this.db.query<TurnRow & { outcome: ClearAdmission['outcome']; active_of_user: number | null }>(
-      `SELECT a.outcome, a.active_of_user, (a.turn).*
-         FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14, $15::int, $16) a`,
-      [...this.insertParams(input), maxActiveOfUser],
+      record
+        ? `SELECT a.outcome, a.active_of_user, (a.turn).*
+             FROM admit_scheduled_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14, $15::int, $16, $17, $18, $19::timestamptz) a`
+        : `SELECT a.outcome, a.active_of_user, (a.turn).*
+             FROM admit_turn_if_clear($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::bigint, $12, $13, $14, $15::int, $16) a`,
+      [...this.insertParams(input), maxActiveOfUser, ...(record ? [record.runId, record.scheduleId, record.scheduledFor] : [])],
     );
     const row = rows[0]!;
     if (row.outcome !== 'admitted') return { outcome: row.outcome };

@@ -7,7 +7,7 @@ import type { ResponseFormat } from '../providers/response-format';
 import { formatProblem } from './structured-output';
 import { AppError, notFound } from '../errors/app-error';
 import type { Queryable } from '../store/db';
-import type { NewTurn, Turn, TurnOptions } from '../store/turns-repository';
+import type { NewTurn, ScheduleRunRecord, Turn, TurnOptions } from '../store/turns-repository';
 import { isTerminal } from '../store/turns-repository';
 import { admitTurn, type Admission, type OnBusy } from './turn-admission';
 import { noBranchPoint, unacceptableBranch, type BranchRequest } from './branch-request';
@@ -50,6 +50,13 @@ export interface TurnRequest {
   agent?: ResolvedAgentReference;
   /** Written in the transaction that records a new turn (an OpenAI response's record): both or neither. */
   alongside?: (tx: Queryable, turn: Turn) => Promise<void>;
+  /**
+   * What `alongside` writes, when it is a record the one-statement admission can carry (a
+   * schedule's run): then a turn nothing stands in the way of is admitted, and this recorded, in
+   * one round trip, and `alongside` writes the same on the transaction's path. Both or neither
+   * on either path.
+   */
+  alongsideIfClear?: ScheduleRunRecord;
 }
 
 /** The API's side of turns: admission and cancellation. Workers run them (turn-runner.ts). */
@@ -93,12 +100,12 @@ export class TurnService {
       ...(request.agent ? { agent: request.agent } : {}),
       requestHash,
     };
-    const { branch, alongside } = request;
+    const { branch, alongside, alongsideIfClear } = request;
     // The common case (nothing ahead, key unused, under the limit) in one round trip; the rest,
-    // every branch turn and every turn with a record alongside, reads the facts under the
-    // conversation's lock and decides.
-    if (!branch && !alongside) {
-      const clear = await this.deps.turns.admitIfClear(newTurn, this.deps.maxActiveTurnsPerUser);
+    // every branch turn and every turn with a record alongside that statement cannot carry,
+    // reads the facts under the conversation's lock and decides.
+    if (!branch && (!alongside || alongsideIfClear)) {
+      const clear = await this.deps.turns.admitIfClear(newTurn, this.deps.maxActiveTurnsPerUser, alongsideIfClear);
       if (clear.outcome === 'missing') throw notFound('conversation');
       if (clear.outcome === 'admitted') {
         await this.enqueue({ ...clear.turn, activeTurnsOfUser: clear.activeOfUser + 1 });

@@ -114,6 +114,8 @@ const fieldValues = (schedule: NewSchedule): unknown[] => [
   schedule.nextRunAt,
 ];
 
+export const newRunId = (): string => `run_${randomUUID().replaceAll('-', '')}`;
+
 /** Schedules and their runs (migrations/0041_schedules.sql). */
 export class SchedulesRepository {
   constructor(
@@ -166,18 +168,25 @@ export class SchedulesRepository {
   /**
    * Claims due schedules for `leaseMs`, in one statement: workers race for due rows, a row another
    * worker is claiming is passed over (SKIP LOCKED), and a claimed one is left alone until its
-   * lease ends (its worker died: the next claim takes the same tick again).
+   * lease ends (its worker died: the next claim takes the same tick again). The same statement
+   * reads the earliest tick not yet due (`nextDueAt`, from the schedules_due index), so that a
+   * worker with nothing claimed can wait for exactly that.
    */
-  async claimDue(now: Date, limit: number, leaseMs: number): Promise<Schedule[]> {
-    const { rows } = await this.db.query<ScheduleRow>(
-      `UPDATE schedules SET claimed_until = $1::timestamptz + make_interval(secs => $3::double precision / 1000)
-       WHERE id IN (SELECT id FROM schedules WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= $1
-                      AND (claimed_until IS NULL OR claimed_until < $1)
-                    ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<{ due: Schedule[]; nextDueAt: Date | null }> {
+    // The outer join answers one row when nothing is claimed: its next_due, the rest null.
+    const { rows } = await this.db.query<Partial<ScheduleRow> & { next_due: Date | null }>(
+      `WITH claimed AS (
+         UPDATE schedules SET claimed_until = $1::timestamptz + make_interval(secs => $3::double precision / 1000)
+         WHERE id IN (SELECT id FROM schedules WHERE enabled AND next_run_at IS NOT NULL AND next_run_at <= $1
+                        AND (claimed_until IS NULL OR claimed_until < $1)
+                      ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING *
+       )
+       SELECT claimed.*, (SELECT min(next_run_at) FROM schedules WHERE enabled AND next_run_at IS NOT NULL AND next_run_at > $1) AS next_due
+       FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
       [now, limit, leaseMs],
     );
-    return rows.map(toSchedule);
+    return { due: rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => toSchedule(row as ScheduleRow)), nextDueAt: rows[0]?.next_due ?? null };
   }
 
   /** Extends the claims a pass still holds, each while the schedule is at the tick it claimed (a PATCH may have moved it). */
@@ -195,20 +204,30 @@ export class SchedulesRepository {
     await this.db.query('UPDATE schedules SET next_run_at = $3, claimed_until = NULL WHERE id = $1 AND next_run_at = $2', [id, claimedRunAt, nextRunAt]);
   }
 
+  /** Moves claimed schedules on at once, each as {@link advance} does. */
+  async advanceAll(moves: { id: string; claimedRunAt: Date; nextRunAt: Date | null }[]): Promise<void> {
+    if (moves.length === 0) return;
+    await this.db.query(
+      `UPDATE schedules s SET next_run_at = m.next_run_at, claimed_until = NULL
+       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS m(id, claimed_run_at, next_run_at) WHERE s.id = m.id AND s.next_run_at = m.claimed_run_at`,
+      [moves.map((move) => move.id), moves.map((move) => move.claimedRunAt), moves.map((move) => move.nextRunAt)],
+    );
+  }
+
   /** Records a run; false when the tick has one already (another worker, an earlier attempt). */
   async insertRun(scheduleId: string, run: Omit<ScheduleRun, 'runId' | 'startedAt'>, db: Queryable = this.db): Promise<boolean> {
     const { rows } = await db.query(
       `INSERT INTO schedule_runs (id, schedule_id, scheduled_for, status, turn_id, conversation_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (schedule_id, scheduled_for) DO NOTHING RETURNING id`,
-      [`run_${randomUUID().replaceAll('-', '')}`, scheduleId, run.scheduledFor, run.status, run.turnId, run.conversationId, run.reason],
+      [newRunId(), scheduleId, run.scheduledFor, run.status, run.turnId, run.conversationId, run.reason],
     );
     return rows.length > 0;
   }
 
   /** Like {@link insertRun}, but a tick that has its run already is an error: it rolls back the transaction it is written in (a turn's). */
-  async insertStartedRun(scheduleId: string, run: { scheduledFor: Date; turnId: string; conversationId: string }, tx: Queryable): Promise<void> {
+  async insertStartedRun(scheduleId: string, run: { runId: string; scheduledFor: Date; turnId: string; conversationId: string }, tx: Queryable): Promise<void> {
     await tx.query(`INSERT INTO schedule_runs (id, schedule_id, scheduled_for, status, turn_id, conversation_id) VALUES ($1, $2, $3, 'started', $4, $5)`, [
-      `run_${randomUUID().replaceAll('-', '')}`,
+      run.runId,
       scheduleId,
       run.scheduledFor,
       run.turnId,
@@ -223,6 +242,17 @@ export class SchedulesRepository {
     );
     const last = rows[page.limit - 1];
     return { data: rows.slice(0, page.limit).map(toRun), nextCursor: rows.length > page.limit && last ? String(last.ordinal) : null };
+  }
+
+  /** Which of these ticks have their run already, in one read (a pass's). */
+  async ticksWithRuns(ticks: { scheduleId: string; scheduledFor: Date }[]): Promise<{ scheduleId: string; scheduledFor: Date }[]> {
+    if (ticks.length === 0) return [];
+    const { rows } = await this.db.query<{ schedule_id: string; scheduled_for: Date }>(
+      `SELECT r.schedule_id, r.scheduled_for FROM schedule_runs r
+       JOIN unnest($1::text[], $2::timestamptz[]) AS t(schedule_id, scheduled_for) ON r.schedule_id = t.schedule_id AND r.scheduled_for = t.scheduled_for`,
+      [ticks.map((tick) => tick.scheduleId), ticks.map((tick) => tick.scheduledFor)],
+    );
+    return rows.map((row) => ({ scheduleId: row.schedule_id, scheduledFor: row.scheduled_for }));
   }
 
   async runFor(scheduleId: string, scheduledFor: Date): Promise<ScheduleRun | null> {

@@ -6,6 +6,7 @@ import { ToolCallsRepository } from '../../../src/store/tool-calls-repository';
 import { TurnsRepository } from '../../../src/store/turns-repository';
 import { UsersRepository } from '../../../src/store/users-repository';
 import { createTestDatabase } from '../../support/database';
+import { newRunId, SchedulesRepository } from '../../../src/schedules/store/schedules-repository';
 import { waitUntilStatementWaitsForLock } from '../../support/lock-waits';
 
 const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3 };
@@ -80,6 +81,48 @@ describe.each(['postgres', 'pglite'] as const)('turn repositories on %s', (kind)
     expect((await turns.listForConversation(first.id)).map((turn) => turn.idempotencyKey)).toEqual(['a', 'b']);
     // Someone else's conversation is missing, as one that does not exist.
     expect(await turns.admitIfClear({ ...input(first.id), userId }, 5)).toEqual({ outcome: 'missing' });
+  });
+
+  it("admits a schedule's turn with its tick's run in one statement, and neither when the tick has its run already", async () => {
+    const schedules = new SchedulesRepository(db);
+    const schedule = await schedules.create({
+      userId,
+      content: 'hi',
+      agentId: null,
+      agentVersion: null,
+      conversationId: null,
+      cron: null,
+      everyMs: 3_600_000,
+      at: null,
+      firstAt: new Date(),
+      timezone: 'UTC',
+      overlap: 'skip',
+      catchUp: 'one',
+      enabled: true,
+      startAt: null,
+      endAt: null,
+      metadata: null,
+      nextRunAt: null,
+    });
+    const scheduledFor = new Date('2026-01-01T00:00:00Z');
+    const input = (conversationId: string) => ({ conversationId, userId, input: 'hi', options: {}, requestHash: 'h' });
+    const record = { kind: 'schedule_run' as const, runId: newRunId(), scheduleId: schedule.id, scheduledFor };
+    const first = await conversations.create({ userId });
+    const admitted = await turns.admitIfClear(input(first.id), 100, record);
+    expect(admitted).toMatchObject({ outcome: 'admitted', turn: { conversationId: first.id } });
+    expect(await schedules.runFor(schedule.id, scheduledFor)).toMatchObject({
+      runId: record.runId,
+      status: 'started',
+      turnId: admitted.outcome === 'admitted' ? admitted.turn.id : '',
+      conversationId: first.id,
+    });
+    // A second run of the same tick (another worker, a claim that lapsed): refused, its turn with it.
+    const second = await conversations.create({ userId });
+    await expect(turns.admitIfClear(input(second.id), 100, { ...record, runId: newRunId() })).rejects.toMatchObject({ code: '23505' });
+    expect(await turns.listForConversation(second.id)).toEqual([]);
+    // Not clear: nothing written, the transaction decides.
+    expect(await turns.admitIfClear(input(first.id), 100, { ...record, runId: newRunId(), scheduledFor: new Date('2026-01-01T01:00:00Z') })).toEqual({ outcome: 'not_clear' });
+    expect(await schedules.runFor(schedule.id, new Date('2026-01-01T01:00:00Z'))).toBeNull();
   });
 
   it('leaves admission to the transaction while the path ends with calls that have no results, and outlines that last step', async () => {

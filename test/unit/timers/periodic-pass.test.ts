@@ -62,6 +62,25 @@ describe('startPeriodicPass', () => {
     await periodic.stop();
   });
 
+  it('starts the next pass when one says it next has work, or after the interval if that comes first', async () => {
+    const answers = [250, 5000, -5];
+    let calls = 0;
+    const periodic = startPeriodicPass(async () => answers[calls++], { intervalMs: 1000, atStart: true, onError: () => {} });
+    await jest.advanceTimersByTimeAsync(249);
+    expect(calls).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls).toBe(2);
+    // 5 s away: the interval comes first.
+    await jest.advanceTimersByTimeAsync(999);
+    expect(calls).toBe(2);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls).toBe(3);
+    // Work already due: at once, not an interval later.
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls).toBe(4);
+    await periodic.stop();
+  });
+
   it('hands a failed pass to onError and runs the next one', async () => {
     const errors: unknown[] = [];
     let calls = 0;
