@@ -209,6 +209,14 @@ export const configSchema = z
      * step's first output is never held back. 0 reads them as they come.
      */
     STREAM_READ_SLICE_MS: z.coerce.number().int().min(0).max(1000).default(2),
+    /**
+     * A new turn's first provider request goes out while the turn is taken (the take's fence
+     * decides before any of it is shown; a lost fence aborts it): `false` sends it after the take.
+     */
+    EARLY_FIRST_REQUEST: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
     /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
     WORKER_CONCURRENCY: positiveInt.default(50),
     /**

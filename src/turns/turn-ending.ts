@@ -27,6 +27,7 @@ export interface TurnEndingDeps {
   enqueueTurn(turn: {
     id: string;
     userId: string;
+    keyId?: string | null;
     conversationId?: string;
     retryAt?: string | null;
     activeTurnsOfUser?: number;

@@ -37,7 +37,7 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUE
   const worker = createJobWorker(queueName, { ...options, concurrency }, processTurnJob);
 
   async function processTurnJob(job: Job, data: TurnJobData, token?: string, signal?: AbortSignal): Promise<void> {
-    const { turnId, conversationId, traceparent } = data;
+    const { turnId, conversationId, traceparent, userId, keyId } = data;
     const abortSignal = signal ?? new AbortController().signal;
     const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
     // One span per run of a job, in the trace of the span that admitted the turn.
@@ -49,7 +49,9 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUE
     let outcome;
     try {
       const lockKey = `${job.queueQualifiedName}:${job.id!}:lock`;
-      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation: job.name === 'continue-turn', span, lockKey }, abortSignal);
+      const isContinuation = job.name === 'continue-turn';
+      const budgetSubjects = userId && !isContinuation ? { userId, keyId } : undefined;
+      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation, span, lockKey, ...(budgetSubjects ? { budgetSubjects } : {}) }, abortSignal);
       span.setAttribute(SWITCHYARD.turnOutcome, outcome.kind === 'stopped' ? `stopped_${outcome.reason}` : outcome.kind);
     } catch (error) {
       failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
