@@ -274,6 +274,8 @@ async function runVariants(
         log(`${benchmark.name} [${variant.name}], round ${round + 1}/${rounds}`);
         const report = await runBenchmark(benchmark, { ...context, options: { ...context.options, repetitions: 1 }, stackEnv: variant.env }, cleanups);
         merged.set(variant.name, mergeRound(merged.get(variant.name), keyedFor(report, variant.name)));
+        // Each round's figures, for pairing the variants round by round.
+        for (const figure of report.figures) if (figure.samples.length > 0) log(`    ${figure.key}: ${formatNumber(figure.samples[0]!)} ${figure.unit}`);
       }
     }
     for (const variant of all) {

@@ -76,8 +76,8 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   tracer: Tracer;
   /** A budget reached by a step fails (`reject`) or parks (`pause`) its turn after it. */
   budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
-  /** A new turn's first request goes out while it is taken (EARLY_FIRST_REQUEST; default false). */
-  earlyFirstRequest?: boolean;
+  /** A new turn's first request goes out while it is taken, while at most this many turns run in the process (EARLY_FIRST_REQUEST). */
+  earlyFirstRequest?: { maxRunningTurns: number };
   now?: () => Date;
 }
 
@@ -95,6 +95,8 @@ export interface TurnJob {
   span: Span;
   /** On a turn's start: its user and key, whose budgets an early first request checks beside the take. */
   budgetSubjects?: { userId: string; keyId?: string | undefined };
+  /** Turns this process runs now, this one included (an early first request is for a process with time to spare). */
+  runningTurns?: number;
 }
 
 /** What the queue layer must do with the job after a run. */
@@ -122,7 +124,8 @@ const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
  */
 export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const withHistory = deps.defaults.maxHistoryMessages === undefined;
-  if (deps.earlyFirstRequest && withHistory && !job.isContinuation && job.budgetSubjects) return runWithEarlyFirstRequest(deps, job, job.budgetSubjects, jobSignal);
+  const early = deps.earlyFirstRequest && withHistory && !job.isContinuation && (job.runningTurns ?? 1) <= deps.earlyFirstRequest.maxRunningTurns;
+  if (early && job.budgetSubjects) return runWithEarlyFirstRequest(deps, job, job.budgetSubjects, jobSignal);
   return runTaken(deps, job, await takeTurn(deps, job, withHistory), jobSignal);
 }
 

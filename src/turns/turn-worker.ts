@@ -27,12 +27,14 @@ const CANCELLED = 'cancelled';
 
 /** The BullMQ side of running turns: job bookkeeping around {@link runTurn}, on the interactive and the batch queue. */
 export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
-  const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency)];
+  const running = { turns: 0 };
+  const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency, running), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency, running)];
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   return { close: (graceMs: number) => closeJobWorkers(workers, graceMs) };
 }
 
-function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE, concurrency: number): Worker {
+/** `running`: the turn jobs this process runs now, on both queues. */
+function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE, concurrency: number, running: { turns: number }): Worker {
   const { deps } = options;
   const worker = createJobWorker(queueName, { ...options, concurrency }, processTurnJob);
 
@@ -47,16 +49,22 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUE
       contextFrom(traceparent),
     );
     let outcome;
+    running.turns++;
     try {
       const lockKey = `${job.queueQualifiedName}:${job.id!}:lock`;
       const isContinuation = job.name === 'continue-turn';
       const budgetSubjects = userId && !isContinuation ? { userId, keyId } : undefined;
-      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation, span, lockKey, ...(budgetSubjects ? { budgetSubjects } : {}) }, abortSignal);
+      outcome = await runTurn(
+        deps,
+        { turnId, conversationId, jobId: job.id!, isContinuation, span, lockKey, runningTurns: running.turns, ...(budgetSubjects ? { budgetSubjects } : {}) },
+        abortSignal,
+      );
       span.setAttribute(SWITCHYARD.turnOutcome, outcome.kind === 'stopped' ? `stopped_${outcome.reason}` : outcome.kind);
     } catch (error) {
       failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
       throw error;
     } finally {
+      running.turns--;
       release();
       span.end();
     }
