@@ -209,18 +209,6 @@ export const configSchema = z
      * step's first output is never held back. 0 reads them as they come.
      */
     STREAM_READ_SLICE_MS: z.coerce.number().int().min(0).max(1000).default(2),
-    /**
-     * A new turn's first provider request goes out while the turn is taken (the take's fence
-     * decides before any of it is shown; a lost fence aborts it), when at most
-     * EARLY_FIRST_REQUEST_MAX_TURNS turns run in the worker process: it costs one more read per
-     * turn, which a busy process pays in turns/s. `false` sends it after the take.
-     */
-    EARLY_FIRST_REQUEST: z
-      .enum(['true', 'false'])
-      .default('false')
-      .transform((value) => value === 'true'),
-    /** Turns running in a worker process (the new one included) up to which a first request goes early. */
-    EARLY_FIRST_REQUEST_MAX_TURNS: positiveInt.default(2),
     /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
     WORKER_CONCURRENCY: positiveInt.default(50),
     /**

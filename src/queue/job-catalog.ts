@@ -21,16 +21,8 @@ export type QueueName = typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE | typeof TOO
  * A turn's job. `traceparent`: the trace it runs in (the span that admitted the turn).
  * `conversationId`: on a turn's start, whose row lock the admission holds until it commits
  * (a job may be taken before that; see turn-runner.ts).
- * `userId` and `keyId`: on a turn's start, the budgets' subjects (early-first-request.ts).
  */
-const turnPayload = z.object({
-  turnId: z.string().min(1),
-  conversationId: z.string().min(1).optional(),
-  traceparent: traceparentSchema.optional(),
-  /** On a turn's start: whose budgets its first step is checked against, read beside the take. */
-  userId: z.string().min(1).optional(),
-  keyId: z.string().min(1).optional(),
-});
+const turnPayload = z.object({ turnId: z.string().min(1), conversationId: z.string().min(1).optional(), traceparent: traceparentSchema.optional() });
 
 /** One server-run tool call of a turn; `traceparent` names the step span that asked for it. */
 const runToolPayload = z.object({

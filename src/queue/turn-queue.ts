@@ -42,18 +42,8 @@ export function createTurnQueue(connection: ConnectionOptions, prefix: string, n
 /** Job data for a turn: its id, and its trace when it has one. */
 export const turnJobData = (turnId: string, traceparent?: string | null): TurnJobData => ({ turnId, ...(traceparent ? { traceparent } : {}) });
 
-export async function enqueueTurn(
-  queue: Queue,
-  turn: { id: string; conversationId?: string; traceparent?: string | null; userId?: string; keyId?: string | null },
-  priority: number,
-  delayMs = 0,
-): Promise<void> {
-  const data = {
-    ...turnJobData(turn.id, turn.traceparent),
-    ...(turn.conversationId ? { conversationId: turn.conversationId } : {}),
-    ...(turn.userId ? { userId: turn.userId } : {}),
-    ...(turn.keyId ? { keyId: turn.keyId } : {}),
-  };
+export async function enqueueTurn(queue: Queue, turn: { id: string; conversationId?: string; traceparent?: string | null }, priority: number, delayMs = 0): Promise<void> {
+  const data = { ...turnJobData(turn.id, turn.traceparent), ...(turn.conversationId ? { conversationId: turn.conversationId } : {}) };
   await addJob(queue, 'run-turn', data, { jobId: turnJobId(turn.id), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
 }
 

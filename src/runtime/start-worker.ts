@@ -204,9 +204,8 @@ function sharedDeps(resources: Resources) {
 }
 
 /** A turn's defaults and limits, and the provider retry policy, from the config. */
-function turnRunnerSettings(config: Config, defaultModel: string): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits' | 'earlyFirstRequest'> {
+function turnRunnerSettings(config: Config, defaultModel: string): Pick<TurnRunnerDeps, 'defaults' | 'retryPolicy' | 'limits'> {
   return {
-    ...(config.EARLY_FIRST_REQUEST ? { earlyFirstRequest: { maxRunningTurns: config.EARLY_FIRST_REQUEST_MAX_TURNS } } : {}),
     defaults: { model: defaultModel, maxSteps: config.DEFAULT_MAX_STEPS, ...(config.MAX_HISTORY_MESSAGES ? { maxHistoryMessages: config.MAX_HISTORY_MESSAGES } : {}) },
     retryPolicy: {
       maxRetries: config.PROVIDER_MAX_RETRIES,

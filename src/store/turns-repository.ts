@@ -477,54 +477,6 @@ export class TurnsRepository {
   }
 
   /**
-   * What {@link beginAttempt} with `readHistory` would return for a turn that has never run, read
-   * without taking it (no lock, no write): the turn as its first attempt would have it, its
-   * settings and its history, its user message (not yet written) last. Null unless the turn is
-   * queued, never started, first in its conversation, no branch, compaction or history window:
-   * the plain new turn whose first request may go out while the take is in flight. The take
-   * decides; what this returned is only what the first request is built from, compared with
-   * what the take returns before anything of that request is shown.
-   */
-  async peekFirstAttempt(id: string, db: Queryable = this.db): Promise<BegunAttempt | null> {
-    const { rows } = await db.query<BegunRow>(
-      `SELECT t.*, t.status AS previous_status, t.awaiting AS previous_awaiting, c.system AS conversation_system, c.model AS conversation_model,
-              c.tools AS conversation_tools, c.require_approval AS conversation_require_approval, c.compaction AS conversation_compaction,
-              c.model_settings AS conversation_model_settings, c.response_format AS conversation_response_format, u.allowed_tools AS user_allowed_tools,
-              (SELECT av.config FROM agent_versions av WHERE av.agent_id = t.agent_id AND av.version = t.agent_version) AS agent_config,
-              (SELECT coalesce(json_agg(json_build_object('id', m.id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
-                 'tool_call_id', m.tool_call_id, 'turn_id', m.turn_id) ORDER BY m.id), '[]')
-                 FROM messages m WHERE m.conversation_id = t.conversation_id AND m.superseded_by IS NULL) AS history,
-              NULL AS step_calls, false AS tool_messages_written, false AS tool_messages_written_here, NULL AS tool_call_ids
-       FROM turns t JOIN conversations c ON c.id = t.conversation_id JOIN users u ON u.id = t.user_id
-       WHERE t.id = $1 AND t.status = 'queued' AND t.attempt = 0 AND t.step = 0 AND t.branch IS NULL
-         AND t.options->'compact' IS NULL AND t.options->'maxHistoryMessages' IS NULL AND c.compaction IS NULL
-         AND NOT EXISTS (SELECT 1 FROM turns e WHERE e.conversation_id = t.conversation_id AND e.status IN ${ACTIVE_SQL} AND e.ordinal < t.ordinal)`,
-      [id],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    const turn = toTurn(row);
-    return {
-      turn: { ...turn, status: 'running', attempt: turn.attempt + 1 },
-      restarted: true,
-      previous: { status: row.previous_status, awaiting: row.previous_awaiting },
-      conversation: {
-        system: row.conversation_system,
-        model: row.conversation_model,
-        tools: row.conversation_tools,
-        requireApproval: row.conversation_require_approval,
-        compaction: row.conversation_compaction,
-        modelSettings: row.conversation_model_settings,
-        responseFormat: row.conversation_response_format,
-      },
-      userAllowedTools: row.user_allowed_tools,
-      agent: row.agent_config,
-      // The take writes the user message with the turn's input as its content (beginAttempt's user_message).
-      history: [...(row.history ?? []).map(toStoredMessage), { id: 'msg_unwritten', role: 'user', content: turn.input, turnId: turn.id }],
-    };
-  }
-
-  /**
    * Marks what a branch turn replaces, with that turn's id, in the transaction that admits it:
    * the messages after `point` (and `point` itself for an edit), and the ended turns after the
    * point's turn (and that turn for an edit). A turn still unfinished ahead of the branch turn

@@ -46,8 +46,6 @@ export interface RoutedStepInput {
   callKind?: ProviderCall['kind'];
   generateToolCallId: StreamStepOptions['generateToolCallId'];
   takenToolCallIds: StreamStepOptions['takenToolCallIds'];
-  /** The early first request's take (stream-step.ts): awaited before any answer is read, once per request. */
-  gate?: StreamStepOptions['gate'];
   now: () => Date;
 }
 
@@ -171,7 +169,6 @@ async function requestOnce(deps: RoutingDeps, input: RoutedStepInput, connected:
     signal: input.signal,
     generateToolCallId: input.generateToolCallId,
     ...(input.takenToolCallIds ? { takenToolCallIds: input.takenToolCallIds } : {}),
-    ...(input.gate ? { gate: input.gate } : {}),
     onDelta: (delta) => tally.add(delta),
     onOutput: (toolCallsReader) => {
       if (firstOutput) {

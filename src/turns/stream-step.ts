@@ -43,12 +43,6 @@ export interface StreamStepOptions {
   onOutput?: (readToolCalls?: () => ReturnType<ToolCallAssembler['snapshot']>) => void;
   /** Every piece of text the provider streamed (text, reasoning, tool-call arguments), for a count of a call cut before its usage. */
   onDelta?: (delta: string) => void;
-  /**
-   * Awaited once the request is on its way and before anything of its answer is read: false
-   * (the early first request's take was lost, early-first-request.ts) ends the step `aborted`
-   * with nothing shown; whoever answers false has aborted `signal` first.
-   */
-  gate?: () => Promise<boolean>;
 }
 
 /** Streams one completion, relaying its output as events and assembling the step's message. */
@@ -73,19 +67,8 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
     options.onOutput?.();
     events.emit(event);
   };
-  const chunks = options.provider.stream(options.request, options.signal)[Symbol.asyncIterator]();
-  // The first read sends the request; its answer (or failure) is taken only after the gate.
-  const first = chunks.next();
   try {
-    if (options.gate) {
-      first.catch(() => undefined);
-      if (!(await options.gate())) {
-        await first.catch(() => undefined);
-        return { ok: false, error: new ProviderError('aborted', 'the turn was not taken: the early request was abandoned'), outputSent, streamed };
-      }
-    }
-    for (let next = await first; !next.done; next = await chunks.next()) {
-      const chunk = next.value;
+    for await (const chunk of options.provider.stream(options.request, options.signal)) {
       switch (chunk.type) {
         case 'text':
           text += chunk.delta;
@@ -126,8 +109,5 @@ export async function streamStep(options: StreamStepOptions): Promise<StepStream
   } catch (error) {
     const providerError = ProviderError.isInstance(error) ? error : new ProviderError('stream_error', errorMessage(error));
     return { ok: false, error: providerError, outputSent, streamed };
-  } finally {
-    // As `for await` would: a stream left before its end (a finish, a gate) closes its request.
-    await chunks.return?.()?.catch(() => undefined);
   }
 }

@@ -27,7 +27,6 @@ export interface TurnEndingDeps {
   enqueueTurn(turn: {
     id: string;
     userId: string;
-    keyId?: string | null;
     conversationId?: string;
     retryAt?: string | null;
     activeTurnsOfUser?: number;

@@ -16,7 +16,6 @@ import type { NewToolCall } from '../store/tool-calls-repository';
 import type { NewToolApproval } from '../store/tool-approvals-repository';
 import type { BegunAttempt, StepRecord, Turn } from '../store/turns-repository';
 import { attemptOpeningEvents } from './attempt-opening';
-import { sameFirstRequest } from './early-first-request';
 import type { ModelSettings } from '../providers/model-settings';
 import { DEFAULT_REPAIR_ATTEMPTS, providerResponseFormat, type ResponseFormat } from '../providers/response-format';
 import { checkOutput, repairMessages } from './structured-output';
@@ -76,8 +75,6 @@ export interface TurnRunnerDeps extends TurnEndingDeps, ToolPhaseDeps, Omit<Rout
   tracer: Tracer;
   /** A budget reached by a step fails (`reject`) or parks (`pause`) its turn after it. */
   budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
-  /** A new turn's first request goes out while it is taken, while at most this many turns run in the process (EARLY_FIRST_REQUEST). */
-  earlyFirstRequest?: { maxRunningTurns: number };
   now?: () => Date;
 }
 
@@ -93,10 +90,6 @@ export interface TurnJob {
   lockKey?: string;
   /** The job's span: the steps' chat spans are its children. */
   span: Span;
-  /** On a turn's start: its user and key, whose budgets an early first request checks beside the take. */
-  budgetSubjects?: { userId: string; keyId?: string | undefined };
-  /** Turns this process runs now, this one included (an early first request is for a process with time to spare). */
-  runningTurns?: number;
 }
 
 /** What the queue layer must do with the job after a run. */
@@ -124,23 +117,13 @@ const ABORTED: TurnRunOutcome = { kind: 'stopped', reason: 'aborted' };
  */
 export async function runTurn(deps: TurnRunnerDeps, job: TurnJob, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
   const withHistory = deps.defaults.maxHistoryMessages === undefined;
-  const early = deps.earlyFirstRequest && withHistory && !job.isContinuation && (job.runningTurns ?? 1) <= deps.earlyFirstRequest.maxRunningTurns;
-  if (early && job.budgetSubjects) return runWithEarlyFirstRequest(deps, job, job.budgetSubjects, jobSignal);
-  return runTaken(deps, job, await takeTurn(deps, job, withHistory), jobSignal);
-}
-
-/** The fenced take of the turn for this job (null: not this job's to run now). */
-async function takeTurn(deps: TurnRunnerDeps, job: TurnJob, withHistory: boolean): Promise<BegunAttempt | null> {
-  const begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
-  if (begun || !job.conversationId) return begun;
-  // A job can come before its turn is committed (an enqueue of a process of an older version,
-  // which enqueued while the admission committed): it waits for that commit and looks again.
-  await deps.conversations.awaitRowLock(job.conversationId);
-  return deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
-}
-
-/** The run of a taken turn, or what a job that took none does. */
-async function runTaken(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt | null, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
+  let begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
+  if (!begun && job.conversationId) {
+    // A job can come before its turn is committed (an enqueue of a process of an older version,
+    // which enqueued while the admission committed): it waits for that commit and looks again.
+    await deps.conversations.awaitRowLock(job.conversationId);
+    begun = await deps.turns.beginAttempt(job.turnId, job.jobId, withHistory);
+  }
   if (!begun) {
     if (await announceStoredEnd(deps, job.turnId)) deps.logger.info({ turnId: job.turnId }, 'announced the end of a turn whose worker stopped before announcing it');
     return { kind: 'skipped', reason: 'the turn is finished, not first in its conversation, or run by another job' };
@@ -150,73 +133,11 @@ async function runTaken(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt 
   const log = deps.logger.child({ conversationId: turn.conversationId, turnId: turn.id, attempt: turn.attempt });
   if (begun.restarted) log.info({ jobId: job.jobId, step: turn.step + 1 }, 'turn started');
   else log.debug({ jobId: job.jobId, step: turn.step }, 'turn continues after its tool calls');
-  return logStopped(log, job, await runAttempt(deps, job, begun, log, jobSignal), jobSignal);
-}
-
-function logStopped(log: Logger, job: TurnJob, outcome: TurnRunOutcome, jobSignal: AbortSignal): TurnRunOutcome {
+  const outcome = await runAttempt(deps, job, begun, log, jobSignal);
   if (outcome.kind === 'stopped') {
     log.info({ jobId: job.jobId, reason: outcome.reason === 'aborted' ? String(jobSignal.reason) : outcome.reason }, 'turn attempt stopped');
   }
   return outcome;
-}
-
-/**
- * A new turn whose first request goes out while it is taken (EARLY_FIRST_REQUEST). Beside the
- * take, one read gets what the take would return for a turn that never ran
- * (`peekFirstAttempt`) and one its budgets (the job names their subjects). The first step is
- * then built from that read and sent as any step is, after the budget check, with no compaction
- * policy to trigger, on the target the cooldowns choose, in a slot of its provider; its answer
- * is read only once the take has returned (stream-step.ts's gate). The take holds (the attempt
- * is the one predicted and the request it would have built is the one sent): the opening events
- * and `step-start` go out then, and the run goes on as if it had sent the request after the
- * take. Otherwise the request is aborted before any of it is shown, recorded once in the ledger
- * as every aborted request is (routed-step.ts), and the job does what the take says.
- */
-async function runWithEarlyFirstRequest(deps: TurnRunnerDeps, job: TurnJob, subjects: TurnJob['budgetSubjects'] & {}, jobSignal: AbortSignal): Promise<TurnRunOutcome> {
-  const taking = takeTurn(deps, job, true);
-  // Awaited on every path below; a failure there is the run's.
-  taking.catch(() => undefined);
-  const now = (deps.now ?? (() => new Date()))();
-  const [peeked, standings] = await Promise.all([
-    deps.turns.peekFirstAttempt(job.turnId),
-    deps.budgets.standings(budgetSubjects(subjects.userId, subjects.keyId), periodStarts(now)),
-  ]);
-  // A budget reached is the usual path's to tell and to act on.
-  if (!peeked || firstReached(standings, now) || !sendsEarly(deps, peeked)) return runTaken(deps, job, await taking, jobSignal);
-  const log = deps.logger.child({ conversationId: peeked.turn.conversationId, turnId: peeked.turn.id, attempt: peeked.turn.attempt });
-  const abandon = new AbortController();
-  const run = await openAttempt(deps, job, peeked, log, AbortSignal.any([jobSignal, abandon.signal]), { counted: false });
-  let taken: BegunAttempt | null = null;
-  let deciding: Promise<boolean> | undefined;
-  const decide = async () => {
-    taken = await taking;
-    if (!taken || !sameFirstRequest(peeked, taken)) {
-      abandon.abort('the take did not hold the early first request');
-      return false;
-    }
-    run.begun = taken;
-    run.turn = taken.turn;
-    deps.metrics.turnsStarted.inc();
-    log.info({ jobId: job.jobId, step: 1, early: true }, 'turn started');
-    return true;
-  };
-  const gate = () => (deciding ??= decide());
-  const first = await streamOneStep(run, 1, { gate });
-  if (!(await gate())) {
-    if (taken) log.info({ jobId: job.jobId }, 'the take differed from the early read; the first request goes again');
-    return runTaken(deps, job, taken, jobSignal);
-  }
-  return logStopped(log, job, await runSteps(run, first), jobSignal);
-}
-
-/**
- * Whether the first step of a turn read early goes straight to its provider: a model the
- * catalogue knows, and no compaction policy (the conversation's was ruled out by the read; an
- * agent may bring one), whose trigger would count the request first and may announce a compaction.
- */
-function sendsEarly(deps: TurnRunnerDeps, begun: BegunAttempt): boolean {
-  const { options, conversation } = turnSettings(begun.turn.options, begun.conversation, begun.agent);
-  return !conversation.compaction && deps.models.lookup(options.model ?? conversation.model ?? deps.defaults.model).ok;
 }
 
 /** What the steps of one attempt share: its events and signals, and the turn's settings. */
@@ -288,24 +209,12 @@ async function runAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttemp
     const resumed = await resumeLastStep(run);
     if (resumed !== NEXT_STEP) return resumed;
   }
-  return runSteps(run);
-}
-
-/** The attempt's steps from its next one; `first`: that step already streamed (the early first request). */
-async function runSteps(run: AttemptRun, first?: RoutedStep): Promise<TurnRunOutcome> {
-  let streamedFirst = first;
   for (let step = run.turn.step + 1; step <= run.maxSteps; step++) {
-    let streamed: RoutedStep;
-    if (streamedFirst) {
-      streamed = streamedFirst;
-      streamedFirst = undefined;
-    } else {
-      // Before each step: the one before it (and the tools it called) may have reached a budget,
-      // and a turn admitted under a `pause` budget already reached waits before its first.
-      const overBudget = await budgetReachedBeforeStep(run);
-      if (overBudget) return onBudgetReached(run, step, overBudget);
-      streamed = await streamOneStep(run, step);
-    }
+    // Before each step: the one before it (and the tools it called) may have reached a budget,
+    // and a turn admitted under a `pause` budget already reached waits before its first.
+    const overBudget = await budgetReachedBeforeStep(run);
+    if (overBudget) return onBudgetReached(run, step, overBudget);
+    let streamed = await streamOneStep(run, step);
     // Too long for the provider though it counted under the trigger: compacted once, sent again.
     if (streamed.kind === 'failed' && streamed.code === 'context_length_exceeded' && run.compaction && !run.compaction.compacted.has(step) && !run.signal.aborted) {
       if (streamed.outputSent) run.events.emit({ type: 'attempt-discarded', attempt: run.attempt, step });
@@ -324,14 +233,7 @@ async function runSteps(run: AttemptRun, first?: RoutedStep): Promise<TurnRunOut
 }
 
 /** The attempt's events and fence, its opening events, and the settings its steps share. */
-async function openAttempt(
-  deps: TurnRunnerDeps,
-  job: TurnJob,
-  begun: BegunAttempt,
-  log: Logger,
-  jobSignal: AbortSignal,
-  { counted = true }: { counted?: boolean } = {},
-): Promise<AttemptRun> {
+async function openAttempt(deps: TurnRunnerDeps, job: TurnJob, begun: BegunAttempt, log: Logger, jobSignal: AbortSignal): Promise<AttemptRun> {
   const { turn } = begun;
   const settings = turnSettings(turn.options, begun.conversation, begun.agent);
   const { options, conversation } = settings;
@@ -341,7 +243,7 @@ async function openAttempt(
   const events = new TurnEvents(deps.eventLog, turn.conversationId, turn.id, { attempt, onFenced: () => fenced.abort() });
   const opening: EventPayload[] = [];
   if (begun.restarted) {
-    if (counted) deps.metrics.turnsStarted.inc();
+    deps.metrics.turnsStarted.inc();
     // Only an earlier attempt leaves a marker.
     const marker = attempt > 1 ? await InflightState.read(deps.redis, deps.redisPrefix, turn) : null;
     const lost = marker && marker.attempt < attempt ? lostCallLine(marker, turn, (deps.now ?? (() => new Date()))()) : null;
@@ -484,11 +386,7 @@ async function checkStructuredAnswer(run: AttemptRun, format: ResponseFormat, st
  * it counts), announced before its `step-start`. `repair`: messages after the history that ask
  * again for a structured answer (a `repair` call).
  */
-async function streamOneStep(
-  run: AttemptRun,
-  step: number,
-  { force = false, repair, gate }: { force?: boolean; repair?: ChatMessage[]; gate?: () => Promise<boolean> } = {},
-): Promise<RoutedStep> {
+async function streamOneStep(run: AttemptRun, step: number, { force = false, repair }: { force?: boolean; repair?: ChatMessage[] } = {}): Promise<RoutedStep> {
   const { deps, turn, attempt, events, toolDefinitions } = run;
   const { options, conversation } = run.settings;
   const system = options.instructions ?? conversation.system;
@@ -524,19 +422,10 @@ async function streamOneStep(
     }
     ({ messages, counted } = request);
   } else {
-    if (!gate) events.emit(...run.opening.splice(0), { type: 'step-start', step });
+    events.emit(...run.opening.splice(0), { type: 'step-start', step });
     if (!run.route.ok) return { kind: 'failed', code: 'provider_error', message: run.route.message, outputSent: false };
     messages = buildMessages(system, await run.readHistory());
   }
-  // The early first request: its opening events go out once the take holds, before its answer.
-  let opened: Promise<boolean> | undefined;
-  const openOnce = gate
-    ? () =>
-        (opened ??= gate().then((held) => {
-          if (held) events.emit(...run.opening.splice(0), { type: 'step-start', step });
-          return held;
-        }))
-    : undefined;
   const routed = await streamRoutedStep(deps, {
     turn,
     attempt,
@@ -558,11 +447,8 @@ async function streamOneStep(
     log: run.log,
     generateToolCallId: (index) => `call_${turn.id.slice(-8)}_${step}_${index}`,
     takenToolCallIds: run.takenToolCallIds,
-    ...(openOnce ? { gate: openOnce } : {}),
     now: run.now,
   });
-  // A step that sent no request (no target, no slot) waits for the take all the same.
-  if (openOnce && !(await openOnce())) return { kind: 'aborted', outputSent: false };
   // The next step's count is corrected by what the provider made of this one.
   if (routed.kind === 'ok' && run.compaction && counted !== undefined) run.compaction.correction = countCorrection({ reported: routed.result.output.usage.promptTokens, counted });
   return routed;

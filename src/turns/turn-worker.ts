@@ -27,19 +27,17 @@ const CANCELLED = 'cancelled';
 
 /** The BullMQ side of running turns: job bookkeeping around {@link runTurn}, on the interactive and the batch queue. */
 export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
-  const running = { turns: 0 };
-  const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency, running), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency, running)];
+  const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency)];
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   return { close: (graceMs: number) => closeJobWorkers(workers, graceMs) };
 }
 
-/** `running`: the turn jobs this process runs now, on both queues. */
-function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE, concurrency: number, running: { turns: number }): Worker {
+function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE, concurrency: number): Worker {
   const { deps } = options;
   const worker = createJobWorker(queueName, { ...options, concurrency }, processTurnJob);
 
   async function processTurnJob(job: Job, data: TurnJobData, token?: string, signal?: AbortSignal): Promise<void> {
-    const { turnId, conversationId, traceparent, userId, keyId } = data;
+    const { turnId, conversationId, traceparent } = data;
     const abortSignal = signal ?? new AbortController().signal;
     const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
     // One span per run of a job, in the trace of the span that admitted the turn.
@@ -49,22 +47,14 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUE
       contextFrom(traceparent),
     );
     let outcome;
-    running.turns++;
     try {
       const lockKey = `${job.queueQualifiedName}:${job.id!}:lock`;
-      const isContinuation = job.name === 'continue-turn';
-      const budgetSubjects = userId && !isContinuation ? { userId, keyId } : undefined;
-      outcome = await runTurn(
-        deps,
-        { turnId, conversationId, jobId: job.id!, isContinuation, span, lockKey, runningTurns: running.turns, ...(budgetSubjects ? { budgetSubjects } : {}) },
-        abortSignal,
-      );
+      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation: job.name === 'continue-turn', span, lockKey }, abortSignal);
       span.setAttribute(SWITCHYARD.turnOutcome, outcome.kind === 'stopped' ? `stopped_${outcome.reason}` : outcome.kind);
     } catch (error) {
       failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
       throw error;
     } finally {
-      running.turns--;
       release();
       span.end();
     }
