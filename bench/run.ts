@@ -38,7 +38,7 @@ import { scheduleTicks } from './cases/schedule-ticks';
 import { memoryProbes } from './cases/memory-probes';
 import { turnCost } from './cases/turn-cost';
 import { websocketFanOut } from './cases/websocket-fan-out';
-import { parseBenchArgs, USAGE } from './lib/args';
+import { parseBenchArgs, USAGE, type BenchVariant } from './lib/args';
 import { connectRedis, dropRedisKeys, dropSchemas } from './lib/backing-services';
 import type { Benchmark } from './lib/benchmark';
 import { now } from './lib/clock';
@@ -162,6 +162,10 @@ async function main(argv: string[]): Promise<number> {
   };
 
   try {
+    if (args.variants.length > 0) {
+      await runVariants(selected, args.variants, context, cleanups, reports, log, () => interrupted);
+      selected.length = 0;
+    }
     for (const benchmark of selected) {
       if (interrupted) break;
       if (fullRun && now() - runStart > RUN_BUDGET_MS) {
@@ -243,6 +247,81 @@ async function writeCharts(reports: BenchmarkReport[], directory: string, log: (
     log(`could not draw the charts: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   }
+}
+
+/**
+ * An A/B in one run: the baselines once, then each case in rounds, one repetition per variant
+ * a round (the default settings and each `--variant`), the order rotating each round so that
+ * every variant meets the same moments of the machine. A variant's figures are keyed
+ * `<key>@<variant>` (and compared with its own figures where the case compares within itself).
+ */
+async function runVariants(
+  selected: Benchmark[],
+  variants: BenchVariant[],
+  context: RunContext,
+  cleanups: Set<() => Promise<void>>,
+  reports: BenchmarkReport[],
+  log: (message: string) => void,
+  interrupted: () => boolean,
+): Promise<void> {
+  for (const baseline of selected.filter((benchmark) => benchmark.kind === 'baseline')) {
+    log(`${baseline.name}: ${baseline.title}`);
+    reports.push(await runBenchmark(baseline, context, cleanups));
+  }
+  const all: BenchVariant[] = [{ name: 'default', env: {} }, ...variants];
+  const rounds = context.options.repetitions;
+  for (const benchmark of selected.filter((candidate) => candidate.kind === 'case')) {
+    const merged = new Map<string, BenchmarkReport>();
+    for (let round = 0; round < rounds && !interrupted(); round++) {
+      for (let offset = 0; offset < all.length; offset++) {
+        const variant = all[(round + offset) % all.length]!;
+        log(`${benchmark.name} [${variant.name}], round ${round + 1}/${rounds}`);
+        const report = await runBenchmark(benchmark, { ...context, options: { ...context.options, repetitions: 1 }, stackEnv: variant.env }, cleanups);
+        merged.set(variant.name, mergeRound(merged.get(variant.name), keyedFor(report, variant.name)));
+        // Each round's figures, for pairing the variants round by round.
+        for (const figure of report.figures) if (figure.samples.length > 0) log(`    ${figure.key}: ${formatNumber(figure.samples[0]!)} ${figure.unit}`);
+      }
+    }
+    for (const variant of all) {
+      const report = merged.get(variant.name);
+      if (!report) continue;
+      reports.push(report);
+      for (const figure of report.figures) {
+        const summary = spread(figure.samples);
+        log(`  ${figure.label}: ${formatNumber(summary.median)} ${figure.unit} (${formatNumber(summary.min)} – ${formatNumber(summary.max)})`);
+      }
+    }
+  }
+}
+
+function keyedFor(report: BenchmarkReport, variant: string): BenchmarkReport {
+  if (variant === 'default') return report;
+  const own = new Set(report.figures.map((figure) => figure.key));
+  return {
+    ...report,
+    name: `${report.name} [${variant}]`,
+    title: `${report.title} [${variant}]`,
+    figures: report.figures.map((figure) => ({
+      ...figure,
+      key: `${figure.key}@${variant}`,
+      label: `${figure.label} [${variant}]`,
+      ...(figure.baselineKey && own.has(figure.baselineKey) ? { baselineKey: `${figure.baselineKey}@${variant}` } : {}),
+    })),
+    curves: [],
+  };
+}
+
+/** One round's report added to the rounds before: each figure's samples appended, notes kept from every round. */
+function mergeRound(before: BenchmarkReport | undefined, round: BenchmarkReport): BenchmarkReport {
+  if (!before) return round;
+  const figures = before.figures.map((figure) => ({ ...figure, samples: [...figure.samples, ...(round.figures.find((next) => next.key === figure.key)?.samples ?? [])] }));
+  return {
+    ...before,
+    figures,
+    notes: [...before.notes, ...round.notes],
+    ...(round.error ? { error: round.error } : {}),
+    durationMs: before.durationMs + round.durationMs,
+  };
 }
 
 /** The named benchmarks and the baselines they compare with, in suite order. */

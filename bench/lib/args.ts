@@ -7,6 +7,8 @@ export interface BenchArgs {
   options: BenchOptions;
   /** Where to write the results; full runs default to bench/RESULTS.md. */
   out?: string;
+  /** Service settings the named cases also run with, alternating with the default (an A/B in one run). */
+  variants: BenchVariant[];
   help: boolean;
   list: boolean;
 }
@@ -25,6 +27,8 @@ options:
   --soak-turns N         turns of the soak (default ${DEFAULT_SOAK_TURNS}, the issue's figure)
   --turn-seconds N       seconds of load per repetition of turn-throughput (default ${DEFAULT_TURN_SECONDS}; the issue says 30)
   --turn-concurrency N   turns in flight at once in turn-throughput (default 16)
+  --variant NAME:K=V,... also run each named case with these service settings, in rounds that alternate
+                         with the default (one repetition each, the order rotating), reported as "<case> [NAME]"
   --out FILE             write the markdown there (and the curves' charts in charts/ beside it)
   --list                 list the benchmarks`;
 
@@ -39,6 +43,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       'turn-seconds': { type: 'string' },
       'turn-concurrency': { type: 'string' },
       out: { type: 'string' },
+      variant: { type: 'string', multiple: true },
       list: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -59,7 +64,26 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       turnConcurrency: positive('turn-concurrency', values['turn-concurrency'], 16),
     },
     ...(values.out ? { out: values.out } : {}),
+    variants: (values.variant ?? []).map(parseVariant),
     help: values.help ?? false,
     list: values.list ?? false,
   };
+}
+
+/** A build of the service told apart by its settings: `early:EARLY_FIRST_REQUEST=true`. */
+export interface BenchVariant {
+  name: string;
+  env: Record<string, string>;
+}
+
+function parseVariant(raw: string): BenchVariant {
+  const colon = raw.indexOf(':');
+  if (colon <= 0) throw new Error(`--variant wants NAME:KEY=VALUE[,KEY=VALUE], got ${raw}`);
+  const env: Record<string, string> = {};
+  for (const pair of raw.slice(colon + 1).split(',')) {
+    const equals = pair.indexOf('=');
+    if (equals <= 0) throw new Error(`--variant wants NAME:KEY=VALUE[,KEY=VALUE], got ${raw}`);
+    env[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  return { name: raw.slice(0, colon), env };
 }

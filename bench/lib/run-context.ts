@@ -31,6 +31,8 @@ export interface RunContext {
   tempDir: string;
   /** Set with --profile: where the service processes write their CPU profiles. */
   profileDir?: string;
+  /** The variant's settings (--variant), given to every Switchyard process the benchmark starts. */
+  stackEnv?: Record<string, string>;
   log(message: string): void;
   /** What is left of the full run's time budget (bench/run.ts; Infinity when benchmarks were named). */
   remainingMs(): number;

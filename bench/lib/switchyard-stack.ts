@@ -76,6 +76,7 @@ export async function startSwitchyard(context: RunContext, options: StackOptions
     // The idle-websocket case holds 10,000 websockets of that one user's key.
     WS_MAX_CONNECTIONS_PER_KEY: '100000',
     ...options.env,
+    ...context.stackEnv,
   };
   const services: ServiceRole[] = [];
   let unregister = () => undefined as unknown;

@@ -31,13 +31,16 @@ const REMEMBERED_MS = 30_000;
 
 /**
  * The process that committed a step runs the step's server calls at once, in slots of its own,
- * instead of waiting for its tool worker to take their jobs one by one. The step's flow still
- * holds every call durably: a call is claimed in PostgreSQL (counted as an attempt and held by
- * the lock of the turn job running the step, which BullMQ renews in Redis while the process
- * lives), so its queued job, wherever it is taken, does not run it while that lock exists; taken
- * in this process, the job waits for the local run and is done with it. A process that dies
- * stops renewing: the lock expires and the queued job takes the call over, the attempt counted,
- * exactly as when a tool worker dies mid-call.
+ * instead of fanning them out as jobs for its tool worker to take one by one. The turn job that
+ * runs the step holds them durably: a call is claimed in PostgreSQL (counted as an attempt and
+ * held by that job's BullMQ lock, which is renewed in Redis while the process lives), and the
+ * job stays active until the phase is over. A process that dies stops renewing: the lock
+ * expires, BullMQ hands the turn job to another worker, whose take finds the step's calls
+ * unsettled and fans them out (tool-phase.ts, resumeToolPhase); their jobs take the held calls
+ * over, the attempt counted, exactly as when a tool worker dies mid-call. A run that hands its
+ * calls back alive (cancel, shutdown, a lost lock) leaves the fan-out to its caller. A call's job
+ * taken in this process while its local run lives (a fan-out after a hand-back, or a flow made
+ * again) waits for that run and is done with it.
  */
 export class LocalToolSlots {
   /** Each call run here: resolves true once its outcome is stored and announced here. */
@@ -65,25 +68,12 @@ export class LocalToolSlots {
   /**
    * Runs a step's calls here, all at once or (too few free slots) not at all: claims them in one
    * statement, then runs each with the tool job's lifecycle (timeouts, retries with their
-   * delays, outcome stored before it is announced) while `alongside` (the flow's add) goes on.
-   * True when every call's outcome was stored and announced here; false leaves what is left to
-   * the calls' queued jobs.
+   * delays, outcome stored before it is announced). True when every call's outcome was stored
+   * and announced here; false leaves what is left to the calls' jobs, which the caller adds.
    */
-  async runStep(input: { turnId: string; toolCallIds: string[]; holder: string; signal: AbortSignal; traceparent?: string; alongside: Promise<void> }): Promise<boolean> {
+  async runStep(input: { turnId: string; toolCallIds: string[]; holder: string; signal: AbortSignal; traceparent?: string }): Promise<boolean> {
     const { turnId, toolCallIds, holder } = input;
-    // Its failure (the flow not added) is the step's, thrown once the local runs are over.
-    const added = input.alongside.then(
-      () => null,
-      (error: unknown) => ({ error }),
-    );
-    const addedOrThrow = async () => {
-      const failed = await added;
-      if (failed) throw failed.error;
-    };
-    if (toolCallIds.length === 0 || toolCallIds.length > this.free) {
-      await addedOrThrow();
-      return false;
-    }
+    if (toolCallIds.length === 0 || toolCallIds.length > this.free) return false;
     this.free -= toolCallIds.length;
     const finished = new Map<string, (settledHere: boolean) => void>();
     // Registered before the claim is sent: a queued job taken here meanwhile waits for this run.
@@ -107,7 +97,6 @@ export class LocalToolSlots {
           finished.get(call.toolCallId)!(settledHere);
         }),
       );
-      await addedOrThrow();
       return claimed.length === toolCallIds.length && [...outcomes.values()].every(Boolean);
     } finally {
       for (const id of toolCallIds) finished.get(id)!(outcomes.get(id) ?? false);

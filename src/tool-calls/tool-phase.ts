@@ -82,7 +82,9 @@ export async function startToolPhase(
   if (server.length === 0) events.emit({ type: 'turn-waiting', toolCallIds: [...client, ...gated].map((call) => call.toolCallId) });
   await events.flush();
   if (server.length === 0) return 'wait';
-  // Only server calls: they run here at once while the flow that holds them durably is added.
+  // Only server calls: they run here at once, held by this turn job, which BullMQ keeps active
+  // (and redelivers once its lock lapses, should this process die: its take then fans out
+  // the calls left unsettled, resumeToolPhase). The flow is added only for calls handed back.
   if (deps.localTools && context.job && server.length === pending.length && gated.length === 0) {
     const settledHere = await deps.localTools.runStep({
       turnId: context.turnId,
@@ -90,9 +92,15 @@ export async function startToolPhase(
       holder: context.job.lockKey,
       signal: context.job.signal,
       ...(context.trace?.tools ? { traceparent: context.trace.tools } : {}),
-      alongside: fanOut(deps, context, server),
     });
-    return settledHere ? 'settled_here' : 'wait';
+    if (settledHere) return 'settled_here';
+    // Stopped (a cancel ends the turn; a shutdown hands this job back and a lost lock lets it
+    // go to another worker): the take that runs it next fans out what is left, once.
+    if (context.job.signal.aborted) return 'wait';
+    // Not run here (no free slots, no claim): the calls' jobs run them; one settled here finds
+    // its outcome stored and does not run it again.
+    await fanOut(deps, context, server);
+    return 'wait';
   }
   await fanOut(deps, context, server);
   return 'wait';

@@ -75,7 +75,7 @@ describe('traces', () => {
 
     const spans = await receiver.waitFor((received) => {
       const root = admitSpan(received, turnId);
-      return !!root && count(received, root.traceId, 'run turn') === 2 && count(received, root.traceId, 'chat ') === 2 && count(received, root.traceId, 'execute_tool') === 2;
+      return !!root && count(received, root.traceId, 'run turn') >= 1 && count(received, root.traceId, 'chat ') === 2 && count(received, root.traceId, 'execute_tool') === 2;
     });
     const root = admitSpan(spans, turnId)!;
     const trace = spans.filter((span) => span.traceId === root.traceId);
@@ -88,25 +88,21 @@ describe('traces', () => {
       attributes: { 'gen_ai.conversation.id': conversationId, 'switchyard.turn.admission': 'created' },
     });
 
-    // Every run of a turn job on the worker continues it: the first job, then the flow's continuation.
+    // Every run of a turn job on the worker continues it. Its calls ran in the worker's local tool
+    // slots, so no flow was added and no continuation job runs: the first job goes on with the turn.
     const jobRuns = trace.filter((span) => span.name === 'run turn');
-    expect(jobRuns.map((span) => span.attributes['switchyard.job.name']).sort()).toEqual(['continue-turn', 'run-turn']);
+    expect(jobRuns.map((span) => span.attributes['switchyard.job.name'])).toEqual(['run-turn']);
     for (const run of jobRuns) {
       expect(run).toMatchObject({ service: 'switchyard-worker', kind: SPAN_KIND.consumer, parentSpanId: root.spanId, attributes: { 'switchyard.turn.id': turnId } });
     }
-    const firstRun = jobRuns.find((span) => span.attributes['switchyard.job.name'] === 'run-turn')!;
-    const continuation = jobRuns.find((span) => span.attributes['switchyard.job.name'] === 'continue-turn')!;
+    const firstRun = jobRuns[0]!;
     expect(firstRun.attributes['switchyard.turn.attempt']).toBe(1);
 
     // One chat span per completion request, under the job run that made it.
     const chats = trace.filter((span) => span.name.startsWith('chat ')).sort((a, b) => Number(a.attributes['switchyard.step']) - Number(b.attributes['switchyard.step']));
     const [toolStep, followUp] = chats;
     expect(toolStep!.parentSpanId).toBe(firstRun.spanId);
-    // The follow-up is asked by the run that went on with the turn: the first job, when its local
-    // tool slots ran the calls, else the flow's continuation (which steps aside in the first case).
-    expect([firstRun.spanId, continuation.spanId]).toContain(followUp!.parentSpanId);
-    const continuedBy = followUp!.parentSpanId === firstRun.spanId ? firstRun : continuation;
-    expect(continuedBy.attributes['switchyard.turn.attempt']).toBe(1);
+    expect(followUp!.parentSpanId).toBe(firstRun.spanId);
     for (const [chat, finishReason] of [
       [toolStep!, 'tool_calls'],
       [followUp!, 'stop'],
