@@ -1,17 +1,15 @@
 import { planStep, type CompactionLimits } from '../../src/turns/compaction-plan';
 import type { StoredMessage } from '../../src/store/messages-repository';
 import { estimatePromptTokens } from '../../src/usage/usage-estimate';
-import { ApiClient } from '../lib/api-client';
 import type { Benchmark } from '../lib/benchmark';
 import { now } from '../lib/clock';
 import { CpuMeter } from '../lib/cpu-meter';
 import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { historyRole, historyText, insertHistory } from '../lib/stack-seed';
 import { latencySummary, median } from '../lib/stats';
-import { startSwitchyard } from '../lib/switchyard-stack';
-import { TimedWsClient } from '../lib/timed-ws-client';
-import { firstTokenMs, TurnTracker } from '../lib/turn-tracker';
+import { firstTokenMs } from '../lib/turn-tracker';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
+import { withTimedStack } from '../lib/single-lane';
 
 const { storedMessages, tokens, turnsPerRepetition, messageChars } = WORKLOADS.historyCurve;
 /** Small enough that every point past the first compacts (100 stored messages count about 3,500 tokens). */
@@ -88,12 +86,7 @@ export const compactedHistoryTimeToFirstToken: Benchmark = {
       ],
     });
 
-    const stack = await startSwitchyard(context, { name: 'compacted-history-ttft', topology: 'all-in-one' });
-    const api = new ApiClient(stack.url, stack.apiKey);
-    const client = await TimedWsClient.connect(stack.url, stack.apiKey);
-    try {
-      const tracker = new TurnTracker();
-      tracker.listen(client);
+    await withTimedStack(context, { name: 'compacted-history-ttft', topology: 'all-in-one' }, async ({ stack, api, client, tracker }) => {
       const content = scriptedContent(fillerTokens(tokens));
       const turn = async (conversationId: string) => firstTokenMs(await tracker.runTurn(api, conversationId, content, 120_000));
       for (const count of storedMessages) {
@@ -145,11 +138,7 @@ export const compactedHistoryTimeToFirstToken: Benchmark = {
         }
       }
       if (client.errors.length > 0) report.note(`websocket error frames: ${client.errors.slice(0, 3).join('; ')}`);
-    } finally {
-      await client.close();
-      api.close();
-      await stack.stop();
-    }
+    });
   },
 };
 

@@ -1,15 +1,13 @@
 import type OpenAI from 'openai';
-import { ApiClient } from '../lib/api-client';
 import type { Benchmark } from '../lib/benchmark';
 import { CpuMeter } from '../lib/cpu-meter';
 import { createDirectClient, streamDirect } from '../lib/direct-stream';
 import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { historyRole, historyText, insertHistory } from '../lib/stack-seed';
 import { latencySummary } from '../lib/stats';
-import { startSwitchyard } from '../lib/switchyard-stack';
-import { TimedWsClient } from '../lib/timed-ws-client';
-import { firstTokenMs, TurnTracker } from '../lib/turn-tracker';
+import { firstTokenMs } from '../lib/turn-tracker';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
+import { withTimedStack } from '../lib/single-lane';
 
 const { storedMessages, tokens, turnsPerRepetition, messageChars, boundedHistory } = WORKLOADS.historyCurve;
 
@@ -72,12 +70,7 @@ export const historyTimeToFirstToken: Benchmark = {
       ],
     });
 
-    const stack = await startSwitchyard(context, { name: 'history-ttft', topology: 'all-in-one' });
-    const api = new ApiClient(stack.url, stack.apiKey);
-    const client = await TimedWsClient.connect(stack.url, stack.apiKey);
-    try {
-      const tracker = new TurnTracker();
-      tracker.listen(client);
+    await withTimedStack(context, { name: 'history-ttft', topology: 'all-in-one' }, async ({ stack, api, client, tracker }) => {
       const directClient = createDirectClient(context.scriptedModelUrl);
       const content = scriptedContent(fillerTokens(tokens));
       const turn = async (conversationId: string, options?: Record<string, unknown>) => firstTokenMs(await tracker.runTurn(api, conversationId, content, undefined, options));
@@ -128,10 +121,6 @@ export const historyTimeToFirstToken: Benchmark = {
         for (const conversationId of conversationIds) client.unsubscribe(conversationId);
       }
       if (client.errors.length > 0) report.note(`websocket error frames: ${client.errors.slice(0, 3).join('; ')}`);
-    } finally {
-      await client.close();
-      api.close();
-      await stack.stop();
-    }
+    });
   },
 };

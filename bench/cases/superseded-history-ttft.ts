@@ -1,13 +1,11 @@
-import { ApiClient } from '../lib/api-client';
 import type { Benchmark } from '../lib/benchmark';
 import { CpuMeter } from '../lib/cpu-meter';
 import { fillerTokens, scriptedContent } from '../lib/scenario';
 import { historyText, insertHistory } from '../lib/stack-seed';
 import { latencySummary } from '../lib/stats';
-import { startSwitchyard } from '../lib/switchyard-stack';
-import { TimedWsClient } from '../lib/timed-ws-client';
-import { firstTokenMs, TurnTracker } from '../lib/turn-tracker';
+import { firstTokenMs } from '../lib/turn-tracker';
 import { curveRepetitions, WORKLOADS } from '../lib/workloads';
+import { withTimedStack } from '../lib/single-lane';
 
 const { storedMessages, tokens, turnsPerRepetition, messageChars } = WORKLOADS.supersededCurve;
 
@@ -60,12 +58,7 @@ export const supersededHistoryTimeToFirstToken: Benchmark = {
       ],
     });
 
-    const stack = await startSwitchyard(context, { name: 'superseded-history-ttft', topology: 'all-in-one' });
-    const api = new ApiClient(stack.url, stack.apiKey);
-    const client = await TimedWsClient.connect(stack.url, stack.apiKey);
-    try {
-      const tracker = new TurnTracker();
-      tracker.listen(client);
+    await withTimedStack(context, { name: 'superseded-history-ttft', topology: 'all-in-one' }, async ({ stack, api, client, tracker }) => {
       const content = scriptedContent(fillerTokens(tokens));
       const turn = async (conversationId: string, options?: Record<string, unknown>) =>
         firstTokenMs(await tracker.runTurn(api, conversationId, options?.regenerate ? undefined : content, undefined, options));
@@ -108,10 +101,6 @@ export const supersededHistoryTimeToFirstToken: Benchmark = {
         for (const conversationId of [...plain, ...branched]) client.unsubscribe(conversationId);
       }
       if (client.errors.length > 0) report.note(`websocket error frames: ${client.errors.slice(0, 3).join('; ')}`);
-    } finally {
-      await client.close();
-      api.close();
-      await stack.stop();
-    }
+    });
   },
 };
