@@ -546,9 +546,8 @@ export class TurnsRepository {
    * The tool phase completed by the attempt that started it, its calls run by this process's
    * local tool slots: when every call of the step has its outcome and the turn still waits for
    * them under this attempt and this job, the turn runs again (same attempt) and the step's tool
-   * messages are written, in one statement. The step's flow's parent, taken after this, finds
-   * the turn running under another job and steps aside; taken before, it holds the turn and this
-   * returns null (the parent continues the turn).
+   * messages are written, in one statement. A job that took the turn meanwhile (this one's lock
+   * lost) holds it: then this returns null and that job goes on with the turn.
    */
   async resumeAfterLocalTools(id: string, attempt: number, jobId: string, step: number): Promise<{ results: number; failed: number } | null> {
     const calls = '(SELECT * FROM tool_calls WHERE turn_id = $1 AND step = $4) AS calls';

@@ -697,10 +697,12 @@ async function commitAndStartTools(run: AttemptRun, completed: CompletedStep, se
   if (phase === 'fenced') return done(events, FENCED);
   if (phase === 'wait') return done(events);
   if (phase === 'settled_here') {
-    // The calls ran here: this attempt completes the phase itself unless the flow's parent
-    // took the turn first (then the parent goes on with it).
+    // The calls ran here: this attempt completes the phase itself unless another job took the
+    // turn meanwhile (this one's lock lost), which then goes on with it.
     const resumed = await deps.turns.resumeAfterLocalTools(turn.id, attempt, run.job.jobId, step);
     if (!resumed) return done(events);
+    // As a continuation job logs it ('turn continues after its tool calls'), for this path.
+    run.log.debug({ jobId: run.job.jobId, step }, 'turn continues after its tool calls, run in local tool slots');
     announcePhaseCounts(events, resumed);
     if (completed.record.callerToolCalls) return finish(run, 'tool_calls');
     return NEXT_STEP;
