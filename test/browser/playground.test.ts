@@ -86,18 +86,23 @@ describeNeeding(CHROMIUM_MISSING, 'the playground in a browser', () => {
           .join(''),
       ),
     );
-  /** Waits until the last assistant message shows exactly `expected` as its text. */
-  const lastAnswerIs = (expected: string) =>
-    page.waitForFunction((text) => {
-      const messages = document.querySelectorAll('[data-testid=assistant-message]');
-      const last = messages[messages.length - 1];
-      return (
-        last !== undefined &&
-        Array.from(last.querySelectorAll(':scope > p'))
-          .map((p: any) => p.textContent)
-          .join('') === text
-      );
-    }, expected);
+  /** Waits until the last assistant message shows exactly `expected` as its text; a timeout says what the page showed instead. */
+  const lastAnswerIs = async (expected: string) => {
+    try {
+      await page.waitForFunction((text) => {
+        const messages = document.querySelectorAll('[data-testid=assistant-message]');
+        const last = messages[messages.length - 1];
+        return (
+          last !== undefined &&
+          Array.from(last.querySelectorAll(':scope > p'))
+            .map((p: any) => p.textContent)
+            .join('') === text
+        );
+      }, expected);
+    } catch (error) {
+      throw new Error(`the last answer never read ${JSON.stringify(expected)}; the page at ${page.url()} showed ${await describePage()}`, { cause: error });
+    }
+  };
   /** The chat as the page shows it (for a failure's message): statuses, cards, errors. */
   const describePage = async () =>
     JSON.stringify({
