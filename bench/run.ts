@@ -186,10 +186,7 @@ async function main(argv: string[]): Promise<number> {
       const report = await runBenchmark(benchmark, context, cleanups);
       failed ||= report.error !== undefined;
       reports.push(report);
-      for (const figure of report.figures) {
-        const summary = spread(figure.samples);
-        log(`  ${figure.label}: ${formatNumber(summary.median)} ${figure.unit} (${formatNumber(summary.min)} – ${formatNumber(summary.max)})`);
-      }
+      logFigures(report, log);
       log(`${benchmark.name} done in ${(report.durationMs / 1000).toFixed(1)} s`);
     }
   } finally {
@@ -249,6 +246,14 @@ async function writeCharts(reports: BenchmarkReport[], directory: string, log: (
   }
 }
 
+/** Each figure of a report as one line: its median and min – max over the repetitions. */
+function logFigures(report: BenchmarkReport, log: (message: string) => void): void {
+  for (const figure of report.figures) {
+    const summary = spread(figure.samples);
+    log(`  ${figure.label}: ${formatNumber(summary.median)} ${figure.unit} (${formatNumber(summary.min)} – ${formatNumber(summary.max)})`);
+  }
+}
+
 /**
  * An A/B in one run: the baselines once, then each case in rounds, one repetition per variant
  * a round (the default settings and each `--variant`), the order rotating each round so that
@@ -286,10 +291,7 @@ async function runVariants(
       const report = merged.get(variant.name);
       if (!report) continue;
       reports.push(report);
-      for (const figure of report.figures) {
-        const summary = spread(figure.samples);
-        log(`  ${figure.label}: ${formatNumber(summary.median)} ${figure.unit} (${formatNumber(summary.min)} – ${formatNumber(summary.max)})`);
-      }
+      logFigures(report, log);
     }
   }
 }

@@ -199,12 +199,7 @@ export class SchedulesRepository {
     );
   }
 
-  /** Moves a claimed schedule on past the ticks it handled, and ends the claim (unless a PATCH moved it meanwhile). */
-  async advance(id: string, claimedRunAt: Date, nextRunAt: Date | null): Promise<void> {
-    await this.db.query('UPDATE schedules SET next_run_at = $3, claimed_until = NULL WHERE id = $1 AND next_run_at = $2', [id, claimedRunAt, nextRunAt]);
-  }
-
-  /** Moves claimed schedules on at once, each as {@link advance} does. */
+  /** Moves claimed schedules on past the ticks they handled and ends their claims, in one statement; one a PATCH moved meanwhile is left as it is. */
   async advanceAll(moves: { id: string; claimedRunAt: Date; nextRunAt: Date | null }[]): Promise<void> {
     if (moves.length === 0) return;
     await this.db.query(

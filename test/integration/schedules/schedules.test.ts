@@ -142,7 +142,7 @@ describe('schedules', () => {
     expect(replanned.status).toBe(200);
     expect(replanned.body).toMatchObject({ cron: null, every: '10s', startAt: startAt.toISOString(), nextRunAt: startAt.toISOString() });
     // That worker moving the schedule on from the tick it claimed changes nothing now.
-    await stack.resources.schedules.advance(created.id, stale, new Date(Date.now() + 3_600_000));
+    await stack.resources.schedules.advanceAll([{ id: created.id, claimedRunAt: stale, nextRunAt: new Date(Date.now() + 3_600_000) }]);
     expect((await api.get(`/v1/schedules/${created.id}`)).body.nextRunAt).toBe(startAt.toISOString());
     // The new plan's first tick runs on time, not behind the old claim; the old tick does not run here.
     await stack.scripted.waitForRequest((recorded) => JSON.stringify(recorded.body).includes(marker), 15_000);
