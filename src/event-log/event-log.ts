@@ -249,16 +249,32 @@ export class EventLog {
 
   /** What the log can replay: the oldest seq it keeps (null when it keeps none) and the latest seq. */
   async window(conversationId: string): Promise<{ oldestSeq: number | null; latestSeq: number }> {
-    // One transaction (the keys share the conversation's slot): two commands sent together may
-    // still have an append run between them, and an empty log read before a counter read after
-    // the first append would put every cursor before it out of the window (`cursor_expired`).
+    const seen = await this.readWindow(conversationId);
+    if (seen.counter !== null) return { oldestSeq: seen.oldestSeq, latestSeq: seen.counter };
+    // No counter: a log that has had no event, or one Redis lost (then PostgreSQL's floor says
+    // where it stood). The floor is read after the log, so events appended meanwhile may have
+    // raised it (a short turn ended) while the log read saw none, which would put every cursor
+    // out of the window (`cursor_expired` for a subscription from 0). The log read again tells
+    // the two apart: a counter now is the window; still none, the floor is.
+    const floor = await this.options.seqFloor(conversationId);
+    if (floor === 0) return { oldestSeq: seen.oldestSeq, latestSeq: 0 };
+    const again = await this.readWindow(conversationId);
+    return { oldestSeq: again.oldestSeq, latestSeq: again.counter ?? floor };
+  }
+
+  /**
+   * The oldest seq the stream keeps and the counter, in one transaction (the keys share the
+   * conversation's slot): two commands sent together may still have an append run between
+   * them, and an empty log read before a counter read after the first append would put every
+   * cursor before it out of the window.
+   */
+  private async readWindow(conversationId: string): Promise<{ oldestSeq: number | null; counter: number | null }> {
     const replies = await this.redis.multi().xrange(this.streamKey(conversationId), '-', '+', 'COUNT', 1).get(this.seqKey(conversationId)).exec();
     if (!replies) throw new Error(`the window of conversation ${conversationId} was not read (its transaction was discarded)`);
     for (const [error] of replies) if (error) throw error;
     const oldest = replies[0]![1] as [string, string[]][];
     const counter = replies[1]![1] as string | null;
-    const oldestSeq = oldest[0] ? Number.parseInt(oldest[0][0], 10) : null;
-    return { oldestSeq, latestSeq: await this.counterOrFloor(conversationId, counter) };
+    return { oldestSeq: oldest[0] ? Number.parseInt(oldest[0][0], 10) : null, counter: counter === null ? null : Number(counter) };
   }
 
   /**

@@ -55,6 +55,29 @@ describe('the event log and replay-then-live subscriptions (real Redis)', () => 
     expect(await log.window(id)).toEqual({ oldestSeq: 1, latestSeq: 3 });
   });
 
+  it('keeps a subscription from 0 in the window when a short turn appends and commits between its reads of the log and of the floor', async () => {
+    const id = `c-${uniqueSuffix()}`;
+    let appended = false;
+    // The floor is read after the log: here the turn's events and its commit land in between.
+    const racing = new EventLog({
+      redis,
+      prefix,
+      maxLength: 1000,
+      ttlSeconds: 60,
+      seqFloor: async () => {
+        if (!appended) {
+          appended = true;
+          await log.appendBatch(id, [delta(id, 'a'), delta(id, 'b'), delta(id, 'c')]);
+        }
+        return 3;
+      },
+    });
+    expect(await racing.window(id)).toEqual({ oldestSeq: 1, latestSeq: 3 });
+    // A log Redis lost (no counter, no stream): the floor is the window.
+    const lost = new EventLog({ redis, prefix, maxLength: 1000, ttlSeconds: 60, seqFloor: async () => 7 });
+    expect(await lost.window(`c-${uniqueSuffix()}`)).toEqual({ oldestSeq: null, latestSeq: 7 });
+  });
+
   it("writes a turn's in-flight state with its batch, alone or with events, and never for a worker fenced off", async () => {
     const id = `c-${uniqueSuffix()}`;
     const key = inflightStateKey(prefix, id, 't1');
