@@ -133,6 +133,8 @@ const common = {
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 30000,
+  // Longest first on a fresh clone too: a group weighs as the files it runs.
+  testSequencer: '<rootDir>/test/support/test-sequencer.cjs',
   // One file more than there are cores, three on two (jest's default there is one): the suite
   // waits on its processes, Redis and PostgreSQL more than it computes, and every file has its
   // own Redis prefix, database and ports. Four at once on two cores starved the fault tests that
