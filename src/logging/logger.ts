@@ -1,5 +1,4 @@
 import pino, { type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
 
 /** Credential headers, in the spellings HTTP libraries and tool files use. */
 const SECRET_HEADERS = ['authorization', 'Authorization', 'proxy-authorization', 'Proxy-Authorization', 'cookie', 'Cookie', 'x-api-key', 'X-Api-Key', 'X-API-Key'];
@@ -36,5 +35,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
  */
 export function createConfiguredLogger(config: { LOG_LEVEL: string; LOG_FORMAT: 'json' | 'pretty' }): Logger {
   if (config.LOG_FORMAT === 'json') return createLogger(config.LOG_LEVEL);
+  // Loaded here: a process logging JSON (every one but `npm start`'s) skips its 29 modules.
+  const pinoPretty = require('pino-pretty') as typeof import('pino-pretty');
   return createLogger(config.LOG_LEVEL, pinoPretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }));
 }

@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import { connectionFailureReason } from '../errors/connection-failure';
 import { errorMessage } from '../errors/switchyard-error';
 import type { Usage } from '../events/event';
@@ -23,23 +23,31 @@ export interface OpenAiCompatibleOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * The SDK, loaded at a provider's first request: a process that never calls a provider (an API
+ * on its own) does not load its 150 modules at start.
+ */
+const openAiSdk = () => require('openai') as typeof import('openai');
+
 /** The only place that talks to the `openai` SDK. */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
+  let sdkClient: OpenAI | undefined;
   // Retries are ours: the SDK would retry only before the first byte, and silently.
-  const client = new OpenAI({
-    baseURL: options.baseURL,
-    apiKey: options.apiKey || 'none',
-    maxRetries: 0,
-    fetch: undiciRequestFetch,
-    ...(options.headers ? { defaultHeaders: options.headers } : {}),
-  });
+  const client = () =>
+    (sdkClient ??= new (openAiSdk().default)({
+      baseURL: options.baseURL,
+      apiKey: options.apiKey || 'none',
+      maxRetries: 0,
+      fetch: undiciRequestFetch,
+      ...(options.headers ? { defaultHeaders: options.headers } : {}),
+    }));
 
   return {
     async checkReachable(timeoutMs: number): Promise<void> {
       try {
-        await client.models.list({ timeout: timeoutMs });
+        await client().models.list({ timeout: timeoutMs });
       } catch (error) {
-        if (error instanceof APIError && typeof error.status === 'number') {
+        if (error instanceof openAiSdk().APIError && typeof error.status === 'number') {
           throw new ProviderError(kindForStatus(error.status), `answered ${error.status} to GET /models`, error.status);
         }
         // The SDK says only "Connection error."; the reason is further down its cause chain.
@@ -64,8 +72,8 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
         // The SDK makes the request and throws its errors for an error status or a failed
         // connection; the body's events are read here, where a token costs a fraction of what
         // the SDK's stream parser spends on it.
-        const response = await client.chat.completions
-          .create(
+        const response = await client()
+          .chat.completions.create(
             {
               model: request.model,
               messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
@@ -115,7 +123,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
             // An event whose `error` is set fails the stream, as an APIError without a status: a
             // `stream_error`, with the provider's message.
             const error = (raw as { error?: unknown } | null)?.error;
-            if (error) throw new APIError(undefined, error, undefined, response.headers);
+            if (error) throw new (openAiSdk().APIError)(undefined, error, undefined, response.headers);
             const chunk = readProviderChunk(raw);
             // Read once: every chunk repeats them.
             respondedAs ??= respondent(raw as { model?: unknown; id?: unknown });
@@ -159,6 +167,7 @@ export function toProviderError(error: unknown, context: { idleTimedOut: boolean
   if (context.callerAborted) return new ProviderError('aborted', 'the completion was aborted');
   if (context.idleTimedOut) return new ProviderError('idle_timeout', `no data from the provider for ${context.idleTimeoutMs} ms`);
   if (ProviderError.isInstance(error)) return error;
+  const { APIConnectionError, APIError, APIUserAbortError } = openAiSdk();
   if (error instanceof APIUserAbortError) return new ProviderError('aborted', 'the completion was aborted');
   if (error instanceof APIConnectionError) return new ProviderError('connection', `connection to the provider failed: ${error.message}`);
   if (error instanceof APIError && typeof error.status === 'number') {

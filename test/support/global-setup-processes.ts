@@ -1,15 +1,20 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { COMPILE_CACHE_DIR } from './processes';
 import { createTemplateDatabases } from './template-database';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * Once per run, before the files that start processes: the template databases, and the server
+ * Once per run, before the files that start processes: the template databases, the server
  * compiled into dist/, the build that their child processes run (test/support/processes.ts) and
- * `npm run api` runs.
+ * `npm run api` runs, and an empty directory for those processes' V8 code cache (the test files,
+ * forked after this, inherit its name; the teardown removes it).
  */
 export default async function globalSetup(): Promise<void> {
   execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'compile-server.js')], { stdio: 'inherit' });
+  process.env[COMPILE_CACHE_DIR] = mkdtempSync(path.join(os.tmpdir(), 'switchyard-compile-cache-'));
   await createTemplateDatabases();
 }

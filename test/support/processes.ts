@@ -1,20 +1,37 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import Module from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
 
 const ROOT = path.resolve(__dirname, '../..');
 
+/** The environment variable through which the global set-up hands the run's compile cache directory to the test files. */
+export const COMPILE_CACHE_DIR = 'SWITCHYARD_TEST_COMPILE_CACHE_DIR';
+
 /**
  * Runs one of the project's entry points (`workers/*.ts`) as a child process, output piped: the
  * compiled `dist/workers/*.js` that the suite's global set-up built once for the run (the build
- * `npm run api` and the image run), with plain node.
+ * `npm run api` and the image run), with plain node, and the run's V8 code cache (`compileCache`).
  */
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []) {
-  return spawn(process.execPath, [compiledEntry(entry), ...args], {
+  const cache = compileCache();
+  return spawn(process.execPath, [...cache.nodeArgs, compiledEntry(entry), ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...cache.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/**
+ * The run's compile cache (the directory the global set-up made, COMPILE_CACHE_DIR) for a child:
+ * Node's own where it has one (22.1 on, NODE_COMPILE_CACHE), else test/support/compile-cache-hook.js.
+ * Without the directory (a file run without the set-up), none.
+ */
+function compileCache(): { nodeArgs: string[]; env: Record<string, string> } {
+  const dir = process.env[COMPILE_CACHE_DIR];
+  if (!dir) return { nodeArgs: [], env: {} };
+  if ('enableCompileCache' in Module) return { nodeArgs: [], env: { NODE_COMPILE_CACHE: dir } };
+  return { nodeArgs: ['--require', path.join(__dirname, 'compile-cache-hook.js')], env: { SWITCHYARD_COMPILE_CACHE_DIR: dir } };
 }
 
 /** `workers/api.ts` → `<root>/dist/workers/api.js`. */
