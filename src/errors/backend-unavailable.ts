@@ -1,5 +1,4 @@
 import { types } from 'node:util';
-import { ConnectionClosedError } from 'bullmq';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import ClusterAllFailedError from 'ioredis/built/errors/ClusterAllFailedError';
 import { CONNECTION_CLOSED_ERROR_MSG } from 'ioredis/built/utils';
@@ -68,7 +67,9 @@ export function isBackendUnavailable(thrown: unknown, depth = 0): boolean {
     BackendUnavailableError.isInstance(thrown) ||
     thrown instanceof MaxRetriesPerRequestError ||
     thrown instanceof ClusterAllFailedError ||
-    thrown instanceof ConnectionClosedError
+    // BullMQ's ConnectionClosedError, by the name its constructor sets: importing bullmq for the
+    // class would load all of it into the CLI, which never runs a queue.
+    thrown.name === 'ConnectionClosedError'
   ) {
     return true;
   }

@@ -1,12 +1,13 @@
 import path from 'node:path';
 
 /**
- * Runs one group of the integration project's files in this jest file (jest.config.js makes the
- * groups under `npm test` and `npm run test:quick`). Each member is required inside a describe
- * block named after its path, so its hooks stay its own as they were in a file of its own; what
- * the group shares is the module registry: the server's modules (bullmq, zod, openai, undici…)
- * are loaded and compiled once per group instead of once per file, the larger part of an
- * integration file's CPU time. Every stack still has its own Redis prefix and database.
+ * Runs one group of the integration or unit project's files in this jest file (jest.config.js
+ * makes the groups under `npm test`, `npm run test:quick` and the two projects' scripts). Each
+ * member is required inside a describe block named after its path, so its hooks stay its own as
+ * they were in a file of its own; what the group shares is the module registry: the server's
+ * modules (bullmq, zod, openai, undici…) are loaded and compiled once per group instead of once
+ * per file, the larger part of an integration file's CPU time and most of a unit file's. Every
+ * stack still has its own Redis prefix and database.
  */
 export function runTestGroup(groupFile: string): void {
   const groups = (globalThis as { switchyardTestGroups?: Record<string, string[]> }).switchyardTestGroups;

@@ -1,0 +1,3 @@
+import { runTestGroup } from '../../support/test-group';
+
+runTestGroup(__filename);
