@@ -4,11 +4,11 @@
  * scripts; the protocol package; the client package; the playground's browser app), each checked
  * by TypeScript 7, the native compiler (the `typescript-native` alias in package.json), which
  * checks them in about a fifth of TypeScript 5's CPU time. TypeScript 5 stays the `typescript`
- * package: typescript-eslint runs on it, and the client package's build emits with it.
+ * package (and `tsc` in node_modules/.bin): the client package's build emits with it.
  *
  * Every program is checked even when an earlier one fails, so one run shows all the errors.
- * `--singleThreaded`: `.ci/run` gives this check one core of two (ESLint has the other), where
- * TypeScript's parallel checkers only add work; run alone, it takes a few seconds either way.
+ * `--singleThreaded`: `.ci/run` gives this check one core of two (the linter has the other),
+ * where TypeScript's parallel checkers only add work.
  */
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
