@@ -5,6 +5,7 @@ import path from 'node:path';
 import { apiClient } from '../support/http';
 import { runToExit, spawnAllInOne, type AllInOneProcess } from '../support/processes';
 import { dropRedisPrefix, TEST_REDIS_URL } from '../support/services';
+import { copyPgliteTemplate, type TestDataDirCopy } from '../support/template-database';
 
 /**
  * The CLI's users and keys commands while `npm start`'s process runs on the embedded database
@@ -14,18 +15,21 @@ import { dropRedisPrefix, TEST_REDIS_URL } from '../support/services';
  * SWITCHYARD_URL or --url.)
  */
 describe("the CLI's admin commands while npm start runs", () => {
+  let copy: TestDataDirCopy;
   let dataDir: string;
   let start: AllInOneProcess;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-cli-admin-'));
+    // A copy of the run's migrated PGlite: what is tested here is not a first start's initdb.
+    copy = await copyPgliteTemplate();
+    dataDir = copy.dataDir;
     start = await spawnAllInOne({ DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground'), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn' });
   }, 150_000);
   afterAll(async () => {
     await start?.kill();
     const prefix = start && /\(REDIS_PREFIX (\S+)\)/.exec(start.redis)?.[1];
     if (prefix) await dropRedisPrefix(prefix);
-    await rm(dataDir, { recursive: true, force: true });
+    await copy?.drop();
   });
 
   const cli = (args: string[], env: Record<string, string> = {}) => runToExit('workers/cli.ts', { DATA_DIR: dataDir, SWITCHYARD_URL: start.url, ...env }, args);

@@ -4,15 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { apiClient } from '../support/http';
+import { packOnce } from '../support/packed-tarball';
 import { startTestStack, type TestStack } from '../support/stack';
 
 const run = promisify(execFile);
-const ROOT = path.join(__dirname, '..', '..');
 const ADMIN_TOKEN = 'admin-token-for-bin-tests-0123';
 
 /**
  * The `switchyard` bin as a user gets it: `npm pack` of the repository (its prepack compiles
- * dist/), installed from the tarball into a project of its own outside the checkout, then run
+ * dist/; once per run, test/support/packed-tarball.ts), installed from the tarball into a project of its own outside the checkout, then run
  * with `npx switchyard`: the compiled CLI, its usage named after the bin, talking to a service.
  */
 describe('npx switchyard, installed from the packed tarball', () => {
@@ -30,13 +30,11 @@ describe('npx switchyard, installed from the packed tarball', () => {
   beforeAll(async () => {
     stack = await startTestStack({ workers: 0, env: { ADMIN_TOKEN } });
     dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-bin-user-'));
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-    const [{ filename, files }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string; files: { path: string }[] }];
-    const paths = files.map((file) => file.path);
+    const { file: tarball, files: paths } = await packOnce(undefined, dir);
     expect(paths).toEqual(expect.arrayContaining(['dist/workers/cli.js', 'migrations/0001_init.sql', 'package.json']));
     expect(paths.filter((file) => /^(src|test|packages)\//.test(file) || file.startsWith('dist/playground/'))).toEqual([]);
     await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'switchyard-bin-user', private: true }));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(dir, filename)], { cwd: dir, maxBuffer: 16 * 1024 * 1024 });
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: dir, maxBuffer: 16 * 1024 * 1024 });
   }, 240_000);
   afterAll(async () => {
     await stack?.close();

@@ -7,6 +7,7 @@ import { closedPort } from '../support/ports';
 import { startPrivateRedis } from '../support/redis-server';
 import { runToExit } from '../support/processes';
 import { uniqueSuffix } from '../support/ids';
+import { copyPgliteTemplate } from '../support/template-database';
 import { dropRedisPrefix, dropSchema, TEST_POSTGRES_URL } from '../support/services';
 
 describe('start-up', () => {
@@ -38,7 +39,8 @@ describe('start-up', () => {
     let dataDir: string;
     beforeAll(async () => {
       toolsDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-tools-'));
-      dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-data-'));
+      // A copy of the run's migrated PGlite for the all-in-one, which opens it before it loads the tools.
+      dataDir = (await copyPgliteTemplate()).dataDir;
       const tool = { name: 'leaky', description: 'Carries a password', url: 'https://someone:hunter2@tools.example.com/leaky' };
       await writeFile(path.join(toolsDir, 'leaky.json'), JSON.stringify(tool));
     });

@@ -7,6 +7,7 @@ import { runToExit, spawnAllInOne, spawnService, type AllInOneProcess, type Serv
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server';
 import { dropRedisPrefix, TEST_REDIS_URL } from '../support/services';
 import { startTestStack, type TestStack } from '../support/stack';
+import { copyPgliteTemplate, type TestDataDirCopy } from '../support/template-database';
 import { TestWsClient } from '../support/ws-client';
 
 /**
@@ -64,11 +65,14 @@ describe('two deployments on one Redis', () => {
   });
 
   describe('npm start from two folders, REDIS_PREFIX unset', () => {
+    const copies: TestDataDirCopy[] = [];
     const dataDirs: string[] = [];
     const starts: AllInOneProcess[] = [];
 
     beforeAll(async () => {
-      for (let i = 0; i < 2; i++) dataDirs.push(await mkdtemp(path.join(os.tmpdir(), 'switchyard-deployment-')));
+      // Copies of the run's migrated PGlite, each its own deployment: two first starts' initdb is not what is tested.
+      for (let i = 0; i < 2; i++) copies.push(await copyPgliteTemplate());
+      dataDirs.push(...copies.map((copy) => copy.dataDir));
       starts.push(
         ...(await Promise.all(
           dataDirs.map((dataDir) => spawnAllInOne({ DATA_DIR: dataDir, PLAYGROUND_DIR: path.join(dataDir, 'playground'), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn' })),
@@ -81,7 +85,7 @@ describe('two deployments on one Redis', () => {
         const prefix = /\(REDIS_PREFIX (\S+)\)/.exec(start.redis)?.[1];
         if (prefix) await dropRedisPrefix(prefix);
       }
-      await Promise.all(dataDirs.map((dataDir) => rm(dataDir, { recursive: true, force: true })));
+      await Promise.all(copies.map((copy) => copy.drop()));
     });
 
     it('each runs its own turns to their end, on a prefix of its own folder', async () => {

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { packOnce } from './packed-tarball';
 
 const run = promisify(execFile);
-const ROOT = path.join(__dirname, '..', '..');
 
 /** A project of its own outside the repository, with `@switchyard/client` installed from its packed tarball. */
 export interface PackedClientProject {
@@ -21,7 +21,7 @@ export interface PackedClientProject {
 }
 
 /**
- * `npm pack` of the workspace (its prepack builds it), then a new project in the system's temp
+ * `npm pack` of the workspace (its prepack builds it; once per run, test/support/packed-tarball.ts), then a new project in the system's temp
  * directory that installs the tarball and `packages` from the registry, as a user would.
  */
 export async function installPackedClient(packages: string[]): Promise<PackedClientProject> {
@@ -38,10 +38,9 @@ export async function installPackedClient(packages: string[]): Promise<PackedCli
       throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`);
     }
   };
-  const packed = await run('npm', ['pack', '-w', '@switchyard/client', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string }];
+  const tarball = await packOnce('@switchyard/client', dir);
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'client-package-user', private: true, type: 'module' }));
-  await exec('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(dir, filename), ...packages]);
+  await exec('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball.file, ...packages]);
   return {
     dir,
     packageDir: path.join(dir, 'node_modules', '@switchyard', 'client'),

@@ -18,6 +18,11 @@ const TEMPLATE_VARIABLE = 'SWITCHYARD_TEST_TEMPLATE_DATABASE';
 const PGLITE_TEMPLATE_VARIABLE = 'SWITCHYARD_TEST_TEMPLATE_DATA_DIR';
 /** The schema the template's tables are in, and so every copy's. */
 const TEMPLATE_SCHEMA = 'switchyard';
+/**
+ * The PGlite template's: DATABASE_SCHEMA's default, which `npm start` uses, so that the
+ * all-in-one runs on a copy as on a DATA_DIR of its own (its banner naming no schema).
+ */
+const PGLITE_TEMPLATE_SCHEMA = 'public';
 /** `switchyard_template_<pid>_<random>`: the pid tells whether the run that made it still runs. */
 const TEMPLATE_NAME = /^switchyard_template_(\d+)_[0-9a-f]+$/;
 
@@ -84,7 +89,7 @@ async function createPostgresTemplate(): Promise<void> {
 /** PGlite's first open of a folder (initdb) takes seconds; opening a copy of a closed one does not. */
 async function createPgliteTemplate(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-pglite-template-'));
-  const db = await openDb({ databaseUrl: undefined, schema: TEMPLATE_SCHEMA, dataDir });
+  const db = await openDb({ databaseUrl: undefined, schema: PGLITE_TEMPLATE_SCHEMA, dataDir });
   try {
     await migrate(db);
   } finally {
@@ -147,15 +152,21 @@ export interface TestDataDirCopy {
   drop(): Promise<void>;
 }
 
-/** A DATA_DIR of the test's own whose PGlite is a copy of the run's template, with a deployment id of its own. */
+/**
+ * A DATA_DIR of the test's own whose PGlite is a copy of the run's template, with a deployment id
+ * of its own: for `npm start`'s process (workers/all-in-one.ts) too, where the test is not about
+ * a first start on an empty DATA_DIR (PGlite's initdb and the migrations take 3–8 s of CPU; the
+ * copy and its open about 1 s). It holds no dev API key or admin token yet: the all-in-one makes
+ * them as on a first start.
+ */
 export async function copyPgliteTemplate(): Promise<TestDataDirCopy> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-pglite-'));
   await cp(templateName(PGLITE_TEMPLATE_VARIABLE), dataDir, { recursive: true });
-  const db = await openDb({ databaseUrl: undefined, schema: TEMPLATE_SCHEMA, dataDir });
+  const db = await openDb({ databaseUrl: undefined, schema: PGLITE_TEMPLATE_SCHEMA, dataDir });
   try {
     await db.query('UPDATE deployment SET id = gen_random_uuid()::text');
   } finally {
     await db.close();
   }
-  return { dataDir, schema: TEMPLATE_SCHEMA, drop: () => rm(dataDir, { recursive: true, force: true }) };
+  return { dataDir, schema: PGLITE_TEMPLATE_SCHEMA, drop: () => rm(dataDir, { recursive: true, force: true }) };
 }
