@@ -212,6 +212,16 @@ export const configSchema = z
     /** Turn jobs one worker process runs at once (they mostly wait on the provider). */
     WORKER_CONCURRENCY: positiveInt.default(50),
     /**
+     * In a process that is both API and worker (`npm start`, the all-in-one), a turn its API
+     * admits starts at once in a free slot of its own WORKER_CONCURRENCY instead of waiting for
+     * the queue to hand its job out; the job is still added, delayed, as the run's lease, and any
+     * worker takes the turn over should the process die. `false` enqueues every turn.
+     */
+    LOCAL_TURN_STARTS: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((value) => value === 'true'),
+    /**
      * Batch item turns one worker process starts at once, in slots of their own beside those:
      * a batch never fills the slots interactive turns start in. The default runs one batch at
      * its default concurrency on one worker; turns that are CPU for this machine (a fast local

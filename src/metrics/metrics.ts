@@ -71,6 +71,12 @@ export function createMetrics(options: { now?: () => number } = {}) {
     help: 'Turn attempts started by workers',
     registers: [registry],
   });
+  const turnStarts = new Counter({
+    name: 'switchyard_turn_starts_total',
+    help: 'Turns a process with both roles admitted, by where they started: `local` (in its own turn slots at once, the queued job its lease) or `queue` (its slots were full: enqueued for any worker)',
+    labelNames: ['path'] as const,
+    registers: [registry],
+  });
   const turnsFinished = new Counter({
     name: 'switchyard_turns_finished_total',
     help: 'Turns ended, by final status',
@@ -386,6 +392,7 @@ export function createMetrics(options: { now?: () => number } = {}) {
     registry,
     httpRequests,
     turnsStarted,
+    turnStarts,
     turnsFinished,
     turnDuration,
     turnSteps,

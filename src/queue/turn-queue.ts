@@ -1,4 +1,4 @@
-import { Queue, type ConnectionOptions } from 'bullmq';
+import { Queue, type ConnectionOptions, type Job } from 'bullmq';
 import { addJob, BATCH_TURN_QUEUE, TURN_QUEUE, type TurnJobData } from './job-catalog';
 
 export { BATCH_TURN_QUEUE, TURN_QUEUE } from './job-catalog';
@@ -42,9 +42,9 @@ export function createTurnQueue(connection: ConnectionOptions, prefix: string, n
 /** Job data for a turn: its id, and its trace when it has one. */
 export const turnJobData = (turnId: string, traceparent?: string | null): TurnJobData => ({ turnId, ...(traceparent ? { traceparent } : {}) });
 
-export async function enqueueTurn(queue: Queue, turn: { id: string; conversationId?: string; traceparent?: string | null }, priority: number, delayMs = 0): Promise<void> {
+export function enqueueTurn(queue: Queue, turn: { id: string; conversationId?: string; traceparent?: string | null }, priority: number, delayMs = 0): Promise<Job> {
   const data = { ...turnJobData(turn.id, turn.traceparent), ...(turn.conversationId ? { conversationId: turn.conversationId } : {}) };
-  await addJob(queue, 'run-turn', data, { jobId: turnJobId(turn.id), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+  return addJob(queue, 'run-turn', data, { jobId: turnJobId(turn.id), priority, ...(delayMs > 0 ? { delay: delayMs } : {}) });
 }
 
 export async function enqueueResume(queue: Queue, turnId: string, step: number, traceparent?: string | null): Promise<void> {

@@ -121,6 +121,7 @@ function createServices(resources: Resources) {
     toolCalls: resources.toolCalls,
     eventLog: resources.eventLog,
     enqueueTurn: resources.enqueueTurn,
+    startHere: (turn) => resources.turnHandOff.offer(turn),
     metrics: resources.metrics,
     redis: resources.redis,
     redisPrefix: config.REDIS_PREFIX,

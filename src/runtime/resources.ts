@@ -48,6 +48,7 @@ import { assertRedisPrefixOurs, reclaimRedisPrefix } from './redis-prefix-owners
 import { readDeploymentId } from '../store/deployment-id';
 import { queuePrefix } from '../queue/queue-prefix';
 import type { TurnEndingDeps } from '../turns/turn-ending';
+import { TurnHandOff } from '../turns/turn-hand-off';
 import { startTracing } from '../tracing/start-tracing';
 
 /**
@@ -106,6 +107,8 @@ export interface Resources {
   /** Enqueues a turn's start, prioritised fairly among its user's other turns. */
   enqueueTurn: TurnEndingDeps['enqueueTurn'];
   enqueueResume(turnId: string, step: number, traceparent?: string | null): Promise<void>;
+  /** Where the API offers the turns it admits to this process's own turn slots, when it has them (start-worker.ts attaches them). */
+  turnHandOff: TurnHandOff;
   /** Closes what was opened here, in reverse order. */
   close(): Promise<void>;
 }
@@ -177,6 +180,7 @@ export async function createResources(config: Config, logger: Logger, options: {
         else await enqueueTurn(batchTurnQueue, turn, batchPriority(turn.batchPriority, active), delayMs);
       },
       enqueueResume: (turnId, step, traceparent) => enqueueResume(turnQueue, turnId, step, traceparent),
+      turnHandOff: new TurnHandOff(),
       close: () => closeAll(closers),
     };
   } catch (error) {

@@ -10,6 +10,7 @@ import type { Config } from '../config/config';
 import type { TurnRunnerDeps } from '../turns/turn-runner';
 import { startToolWorker } from '../tool-calls/tool-worker';
 import { LocalToolSlots } from '../tool-calls/local-tool-slots';
+import { LocalTurnSlots } from '../turns/local-turn-slots';
 import { TurnCancellations } from '../queue/turn-cancellations';
 import { startReconciler } from '../turns/turn-reconciler';
 import { FIRE_CONCURRENCY, ScheduleRunner } from '../schedules/schedule-runner';
@@ -81,24 +82,36 @@ export async function startWorker(
   const localHolds = { alive: async (lockKey: string) => (await resources.redis.exists(lockKey)) === 1, recheckMs: Math.ceil(config.LOCK_DURATION_MS / 2) };
   const toolDeps = { ...shared, localHolds };
   const localTools = new LocalToolSlots({ ...toolDeps, logger }, { slots: config.WORKER_CONCURRENCY });
-  const turnWorker = await startTurnWorker({
-    ...queueSettings,
-    batchConcurrency: config.BATCH_TURNS_PER_WORKER,
-    cancellations,
-    deps: {
-      ...shared,
-      models: resources.models,
-      providers,
-      cooldowns: resources.targetCooldowns,
-      providerCalls: meteredLedger(resources.providerCalls, resources.metrics),
-      compactions: resources.compactions,
-      budgets: new BudgetsRepository(resources.db),
-      localTools,
-      logger,
-      ...turnRunnerSettings(config, resources.models.defaultModel),
-      ...(options.now ? { now: options.now } : {}),
-    },
-  });
+  const turnRunnerDeps: TurnRunnerDeps = {
+    ...shared,
+    models: resources.models,
+    providers,
+    cooldowns: resources.targetCooldowns,
+    providerCalls: meteredLedger(resources.providerCalls, resources.metrics),
+    compactions: resources.compactions,
+    budgets: new BudgetsRepository(resources.db),
+    localTools,
+    logger,
+    ...turnRunnerSettings(config, resources.models.defaultModel),
+    ...(options.now ? { now: options.now } : {}),
+  };
+  const turnWorker = await startTurnWorker({ ...queueSettings, batchConcurrency: config.BATCH_TURNS_PER_WORKER, cancellations, deps: turnRunnerDeps });
+  // Turns this process's API admits start here at once, their jobs held as leases (local-turn-slots.ts).
+  const localTurns = config.LOCAL_TURN_STARTS
+    ? new LocalTurnSlots(
+        {
+          runner: turnRunnerDeps,
+          turnQueue: resources.turnQueue,
+          cancellations,
+          queueSlots: turnWorker.interactive,
+          redis: resources.redis,
+          redisPrefix: config.REDIS_PREFIX,
+          metrics: resources.metrics,
+          logger,
+        },
+        { slots: config.WORKER_CONCURRENCY, leaseMs: config.LOCK_DURATION_MS },
+      )
+    : undefined;
   const toolWorker = await startToolWorker({ ...queueSettings, cancellations, deps: toolDeps, logger, localTools });
   const reconciler = startReconciler(
     { ...shared, turnQueue: resources.turnQueue, batchTurnQueue: resources.batchTurnQueue, logger },
@@ -151,6 +164,8 @@ export async function startWorker(
     },
     { intervalMs: config.WEBHOOK_RELAY_INTERVAL_MS },
   );
+  // Attached last: the API hands turns over only to a worker that is up.
+  const detachLocalTurns = localTurns ? resources.turnHandOff.attach(localTurns.start) : () => undefined;
 
   return {
     ...(health ? { port: health.port } : {}),
@@ -160,7 +175,13 @@ export async function startWorker(
       await retention?.stop();
       await scheduleTicker.stop();
       await webhookRelay.stop();
-      await Promise.all([turnWorker.close(config.SHUTDOWN_GRACE_MS), toolWorker.close(config.SHUTDOWN_GRACE_MS), webhookWorker.close(config.SHUTDOWN_GRACE_MS)]);
+      detachLocalTurns();
+      await Promise.all([
+        localTurns?.close(config.SHUTDOWN_GRACE_MS),
+        turnWorker.close(config.SHUTDOWN_GRACE_MS),
+        toolWorker.close(config.SHUTDOWN_GRACE_MS),
+        webhookWorker.close(config.SHUTDOWN_GRACE_MS),
+      ]);
       cancellations.close();
       if (health) await new Promise((resolve) => health.server.close(resolve));
       blocking.disconnect();

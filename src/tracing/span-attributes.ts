@@ -32,6 +32,8 @@ export const SWITCHYARD = {
   admission: 'switchyard.turn.admission',
   step: 'switchyard.step',
   jobName: 'switchyard.job.name',
+  /** True on a run of a turn its own process admitted and started at once (turns/local-turn-slots.ts). */
+  handedOff: 'switchyard.turn.handed_off',
   toolKind: 'switchyard.tool.kind',
   toolAttempts: 'switchyard.tool.attempts',
   toolOutcome: 'switchyard.tool.outcome',

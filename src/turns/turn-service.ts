@@ -17,6 +17,7 @@ import type { ModelCatalogue } from '../models/model-catalogue';
 import { budgetSubjects, firstReached, periodStarts } from '../usage/budget-decision';
 import type { BudgetsRepository } from '../usage/store/budgets-repository';
 import type { ResolvedAgentReference } from '../agents/agent-references';
+import type { StartTurnHere } from './turn-hand-off';
 
 export interface TurnServiceDeps extends TurnEndingDeps {
   conversations: TurnEndingDeps['conversations'];
@@ -28,6 +29,12 @@ export interface TurnServiceDeps extends TurnEndingDeps {
   models: Pick<ModelCatalogue, 'lookup'>;
   /** A user (or key) at or past a `reject` budget gets no new turn. */
   budgets: Pick<BudgetsRepository, 'standings' | 'noticeExceeded'>;
+  /**
+   * Offers a turn just admitted to this process's own turn slots (a process with both roles,
+   * turn-hand-off.ts): true when one took it, its job added as the run's lease; absent or false,
+   * the turn is enqueued.
+   */
+  startHere?: StartTurnHere;
 }
 
 const INTERRUPTED: TurnOutcome = { status: 'cancelled', finishReason: 'interrupted' };
@@ -214,6 +221,7 @@ export class TurnService {
 
   private async enqueue(turn: Turn & { activeTurnsOfUser: number }): Promise<void> {
     try {
+      if (await this.deps.startHere?.(turn)) return;
       await this.deps.enqueueTurn(turn);
     } catch {
       // The turn is recorded; the reconciler enqueues it once Redis answers again.

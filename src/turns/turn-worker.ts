@@ -1,15 +1,11 @@
-import { SpanKind } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import { readJobFailure } from '../queue/job-failure';
 import { closeJobWorkers, createJobWorker, type JobWorkerSettings } from '../queue/job-worker';
 import { BATCH_TURN_QUEUE, JOB_CATALOG, TURN_QUEUE, type TurnJobData } from '../queue/job-catalog';
 import type { TurnCancellations } from '../queue/turn-cancellations';
 import { endTurn } from './turn-ending';
-import { logTurnEnd, runTurn, type TurnRunnerDeps } from './turn-runner';
-import { isBackendUnavailable } from '../errors/backend-unavailable';
-import { failSpan } from '../tracing/fail-span';
-import { spanNames, SWITCHYARD } from '../tracing/span-attributes';
-import { contextFrom } from '../tracing/trace-context';
+import { logTurnEnd, type TurnRunnerDeps } from './turn-runner';
+import { runTurnJob } from './turn-job-run';
 
 export interface TurnWorkerOptions extends JobWorkerSettings {
   /**
@@ -25,14 +21,40 @@ export interface TurnWorkerOptions extends JobWorkerSettings {
 
 const CANCELLED = 'cancelled';
 
-/** The BullMQ side of running turns: job bookkeeping around {@link runTurn}, on the interactive and the batch queue. */
-export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ close(graceMs: number): Promise<void> }> {
-  const workers = [startQueueWorker(options, TURN_QUEUE, options.concurrency), startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency)];
-  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  return { close: (graceMs: number) => closeJobWorkers(workers, graceMs) };
+/**
+ * The interactive BullMQ worker's share of a process's turn slots: a process that starts turns
+ * itself (local-turn-slots.ts) takes its slots from the same WORKER_CONCURRENCY.
+ */
+export interface QueueTurnSlots {
+  /** Jobs of the interactive queue running in this process now. */
+  running(): number;
+  /** How many the worker may run at once from now on (at least 1). */
+  setConcurrency(concurrency: number): void;
 }
 
-function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE, concurrency: number): Worker {
+/** The BullMQ side of running turns: job bookkeeping around runTurn (turn-runner.ts), on the interactive and the batch queue. */
+export async function startTurnWorker(options: TurnWorkerOptions): Promise<{ close(graceMs: number): Promise<void>; interactive: QueueTurnSlots }> {
+  let running = 0;
+  const interactive = startQueueWorker(options, TURN_QUEUE, options.concurrency, (delta) => (running += delta));
+  const workers = [interactive, startQueueWorker(options, BATCH_TURN_QUEUE, options.batchConcurrency)];
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  return {
+    close: (graceMs: number) => closeJobWorkers(workers, graceMs),
+    interactive: {
+      running: () => running,
+      setConcurrency: (concurrency) => {
+        interactive.concurrency = Math.max(1, concurrency);
+      },
+    },
+  };
+}
+
+function startQueueWorker(
+  options: TurnWorkerOptions,
+  queueName: typeof TURN_QUEUE | typeof BATCH_TURN_QUEUE,
+  concurrency: number,
+  count: (delta: number) => void = () => undefined,
+): Worker {
   const { deps } = options;
   const worker = createJobWorker(queueName, { ...options, concurrency }, processTurnJob);
 
@@ -40,23 +62,14 @@ function startQueueWorker(options: TurnWorkerOptions, queueName: typeof TURN_QUE
     const { turnId, conversationId, traceparent } = data;
     const abortSignal = signal ?? new AbortController().signal;
     const release = options.cancellations.register(turnId, () => worker.cancelJob(job.id!, CANCELLED));
-    // One span per run of a job, in the trace of the span that admitted the turn.
-    const span = deps.tracer.startSpan(
-      spanNames.runTurn,
-      { kind: SpanKind.CONSUMER, attributes: { [SWITCHYARD.turnId]: turnId, [SWITCHYARD.jobName]: job.name } },
-      contextFrom(traceparent),
-    );
+    count(1);
     let outcome;
     try {
       const lockKey = `${job.queueQualifiedName}:${job.id!}:lock`;
-      outcome = await runTurn(deps, { turnId, conversationId, jobId: job.id!, isContinuation: job.name === 'continue-turn', span, lockKey }, abortSignal);
-      span.setAttribute(SWITCHYARD.turnOutcome, outcome.kind === 'stopped' ? `stopped_${outcome.reason}` : outcome.kind);
-    } catch (error) {
-      failSpan(span, isBackendUnavailable(error) ? 'backend_unavailable' : 'internal');
-      throw error;
+      outcome = await runTurnJob(deps, { turnId, conversationId, traceparent, jobId: job.id!, jobName: job.name, lockKey }, abortSignal);
     } finally {
+      count(-1);
       release();
-      span.end();
     }
     if (abortSignal.aborted && abortSignal.reason !== CANCELLED) {
       // Shutdown or a lost lock: the turn is unfinished, so the job must not complete.

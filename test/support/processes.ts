@@ -178,8 +178,8 @@ export interface AllInOneProcess {
   stdout: () => string;
   /** Resolves once its stdout (so far or later) holds `text`; rejects after `timeoutMs` (default 20000). */
   waitForOutput(text: string, timeoutMs?: number): Promise<void>;
-  /** SIGTERM, and waits for the exit. */
-  kill(): Promise<number | null>;
+  /** SIGTERM (or `signal`), and waits for the exit. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /**
@@ -227,8 +227,8 @@ export function spawnAllInOne(env: Record<string, string>): Promise<AllInOneProc
         database: bannerLine('Database'),
         stdout: () => stdout,
         waitForOutput,
-        kill() {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        kill(signal = 'SIGTERM') {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
           return exited;
         },
       });

@@ -68,6 +68,10 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     // Every test client is 127.0.0.1: one address sending many a bad key on purpose.
     AUTH_FAILURES_PER_MINUTE: '100000',
     STALLED_INTERVAL_MS: '1000',
+    // Off unless a test asks (or TEST_LOCAL_TURN_STARTS=true runs a suite with it): the stack is
+    // API and workers in one process, and tests that watch a turn's job, or a worker process
+    // run it, would see the in-process workers start it at once instead.
+    LOCAL_TURN_STARTS: process.env.TEST_LOCAL_TURN_STARTS ?? 'false',
     ...(options.database === 'pglite' ? {} : { DATABASE_URL: copy?.url ?? TEST_POSTGRES_URL }),
     ...options.env,
   };
