@@ -1,5 +1,10 @@
 import { Readable } from 'node:stream';
-import { request } from 'undici';
+
+/**
+ * undici, loaded at the first request (with the SDK that makes it): a process that never calls a
+ * provider (an API on its own) does not load its modules at start.
+ */
+const undici = () => require('undici') as typeof import('undici');
 
 /** Statuses whose answer has no body: a `Response` made with one throws. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
@@ -20,16 +25,18 @@ export const undiciRequestFetch: typeof fetch = async (input, init) => {
     return fetch(input, init);
   }
   const signal = init?.signal ?? undefined;
-  const answer = await request(input instanceof URL ? input : String(input), {
-    method: (init?.method ?? 'GET') as 'GET',
-    headers: Object.fromEntries(new Headers(init?.headers)),
-    body: body ?? null,
-    signal,
-  }).catch((error: unknown) => {
-    // Rejected as `fetch` rejects, which is what the SDK tells an abort or a network failure by.
-    if (signal?.aborted) throw signal.reason;
-    throw new TypeError('fetch failed', { cause: error });
-  });
+  const answer = await undici()
+    .request(input instanceof URL ? input : String(input), {
+      method: (init?.method ?? 'GET') as 'GET',
+      headers: Object.fromEntries(new Headers(init?.headers)),
+      body: body ?? null,
+      signal,
+    })
+    .catch((error: unknown) => {
+      // Rejected as `fetch` rejects, which is what the SDK tells an abort or a network failure by.
+      if (signal?.aborted) throw signal.reason;
+      throw new TypeError('fetch failed', { cause: error });
+    });
   const headers = new Headers();
   for (const [name, value] of Object.entries(answer.headers)) {
     if (Array.isArray(value)) for (const each of value) headers.append(name, each);

@@ -12,9 +12,13 @@ export interface ArgumentChecker {
 
 const invalid = (message: string): ArgumentCheck => ({ ok: false, error: { code: 'invalid_arguments', message } });
 
-/** Compiles the schema once; throws if the schema itself is invalid. */
-export function createArgumentChecker(inputSchema: Record<string, unknown>): ArgumentChecker {
-  const validate: SchemaValidator = compileJsonSchema(inputSchema);
+/**
+ * Compiles the schema once; throws if the schema itself is invalid. `compile: 'at-first-check'`
+ * defers that (and Ajv's load) to the first check, for schemas valid by construction.
+ */
+export function createArgumentChecker(inputSchema: Record<string, unknown>, options: CompileOptions = {}): ArgumentChecker {
+  let compiled: SchemaValidator | undefined = options.compile === 'at-first-check' ? undefined : compileJsonSchema(inputSchema);
+  const validate: SchemaValidator = (value) => (compiled ??= compileJsonSchema(inputSchema))(value);
 
   const check = (args: unknown): ArgumentCheck => {
     // Every kind passes arguments on as named fields (a JSON body, a query string, MCP's
@@ -35,12 +39,23 @@ export function createArgumentChecker(inputSchema: Record<string, unknown>): Arg
   };
 }
 
+export interface CompileOptions {
+  /**
+   * `at-load` (the default): compiled now, so that a schema from a tool file or an MCP server
+   * that is invalid fails the tool's load, naming it. `at-first-check`: compiled when first
+   * used, for the builtins' schemas (zod's own JSON Schema of their input), so that a process
+   * that checks no builtin's arguments (an API, a worker before its first call) loads no Ajv.
+   */
+  compile?: 'at-load' | 'at-first-check';
+}
+
 /**
  * A tool's schema ready for use: compiled (its `$schema` picks the dialect), and as the
- * descriptor shows it, without `$schema`. Throws if the schema itself is invalid.
+ * descriptor shows it, without `$schema`. Throws if the schema itself is invalid (unless its
+ * compile waits for the first check).
  */
-export function compileInputSchema(schema: Record<string, unknown>): { inputSchema: Record<string, unknown>; checker: ArgumentChecker } {
-  return { checker: createArgumentChecker(schema), inputSchema: stripSchemaKeyword(schema) };
+export function compileInputSchema(schema: Record<string, unknown>, options: CompileOptions = {}): { inputSchema: Record<string, unknown>; checker: ArgumentChecker } {
+  return { checker: createArgumentChecker(schema, options), inputSchema: stripSchemaKeyword(schema) };
 }
 
 /**

@@ -1,5 +1,5 @@
-import Ajv from 'ajv';
-import Ajv2020 from 'ajv/dist/2020';
+import type Ajv from 'ajv';
+import type Ajv2020 from 'ajv/dist/2020';
 import type { ErrorObject, Options } from 'ajv';
 
 /** A compiled schema: true, or the reasons the value does not match. */
@@ -26,8 +26,16 @@ const OPTIONS: Options = {
  * that differ (`items` as an array, `definitions`, `dependencies`) then mean what their author meant.
  * Shared by the module rather than passed in: they hold no state but compiled code, one per tool
  * schema, compiled once at load.
+ *
+ * Made (and Ajv loaded) at the first compile: a process that compiles no schema at start (the
+ * builtins' are compiled at their first check, builtin-tool.ts) does not load Ajv's modules.
  */
-const validators = { draft07: new Ajv(OPTIONS), draft2020: new Ajv2020(OPTIONS) };
+let validators: { draft07: Ajv; draft2020: Ajv2020 } | undefined;
+const dialectValidators = () =>
+  (validators ??= {
+    draft07: new (require('ajv') as typeof import('ajv')).default(OPTIONS),
+    draft2020: new (require('ajv/dist/2020') as typeof import('ajv/dist/2020')).default(OPTIONS),
+  });
 
 /** What Ajv does not need to see: the meta-schema URL, which Ajv2020 would reject for draft-07. */
 export function stripSchemaKeyword(schema: Record<string, unknown>): Record<string, unknown> {
@@ -41,6 +49,6 @@ export function stripSchemaKeyword(schema: Record<string, unknown>): Record<stri
  */
 export function compileJsonSchema(schema: Record<string, unknown>): SchemaValidator {
   const dialect = typeof schema.$schema === 'string' && /draft-0[4-7]/.test(schema.$schema) ? 'draft07' : 'draft2020';
-  const validate = validators[dialect].compile(stripSchemaKeyword(schema));
+  const validate = dialectValidators()[dialect].compile(stripSchemaKeyword(schema));
   return (value) => (validate(value) ? { valid: true } : { valid: false, errors: [...(validate.errors ?? [])] });
 }

@@ -1,7 +1,10 @@
 import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import type { ResolvedTarget } from './webhook-target';
+
+/** undici, loaded with the first agent (a worker's first delivery), not at start. */
+const undici = () => require('undici') as typeof import('undici');
 
 /** Agents kept at once: one per receiver address in use; the least recently used is closed past this. */
 const MAX_AGENTS = 1000;
@@ -33,7 +36,7 @@ export class WebhookConnections {
     const key = `${target.url.origin} ${target.addresses.map((each) => each.address).join(',')}`;
     let agent = this.agents.get(key);
     if (!agent) {
-      agent = new Agent({ connect: { lookup: pinnedLookup(target.addresses) }, connections: CONNECTIONS_PER_AGENT });
+      agent = new (undici().Agent)({ connect: { lookup: pinnedLookup(target.addresses) }, connections: CONNECTIONS_PER_AGENT });
       this.agents.set(key, agent);
     }
     return agent;

@@ -1,5 +1,8 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { ResolvedTarget } from './webhook-target';
+
+/** undici, loaded at a worker's first delivery: a process that sends none does not load its modules at start. */
+const undici = () => require('undici') as typeof import('undici');
 
 /** What one attempt came to: the receiver's answer, or why there was none. */
 export type AttemptOutcome = { kind: 'answered'; statusCode: number; ok: boolean; bodyExcerpt: string } | { kind: 'timeout' } | { kind: 'network_error'; message: string };
@@ -22,6 +25,7 @@ export async function sendWebhook(
   input: { headers: Record<string, string>; body: string; timeoutMs: number },
 ): Promise<AttemptOutcome> {
   if (target.addresses.length === 0) return { kind: 'network_error', message: 'no address to connect to' };
+  const { request } = undici();
   const signal = AbortSignal.timeout(input.timeoutMs);
   try {
     const answer = await request(target.url, {

@@ -1,14 +1,15 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { closedPort } from '../support/ports';
 import { startPrivateRedis } from '../support/redis-server';
-import { runToExit } from '../support/processes';
+import { runToExit, spawnService } from '../support/processes';
 import { uniqueSuffix } from '../support/ids';
 import { copyPgliteTemplate } from '../support/template-database';
 import { dropRedisPrefix, dropSchema, TEST_POSTGRES_URL } from '../support/services';
+import { startTestStack, type TestStack } from '../support/stack';
 
 describe('start-up', () => {
   it('stops on a bad environment value with one line naming it', async () => {
@@ -196,3 +197,38 @@ async function withSilentServer(body: (port: number) => Promise<void>): Promise<
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
+
+/**
+ * Packages a start does not need, each loaded beside its only user when first needed: the
+ * provider's SDK and its HTTP client (undici, which webhook deliveries use too) at the first
+ * request, Ajv at the first schema compile (the builtins' schemas at their first check),
+ * @opentelemetry/core when a trace crosses a job, pino-pretty for LOG_FORMAT=pretty only.
+ */
+const LOADED_WHEN_NEEDED = ['openai', 'undici', 'ajv', '@opentelemetry/core', 'pino-pretty'];
+
+describe('what a start loads', () => {
+  let stack: TestStack;
+  let dir: string;
+  beforeAll(async () => {
+    stack = await startTestStack({ workers: 0 });
+    dir = await mkdtemp(path.join(os.tmpdir(), 'switchyard-loaded-'));
+  });
+  afterAll(async () => {
+    await stack?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each(['api', 'worker'] as const)(
+    `npm run %s starts and stops without loading ${LOADED_WHEN_NEEDED.join(', ')}`,
+    async (kind) => {
+      const file = path.join(dir, `${kind}.json`);
+      const hook = path.join(__dirname, '..', 'support', 'loaded-packages-hook.js');
+      const service = await spawnService(kind, stack.childEnv({ NODE_OPTIONS: `--require ${hook}`, SWITCHYARD_LOADED_PACKAGES_FILE: file }));
+      await service.kill();
+      const loaded = JSON.parse(await readFile(file, 'utf8')) as string[];
+      expect(loaded).toEqual(expect.arrayContaining(['express', 'bullmq', 'zod']));
+      expect(loaded.filter((name) => LOADED_WHEN_NEEDED.includes(name))).toEqual([]);
+    },
+    60_000,
+  );
+});

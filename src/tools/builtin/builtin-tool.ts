@@ -35,7 +35,11 @@ const DEFAULT_TIMEOUT_MS = 10_000;
  * defaults and refinements (say, min <= max) apply.
  */
 export function builtinToExecutable(tool: BuiltinTool): ExecutableTool {
-  const { inputSchema, checker } = compileInputSchema(z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
+  // Valid by construction (zod writes it): compiled at its first check, so that loading the
+  // registry loads no Ajv (test/unit/tools/builtin-tools.test.ts checks each builtin's).
+  const { inputSchema, checker } = compileInputSchema(z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>, {
+    compile: 'at-first-check',
+  });
   return {
     source: 'builtin',
     checker,

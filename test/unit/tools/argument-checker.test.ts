@@ -125,3 +125,19 @@ describe('fieldsToJsonSchema', () => {
     expect(fieldListSchema.safeParse([{ name: 'a' }, { name: 'a' }]).error?.issues[0]?.message).toBe('field "a" is declared twice');
   });
 });
+
+describe('createArgumentChecker', () => {
+  const invalidSchema = { type: 'object', properties: { n: { type: 'no-such-type' } } };
+
+  it('compiles the schema at once by default, so that an invalid one fails the load', () => {
+    expect(() => createArgumentChecker(invalidSchema)).toThrow();
+  });
+
+  it("compiles it at the first check with compile: 'at-first-check', and checks as a compiled one does", () => {
+    const checker = createArgumentChecker(invalidSchema, { compile: 'at-first-check' });
+    expect(() => checker.check({ n: 1 })).toThrow();
+    const lazy = createArgumentChecker({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, { compile: 'at-first-check' });
+    expect(lazy.check({ n: 1 })).toEqual({ ok: true, args: { n: 1 } });
+    expect(lazy.checkText('{"n":"one"}')).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+  });
+});

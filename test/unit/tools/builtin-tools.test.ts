@@ -22,6 +22,13 @@ describe('shipped builtins', () => {
       expect(tool.inputSchema).not.toHaveProperty('$schema');
     }
   });
+
+  it('have schemas that compile (at their first check) and refuse what they do not declare', () => {
+    const registry = registryOf(defaultBuiltinTools());
+    for (const tool of registry.list()) {
+      expect(registry.checkArguments(tool.name, '{"not_declared":1}')).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+    }
+  });
 });
 
 describe('calculator', () => {
