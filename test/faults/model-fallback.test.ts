@@ -74,7 +74,13 @@ describe('100 turns in flight with the first target dead (case 46)', () => {
         },
         90_000,
       );
-      const events = (await Promise.all(turns.map((turn) => loggedEvents(two, turn.conversationId)))).flat();
+      // A turn's end is committed before it is announced: read the log once every turn's end is in it.
+      let events: any[] = [];
+      await poll('not every turn announced its end', async () => {
+        events = (await Promise.all(turns.map((turn) => loggedEvents(two, turn.conversationId)))).flat();
+        const ended = new Set(events.filter((event) => event.type === 'turn-finish' || event.type === 'turn-error').map((event) => event.turnId));
+        return turnIds.every((turnId) => ended.has(turnId));
+      });
       // Completed, one assistant message per step, what a client shows is what is stored (every
       // discarded attempt was announced, or a client would show its text glued to the next).
       const statuses = await checkInvariants(two.stack.resources.db, { turnIds, toolExecutions: [], events });
