@@ -27,7 +27,8 @@ export interface OpenAiCompatibleOptions {
  * The SDK, loaded at a provider's first request: a process that never calls a provider (an API
  * on its own) does not load its 150 modules at start.
  */
-const openAiSdk = () => require('openai') as typeof import('openai');
+let sdk: typeof import('openai') | undefined;
+const openAiSdk = () => (sdk ??= require('openai') as typeof import('openai'));
 
 /** The only place that talks to the `openai` SDK. */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {

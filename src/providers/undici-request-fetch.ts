@@ -1,10 +1,5 @@
 import { Readable } from 'node:stream';
-
-/**
- * undici, loaded at the first request (with the SDK that makes it): a process that never calls a
- * provider (an API on its own) does not load its modules at start.
- */
-const undici = () => require('undici') as typeof import('undici');
+import { undici } from './undici-module';
 
 /** Statuses whose answer has no body: a `Response` made with one throws. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);

@@ -1,10 +1,8 @@
 import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Agent } from 'undici';
+import { undici } from '../providers/undici-module';
 import type { ResolvedTarget } from './webhook-target';
-
-/** undici, loaded with the first agent (a worker's first delivery), not at start. */
-const undici = () => require('undici') as typeof import('undici');
 
 /** Agents kept at once: one per receiver address in use; the least recently used is closed past this. */
 const MAX_AGENTS = 1000;

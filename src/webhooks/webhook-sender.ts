@@ -1,8 +1,6 @@
 import type { Dispatcher } from 'undici';
+import { undici } from '../providers/undici-module';
 import type { ResolvedTarget } from './webhook-target';
-
-/** undici, loaded at a worker's first delivery: a process that sends none does not load its modules at start. */
-const undici = () => require('undici') as typeof import('undici');
 
 /** What one attempt came to: the receiver's answer, or why there was none. */
 export type AttemptOutcome = { kind: 'answered'; statusCode: number; ok: boolean; bodyExcerpt: string } | { kind: 'timeout' } | { kind: 'network_error'; message: string };
